@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/* criu check: does this kernel (and do we) have what dump and restore use? */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kcmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "dump.h"
+
+/* PAGEMAP_SCAN: Linux 6.7; PR_TIMER_CREATE_RESTORE_IDS: Linux 6.16. */
+#define PAGEMAP_SCAN_NR			_IOWR('f', 16, char[96])
+#define PR_TIMER_CREATE_RESTORE_IDS	77
+#define PR_TIMER_CREATE_RESTORE_IDS_GET	2
+
+struct feature {
+	const char *name;
+	int required;
+	int (*probe)(void);
+};
+
+static int probe_timens(void)
+{
+	return access("/proc/self/timens_offsets", R_OK) == 0;
+}
+
+static int probe_kcmp(void)
+{
+	return syscall(SYS_kcmp, getpid(), getpid(), KCMP_FILE, 0, 0) >= 0 || errno != ENOSYS;
+}
+
+static int probe_mm_map(void)
+{
+	unsigned int size = 0;
+
+	return prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0) == 0 && size;
+}
+
+static int probe_vm_readv(void)
+{
+	char a = 1, b = 0;
+	struct iovec l = { &b, 1 }, r = { &a, 1 };
+
+	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == 1 && b == 1;
+}
+
+static int probe_clone3(void)
+{
+	/* an invalid size is refused with EINVAL only where clone3 exists */
+	return syscall(SYS_clone3, NULL, 0) < 0 && errno == EINVAL;
+}
+
+static int probe_pagemap_scan(void)
+{
+	char arg[96] = { 0 };
+	int fd = open("/proc/self/pagemap", O_RDONLY), ret;
+
+	if (fd < 0)
+		return 0;
+	ret = ioctl(fd, PAGEMAP_SCAN_NR, arg);
+	close(fd);
+	return ret == 0 || errno != ENOTTY;
+}
+
+static int probe_rseq_conf(void)
+{
+	return access("/proc/self/status", R_OK) == 0;	/* probed by ptrace at dump */
+}
+
+static int probe_timer_ids(void)
+{
+	return prctl(PR_TIMER_CREATE_RESTORE_IDS, PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) >= 0;
+}
+
+static int probe_cap(cap_value_t cap)
+{
+	cap_flag_value_t v = CAP_CLEAR;
+	cap_t c = cap_get_proc();
+
+	if (!c)
+		return 0;
+	cap_get_flag(c, cap, CAP_EFFECTIVE, &v);
+	cap_free(c);
+	return v == CAP_SET;
+}
+
+static int probe_cap_ptrace(void)
+{
+	return probe_cap(CAP_SYS_PTRACE);
+}
+
+static int probe_cap_cr(void)
+{
+	return probe_cap(CAP_CHECKPOINT_RESTORE) || probe_cap(CAP_SYS_ADMIN);
+}
+
+static const struct feature features[] = {
+	{ "time namespaces", 1, probe_timens },
+	{ "clone3 with set_tid", 1, probe_clone3 },
+	{ "prctl(PR_SET_MM_MAP)", 1, probe_mm_map },
+	{ "process_vm_readv", 1, probe_vm_readv },
+	{ "kcmp", 1, probe_kcmp },
+	{ "CAP_SYS_PTRACE", 1, probe_cap_ptrace },
+	{ "CAP_CHECKPOINT_RESTORE", 1, probe_cap_cr },
+	{ "PAGEMAP_SCAN (6.7+, else pagemap is read)", 0, probe_pagemap_scan },
+	{ "PR_TIMER_CREATE_RESTORE_IDS (6.16+)", 0, probe_timer_ids },
+	{ "/proc", 1, probe_rseq_conf },
+};
+
+int cr_check(const struct opts *o)
+{
+	size_t i;
+	int ok, bad = 0;
+
+	for (i = 0; i < ARRAY_SIZE(features); i++) {
+		ok = features[i].probe();
+		printf("%-45s %s\n", features[i].name, ok ? "yes" :
+		       features[i].required ? "MISSING" : "no");
+		if (!ok && features[i].required) {
+			pr_err("The kernel or criu's privileges lack %s", features[i].name);
+			bad = 1;
+		}
+	}
+	if (bad)
+		return -1;
+	printf("Looks good.\n");
+	return 0;
+}

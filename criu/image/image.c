@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Framed protobuf images: a 32-bit magic naming the image kind, then one
+ * message prefixed by its 32-bit length. Readers check every length against
+ * the file size before trusting it, so a truncated or corrupted image is
+ * reported instead of read past.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "image/image.h"
+
+#include "inventory.pb-c.h"
+#include "pstree.pb-c.h"
+#include "timens.pb-c.h"
+#include "regs.pb-c.h"
+#include "mm.pb-c.h"
+#include "pagemap.pb-c.h"
+#include "sigact.pb-c.h"
+#include "signal.pb-c.h"
+#include "itimer.pb-c.h"
+#include "rlimit.pb-c.h"
+#include "sched.pb-c.h"
+#include "creds.pb-c.h"
+#include "fs.pb-c.h"
+#include "task.pb-c.h"
+#include "fdinfo.pb-c.h"
+
+struct img_desc {
+	const char *fmt;	/* file name; %d is the task's pid */
+	uint32_t magic;
+	const ProtobufCMessageDescriptor *pb;
+};
+
+static const struct img_desc descs[IMG_NR] = {
+	[IMG_INVENTORY] = { "inventory.img", 0x58313116, &inventory_entry__descriptor },
+	[IMG_PSTREE]	= { "pstree.img", 0x50273030, &pstree_entry__descriptor },
+	[IMG_TIMENS]	= { "timens.img", 0x54490001, &timens_entry__descriptor },
+	[IMG_REGS]	= { "regs-%d.img", 0x52470002, &regs_entry__descriptor },
+	[IMG_MM]	= { "mm-%d.img", 0x4d4d0003, &mm_entry__descriptor },
+	[IMG_PAGEMAP]	= { "pagemap-%d.img", 0x50470004, &pagemap_entry__descriptor },
+	[IMG_PAGES]	= { "pages-%d.img", 0, NULL },
+	[IMG_SIGACT]	= { "sigact-%d.img", 0x53410005, &sigact_entry__descriptor },
+	[IMG_SIGNAL]	= { "signal-%d.img", 0x53470006, &signal_entry__descriptor },
+	[IMG_ITIMER]	= { "itimer-%d.img", 0x49540007, &itimer_entry__descriptor },
+	[IMG_RLIMIT]	= { "rlimit-%d.img", 0x524c0008, &rlimit_entry__descriptor },
+	[IMG_SCHED]	= { "sched-%d.img", 0x53430009, &sched_entry__descriptor },
+	[IMG_CREDS]	= { "creds-%d.img", 0x4352000a, &creds_entry__descriptor },
+	[IMG_FS]	= { "fs-%d.img", 0x4653000b, &fs_entry__descriptor },
+	[IMG_TASK]	= { "task-%d.img", 0x5441000c, &task_entry__descriptor },
+	[IMG_FDINFO]	= { "fdinfo-%d.img", 0x4644000d, &fdinfo_entry__descriptor },
+};
+
+const char *img_name(enum img_type t, int id, char *buf, size_t len)
+{
+	snprintf(buf, len, descs[t].fmt, id);
+	return buf;
+}
+
+uint32_t img_magic(enum img_type t)
+{
+	return descs[t].magic;
+}
+
+int img_write(int dirfd, enum img_type t, int id, const ProtobufCMessage *msg)
+{
+	char name[64];
+	size_t len = protobuf_c_message_get_packed_size(msg);
+	uint32_t hdr[2] = { descs[t].magic, (uint32_t)len };
+	uint8_t *buf;
+	int fd, ret = -1;
+
+	img_name(t, id, name, sizeof(name));
+	if (len > IMG_MAX_MSG) {
+		pr_err("Image %s: message of %zu bytes is too large", name, len);
+		return -1;
+	}
+	buf = xmalloc(len + sizeof(hdr));
+	if (!buf)
+		return -1;
+	memcpy(buf, hdr, sizeof(hdr));
+	protobuf_c_message_pack(msg, buf + sizeof(hdr));
+
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		pr_perror("Can't create image %s", name);
+		goto out;
+	}
+	if (write_full(fd, buf, len + sizeof(hdr))) {
+		pr_perror("Can't write image %s", name);
+		close(fd);
+		goto out;
+	}
+	close(fd);
+	ret = 0;
+out:
+	free(buf);
+	return ret;
+}
+
+void *img_unpack(enum img_type t, const uint8_t *buf, size_t len, const char *name)
+{
+	uint32_t hdr[2];
+	void *msg;
+
+	if (t < 0 || t >= IMG_NR || !descs[t].pb)
+		return NULL;
+	if (len < sizeof(hdr)) {
+		pr_err("Image %s is truncated: %zu bytes, no header", name, len);
+		return NULL;
+	}
+	memcpy(hdr, buf, sizeof(hdr));
+	if (hdr[0] != descs[t].magic) {
+		pr_err("Image %s is corrupted: magic %#x, expected %#x",
+		       name, hdr[0], descs[t].magic);
+		return NULL;
+	}
+	if (hdr[1] > IMG_MAX_MSG || hdr[1] != len - sizeof(hdr)) {
+		pr_err("Image %s is %s: message of %u bytes in a %zu-byte file",
+		       name, hdr[1] > len - sizeof(hdr) ? "truncated" : "corrupted",
+		       hdr[1], len);
+		return NULL;
+	}
+	msg = protobuf_c_message_unpack(descs[t].pb, NULL, hdr[1], buf + sizeof(hdr));
+	if (!msg)
+		pr_err("Image %s is corrupted: can't decode its %s message",
+		       name, descs[t].pb->name);
+	return msg;
+}
+
+int img_read(int dirfd, enum img_type t, int id, void **msg, int optional)
+{
+	char name[64];
+	size_t len;
+	uint8_t *buf;
+
+	img_name(t, id, name, sizeof(name));
+	buf = (uint8_t *)read_file(dirfd, name, &len);
+	if (!buf) {
+		if (errno == ENOENT && optional)
+			return 0;
+		pr_perror("Can't read image %s", name);
+		return -1;
+	}
+	*msg = img_unpack(t, buf, len, name);
+	free(buf);
+	return *msg ? 1 : -1;
+}
+
+void img_free(enum img_type t, void *msg)
+{
+	if (msg)
+		protobuf_c_message_free_unpacked(msg, NULL);
+}
+
+int img_open_raw(int dirfd, enum img_type t, int id, int write)
+{
+	char name[64];
+	int fd;
+
+	img_name(t, id, name, sizeof(name));
+	if (write)
+		fd = openat(dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	else
+		fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		pr_perror("Can't open image %s", name);
+	return fd;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_IMAGE_IMAGE_H
+#define CRIU_IMAGE_IMAGE_H
+
+#include <stdint.h>
+#include <protobuf-c/protobuf-c.h>
+
+/* Bumped when an image changes incompatibly; restore refuses others. */
+#define IMG_FMT_VERSION		1
+
+enum img_type {
+	IMG_INVENTORY,
+	IMG_PSTREE,
+	IMG_TIMENS,
+	IMG_REGS,
+	IMG_MM,
+	IMG_PAGEMAP,
+	IMG_PAGES,	/* raw page store, no framing */
+	IMG_SIGACT,
+	IMG_SIGNAL,
+	IMG_ITIMER,
+	IMG_RLIMIT,
+	IMG_SCHED,
+	IMG_CREDS,
+	IMG_FS,
+	IMG_TASK,
+	IMG_FDINFO,
+	IMG_NR,
+};
+
+/* Largest framed message we accept; protects restore from absurd lengths. */
+#define IMG_MAX_MSG	(256U << 20)
+
+const char *img_name(enum img_type t, int id, char *buf, size_t len);
+uint32_t img_magic(enum img_type t);
+
+/* Writes magic + one length-prefixed message, file mode 0600. */
+int img_write(int dirfd, enum img_type t, int id, const ProtobufCMessage *msg);
+/*
+ * Reads and unpacks the one message of an image. Returns 1 and *msg on
+ * success, 0 when the file does not exist and @optional is set, -1 on any
+ * error (already logged with the file name and the reason).
+ */
+int img_read(int dirfd, enum img_type t, int id, void **msg, int optional);
+/* Same, from a buffer; used by img_read and by the fuzz target. */
+void *img_unpack(enum img_type t, const uint8_t *buf, size_t len, const char *name);
+void img_free(enum img_type t, void *msg);
+
+/* The raw page store: created 0600 for writing, opened read-only otherwise. */
+int img_open_raw(int dirfd, enum img_type t, int id, int write);
+
+#endif

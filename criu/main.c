@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Command line, CRIU-compatible: criu COMMAND [OPTIONS]. */
+#include <errno.h>
+#include <getopt.h>
+#include <sys/stat.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/opts.h"
+#include "core/util.h"
+#include "dump.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage:\n"
+"  criu dump -t PID -D DIR [options]\n"
+"  criu restore -D DIR [-d] [options]\n"
+"  criu check\n"
+"\n"
+"Commands:\n"
+"  dump           checkpoint a process into a directory of images\n"
+"  restore        restore a process from images\n"
+"  check          check that the kernel has what criu needs\n"
+"\n"
+"Options:\n"
+"  -t|--tree PID           the task to dump (a session leader, or see --shell-job)\n"
+"  -D|--images-dir DIR     directory of the images\n"
+"  -W|--work-dir DIR       directory for logs and pidfile (default: images dir)\n"
+"  -o|--log-file FILE      log file, relative to the work dir\n"
+"  -v[NUM]|--verbosity NUM 0 none, 1 errors, 2 +warnings (default), 3 +info, 4 +debug\n"
+"  --leave-running         keep the task running after dump\n"
+"  --leave-stopped         leave the task stopped after dump\n"
+"  -j|--shell-job          the task is not a session leader (a job of a shell)\n"
+"  -d|--restore-detached   return once the restored task runs\n"
+"  --pidfile FILE          write the restored task's pid to FILE\n"
+"  -h|--help               this text\n"
+"  -V|--version            the version\n");
+}
+
+enum {
+	OPT_LEAVE_RUNNING = 256,
+	OPT_LEAVE_STOPPED,
+	OPT_PIDFILE,
+};
+
+static const struct option long_opts[] = {
+	{ "tree", required_argument, NULL, 't' },
+	{ "images-dir", required_argument, NULL, 'D' },
+	{ "work-dir", required_argument, NULL, 'W' },
+	{ "log-file", required_argument, NULL, 'o' },
+	{ "verbosity", optional_argument, NULL, 'v' },
+	{ "leave-running", no_argument, NULL, OPT_LEAVE_RUNNING },
+	{ "leave-stopped", no_argument, NULL, OPT_LEAVE_STOPPED },
+	{ "shell-job", no_argument, NULL, 'j' },
+	{ "restore-detached", no_argument, NULL, 'd' },
+	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_int(const char *s, int *v)
+{
+	char *end;
+	long n = strtol(s, &end, 10);
+
+	if (!*s || *end || n < 0 || n > INT_MAX)
+		return -1;
+	*v = n;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	int c;
+
+	o->verbosity = LOG_WARN;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:D:W:o:v::jdhV", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (parse_int(optarg, &o->pid))
+				goto bad_value;
+			break;
+		case 'D': o->images_dir = optarg; break;
+		case 'W': o->work_dir = optarg; break;
+		case 'o': o->log_file = optarg; break;
+		case 'v':
+			if (!optarg)
+				o->verbosity++;
+			else if (optarg[0] == 'v')
+				o->verbosity += 1 + strspn(optarg, "v");
+			else if (parse_int(optarg, &o->verbosity))
+				goto bad_value;
+			break;
+		case OPT_LEAVE_RUNNING: o->leave_running = 1; break;
+		case OPT_LEAVE_STOPPED: o->leave_stopped = 1; break;
+		case 'j': o->shell_job = 1; break;
+		case 'd': o->restore_detached = 1; break;
+		case OPT_PIDFILE: o->pidfile = optarg; break;
+		case 'h': usage(stdout); exit(0);
+		case 'V': printf("Version: %s\n", CRIU_VERSION); exit(0);
+		case ':':
+			fprintf(stderr, "Error: option %s needs a value\n", argv[optind - 1]);
+			return -1;
+		default:
+			fprintf(stderr, "Error: unknown option %s\n", argv[optind - 1]);
+			return -1;
+		}
+	}
+	return 0;
+bad_value:
+	fprintf(stderr, "Error: bad value '%s' for option -%c\n", optarg, c);
+	return -1;
+}
+
+/* Log file and pidfile are relative to the work dir, as in CRIU. */
+static char *in_work_dir(const struct opts *o, const char *path)
+{
+	const char *dir = o->work_dir ? o->work_dir : o->images_dir;
+	char *full;
+
+	if (!path || path[0] == '/' || !dir)
+		return path ? xstrdup(path) : NULL;
+	if (asprintf(&full, "%s/%s", dir, path) < 0)
+		return NULL;
+	return full;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	char *log_path, *pidfile;
+	const char *cmd, *err;
+	int ret;
+
+	if (parse_opts(argc, argv, &o))
+		return 1;
+	if (optind >= argc) {
+		usage(stderr);
+		return 1;
+	}
+	cmd = argv[optind];
+	if (optind + 1 < argc) {
+		fprintf(stderr, "Error: unexpected argument '%s'\n", argv[optind + 1]);
+		return 1;
+	}
+	if (strcmp(cmd, "check") && !o.images_dir) {
+		fprintf(stderr, "Error: %s needs -D|--images-dir\n", cmd);
+		return 1;
+	}
+	if (!strcmp(cmd, "dump") && !o.pid) {
+		fprintf(stderr, "Error: dump needs -t|--tree PID\n");
+		return 1;
+	}
+	/* dump creates its images dir; the log may be written into it */
+	if (!strcmp(cmd, "dump") && mkdir(o.images_dir, 0700) && errno != EEXIST) {
+		fprintf(stderr, "Error: can't create the images directory %s: %s\n",
+			o.images_dir, strerror(errno));
+		return 1;
+	}
+	log_path = in_work_dir(&o, o.log_file);
+	pidfile = in_work_dir(&o, o.pidfile);
+	o.pidfile = pidfile;
+	/* without a log file, errors are kept for the one line printed below */
+	if (log_open(log_path, log_path ? o.verbosity : min(o.verbosity, LOG_WARN)))
+		return 1;
+	if (!log_path)
+		log_set_stderr_errors(0);
+
+	if (!strcmp(cmd, "dump"))
+		ret = cr_dump(&o);
+	else if (!strcmp(cmd, "restore"))
+		ret = cr_restore(&o);
+	else if (!strcmp(cmd, "check"))
+		ret = cr_check(&o);
+	else {
+		fprintf(stderr, "Error: unknown command '%s'\n", cmd);
+		return 1;
+	}
+	if (ret < 0) {
+		err = log_first_error();
+		fprintf(stderr, "Error: %s failed: %s%s%s\n", cmd,
+			err ? err : "unknown error", log_path ? "; see " : "",
+			log_path ? log_path : "");
+		ret = 1;
+	}
+	log_close();
+	free(log_path);
+	free(pidfile);
+	return ret;
+}

@@ -1,0 +1,948 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The address space: every area with its protection, flags and backing
+ * file, the mm fields (code/data/brk/stack/arg/env bounds, auxv, exe),
+ * the vDSO position and the contents of the pages that hold data.
+ *
+ * Dump reads /proc (smaps, stat, auxv, pagemap) from outside and copies
+ * pages with process_vm_readv into a raw, page-aligned store. Restore runs
+ * inside the new task: unmap what criu left there, move the vDSO where it
+ * was, map every area and pread() its pages straight from the store.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "image/image.h"
+#include "parts/part.h"
+#include "mm.pb-c.h"
+#include "pagemap.pb-c.h"
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE	0x100000
+#endif
+#ifndef MREMAP_FIXED
+#define MREMAP_MAYMOVE	1
+#define MREMAP_FIXED	2
+#endif
+
+#define PAGES_BUF	(8U << 20)
+#define IOV_BATCH	512
+
+struct mm_loaded {
+	MmEntry *mm;
+	PagemapEntry *pm;
+	/* in the new task */
+	int *fds;		/* per area: fd of its file, or -1 */
+	int exe_fd;
+	int pages_fd;
+};
+
+/* ---------------------------------------------------------------- dump */
+
+static int vma_special(const struct proc_vma *v, VmaKind *kind)
+{
+	static const struct {
+		const char *name;
+		VmaKind kind;
+	} sp[] = {
+		{ "[vdso]", VMA_KIND__VMA_VDSO },
+		{ "[vvar]", VMA_KIND__VMA_VVAR },
+		{ "[vvar_vclock]", VMA_KIND__VMA_VVAR_VCLOCK },
+		{ "[vsyscall]", VMA_KIND__VMA_VSYSCALL },
+	};
+	size_t i;
+
+	for (i = 0; v->path && i < ARRAY_SIZE(sp); i++)
+		if (!strcmp(v->path, sp[i].name)) {
+			*kind = sp[i].kind;
+			return 1;
+		}
+	return 0;
+}
+
+/* MAP_SHARED|MAP_ANONYMOUS: a shmem file the kernel names /dev/zero. */
+static int vma_is_shmem_anon(const struct proc_vma *v)
+{
+	return v->shared && v->path && v->dev_major == 0 &&
+	       !strcmp(v->path, "/dev/zero (deleted)");
+}
+
+static int vma_is_anon(const struct proc_vma *v)
+{
+	return !v->path || !strcmp(v->path, "[heap]") || !strcmp(v->path, "[stack]") ||
+	       !strncmp(v->path, "[anon:", 6);
+}
+
+static const char *vma_unsupported(const struct proc_vma *v)
+{
+	VmaKind k;
+	size_t len;
+
+	if (vma_special(v, &k))
+		return NULL;
+	if (vma_is_anon(v))
+		return NULL;
+	if (v->path[0] == '[')
+		return "special mapping";
+	len = strlen(v->path);
+	if (!strncmp(v->path, "/memfd:", 7))
+		return "memfd mapping";
+	if (!strncmp(v->path, "/SYSV", 5))
+		return "System V shared memory";
+	if (vma_is_shmem_anon(v))
+		return NULL;
+	if (len > 10 && !strcmp(v->path + len - 10, " (deleted)"))
+		return "mapping of a deleted file";
+	if (v->path[0] != '/')
+		return "mapping of a non-file object";
+	if (v->vmflags & (VMF_IO | VMF_PFNMAP))
+		return "device mapping";
+	return NULL;
+}
+
+static int mm_check(struct dump_ctx *dc, struct dtask *t)
+{
+	const char *why;
+	int i;
+
+	for (i = 0; i < t->maps.nr; i++) {
+		why = vma_unsupported(&t->maps.vma[i]);
+		if (why) {
+			pr_err("Task %d: %s at %#lx-%#lx (%s) is not supported",
+			       t->pid, why, t->maps.vma[i].start, t->maps.vma[i].end,
+			       t->maps.vma[i].path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct mm_dump_priv {
+	int brk_idx, thp_idx, dumpable_idx;
+};
+
+static int mm_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+{
+	struct mm_dump_priv *p = xzalloc(sizeof(*p));
+
+	if (!p)
+		return -1;
+	t->priv[PART_MM] = p;
+	p->brk_idx = BATCH(b, "brk(0)", __NR_brk, 0);
+	p->thp_idx = BATCH(b, "prctl(PR_GET_THP_DISABLE)", __NR_prctl | SC_MAY_FAIL,
+			   PR_GET_THP_DISABLE);
+	p->dumpable_idx = BATCH(b, "prctl(PR_GET_DUMPABLE)", __NR_prctl, PR_GET_DUMPABLE);
+	return (p->brk_idx < 0 || p->thp_idx < 0 || p->dumpable_idx < 0) ? -1 : 0;
+}
+
+static uint64_t fnv1a(const uint8_t *p, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (len--)
+		h = (h ^ *p++) * 0x100000001b3ULL;
+	return h;
+}
+
+/* A fingerprint of the vDSO text, compared with the restoring kernel's. */
+static uint64_t vdso_hash(pid_t pid, uint64_t start, uint64_t end)
+{
+	size_t len = end - start;
+	struct iovec l, r;
+	uint64_t h = 0;
+	uint8_t *buf;
+
+	buf = xmalloc(len);
+	if (!buf)
+		return 0;
+	l.iov_base = buf;
+	l.iov_len = len;
+	r.iov_base = (void *)start;
+	r.iov_len = len;
+	if (pid ? process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len : 1) {
+		if (!pid)
+			memcpy(buf, (void *)start, len);
+		h = fnv1a(buf, len) ^ len;
+	}
+	free(buf);
+	return h;
+}
+
+static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
+{
+	struct stat st;
+	char path[64];
+
+	e->start = v->start;
+	e->end = v->end;
+	e->prot = v->prot;
+	e->flags = v->shared ? MAP_SHARED : MAP_PRIVATE;
+	if (v->vmflags & VMF_GROWSDOWN)
+		e->flags |= MAP_GROWSDOWN;
+	e->has_madv = 1;
+	e->madv = v->vmflags & (VMF_DONTCOPY | VMF_DONTDUMP | VMF_HUGEPAGE |
+				VMF_NOHUGEPAGE | VMF_MERGEABLE | VMF_WIPEONFORK |
+				VMF_LOCKED);
+	if (vma_special(v, &e->kind))
+		return 0;
+	if (vma_is_anon(v) || vma_is_shmem_anon(v)) {
+		e->kind = v->shared ? VMA_KIND__VMA_ANON_SHARED : VMA_KIND__VMA_ANON_PRIVATE;
+		return 0;
+	}
+	e->kind = v->shared ? VMA_KIND__VMA_FILE_SHARED : VMA_KIND__VMA_FILE_PRIVATE;
+	e->has_pgoff = 1;
+	e->pgoff = v->pgoff;
+	e->path = v->path;
+	/* map_files names the very file mapped, even if its path was reused */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, v->start, v->end);
+	if (stat(path, &st)) {
+		pr_perror("Task %d: can't stat the file mapped at %#lx (%s)", pid,
+			  v->start, v->path);
+		return -1;
+	}
+	e->has_dev = e->has_ino = e->has_file_size = e->has_file_mtime_ns = 1;
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	e->file_size = st.st_size;
+	e->file_mtime_ns = ts_to_ns(&st.st_mtim);
+	e->has_open_flags = 1;
+	e->open_flags = (v->shared && (v->vmflags & VMF_MAYWRITE)) ? O_RDWR : O_RDONLY;
+	return 0;
+}
+
+/* Collects runs of pages to save and copies them into the page store. */
+struct page_writer {
+	pid_t pid;
+	int memfd;		/* /proc/PID/mem, for areas we can't read directly */
+	int out;
+	uint8_t *buf;
+	size_t used;
+	struct iovec liov[IOV_BATCH], riov[IOV_BATCH];
+	int niov;
+	int readable;
+	int vma_start;		/* a run must not grow across areas */
+	PagemapRun **runs;
+	size_t nr_runs, max_runs;
+	uint64_t total;
+};
+
+static int pw_flush(struct page_writer *w)
+{
+	ssize_t n;
+	int i;
+
+	if (!w->niov)
+		return 0;
+	if (w->readable) {
+		n = process_vm_readv(w->pid, w->liov, w->niov, w->riov, w->niov, 0);
+		if (n != (ssize_t)w->used) {
+			pr_perror("Task %d: can't read its memory at %p (%zd of %zu bytes)",
+				  w->pid, w->riov[0].iov_base, n, w->used);
+			return -1;
+		}
+	} else {
+		for (i = 0; i < w->niov; i++)
+			if (read_full(w->memfd, w->liov[i].iov_base, w->liov[i].iov_len,
+				      (off_t)(uintptr_t)w->riov[i].iov_base)) {
+				pr_perror("Task %d: can't read its memory at %p", w->pid,
+					  w->riov[i].iov_base);
+				return -1;
+			}
+	}
+	if (write_full(w->out, w->buf, w->used)) {
+		pr_perror("Can't write the page store");
+		return -1;
+	}
+	w->total += w->used;
+	w->used = 0;
+	w->niov = 0;
+	return 0;
+}
+
+static int pw_add_run(struct page_writer *w, uint64_t start, uint64_t end)
+{
+	PagemapRun *r, **n;
+	int first = w->vma_start;
+
+	w->vma_start = 0;
+	if (!first && w->nr_runs && w->runs[w->nr_runs - 1]->vaddr +
+	    (uint64_t)w->runs[w->nr_runs - 1]->nr_pages * PAGE_SIZE == start &&
+	    w->runs[w->nr_runs - 1]->nr_pages + (end - start) / PAGE_SIZE < (1U << 31)) {
+		w->runs[w->nr_runs - 1]->nr_pages += (end - start) / PAGE_SIZE;
+		return 0;
+	}
+	if (w->nr_runs == w->max_runs) {
+		w->max_runs = w->max_runs ? w->max_runs * 2 : 256;
+		n = xrealloc(w->runs, w->max_runs * sizeof(*n));
+		if (!n)
+			return -1;
+		w->runs = n;
+	}
+	r = xmalloc(sizeof(*r));
+	if (!r)
+		return -1;
+	pagemap_run__init(r);
+	r->vaddr = start;
+	r->nr_pages = (end - start) / PAGE_SIZE;
+	w->runs[w->nr_runs++] = r;
+	return 0;
+}
+
+static int pw_cb(void *arg, uint64_t start, uint64_t end)
+{
+	struct page_writer *w = arg;
+	size_t len;
+
+	if (pw_add_run(w, start, end))
+		return -1;
+	while (start < end) {
+		len = min(end - start, PAGES_BUF - w->used);
+		w->liov[w->niov].iov_base = w->buf + w->used;
+		w->liov[w->niov].iov_len = len;
+		w->riov[w->niov].iov_base = (void *)start;
+		w->riov[w->niov].iov_len = len;
+		w->niov++;
+		w->used += len;
+		start += len;
+		if (w->used == PAGES_BUF || w->niov == IOV_BATCH)
+			if (pw_flush(w))
+				return -1;
+	}
+	return 0;
+}
+
+/* Shared anonymous memory: its pages live in a shmem file, not our tables. */
+static int dump_shmem(struct page_writer *w, const struct proc_vma *v)
+{
+	char path[64];
+	off_t data, hole, size = v->end - v->start;
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", w->pid, v->start, v->end);
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		pr_perror("Task %d: can't open shared memory at %#lx", w->pid, v->start);
+		return -1;
+	}
+	for (data = 0; data < size; data = hole) {
+		data = lseek(fd, data, SEEK_DATA);
+		if (data < 0 || data >= size)
+			break;
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0 || hole > size)
+			hole = size;
+		if (pw_cb(w, v->start + data, v->start + hole)) {
+			ret = -1;
+			break;
+		}
+	}
+	close(fd);
+	return ret;
+}
+
+static int dump_pages(struct dump_ctx *dc, struct dtask *t, PagemapEntry *pm)
+{
+	struct page_writer w = { .pid = t->pid, .memfd = -1, .out = -1 };
+	const struct proc_vma *v;
+	char path[64];
+	int pmfd, i, ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", t->pid);
+	pmfd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/mem", t->pid);
+	w.memfd = open(path, O_RDONLY | O_CLOEXEC);
+	w.out = img_open_raw(dc->dirfd, IMG_PAGES, t->pid, 1);
+	w.buf = mmap(NULL, PAGES_BUF, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pmfd < 0 || w.memfd < 0 || w.out < 0 || w.buf == MAP_FAILED) {
+		pr_perror("Task %d: can't open pagemap, mem or the page store", t->pid);
+		goto out;
+	}
+	for (i = 0; i < t->maps.nr; i++) {
+		VmaKind k;
+
+		v = &t->maps.vma[i];
+		if (vma_special(v, &k))
+			continue;
+		if (pw_flush(&w))
+			goto out;
+		w.readable = !!(v->prot & PROT_READ);
+		w.vma_start = 1;
+		if (vma_is_shmem_anon(v)) {
+			if (dump_shmem(&w, v))
+				goto out;
+			continue;
+		}
+		if (v->shared)
+			continue;	/* file contents are in the file */
+		if (pagemap_scan(pmfd, v->start, v->end, !vma_is_anon(v), pw_cb, &w))
+			goto out;
+	}
+	if (pw_flush(&w))
+		goto out;
+	pm->pages_size = w.total;
+	pm->runs = w.runs;
+	pm->n_runs = w.nr_runs;
+	w.runs = NULL;
+	pr_info("Task %d: %lu bytes of memory in %zu runs", t->pid, w.total, w.nr_runs);
+	ret = 0;
+out:
+	if (w.runs) {
+		while (w.nr_runs)
+			free(w.runs[--w.nr_runs]);
+		free(w.runs);
+	}
+	if (w.buf != MAP_FAILED && w.buf)
+		munmap(w.buf, PAGES_BUF);
+	if (w.out >= 0)
+		close(w.out);
+	if (w.memfd >= 0)
+		close(w.memfd);
+	if (pmfd >= 0)
+		close(pmfd);
+	return ret;
+}
+
+static int read_auxv(pid_t pid, MmEntry *mm)
+{
+	char path[64];
+	size_t len;
+	uint64_t *a;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	a = (uint64_t *)read_file(-1, path, &len);
+	if (!a) {
+		pr_perror("Task %d: can't read auxv", pid);
+		return -1;
+	}
+	mm->auxv = a;
+	mm->n_auxv = len / sizeof(uint64_t);
+	return 0;
+}
+
+static int mm_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+{
+	struct mm_dump_priv *p = t->priv[PART_MM];
+	MmEntry mm = MM_ENTRY__INIT;
+	PagemapEntry pm = PAGEMAP_ENTRY__INIT;
+	VmaEntry *vmas = NULL, **pv = NULL;
+	char path[64], exe[PATH_MAX];
+	ssize_t n;
+	int i, ret = -1;
+
+	mm.start_code = t->stat.start_code;
+	mm.end_code = t->stat.end_code;
+	mm.start_data = t->stat.start_data;
+	mm.end_data = t->stat.end_data;
+	mm.start_brk = t->stat.start_brk;
+	mm.brk = batch_entry(b, p->brk_idx)->ret;
+	mm.start_stack = t->stat.start_stack;
+	mm.arg_start = t->stat.arg_start;
+	mm.arg_end = t->stat.arg_end;
+	mm.env_start = t->stat.env_start;
+	mm.env_end = t->stat.env_end;
+	mm.has_thp_disabled = mm.has_dumpable = 1;
+	mm.thp_disabled = batch_entry(b, p->thp_idx)->ret > 0;
+	mm.dumpable = batch_entry(b, p->dumpable_idx)->ret;
+	if (read_auxv(t->pid, &mm))
+		goto out;
+	snprintf(path, sizeof(path), "/proc/%d/exe", t->pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n < 0) {
+		pr_perror("Task %d: can't read its exe link", t->pid);
+		goto out;
+	}
+	exe[n] = '\0';
+	mm.exe_path = exe;
+
+	vmas = xzalloc(t->maps.nr * sizeof(*vmas));
+	pv = xzalloc(t->maps.nr * sizeof(*pv));
+	if (!vmas || !pv)
+		goto out;
+	for (i = 0; i < t->maps.nr; i++) {
+		vma_entry__init(&vmas[i]);
+		if (fill_vma(t->pid, &t->maps.vma[i], &vmas[i]))
+			goto out;
+		if (vmas[i].kind == VMA_KIND__VMA_VDSO) {
+			mm.has_vdso_hash = 1;
+			mm.vdso_hash = vdso_hash(t->pid, vmas[i].start, vmas[i].end);
+		}
+		pv[i] = &vmas[i];
+	}
+	mm.vmas = pv;
+	mm.n_vmas = t->maps.nr;
+
+	if (dump_pages(dc, t, &pm))
+		goto out;
+	if (img_write(dc->dirfd, IMG_MM, t->pid, &mm.base) ||
+	    img_write(dc->dirfd, IMG_PAGEMAP, t->pid, &pm.base))
+		goto out;
+	ret = 0;
+out:
+	for (i = 0; i < (int)pm.n_runs; i++)
+		free(pm.runs[i]);
+	free(pm.runs);
+	free(mm.auxv);
+	free(vmas);
+	free(pv);
+	free(p);
+	t->priv[PART_MM] = NULL;
+	return ret;
+}
+
+/* ------------------------------------------------------------- restore */
+
+static int is_special(VmaKind k)
+{
+	return k == VMA_KIND__VMA_VDSO || k == VMA_KIND__VMA_VVAR ||
+	       k == VMA_KIND__VMA_VVAR_VCLOCK || k == VMA_KIND__VMA_VSYSCALL;
+}
+
+static int validate(struct rtask *t, MmEntry *mm, PagemapEntry *pm)
+{
+	uint64_t prev_end = 0, total = 0;
+	size_t i, j = 0;
+	VmaEntry *v;
+	PagemapRun *r;
+
+	for (i = 0; i < mm->n_vmas; i++) {
+		v = mm->vmas[i];
+		if ((v->start | v->end) & ~PAGE_MASK || v->start >= v->end ||
+		    v->start < prev_end || v->kind < 1 || v->kind > 8 ||
+		    (v->kind >= VMA_KIND__VMA_FILE_PRIVATE &&
+		     v->kind <= VMA_KIND__VMA_FILE_SHARED && (!v->path || v->path[0] != '/'))) {
+			pr_err("Task %d: image mm has an invalid area #%zu (%#lx-%#lx)",
+			       t->pid, i, v->start, v->end);
+			return -1;
+		}
+		prev_end = v->end;
+	}
+	for (i = 0; i < pm->n_runs; i++) {
+		r = pm->runs[i];
+		while (j < mm->n_vmas && mm->vmas[j]->end <= r->vaddr)
+			j++;
+		if (!r->nr_pages || j == mm->n_vmas || r->vaddr < mm->vmas[j]->start ||
+		    r->vaddr + (uint64_t)r->nr_pages * PAGE_SIZE > mm->vmas[j]->end ||
+		    is_special(mm->vmas[j]->kind) ||
+		    mm->vmas[j]->kind == VMA_KIND__VMA_FILE_SHARED) {
+			pr_err("Task %d: image pagemap run #%zu (%#lx, %u pages) is outside any area",
+			       t->pid, i, r->vaddr, r->nr_pages);
+			return -1;
+		}
+		total += (uint64_t)r->nr_pages * PAGE_SIZE;
+	}
+	if (total != pm->pages_size) {
+		pr_err("Task %d: image pagemap lists %lu bytes, its header says %lu",
+		       t->pid, total, pm->pages_size);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_pages_size(struct rst_ctx *rc, struct rtask *t, uint64_t size)
+{
+	char name[64];
+	struct stat st;
+
+	img_name(IMG_PAGES, t->pid, name, sizeof(name));
+	if (fstatat(rc->dirfd, name, &st, 0)) {
+		pr_perror("Can't stat image %s", name);
+		return -1;
+	}
+	if ((uint64_t)st.st_size != size) {
+		pr_err("Image %s is %s: %lu bytes, pagemap needs %lu", name,
+		       (uint64_t)st.st_size < size ? "truncated" : "corrupted",
+		       (uint64_t)st.st_size, size);
+		return -1;
+	}
+	return 0;
+}
+
+/* The vDSO we have must be the one the task used: same code, same layout. */
+static int check_vdso(struct rtask *t, MmEntry *mm)
+{
+	struct proc_maps self;
+	VmaKind k, want;
+	size_t i;
+	int j, found, ret = -1;
+
+	if (proc_read_maps(getpid(), 0, &self))
+		return -1;
+	for (i = 0; i < mm->n_vmas; i++) {
+		want = mm->vmas[i]->kind;
+		if (!is_special(want) || want == VMA_KIND__VMA_VSYSCALL)
+			continue;
+		found = 0;
+		for (j = 0; j < self.nr; j++) {
+			if (!vma_special(&self.vma[j], &k) || k != want)
+				continue;
+			found = self.vma[j].end - self.vma[j].start ==
+				mm->vmas[i]->end - mm->vmas[i]->start;
+			if (found && k == VMA_KIND__VMA_VDSO && mm->has_vdso_hash &&
+			    mm->vdso_hash != vdso_hash(0, self.vma[j].start, self.vma[j].end))
+				found = 0;
+		}
+		if (!found) {
+			pr_err("Task %d: the vDSO of this kernel differs from the dumped one "
+			       "(area %#lx-%#lx); restore on another kernel is not supported yet",
+			       t->pid, mm->vmas[i]->start, mm->vmas[i]->end);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	proc_maps_free(&self);
+	return ret;
+}
+
+static int mm_load(struct rst_ctx *rc, struct rtask *t)
+{
+	struct mm_loaded *l = xzalloc(sizeof(*l));
+	size_t i;
+
+	if (!l)
+		return -1;
+	t->img[PART_MM] = l;
+	l->exe_fd = l->pages_fd = -1;
+	if (img_read(rc->dirfd, IMG_MM, t->pid, (void **)&l->mm, 0) < 0 ||
+	    img_read(rc->dirfd, IMG_PAGEMAP, t->pid, (void **)&l->pm, 0) < 0)
+		return -1;
+	if (validate(t, l->mm, l->pm) || check_pages_size(rc, t, l->pm->pages_size) ||
+	    check_vdso(t, l->mm))
+		return -1;
+	t->used = xzalloc(l->mm->n_vmas * sizeof(*t->used));
+	if (!t->used)
+		return -1;
+	for (i = 0; i < l->mm->n_vmas; i++) {
+		t->used[i].start = l->mm->vmas[i]->start;
+		t->used[i].end = l->mm->vmas[i]->end;
+	}
+	t->nr_used = l->mm->n_vmas;
+	t->batch_entries += 16 + 12 * l->mm->n_vmas + l->pm->n_runs;
+	t->batch_data += 1024 + l->mm->n_auxv * 8;
+	return 0;
+}
+
+static int open_checked(struct rtask *t, const VmaEntry *v)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(v->path, (v->has_open_flags ? v->open_flags : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("Task %d: can't open %s mapped at %#lx", t->pid, v->path, v->start);
+		return -1;
+	}
+	if (fstat(fd, &st) || (v->has_file_size && (uint64_t)st.st_size != v->file_size) ||
+	    (v->has_file_mtime_ns && ts_to_ns(&st.st_mtim) != v->file_mtime_ns)) {
+		pr_err("Task %d: %s mapped at %#lx changed since the dump (size or mtime)",
+		       t->pid, v->path, v->start);
+		close(fd);
+		return -1;
+	}
+	return rst_private_fd(t, fd);
+}
+
+static int mm_child(struct rst_ctx *rc, struct rtask *t)
+{
+	struct mm_loaded *l = t->img[PART_MM];
+	size_t i, j;
+	VmaEntry *v;
+	char name[64];
+
+	l->fds = xmalloc(l->mm->n_vmas * sizeof(int));
+	if (!l->fds)
+		return -1;
+	for (i = 0; i < l->mm->n_vmas; i++) {
+		v = l->mm->vmas[i];
+		l->fds[i] = -1;
+		if (v->kind != VMA_KIND__VMA_FILE_PRIVATE && v->kind != VMA_KIND__VMA_FILE_SHARED)
+			continue;
+		/* one fd per file and mode serves all of its areas */
+		for (j = 0; j < i; j++)
+			if (l->fds[j] >= 0 && !strcmp(l->mm->vmas[j]->path, v->path) &&
+			    l->mm->vmas[j]->open_flags == v->open_flags)
+				l->fds[i] = l->fds[j];
+		if (l->fds[i] < 0)
+			l->fds[i] = open_checked(t, v);
+		if (l->fds[i] < 0)
+			return -1;
+	}
+	if (l->mm->exe_path) {
+		l->exe_fd = open(l->mm->exe_path, O_RDONLY | O_CLOEXEC);
+		if (l->exe_fd < 0) {
+			pr_perror("Task %d: can't open its executable %s", t->pid,
+				  l->mm->exe_path);
+			return -1;
+		}
+		l->exe_fd = rst_private_fd(t, l->exe_fd);
+	}
+	img_name(IMG_PAGES, t->pid, name, sizeof(name));
+	l->pages_fd = openat(rc->dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (l->pages_fd < 0) {
+		pr_perror("Can't open image %s", name);
+		return -1;
+	}
+	l->pages_fd = rst_private_fd(t, l->pages_fd);
+	return l->pages_fd < 0 || (l->mm->exe_path && l->exe_fd < 0) ? -1 : 0;
+}
+
+#define SPECIAL_SLOTS	3
+
+/* Unmap everything criu had here but the trampoline and the vDSO. */
+static int unmap_criu(struct rtask *t, struct batch *b, struct proc_maps *self,
+		      uint64_t top)
+{
+	struct rst_range keep[SPECIAL_SLOTS + 1];
+	uint64_t from = 0;
+	int i, j, nr = 0;
+	VmaKind k;
+
+	keep[nr].start = t->area;
+	keep[nr++].end = t->area + t->area_size;
+	for (i = 0; i < self->nr && nr < (int)ARRAY_SIZE(keep); i++)
+		if (vma_special(&self->vma[i], &k) && k != VMA_KIND__VMA_VSYSCALL) {
+			keep[nr].start = self->vma[i].start;
+			keep[nr++].end = self->vma[i].end;
+		}
+	for (i = 0; i < nr; i++)		/* sort by address */
+		for (j = i + 1; j < nr; j++)
+			if (keep[j].start < keep[i].start) {
+				struct rst_range x = keep[i];
+
+				keep[i] = keep[j];
+				keep[j] = x;
+			}
+	for (i = 0; i <= nr; i++) {
+		uint64_t to = i < nr ? keep[i].start : top;
+
+		if (to > from && BATCH(b, "munmap of criu's own memory", __NR_munmap,
+				       from, to - from) < 0)
+			return -1;
+		if (i < nr)
+			from = keep[i].end;
+	}
+	return 0;
+}
+
+/*
+ * Move the kernel's [vvar], [vvar_vclock] and [vdso] where the task had
+ * them, through slots at the top of the trampoline: an old place of one may
+ * be the new place of another.
+ */
+static int move_specials(struct rtask *t, struct batch *b, struct proc_maps *self,
+			 MmEntry *mm)
+{
+	uint64_t slot = t->area + t->area_size, size;
+	struct {
+		uint64_t slot, to, size;
+	} moves[SPECIAL_SLOTS];
+	int j, n = 0;
+	VmaKind k;
+	size_t i;
+
+	for (j = 0; j < self->nr; j++) {
+		if (!vma_special(&self->vma[j], &k) || k == VMA_KIND__VMA_VSYSCALL)
+			continue;
+		size = self->vma[j].end - self->vma[j].start;
+		for (i = 0; i < mm->n_vmas; i++)
+			if (mm->vmas[i]->kind == k)
+				break;
+		if (i == mm->n_vmas) {
+			if (BATCH(b, "munmap of an unused vDSO area", __NR_munmap,
+				  self->vma[j].start, size) < 0)
+				return -1;
+			continue;
+		}
+		if (n == SPECIAL_SLOTS)
+			return -1;
+		slot -= size + PAGE_SIZE;
+		moves[n].slot = slot;
+		moves[n].to = mm->vmas[i]->start;
+		moves[n++].size = size;
+		if (BATCH(b, "mremap of the vDSO aside", __NR_mremap, self->vma[j].start,
+			  size, size, MREMAP_MAYMOVE | MREMAP_FIXED, slot) < 0)
+			return -1;
+	}
+	for (j = 0; j < n; j++)
+		if (BATCH(b, "mremap of the vDSO into place", __NR_mremap, moves[j].slot,
+			  moves[j].size, moves[j].size, MREMAP_MAYMOVE | MREMAP_FIXED,
+			  moves[j].to) < 0)
+			return -1;
+	return 0;
+}
+
+static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_t i,
+		    size_t *run, uint64_t *off)
+{
+	VmaEntry *v = l->mm->vmas[i];
+	PagemapRun **runs = l->pm->runs;
+	uint64_t len = v->end - v->start, rlen;
+	unsigned int prot = v->prot, flags = MAP_FIXED | (v->flags & MAP_GROWSDOWN);
+	int fd = -1, fill = *run < l->pm->n_runs && runs[*run]->vaddr < v->end;
+
+	if (fill)
+		prot |= PROT_READ | PROT_WRITE;
+	switch (v->kind) {
+	case VMA_KIND__VMA_ANON_PRIVATE:
+		flags |= MAP_PRIVATE | MAP_ANONYMOUS;
+		break;
+	case VMA_KIND__VMA_ANON_SHARED:
+		flags |= MAP_SHARED | MAP_ANONYMOUS;
+		break;
+	case VMA_KIND__VMA_FILE_PRIVATE:
+		flags |= MAP_PRIVATE;
+		fd = l->fds[i];
+		break;
+	case VMA_KIND__VMA_FILE_SHARED:
+		flags |= MAP_SHARED;
+		fd = l->fds[i];
+		break;
+	default:
+		return 0;
+	}
+	if (BATCH(b, "mmap of a memory area", __NR_mmap, v->start, len, prot, flags, fd,
+		  v->has_pgoff ? v->pgoff : 0) < 0)
+		return -1;
+	for (; *run < l->pm->n_runs && runs[*run]->vaddr < v->end; (*run)++) {
+		rlen = (uint64_t)runs[*run]->nr_pages * PAGE_SIZE;
+		if (BATCH(b, "pread of saved pages", __NR_pread64, l->pages_fd,
+			  runs[*run]->vaddr, rlen, *off) < 0)
+			return -1;
+		*off += rlen;
+	}
+	if (prot != v->prot &&
+	    BATCH(b, "mprotect of a memory area", __NR_mprotect, v->start, len, v->prot) < 0)
+		return -1;
+	return 0;
+}
+
+static int advise_area(struct batch *b, VmaEntry *v)
+{
+	static const struct {
+		unsigned int vmf;
+		int advice;
+		int may_fail;
+	} adv[] = {
+		{ VMF_DONTCOPY, MADV_DONTFORK, 0 },
+		{ VMF_DONTDUMP, MADV_DONTDUMP, 0 },
+		{ VMF_HUGEPAGE, MADV_HUGEPAGE, 0 },
+		{ VMF_NOHUGEPAGE, MADV_NOHUGEPAGE, 0 },
+		{ VMF_WIPEONFORK, MADV_WIPEONFORK, 0 },
+		{ VMF_MERGEABLE, MADV_MERGEABLE, 1 },	/* kernels without KSM */
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(adv); i++)
+		if ((v->madv & adv[i].vmf) &&
+		    BATCH(b, "madvise of a memory area",
+			  __NR_madvise | (adv[i].may_fail ? SC_MAY_FAIL : 0),
+			  v->start, v->end - v->start, adv[i].advice) < 0)
+			return -1;
+	if ((v->madv & VMF_LOCKED) &&
+	    BATCH(b, "mlock of a memory area", __NR_mlock, v->start, v->end - v->start) < 0)
+		return -1;
+	return 0;
+}
+
+static int set_mm_map(struct rtask *t, struct batch *b, struct mm_loaded *l)
+{
+	MmEntry *mm = l->mm;
+	struct prctl_mm_map map = {
+		.start_code = mm->start_code, .end_code = mm->end_code,
+		.start_data = mm->start_data, .end_data = mm->end_data,
+		.start_brk = mm->start_brk, .brk = mm->brk,
+		.start_stack = mm->start_stack,
+		.arg_start = mm->arg_start, .arg_end = mm->arg_end,
+		.env_start = mm->env_start, .env_end = mm->env_end,
+		.auxv_size = mm->n_auxv * sizeof(uint64_t),
+		.exe_fd = l->exe_fd >= 0 ? l->exe_fd : -1,
+	};
+	uint64_t addr;
+
+	if (mm->n_auxv) {
+		map.auxv = (__u64 *)batch_put(b, mm->auxv, map.auxv_size);
+		if (!map.auxv)
+			return -1;
+	}
+	addr = batch_put(b, &map, sizeof(map));
+	if (!addr || BATCH(b, "prctl(PR_SET_MM_MAP)", __NR_prctl, PR_SET_MM, PR_SET_MM_MAP,
+			   addr, sizeof(map)) < 0)
+		return -1;
+	if (mm->thp_disabled &&
+	    BATCH(b, "prctl(PR_SET_THP_DISABLE)", __NR_prctl, PR_SET_THP_DISABLE, 1) < 0)
+		return -1;
+	if (mm->has_dumpable && mm->dumpable == 0 &&
+	    BATCH(b, "prctl(PR_SET_DUMPABLE)", __NR_prctl, PR_SET_DUMPABLE, 0) < 0)
+		return -1;
+	return 0;
+}
+
+static int mm_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
+{
+	struct mm_loaded *l = t->img[PART_MM];
+	struct proc_maps self;
+	uint64_t top = 0, off = 0;
+	size_t i, run = 0;
+	int j, ret = -1;
+
+	if (proc_read_maps(getpid(), 0, &self))
+		return -1;
+	for (j = 0; j < self.nr; j++)
+		if (self.vma[j].end < (1ULL << 56))
+			top = max(top, self.vma[j].end);
+	for (i = 0; i < l->mm->n_vmas; i++)
+		if (l->mm->vmas[i]->kind != VMA_KIND__VMA_VSYSCALL)
+			top = max(top, l->mm->vmas[i]->end);
+	if (unmap_criu(t, b, &self, top))
+		goto out;
+	if (move_specials(t, b, &self, l->mm))
+		goto out;
+	for (i = 0; i < l->mm->n_vmas; i++) {
+		if (map_area(t, b, l, i, &run, &off) || advise_area(b, l->mm->vmas[i]))
+			goto out;
+	}
+	if (set_mm_map(t, b, l))
+		goto out;
+	ret = 0;
+out:
+	proc_maps_free(&self);
+	return ret;
+}
+
+static void mm_release(struct rtask *t)
+{
+	struct mm_loaded *l = t->img[PART_MM];
+
+	if (!l)
+		return;
+	img_free(IMG_MM, l->mm);
+	img_free(IMG_PAGEMAP, l->pm);
+	free(l->fds);
+	free(l);
+	t->img[PART_MM] = NULL;
+}
+
+const struct part part_mm = {
+	.name = "mm",
+	.id = PART_MM,
+	.check = mm_check,
+	.prepare = mm_prepare,
+	.dump = mm_dump,
+	.load = mm_load,
+	.child = mm_child,
+	.batch = mm_batch,
+	.release = mm_release,
+};

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_PARTS_PART_H
+#define CRIU_PARTS_PART_H
+
+/*
+ * One kind of task state = one part: a file in parts/ with both halves,
+ * next to its images/NAME.proto. The drivers (dump.c, restore.c) call the
+ * hooks of every part in table order (parts.c); a hook left NULL is
+ * skipped. Parts use task/, proc/, image/ and core/, never each other.
+ */
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include "core/opts.h"
+#include "proc/proc.h"
+#include "task/batch.h"
+#include "task/infect.h"
+
+enum part_id {
+	PART_FDINFO,
+	PART_FS,
+	PART_SCHED,
+	PART_MM,
+	PART_RLIMIT,
+	PART_TASK,
+	PART_SIGACT,
+	PART_SIGNAL,
+	PART_ITIMER,
+	PART_REGS,
+	PART_CREDS,
+	PART_NR,
+};
+
+struct dump_ctx {
+	int dirfd;			/* the images directory */
+	const struct opts *opts;
+};
+
+/* A task being dumped, frozen by the driver. */
+struct dtask {
+	pid_t pid;
+	pid_t *tids;
+	int nr_threads;
+	struct proc_status status;
+	struct proc_stat stat;
+	struct proc_maps maps;		/* smaps, read after the task was cured */
+	struct user_regs_struct regs;	/* as the task stopped */
+	uint64_t sigmask;
+	void *priv[PART_NR];		/* a part's own data from prepare to dump */
+};
+
+struct rst_ctx {
+	int dirfd;
+	const struct opts *opts;
+};
+
+/* A task being restored. Image data is loaded in the parent. */
+struct rtask {
+	pid_t pid;
+	int fd_base;		/* fds >= fd_base are criu's own in the new task */
+	int *priv_fds;		/* criu's own fds there, closed by the batch */
+	int nr_priv_fds;
+	uint64_t area;		/* the trampoline: executor + batch */
+	size_t area_size;
+	void *img[PART_NR];	/* each part's loaded image */
+	/* filled by loads: how big the batch must be, what the task will map */
+	int batch_entries;
+	size_t batch_data;
+	struct rst_range {
+		uint64_t start, end;
+	} *used;
+	int nr_used;
+};
+
+struct part {
+	const char *name;
+	enum part_id id;
+	/* dump: refuse what is not supported, before anything is changed */
+	int (*check)(struct dump_ctx *dc, struct dtask *t);
+	/* dump: queue system calls to run inside the task */
+	int (*prepare)(struct dump_ctx *dc, struct dtask *t, struct batch *b);
+	/* dump: write the image, with the batch's results */
+	int (*dump)(struct dump_ctx *dc, struct dtask *t, struct batch *b);
+	/* restore, in criu: read and validate the image into t->img[id] */
+	int (*load)(struct rst_ctx *rc, struct rtask *t);
+	/* restore, in the new task, as ordinary code, before it stops */
+	int (*child)(struct rst_ctx *rc, struct rtask *t);
+	/* restore, in the new task: queue system calls for the executor */
+	int (*batch)(struct rst_ctx *rc, struct rtask *t, struct batch *b);
+	/* restore, in criu, via ptrace, after the batch and the trampoline are gone */
+	int (*final)(struct rst_ctx *rc, struct rtask *t);
+	void (*release)(struct rtask *t);
+};
+
+extern const struct part *const parts[PART_NR];
+
+/* In the new task: move @fd to criu's private range and remember it. */
+int rst_private_fd(struct rtask *t, int fd);
+
+#endif

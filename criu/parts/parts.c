@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The table the drivers walk. Order matters on restore: files and the
+ * filesystem context are set up by the new task itself, then the batch
+ * builds memory first, task attributes and signals next, credentials last;
+ * registers are put in by criu once the trampoline is gone.
+ */
+#include "parts/part.h"
+
+extern const struct part part_fdinfo, part_fs, part_sched, part_rlimit, part_mm,
+	part_task, part_sigact, part_signal, part_itimer, part_regs, part_creds;
+
+const struct part *const parts[PART_NR] = {
+	[PART_FDINFO] = &part_fdinfo,
+	[PART_FS] = &part_fs,
+	[PART_SCHED] = &part_sched,
+	[PART_MM] = &part_mm,
+	[PART_RLIMIT] = &part_rlimit,
+	[PART_TASK] = &part_task,
+	[PART_SIGACT] = &part_sigact,
+	[PART_SIGNAL] = &part_signal,
+	[PART_ITIMER] = &part_itimer,
+	[PART_REGS] = &part_regs,
+	[PART_CREDS] = &part_creds,
+};

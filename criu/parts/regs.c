@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * CPU registers: general purpose (with fs/gs base) and the XSAVE area,
+ * read and written from outside with ptrace.
+ *
+ * A task interrupted inside a system call stops with the kernel's restart
+ * code in rax; the kernel would fix that up on its way back to user space.
+ * The image holds the state that fix-up would produce, so restore only has
+ * to load it: restartable calls are re-executed, calls whose restart needs
+ * kernel state we cannot carry (restart_syscall) return EINTR instead.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "image/image.h"
+#include "parts/part.h"
+#include "task/ptrace.h"
+#include "regs.pb-c.h"
+
+#define ERESTARTSYS		512
+#define ERESTARTNOINTR		513
+#define ERESTARTNOHAND		514
+#define ERESTART_RESTARTBLOCK	516
+
+/* offsetof(struct xregs_state, header.xfeatures) / xsave sw bytes */
+#define XSAVE_XFEATURES_OFF	512
+#define XSAVE_SW_BYTES_OFF	464
+#define XSAVE_MIN		576
+
+struct regs_loaded {
+	RegsEntry *e;
+	struct user_regs_struct regs;
+};
+
+static int fixup_syscall(pid_t pid, struct user_regs_struct *r)
+{
+	if ((long)r->orig_rax < 0)
+		return 0;
+	switch ((long)r->rax) {
+	case -ERESTARTSYS:
+	case -ERESTARTNOINTR:
+	case -ERESTARTNOHAND:
+		r->rax = r->orig_rax;
+		r->rip -= 2;
+		break;
+	case -ERESTART_RESTARTBLOCK:
+		pr_info("Task %d: syscall %lld interrupted, it will return EINTR",
+			pid, r->orig_rax);
+		r->rax = -EINTR;
+		return 1;
+	}
+	return 0;
+}
+
+#define R(f, g) e->f = r->g
+
+static void to_image(const struct user_regs_struct *r, UserRegsX86 *e)
+{
+	R(r15, r15); R(r14, r14); R(r13, r13); R(r12, r12); R(bp, rbp); R(bx, rbx);
+	R(r11, r11); R(r10, r10); R(r9, r9); R(r8, r8); R(ax, rax); R(cx, rcx);
+	R(dx, rdx); R(si, rsi); R(di, rdi); R(orig_ax, orig_rax); R(ip, rip);
+	R(cs, cs); R(flags, eflags); R(sp, rsp); R(ss, ss); R(fs_base, fs_base);
+	R(gs_base, gs_base); R(ds, ds); R(es, es); R(fs, fs); R(gs, gs);
+}
+
+#undef R
+#define R(f, g) r->g = e->f
+
+static void from_image(const UserRegsX86 *e, struct user_regs_struct *r)
+{
+	R(r15, r15); R(r14, r14); R(r13, r13); R(r12, r12); R(bp, rbp); R(bx, rbx);
+	R(r11, r11); R(r10, r10); R(r9, r9); R(r8, r8); R(ax, rax); R(cx, rcx);
+	R(dx, rdx); R(si, rsi); R(di, rdi); R(orig_ax, orig_rax); R(ip, rip);
+	R(cs, cs); R(flags, eflags); R(sp, rsp); R(ss, ss); R(fs_base, fs_base);
+	R(gs_base, gs_base); R(ds, ds); R(es, es); R(fs, fs); R(gs, gs);
+}
+
+#undef R
+
+static int regs_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+{
+	RegsEntry e = REGS_ENTRY__INIT;
+	UserRegsX86 gp = USER_REGS_X86__INIT;
+	struct user_regs_struct r = t->regs;
+	void *xs = NULL;
+	size_t xlen;
+	int ret;
+
+	e.tid = t->pid;
+	e.has_syscall_interrupted = 1;
+	e.syscall_interrupted = fixup_syscall(t->pid, &r);
+	r.orig_rax = -1;
+	to_image(&r, &gp);
+	e.gpregs = &gp;
+	if (ptrace_get_xstate(t->pid, &xs, &xlen))
+		return -1;
+	e.has_xstate = 1;
+	e.xstate.data = xs;
+	e.xstate.len = xlen;
+	if (xlen >= XSAVE_MIN) {
+		e.has_xfeatures = 1;
+		memcpy(&e.xfeatures, (char *)xs + XSAVE_SW_BYTES_OFF + 8, 8);
+	}
+	ret = img_write(dc->dirfd, IMG_REGS, t->pid, &e.base);
+	free(xs);
+	return ret;
+}
+
+static int regs_load(struct rst_ctx *rc, struct rtask *t)
+{
+	struct regs_loaded *l = xzalloc(sizeof(*l));
+
+	if (!l)
+		return -1;
+	t->img[PART_REGS] = l;
+	if (img_read(rc->dirfd, IMG_REGS, t->pid, (void **)&l->e, 0) < 0)
+		return -1;
+	if (l->e->has_xstate && (l->e->xstate.len < XSAVE_MIN ||
+				 l->e->xstate.len > (64 << 10))) {
+		pr_err("Task %d: image regs has an xstate of %zu bytes", t->pid,
+		       l->e->xstate.len);
+		return -1;
+	}
+	from_image(l->e->gpregs, &l->regs);
+	if (l->regs.cs != 0x33 || l->regs.ss != 0x2b) {
+		pr_err("Task %d: image regs has segments cs %#llx ss %#llx, not 64-bit user ones",
+		       t->pid, l->regs.cs, l->regs.ss);
+		return -1;
+	}
+	return 0;
+}
+
+static int regs_final(struct rst_ctx *rc, struct rtask *t)
+{
+	struct regs_loaded *l = t->img[PART_REGS];
+
+	if (ptrace_set_regs(t->pid, &l->regs))
+		return -1;
+	if (l->e->has_xstate &&
+	    ptrace_set_xstate(t->pid, l->e->xstate.data, l->e->xstate.len))
+		return -1;
+	return 0;
+}
+
+static void regs_release(struct rtask *t)
+{
+	struct regs_loaded *l = t->img[PART_REGS];
+
+	if (!l)
+		return;
+	img_free(IMG_REGS, l->e);
+	free(l);
+	t->img[PART_REGS] = NULL;
+}
+
+const struct part part_regs = {
+	.name = "regs",
+	.id = PART_REGS,
+	.dump = regs_dump,
+	.load = regs_load,
+	.final = regs_final,
+	.release = regs_release,
+};

@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: GPL-2.0
+/* SCAFFOLD: being written; replaced before commit. */
+#include "parts/part.h"
+
+const struct part part_sched = {
+	.name = "sched",
+	.id = PART_SCHED,
+};

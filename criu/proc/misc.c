@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0
+/* /proc/PID/limits, fdinfo, task/ and children. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "proc/proc.h"
+
+static const struct {
+	const char *name;
+	int res;
+} limit_names[] = {
+	{ "Max cpu time", RLIMIT_CPU },
+	{ "Max file size", RLIMIT_FSIZE },
+	{ "Max data size", RLIMIT_DATA },
+	{ "Max stack size", RLIMIT_STACK },
+	{ "Max core file size", RLIMIT_CORE },
+	{ "Max resident set", RLIMIT_RSS },
+	{ "Max processes", RLIMIT_NPROC },
+	{ "Max open files", RLIMIT_NOFILE },
+	{ "Max locked memory", RLIMIT_MEMLOCK },
+	{ "Max address space", RLIMIT_AS },
+	{ "Max file locks", RLIMIT_LOCKS },
+	{ "Max pending signals", RLIMIT_SIGPENDING },
+	{ "Max msgqueue size", RLIMIT_MSGQUEUE },
+	{ "Max nice priority", RLIMIT_NICE },
+	{ "Max realtime priority", RLIMIT_RTPRIO },
+	{ "Max realtime timeout", RLIMIT_RTTIME },
+};
+
+static int parse_limit_value(const char *s, uint64_t *v)
+{
+	char *end;
+
+	while (*s == ' ')
+		s++;
+	if (!strncmp(s, "unlimited", 9)) {
+		*v = RLIM_INFINITY;
+		return 9;
+	}
+	*v = strtoull(s, &end, 10);
+	return end == s ? -1 : (int)(end - s);
+}
+
+int proc_parse_limits(const char *buf, struct proc_rlimit *lim, int nr)
+{
+	const char *line = buf, *p;
+	int found = 0, n;
+	size_t i, len;
+
+	for (; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		for (i = 0; i < ARRAY_SIZE(limit_names); i++) {
+			len = strlen(limit_names[i].name);
+			if (strncmp(line, limit_names[i].name, len) || line[len] != ' ')
+				continue;
+			if (limit_names[i].res >= nr)
+				break;
+			p = line + len;
+			lim[found].resource = limit_names[i].res;
+			n = parse_limit_value(p, &lim[found].cur);
+			if (n < 0)
+				return -1;
+			p += strspn(p, " ") + n;
+			if (parse_limit_value(p, &lim[found].max) < 0)
+				return -1;
+			found++;
+			break;
+		}
+	}
+	return found;
+}
+
+int proc_read_limits(pid_t pid, struct proc_rlimit *lim, int nr)
+{
+	char path[64];
+	char *buf;
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", pid);
+	buf = read_file(-1, path, NULL);
+	if (!buf) {
+		pr_perror("Can't read %s", path);
+		return -1;
+	}
+	ret = proc_parse_limits(buf, lim, nr);
+	if (ret < 0)
+		pr_err("Can't parse %s", path);
+	free(buf);
+	return ret;
+}
+
+int proc_parse_fdinfo(const char *buf, struct proc_fdinfo *fi)
+{
+	int seen = 0;
+
+	memset(fi, 0, sizeof(*fi));
+	for (; buf && *buf; buf = strchr(buf, '\n'), buf = buf ? buf + 1 : NULL) {
+		if (!strncmp(buf, "pos:", 4))
+			seen += sscanf(buf + 4, "%llu", (unsigned long long *)&fi->pos) == 1;
+		else if (!strncmp(buf, "flags:", 6))
+			seen += sscanf(buf + 6, "%o", &fi->flags) == 1;
+		else if (!strncmp(buf, "mnt_id:", 7))
+			sscanf(buf + 7, "%d", &fi->mnt_id);
+	}
+	return seen == 2 ? 0 : -1;
+}
+
+int proc_read_fdinfo(pid_t pid, int fd, struct proc_fdinfo *fi)
+{
+	char path[64];
+	char *buf;
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	buf = read_file(-1, path, NULL);
+	if (!buf) {
+		pr_perror("Can't read %s", path);
+		return -1;
+	}
+	ret = proc_parse_fdinfo(buf, fi);
+	if (ret)
+		pr_err("Can't parse %s", path);
+	free(buf);
+	return ret;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	return *(const pid_t *)a - *(const pid_t *)b;
+}
+
+int proc_list_threads(pid_t pid, pid_t **tids)
+{
+	char path[64];
+	struct dirent *de;
+	pid_t *list = NULL, *n;
+	int nr = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d) {
+		pr_perror("Can't open %s", path);
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		n = xrealloc(list, (nr + 1) * sizeof(*list));
+		if (!n) {
+			free(list);
+			closedir(d);
+			return -1;
+		}
+		list = n;
+		list[nr++] = atoi(de->d_name);
+	}
+	closedir(d);
+	qsort(list, nr, sizeof(*list), cmp_pid);
+	*tids = list;
+	return nr;
+}
+
+int proc_list_children(pid_t pid, pid_t tid, pid_t **pids)
+{
+	char path[80];
+	char *buf, *p, *end;
+	pid_t *list = NULL, *n;
+	int nr = 0;
+	long v;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, tid);
+	buf = read_file(-1, path, NULL);
+	if (!buf) {
+		pr_perror("Can't read %s", path);
+		return -1;
+	}
+	for (p = buf;; p = end) {
+		v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		n = xrealloc(list, (nr + 1) * sizeof(*list));
+		if (!n) {
+			free(list);
+			free(buf);
+			return -1;
+		}
+		list = n;
+		list[nr++] = v;
+	}
+	free(buf);
+	*pids = list;
+	return nr;
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_PROC_PROC_H
+#define CRIU_PROC_PROC_H
+
+/*
+ * Parsers for /proc/PID files. Each fills a plain struct and knows nothing
+ * about images or ptrace. Functions taking a buffer are the parsers proper
+ * (unit tested); the ones taking a pid read the file first.
+ */
+#include <stdint.h>
+#include <sys/types.h>
+
+/* VmFlags from smaps that restore must reproduce. */
+#define VMF_GROWSDOWN	(1u << 0)	/* gd */
+#define VMF_DONTCOPY	(1u << 1)	/* dc */
+#define VMF_DONTEXPAND	(1u << 2)	/* de */
+#define VMF_DONTDUMP	(1u << 3)	/* dd */
+#define VMF_HUGEPAGE	(1u << 4)	/* hg */
+#define VMF_NOHUGEPAGE	(1u << 5)	/* nh */
+#define VMF_MERGEABLE	(1u << 6)	/* mg */
+#define VMF_WIPEONFORK	(1u << 7)	/* wf */
+#define VMF_LOCKED	(1u << 8)	/* lo */
+#define VMF_SHARED	(1u << 9)	/* sh */
+#define VMF_MAYREAD	(1u << 10)	/* mr */
+#define VMF_IO		(1u << 11)	/* io */
+#define VMF_PFNMAP	(1u << 12)	/* pf */
+#define VMF_SEALED	(1u << 13)	/* sl */
+#define VMF_MAYWRITE	(1u << 14)	/* mw */
+
+struct proc_vma {
+	uint64_t start, end;
+	uint64_t pgoff;
+	unsigned int prot;	/* PROT_* */
+	int shared;		/* 's' in the perms column */
+	unsigned int dev_major, dev_minor;
+	uint64_t ino;
+	unsigned int vmflags;	/* VMF_* (only when parsed from smaps) */
+	char *path;		/* NULL for anonymous; "[heap]" etc. for special */
+};
+
+struct proc_maps {
+	struct proc_vma *vma;
+	int nr;
+};
+
+int proc_parse_maps(char *buf, struct proc_maps *maps);
+int proc_read_maps(pid_t pid, int smaps, struct proc_maps *maps);
+void proc_maps_free(struct proc_maps *maps);
+
+struct proc_status {
+	char name[64];
+	int tgid, pid, ppid, tracer;
+	unsigned int uid[4], gid[4];	/* real, effective, saved, fs */
+	unsigned int *groups;
+	int ngroups;
+	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
+	uint64_t sig_pnd, shd_pnd, sig_blk, sig_ign, sig_cgt;
+	int threads;
+	int umask;		/* -1 when the kernel does not show it */
+	int no_new_privs;
+	int seccomp;
+	char state;
+};
+
+int proc_parse_status(char *buf, struct proc_status *st);
+int proc_read_status(pid_t pid, struct proc_status *st);
+void proc_status_free(struct proc_status *st);
+
+struct proc_stat {
+	int pid;
+	char comm[64];
+	char state;
+	int ppid, pgid, sid;
+	long priority, nice;
+	long num_threads;
+	uint64_t starttime;
+	uint64_t start_code, end_code, start_stack;
+	uint64_t start_data, end_data, start_brk;
+	uint64_t arg_start, arg_end, env_start, env_end;
+	unsigned int rt_priority, policy;
+	int exit_code;
+};
+
+int proc_parse_stat(const char *buf, struct proc_stat *st);
+int proc_read_stat(pid_t pid, pid_t tid, struct proc_stat *st);
+
+struct proc_rlimit {
+	int resource;
+	uint64_t cur, max;	/* RLIM_INFINITY for "unlimited" */
+};
+
+/* Fills lim[RLIM_NLIMITS]; returns the number found or -1. */
+int proc_parse_limits(const char *buf, struct proc_rlimit *lim, int nr);
+int proc_read_limits(pid_t pid, struct proc_rlimit *lim, int nr);
+
+struct proc_fdinfo {
+	uint64_t pos;
+	unsigned int flags;	/* O_* as the kernel shows them, octal */
+	int mnt_id;
+};
+
+int proc_parse_fdinfo(const char *buf, struct proc_fdinfo *fi);
+int proc_read_fdinfo(pid_t pid, int fd, struct proc_fdinfo *fi);
+
+/*
+ * Pages of [start, end) worth saving: present or swapped, and, with
+ * @anon_only, not backed by the file (copy-on-write copies). The zero page
+ * is skipped. Calls @cb for each run of such pages. Uses the PAGEMAP_SCAN
+ * ioctl where the kernel has it, else reads /proc/PID/pagemap.
+ */
+typedef int (*pagemap_cb)(void *arg, uint64_t start, uint64_t end);
+int pagemap_scan(int pagemap_fd, uint64_t start, uint64_t end, int anon_only,
+		 pagemap_cb cb, void *arg);
+
+/* Returns the tids of /proc/PID/task (sorted) or the pids of .../children. */
+int proc_list_threads(pid_t pid, pid_t **tids);
+int proc_list_children(pid_t pid, pid_t tid, pid_t **pids);
+
+#endif

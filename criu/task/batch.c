@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <string.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "task/batch.h"
+
+extern const char executor_code_start[], executor_code_end[], executor_syscall_insn[];
+
+#define CODE_SIZE	PAGE_SIZE
+
+static size_t ent_off(void)
+{
+	return CODE_SIZE;
+}
+
+static size_t desc_off(int max)
+{
+	return ent_off() + max * sizeof(struct sc_entry);
+}
+
+static size_t data_off(int max)
+{
+	return desc_off(max) + max * SC_DESC_LEN;
+}
+
+size_t batch_area_size(int max_entries, size_t data)
+{
+	return (data_off(max_entries) + data + PAGE_SIZE - 1) & PAGE_MASK;
+}
+
+int batch_init(struct batch *b, void *local, uint64_t remote, size_t size, int max)
+{
+	if (data_off(max) > size)
+		return -1;
+	b->local = local;
+	b->remote = remote;
+	b->size = size;
+	b->nr = 0;
+	b->max = max;
+	b->data_used = 0;
+	memcpy(b->local, executor_code_start, executor_code_end - executor_code_start);
+	return 0;
+}
+
+int batch_add(struct batch *b, const char *desc, long nr, const long args[6])
+{
+	struct sc_entry *e;
+
+	if (b->nr == b->max) {
+		pr_err("Syscall batch is full (%d entries) at '%s'", b->max, desc);
+		return -1;
+	}
+	e = batch_entry(b, b->nr);
+	e->nr = nr;
+	memcpy(e->args, args, sizeof(e->args));
+	e->ret = -1;
+	strncpy((char *)b->local + desc_off(b->max) + b->nr * SC_DESC_LEN, desc,
+		SC_DESC_LEN - 1);
+	return b->nr++;
+}
+
+uint64_t batch_put(struct batch *b, const void *data, size_t len)
+{
+	size_t off = data_off(b->max) + b->data_used;
+
+	if (off + len > b->size) {
+		pr_err("Syscall batch data area is full (%zu bytes)", b->size);
+		return 0;
+	}
+	if (data)
+		memcpy(b->local + off, data, len);
+	else
+		memset(b->local + off, 0, len);
+	b->data_used += (len + 15) & ~15UL;
+	return b->remote + off;
+}
+
+void *batch_local(struct batch *b, uint64_t remote)
+{
+	return b->local + (remote - b->remote);
+}
+
+struct sc_entry *batch_entry(struct batch *b, int idx)
+{
+	return (struct sc_entry *)(b->local + ent_off()) + idx;
+}
+
+const char *batch_desc(struct batch *b, int idx)
+{
+	char *d = (char *)b->local + desc_off(b->max) + idx * SC_DESC_LEN;
+
+	d[SC_DESC_LEN - 1] = '\0';
+	return d;
+}
+
+uint64_t batch_entries_remote(struct batch *b)
+{
+	return b->remote + ent_off();
+}
+
+uint64_t batch_code_remote(struct batch *b)
+{
+	return b->remote;
+}
+
+uint64_t batch_syscall_insn(struct batch *b)
+{
+	return b->remote + (executor_syscall_insn - executor_code_start);
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_TASK_INFECT_H
+#define CRIU_TASK_INFECT_H
+
+#include <stdint.h>
+#include <sys/user.h>
+
+#include "proc/proc.h"
+#include "task/batch.h"
+
+/*
+ * Running system calls inside a stopped (seized) task: a scratch area is
+ * mapped with one injected mmap through a syscall instruction found in the
+ * task's vDSO, the executor and a batch are copied there and run in one
+ * round trip, and everything is removed again by infect_stop().
+ */
+struct infect {
+	pid_t pid;
+	struct user_regs_struct regs;	/* the task's own registers */
+	uint64_t sigmask;
+	uint64_t sc_ip;			/* a syscall instruction in the vDSO */
+	uint64_t area;
+	size_t size;
+	int started;
+};
+
+int infect_start(struct infect *inf, pid_t pid, const struct user_regs_struct *regs,
+		 uint64_t sigmask, const struct proc_maps *maps, size_t size);
+int infect_run(struct infect *inf, struct batch *b);
+/* Removes the scratch area, puts back registers and mask. Idempotent. */
+int infect_stop(struct infect *inf);
+
+/* Runs the executor over @b in a stopped task; shared with restore. */
+int executor_run(pid_t pid, const struct user_regs_struct *base, struct batch *b,
+		 uint64_t sp);
+
+#endif

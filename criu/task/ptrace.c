@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <elf.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "task/ptrace.h"
+
+#define XSTATE_MAX	(64 << 10)
+
+int ptrace_wait(pid_t tid, int *status)
+{
+	pid_t ret;
+
+	do {
+		ret = waitpid(tid, status, __WALL);
+	} while (ret < 0 && errno == EINTR);
+	if (ret < 0) {
+		pr_perror("Task %d: wait failed", tid);
+		return -1;
+	}
+	if (!WIFSTOPPED(*status)) {
+		if (WIFEXITED(*status))
+			pr_err("Task %d exited with %d while being traced", tid,
+			       WEXITSTATUS(*status));
+		else
+			pr_err("Task %d was killed by signal %d while being traced",
+			       tid, WTERMSIG(*status));
+		return -1;
+	}
+	return 0;
+}
+
+int ptrace_seize_stop(pid_t tid)
+{
+	int status;
+
+	if (ptrace(PTRACE_SEIZE, tid, 0, PTRACE_O_TRACESYSGOOD)) {
+		pr_perror("Task %d: can't seize it", tid);
+		return -1;
+	}
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0)) {
+		pr_perror("Task %d: can't interrupt it", tid);
+		goto detach;
+	}
+	for (;;) {
+		if (ptrace_wait(tid, &status))
+			return -1;
+		if (status >> 16 == PTRACE_EVENT_STOP)
+			return 0;
+		/*
+		 * A signal arrived before our interrupt: let it be delivered
+		 * as the kernel would, the interrupt stop comes next.
+		 */
+		if (ptrace(PTRACE_CONT, tid, 0, WSTOPSIG(status))) {
+			pr_perror("Task %d: can't continue it", tid);
+			goto detach;
+		}
+	}
+detach:
+	ptrace(PTRACE_DETACH, tid, 0, 0);
+	return -1;
+}
+
+int ptrace_get_regs(pid_t tid, struct user_regs_struct *regs)
+{
+	if (ptrace(PTRACE_GETREGS, tid, 0, regs)) {
+		pr_perror("Task %d: can't get registers", tid);
+		return -1;
+	}
+	return 0;
+}
+
+int ptrace_set_regs(pid_t tid, const struct user_regs_struct *regs)
+{
+	if (ptrace(PTRACE_SETREGS, tid, 0, regs)) {
+		pr_perror("Task %d: can't set registers", tid);
+		return -1;
+	}
+	return 0;
+}
+
+int ptrace_get_xstate(pid_t tid, void **buf, size_t *len)
+{
+	struct iovec iov;
+	void *p = xmalloc(XSTATE_MAX);
+
+	if (!p)
+		return -1;
+	iov.iov_base = p;
+	iov.iov_len = XSTATE_MAX;
+	if (ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, &iov)) {
+		pr_perror("Task %d: can't get the xstate", tid);
+		free(p);
+		return -1;
+	}
+	*buf = p;
+	*len = iov.iov_len;
+	return 0;
+}
+
+int ptrace_set_xstate(pid_t tid, const void *buf, size_t len)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	if (ptrace(PTRACE_SETREGSET, tid, NT_X86_XSTATE, &iov)) {
+		pr_perror("Task %d: can't set the xstate (%zu bytes)", tid, len);
+		return -1;
+	}
+	return 0;
+}
+
+int ptrace_get_sigmask(pid_t tid, uint64_t *mask)
+{
+	if (ptrace(PTRACE_GETSIGMASK, tid, sizeof(*mask), mask)) {
+		pr_perror("Task %d: can't get the signal mask", tid);
+		return -1;
+	}
+	return 0;
+}
+
+int ptrace_set_sigmask(pid_t tid, uint64_t mask)
+{
+	if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(mask), &mask)) {
+		pr_perror("Task %d: can't set the signal mask", tid);
+		return -1;
+	}
+	return 0;
+}
+
+int ptrace_get_rseq(pid_t tid, struct ptrace_rseq_conf *conf)
+{
+	memset(conf, 0, sizeof(*conf));
+	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, tid, sizeof(*conf), conf) < 0) {
+		if (errno == EIO || errno == EINVAL)
+			return 1;	/* kernel without it: nothing registered */
+		pr_perror("Task %d: can't get the rseq configuration", tid);
+		return -1;
+	}
+	return 0;
+}
+
+static int syscall_stop(pid_t tid, const char *what)
+{
+	int status;
+
+	if (ptrace(PTRACE_SYSCALL, tid, 0, 0)) {
+		pr_perror("Task %d: can't resume it to the syscall %s", tid, what);
+		return -1;
+	}
+	if (ptrace_wait(tid, &status))
+		return -1;
+	if (WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+		pr_err("Task %d: stopped by signal %d instead of at syscall %s",
+		       tid, WSTOPSIG(status), what);
+		return -1;
+	}
+	return 0;
+}
+
+int remote_syscall(pid_t tid, const struct user_regs_struct *base, uint64_t ip,
+		   long *ret, long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	struct user_regs_struct regs = *base;
+
+	regs.rip = ip;
+	regs.rax = nr;
+	regs.orig_rax = -1;	/* no syscall restart on the way out of the stop */
+	regs.rdi = a0;
+	regs.rsi = a1;
+	regs.rdx = a2;
+	regs.r10 = a3;
+	regs.r8 = a4;
+	regs.r9 = a5;
+	if (ptrace_set_regs(tid, &regs))
+		return -1;
+	if (syscall_stop(tid, "entry") || syscall_stop(tid, "exit"))
+		return -1;
+	if (ptrace_get_regs(tid, &regs))
+		return -1;
+	*ret = regs.rax;
+	return 0;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_TASK_PTRACE_H
+#define CRIU_TASK_PTRACE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+/* Added in 5.13; Debian 12's headers (6.1) have it, kept for older ones. */
+#ifndef PTRACE_GET_RSEQ_CONFIGURATION
+#define PTRACE_GET_RSEQ_CONFIGURATION	0x420f
+#endif
+
+struct ptrace_rseq_conf {
+	uint64_t rseq_abi_pointer;
+	uint32_t rseq_abi_size;
+	uint32_t signature;
+	uint32_t flags;
+	uint32_t pad;
+};
+
+/* PTRACE_SEIZE + PTRACE_INTERRUPT and wait for the stop. */
+int ptrace_seize_stop(pid_t tid);
+/* Waits for a ptrace stop of @tid; returns the wait status or -1. */
+int ptrace_wait(pid_t tid, int *status);
+int ptrace_get_regs(pid_t tid, struct user_regs_struct *regs);
+int ptrace_set_regs(pid_t tid, const struct user_regs_struct *regs);
+int ptrace_get_xstate(pid_t tid, void **buf, size_t *len);
+int ptrace_set_xstate(pid_t tid, const void *buf, size_t len);
+int ptrace_get_sigmask(pid_t tid, uint64_t *mask);
+int ptrace_set_sigmask(pid_t tid, uint64_t mask);
+int ptrace_get_rseq(pid_t tid, struct ptrace_rseq_conf *conf);
+
+/*
+ * Runs one system call in a stopped tracee: @regs is a register set valid
+ * for the task (its own, saved earlier), @ip points at a syscall
+ * instruction. Stops at syscall entry and exit (PTRACE_SYSCALL), so the
+ * task never executes anything after the instruction. On return the
+ * tracee sits in the syscall-exit stop.
+ */
+int remote_syscall(pid_t tid, const struct user_regs_struct *regs, uint64_t ip,
+		   long *ret, long nr, long a0, long a1, long a2, long a3, long a4, long a5);
+
+#endif

@@ -1,0 +1,29 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Benchmark criu dump/restore against memcpy and a tmpfs write.
+#
+#   scripts/bench.sh [--quick] [bench.py options...]
+#
+# Builds (SKIP_BUILD=1 skips it) and runs test/bench/bench.py, which prints
+# the figures; see `test/bench/bench.py --help`.  Images go to /dev/shm.
+# --quick: a trivial process and 64 MiB, 3 rounds (for CI).
+# The figures are a report: the exit status says only whether criu worked.
+
+set -o errexit -o nounset -o pipefail
+
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+
+args=()
+for a in "$@"; do
+	case "$a" in
+	--quick) args+=(--sizes trivial,64M --runs 3) ;;
+	*) args+=("$a") ;;
+	esac
+done
+
+if [ -z "${SKIP_BUILD:-}" ]; then
+	BUILD_DIR=$BUILD_DIR scripts/build.sh
+fi
+exec python3 test/bench/bench.py --build-dir "$BUILD_DIR" "${args[@]}"

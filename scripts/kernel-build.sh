@@ -1,0 +1,236 @@
+#!/bin/bash
+# Build the test kernel: Debian's linux-source-6.1 + kernel/patches/series,
+# configured from tinyconfig + kernel/config.fragment, plus the selftests
+# listed in kernel/selftests.list (built statically from the patched tree).
+#
+# Usage: scripts/kernel-build.sh [--print-dir] [--no-apply] [--force] [-q]
+#
+#   (no option)   install what is missing, build if needed; the last line on
+#                 stdout is the image directory (bzImage, config, selftests/)
+#   --print-dir   print the image directory of the current inputs and exit 0,
+#                 or exit 1 if it is not built yet (nothing is installed)
+#   --no-apply    build the source tree as it is (for developing patches in
+#                 $CACHE/src/...; the result is NOT cached under the hash)
+#   --force       discard local changes in the source tree when re-applying
+#
+# Environment:
+#   CRIU_KERNEL_CACHE   cache directory (default ~/.cache/criu-kernel)
+#   KERNEL_DEB_VERSION  Debian version of linux-source-6.1 (default: pinned)
+#   KERNEL_JOBS         make -j value (default 2)
+#
+# Heavy work runs under nice -n 19: the machine is shared.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KDIR="$ROOT/kernel"
+DEB_VERSION=${KERNEL_DEB_VERSION:-6.1.192-2}
+CACHE=${CRIU_KERNEL_CACHE:-$HOME/.cache/criu-kernel}
+JOBS=${KERNEL_JOBS:-2}
+SRC="$CACHE/src/linux-$DEB_VERSION"
+OBJ="$CACHE/obj/linux-$DEB_VERSION"
+NICE="nice -n 19"
+PKGS="build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
+      qemu-system-x86 busybox-static git"
+
+mode=build
+apply=1
+force=0
+quiet=0
+for a in "$@"; do
+	case "$a" in
+	--print-dir) mode=print ;;
+	--no-apply) apply=0 ;;
+	--force) force=1 ;;
+	-q) quiet=1 ;;
+	-h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+	*) echo "kernel-build: unknown option $a" >&2; exit 2 ;;
+	esac
+done
+
+log() { [ "$quiet" = 1 ] || echo "kernel-build: $*" >&2; }
+die() { echo "kernel-build: error: $*" >&2; exit 1; }
+
+series_patches() {
+	[ -f "$KDIR/patches/series" ] || return 0
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$KDIR/patches/series" | grep -v '^$' || true
+}
+
+# The cache key: everything that decides what gets built.
+cache_key() {
+	{
+		echo "deb $DEB_VERSION"
+		sha256sum "$KDIR/config.fragment" "$0"
+		[ -f "$KDIR/selftests.list" ] && sha256sum "$KDIR/selftests.list"
+		[ -f "$KDIR/patches/series" ] && sha256sum "$KDIR/patches/series"
+		series_patches | while read -r p; do
+			sha256sum "$KDIR/patches/$p"
+		done
+	} | sed "s|$ROOT/||" | sha256sum | cut -c1-16
+}
+
+KEY=$(cache_key)
+IMG="$CACHE/images/$KEY"
+
+if [ "$mode" = print ]; then
+	[ -f "$IMG/bzImage" ] || exit 1
+	echo "$IMG"
+	exit 0
+fi
+
+if [ "$apply" = 1 ] && [ -f "$IMG/bzImage" ] && [ "$force" = 0 ]; then
+	log "cached: $IMG"
+	echo "$IMG"
+	exit 0
+fi
+
+# --- 1. packages --------------------------------------------------------------
+install_pkgs() {
+	local missing=() p
+	for p in $PKGS; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+			missing+=("$p")
+	done
+	local have
+	have=$(dpkg-query -W -f='${Status} ${Version}' linux-source-6.1 2>/dev/null || true)
+	case "$have" in
+	*"ok installed $DEB_VERSION") ;;
+	*) missing+=("linux-source-6.1=$DEB_VERSION") ;;
+	esac
+	[ ${#missing[@]} = 0 ] && return 0
+	log "installing: ${missing[*]}"
+	local sudo=
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	export DEBIAN_FRONTEND=noninteractive
+	if ! $sudo apt-get install -y --no-install-recommends "${missing[@]}" >&2; then
+		$sudo apt-get update >&2
+		$sudo apt-get install -y --no-install-recommends "${missing[@]}" >&2 ||
+			die "cannot install ${missing[*]} (if linux-source-6.1=$DEB_VERSION is no longer served, set KERNEL_DEB_VERSION and check that kernel/patches still apply)"
+	fi
+}
+install_pkgs
+
+# --- 2. pristine source as a git tree ------------------------------------------
+git_k() { git -C "$SRC" -c user.name=kernel-build -c user.email=kernel-build@localhost "$@"; }
+
+if [ ! -e "$SRC/.git/refs/tags/pristine" ] && ! git -C "$SRC" rev-parse -q --verify pristine >/dev/null 2>&1; then
+	log "unpacking linux-source-6.1 $DEB_VERSION into $SRC"
+	rm -rf "$SRC" "$SRC.tmp"
+	mkdir -p "$SRC.tmp"
+	$NICE tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$SRC.tmp" --strip-components=1
+	git -C "$SRC.tmp" init -q
+	git -C "$SRC.tmp" config core.autocrlf false
+	git -C "$SRC.tmp" config gc.auto 0
+	$NICE git -C "$SRC.tmp" add -A -f
+	git -C "$SRC.tmp" -c user.name=kernel-build -c user.email=kernel-build@localhost \
+		commit -q -m "Linux $DEB_VERSION (Debian linux-source-6.1)"
+	git -C "$SRC.tmp" tag pristine
+	mv "$SRC.tmp" "$SRC"
+fi
+
+# --- 3. apply the series --------------------------------------------------------
+# The patched tree is computed in a private index, then checked out: git only
+# rewrites files whose content differs, so unchanged files keep their mtime
+# and the rebuild stays incremental.
+if [ "$apply" = 1 ]; then
+	if [ "$force" = 0 ] && [ -n "$(git -C "$SRC" status --porcelain --untracked-files=no)" ]; then
+		die "$SRC has uncommitted changes; commit them, or pass --force to discard them"
+	fi
+	idx=$(mktemp)
+	trap 'rm -f "$idx"' EXIT
+	GIT_INDEX_FILE=$idx git -C "$SRC" read-tree pristine
+	while read -r p; do
+		[ -n "$p" ] || continue
+		GIT_INDEX_FILE=$idx git -C "$SRC" apply --cached --whitespace=nowarn "$KDIR/patches/$p" ||
+			die "patch $p does not apply"
+	done < <(series_patches)
+	tree=$(GIT_INDEX_FILE=$idx git -C "$SRC" write-tree)
+	if [ "$(git -C "$SRC" rev-parse 'HEAD^{tree}')" != "$tree" ]; then
+		commit=$(git_k commit-tree "$tree" -p pristine -m "kernel/patches/series $KEY")
+		git_k checkout -q -f -B series "$commit"
+		log "applied $(series_patches | wc -l) patch(es)"
+	fi
+fi
+
+# --- 4. configure ------------------------------------------------------------------
+mkdir -p "$OBJ"
+kmake() { $NICE make -C "$SRC" O="$OBJ" ARCH=x86_64 -j"$JOBS" "$@"; }
+
+cfgtmp="$OBJ/.config.wanted"
+(
+	cd "$OBJ"
+	# Configure in a scratch copy so an unchanged result keeps the old
+	# .config (and its mtime) untouched.
+	tmp=$(mktemp -d)
+	make -s -C "$SRC" O="$tmp" ARCH=x86_64 tinyconfig >/dev/null
+	"$SRC/scripts/kconfig/merge_config.sh" -m -O "$tmp" "$tmp/.config" "$KDIR/config.fragment" >/dev/null
+	make -s -C "$SRC" O="$tmp" ARCH=x86_64 olddefconfig >/dev/null
+	cp "$tmp/.config" "$cfgtmp"
+	rm -rf "$tmp"
+)
+bad=0
+while read -r line; do
+	case "$line" in
+	CONFIG_*=*)
+		grep -qxF "$line" "$cfgtmp" || { echo "kernel-build: config: $line did not stick" >&2; bad=1; } ;;
+	"# CONFIG_"*" is not set")
+		sym=${line#\# }; sym=${sym% is not set}
+		! grep -q "^$sym=" "$cfgtmp" || { echo "kernel-build: config: $sym should be off" >&2; bad=1; } ;;
+	esac
+done < "$KDIR/config.fragment"
+[ "$bad" = 0 ] || die "config fragment not satisfied (see above)"
+if ! cmp -s "$cfgtmp" "$OBJ/.config"; then
+	cp "$cfgtmp" "$OBJ/.config"
+	log "configuration updated"
+fi
+
+# --- 5. build --------------------------------------------------------------------------
+log "building bzImage in $OBJ (make -j$JOBS, nice 19)"
+start=$(date +%s)
+if [ "$quiet" = 1 ]; then
+	kmake bzImage >"$OBJ/build.log" 2>&1 || { tail -50 "$OBJ/build.log" >&2; die "kernel build failed"; }
+else
+	kmake bzImage >&2
+fi
+kmake -s headers_install >/dev/null
+
+# --- 6. selftests (static, from the patched tree) -------------------------------------------
+stdir="$OBJ/selftests"
+rm -rf "$stdir"
+mkdir -p "$stdir"
+if [ -f "$KDIR/selftests.list" ]; then
+	while read -r src; do
+		src=${src%%#*}
+		src=$(echo "$src" | xargs)
+		[ -n "$src" ] || continue
+		[ -f "$SRC/$src" ] || { log "selftest $src is not in the tree (series not applied?), skipped"; continue; }
+		name=$(basename "$src" .c)
+		$NICE gcc -static -O2 -Wall -I"$OBJ/usr/include" -I"$(dirname "$SRC/$src")" \
+			-o "$stdir/$name" "$SRC/$src" -lpthread ||
+			die "selftest $src does not build"
+	done < "$KDIR/selftests.list"
+fi
+end=$(date +%s)
+log "build took $((end - start)) s"
+
+# --- 7. publish ----------------------------------------------------------------------------------
+if [ "$apply" = 0 ]; then
+	out="$CACHE/images/dev"
+else
+	out="$IMG"
+fi
+rm -rf "$out.tmp"
+mkdir -p "$out.tmp"
+cp "$OBJ/arch/x86/boot/bzImage" "$out.tmp/bzImage"
+cp "$OBJ/.config" "$out.tmp/config"
+cp -r "$stdir" "$out.tmp/selftests"
+{
+	echo "debian_version=$DEB_VERSION"
+	echo "key=$KEY"
+	echo "series_head=$(git -C "$SRC" rev-parse HEAD)"
+	echo "build_seconds=$((end - start))"
+} > "$out.tmp/info"
+rm -rf "$out"
+mv "$out.tmp" "$out"
+ln -sfn "$out" "$CACHE/current"
+log "image: $out"
+echo "$out"

@@ -1,0 +1,175 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The tests: install the dependencies, build, then run
+#   1. the unit tests           meson test -C build --print-errorlogs
+#   2. the python unit tests    pytest test/unit       (when there are any)
+#   3. the zdtm suite           pytest test/zdtm
+#   4. a short fuzz run         build/test/fuzz/fuzz_image, 60 s (when built)
+# Every step runs even when an earlier one failed; the exit status is 0 only
+# when all of them passed.
+#
+# Environment: SKIP_DEPS=1 skips the install, SKIP_BUILD=1 the build,
+# FUZZ_TIME=seconds sets the fuzz run's length (0 skips it),
+# PYTEST_ARGS adds arguments to both pytest runs (e.g. "-k timerfd").
+
+set -o nounset -o pipefail
+
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+FUZZ_TIME=${FUZZ_TIME:-60}
+PYTEST_ARGS=${PYTEST_ARGS:-}
+
+failed=()
+passed=()
+# Test counts gathered from the runners' own summaries, for the last line.
+n_passed=0
+n_failed=0
+n_skipped=0
+failed_before_step=0
+OUT=$(mktemp /tmp/criu-test-out.XXXXXX)
+trap 'rm -f "$OUT"' EXIT
+
+# count FILE: add up a pytest summary ("3 passed, 1 failed, 2 skipped in 1s")
+# or a meson one ("Ok: 3", "Fail: 1", "Skipped: 2") found in FILE.
+count()
+{
+	local line n
+
+	line=$(grep -E '^=* *[0-9]+ (passed|failed|error|skipped|deselected)|no tests ran' "$1" | tail -n 1)
+	if [ -n "$line" ]; then
+		n=$(grep -oE '[0-9]+ passed' <<<"$line" | cut -d' ' -f1)
+		n_passed=$((n_passed + ${n:-0}))
+		n=$(grep -oE '[0-9]+ (failed|errors?)' <<<"$line" | cut -d' ' -f1 | awk '{ s += $1 } END { print s + 0 }')
+		n_failed=$((n_failed + ${n:-0}))
+		n=$(grep -oE '[0-9]+ skipped' <<<"$line" | cut -d' ' -f1)
+		n_skipped=$((n_skipped + ${n:-0}))
+		return
+	fi
+	n=$(grep -oE '^Ok: +[0-9]+' "$1" | grep -oE '[0-9]+$')
+	n_passed=$((n_passed + ${n:-0}))
+	n=$(grep -oE '^(Fail|Unexpected Pass|Timeout): +[0-9]+' "$1" | grep -oE '[0-9]+$' | awk '{ s += $1 } END { print s + 0 }')
+	n_failed=$((n_failed + ${n:-0}))
+	n=$(grep -oE '^(Skipped|Expected Fail): +[0-9]+' "$1" | grep -oE '[0-9]+$' | awk '{ s += $1 } END { print s + 0 }')
+	n_skipped=$((n_skipped + ${n:-0}))
+}
+
+step()
+{
+	failed_before_step=$n_failed
+	printf '\n\033[1m== %s\033[0m\n' "$*"
+}
+
+result()
+{
+	local name=$1 rc=$2
+
+	if [ "$rc" = 0 ]; then
+		passed+=("$name")
+	else
+		failed+=("$name (exit $rc)")
+		# A runner that failed without counting a failed test (a crash,
+		# a build error) still counts as one failure.
+		[ "$n_failed" != "$failed_before_step" ] || n_failed=$((n_failed + 1))
+	fi
+}
+
+if [ -z "${SKIP_DEPS:-}" ]; then
+	step "dependencies"
+	scripts/install-deps.sh || { echo "test: FAIL: installing dependencies" >&2; exit 1; }
+fi
+if [ -z "${SKIP_BUILD:-}" ]; then
+	step "build"
+	BUILD_DIR=$BUILD_DIR scripts/build.sh || { echo "test: FAIL: build" >&2; exit 1; }
+fi
+
+# The python that has pytest and protobuf: the one on PATH may be a private
+# install (pyenv) without Debian's python3-protobuf.
+PYTHON=
+for py in python3 /usr/bin/python3; do
+	if "$py" -c 'import pytest, google.protobuf' >/dev/null 2>&1; then
+		PYTHON=$(command -v "$py")
+		break
+	fi
+done
+[ -n "$PYTHON" ] || { echo "test: FAIL: no python3 with pytest and protobuf" >&2; exit 1; }
+export PYTHON
+
+# Does DIR hold pytest tests?  (pytest's exit 5, "no tests collected", is only
+# a failure where there are tests to collect.)
+has_pytests()
+{
+	[ -d "$1" ] && [ -n "$(find "$1" -name 'test_*.py' -o -name '*_test.py' | head -n 1)" ]
+}
+
+run_pytest()
+{
+	local name=$1 dir=$2 rc=0
+
+	step "$name: $PYTHON -m pytest -q $dir"
+	# shellcheck disable=SC2086
+	"$PYTHON" -m pytest -q $PYTEST_ARGS "$dir" 2>&1 | tee "$OUT" || rc=$?
+	count "$OUT"
+	if [ "$rc" = 5 ] && ! has_pytests "$dir"; then
+		echo "($dir has no tests yet)"
+		rc=0
+	fi
+	result "$name" "$rc"
+}
+
+# 1. Unit tests registered with meson (none is a pass).
+step "unit tests: meson test -C $BUILD_DIR --print-errorlogs"
+rc=0
+meson test -C "$BUILD_DIR" --print-errorlogs 2>&1 | tee "$OUT" || rc=$?
+count "$OUT"
+result "meson test" "$rc"
+
+# 2. Python unit tests, if test/unit has any.
+if has_pytests test/unit; then
+	run_pytest "unit tests (python)" test/unit
+fi
+
+# 3. The zdtm suite.
+if [ -d test/zdtm ]; then
+	run_pytest zdtm test/zdtm
+else
+	echo "(no test/zdtm)"
+fi
+
+# 4. A short fuzz run on a scratch corpus seeded from test/fuzz/corpus*.
+FUZZER=$BUILD_DIR/test/fuzz/fuzz_image
+if [ -x "$FUZZER" ] && [ "$FUZZ_TIME" != 0 ]; then
+	step "fuzz: $FUZZER -max_total_time=$FUZZ_TIME"
+	fuzz_dir=$(mktemp -d /tmp/criu-fuzz.XXXXXX)
+	mkdir -p "$fuzz_dir/corpus" "$fuzz_dir/crashes"
+	for seeds in test/fuzz/corpus*; do
+		[ -d "$seeds" ] && cp -r "$seeds/." "$fuzz_dir/corpus/"
+	done
+	rc=0
+	"$FUZZER" -max_total_time="$FUZZ_TIME" -print_final_stats=1 \
+		-artifact_prefix="$fuzz_dir/crashes/" \
+		"$fuzz_dir/corpus" >"$fuzz_dir/fuzz.log" 2>&1 || rc=$?
+	grep -E '^(stat::number_of_executed_units|stat::new_units_added|Done)' \
+		"$fuzz_dir/fuzz.log" || true
+	if [ "$rc" = 0 ]; then
+		rm -rf "$fuzz_dir"
+	else
+		grep -E 'ERROR|SUMMARY|Test unit written' "$fuzz_dir/fuzz.log" | head -n 20
+		echo "fuzz: failed; log and crashing inputs kept in $fuzz_dir"
+	fi
+	result "fuzz" "$rc"
+	[ "$rc" = 0 ] && n_passed=$((n_passed + 1))
+fi
+
+step "summary"
+for p in "${passed[@]}"; do
+	echo "  ok      $p"
+done
+for f in "${failed[@]}"; do
+	echo "  FAILED  $f"
+done
+verdict=PASS
+[ "${#failed[@]}" != 0 ] && verdict=FAIL
+echo "test: $verdict"
+echo "tests: $n_passed passed, $n_failed failed, $n_skipped skipped"
+[ "$verdict" = PASS ]

@@ -1,0 +1,407 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Benchmark criu dump and restore (reports figures, asserts nothing).
+
+For each size (a trivial process, 64 MiB and 1 GiB of touched anonymous
+memory) it starts test/bench/bench_mem, times `criu dump` (which kills it)
+and `criu restore -d` by the wall clock, checks that the restored process
+still has its memory, kills and reaps it.  One warm-up round is discarded,
+then RUNS rounds are measured.  In the same run it measures the yardsticks
+for the same size: memcpy between two faulted-in buffers (bench_memcpy) and
+a write of that many bytes to tmpfs (dd to /dev/shm), and prints criu's
+throughput as a fraction of theirs.
+
+The images go to a scratch directory made in --images-dir, by default
+/dev/shm (tmpfs, so the dump writes to memory, just like the dd yardstick).  criu runs with -v4;
+the elapsed time its own log records (the stamp of its last line) is shown
+beside the wall clock, with any lines of the log that report a duration.
+"""
+
+import argparse
+import ctypes
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+PR_SET_CHILD_SUBREAPER = 36
+MIB = 1 << 20
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def die(msg):
+    print("bench: error: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def become_subreaper():
+    """Restored tasks are orphans once criu exits: let them be our children,
+    so that we reap them (PID 1 here may not)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        die("prctl(PR_SET_CHILD_SUBREAPER): " + os.strerror(ctypes.get_errno()))
+
+
+def parse_size(text):
+    """'0' or 'trivial', '64M', '1G' -> MiB."""
+    text = text.strip().lower()
+    if text in ("0", "trivial"):
+        return 0
+    m = re.fullmatch(r"(\d+)\s*([mg]i?b?)?", text)
+    if not m:
+        die("bad size '%s' (use e.g. trivial, 64M, 1G)" % text)
+    n = int(m.group(1))
+    return n * 1024 if (m.group(2) or "m").startswith("g") else n
+
+
+def size_name(mib):
+    if mib == 0:
+        return "trivial"
+    if mib % 1024 == 0:
+        return "%d GiB" % (mib // 1024)
+    return "%d MiB" % mib
+
+
+def wait_for(pred, timeout, what):
+    end = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > end:
+            raise RuntimeError("timed out waiting for " + what)
+        time.sleep(0.002)
+
+
+def pid_alive(pid):
+    """True while /proc/PID exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        return state not in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def kill_and_reap(pid):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return
+        except ChildProcessError:
+            # Not our child: someone else reaps it; wait until it is gone.
+            if not os.path.exists("/proc/%d" % pid):
+                return
+        time.sleep(0.005)
+    print("bench: warning: pid %d was not reaped" % pid, file=sys.stderr)
+
+
+def dir_bytes(path):
+    total = 0
+    for name in os.listdir(path):
+        p = os.path.join(path, name)
+        if os.path.isfile(p):
+            total += os.path.getsize(p)
+    return total
+
+
+LOG_STAMP = re.compile(r"^\((\d+)\.(\d+)\)")
+LOG_DURATION = re.compile(
+    r"(?:took|time|elapsed|in)\D{0,20}?(\d+(?:\.\d+)?)\s*(ns|us|ms|s)\b", re.I)
+UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def read_log(path):
+    """Returns (elapsed ms by the log's own stamps, {label: ms} of lines that
+    report a duration)."""
+    last = None
+    durations = {}
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = LOG_STAMP.match(line)
+                if m:
+                    last = int(m.group(1)) * 1e3 + int(m.group(2)) / 1e3
+                d = LOG_DURATION.search(line)
+                if d:
+                    text = LOG_STAMP.sub("", line).strip()
+                    label = re.sub(r"\d+(?:\.\d+)?", "#", text)[:70]
+                    durations[label] = float(d.group(1)) * UNIT[d.group(2).lower()]
+    except FileNotFoundError:
+        pass
+    return last, durations
+
+
+def show_log_tail(path, n=15):
+    try:
+        with open(path, errors="replace") as f:
+            lines = f.readlines()[-n:]
+        print("---- last lines of %s ----" % path, file=sys.stderr)
+        sys.stderr.write("".join(lines))
+    except FileNotFoundError:
+        pass
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.criu = args.criu
+        self.mem = os.path.join(args.build_dir, "test/bench/bench_mem")
+        self.memcpy = os.path.join(args.build_dir, "test/bench/bench_memcpy")
+        needed = [self.memcpy]
+        if not args.yardsticks_only:
+            needed += [self.criu, self.mem]
+        for f in needed:
+            if not os.access(f, os.X_OK):
+                die("%s is missing: build first (scripts/build.sh)" % f)
+        # Our own directory inside --images-dir: the only one we remove.
+        self.scratch = tempfile.mkdtemp(prefix="criu-bench.", dir=args.images_dir)
+        self.imgdir = os.path.join(self.scratch, "img")
+        self.ready = os.path.join(self.scratch, "ready")
+        self.devnull = open(os.devnull, "r+b")
+
+    def criu_run(self, argv, log):
+        t0 = time.perf_counter()
+        p = subprocess.run([self.criu] + argv, stdin=self.devnull,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        ms = (time.perf_counter() - t0) * 1e3
+        if p.returncode != 0:
+            sys.stderr.write(p.stdout.decode(errors="replace"))
+            show_log_tail(os.path.join(self.imgdir, log))
+            raise RuntimeError("criu %s failed with status %d"
+                               % (argv[0], p.returncode))
+        return ms
+
+    def one_round(self, mib):
+        """Dump and restore one bench_mem of MIB MiB; returns a dict of
+        figures."""
+        shutil.rmtree(self.imgdir, ignore_errors=True)
+        os.makedirs(self.imgdir)
+        for f in (self.ready, self.ready + ".verify"):
+            if os.path.exists(f):
+                os.unlink(f)
+
+        target = subprocess.Popen([self.mem, str(mib), self.ready],
+                                  stdin=self.devnull, stdout=self.devnull,
+                                  stderr=self.devnull, start_new_session=True)
+        pid = target.pid
+        try:
+            wait_for(lambda: os.path.exists(self.ready) or target.poll() is not None,
+                     120, "bench_mem to become ready")
+            if target.poll() is not None:
+                raise RuntimeError("bench_mem exited with %d" % target.returncode)
+
+            dump_ms = self.criu_run(["dump", "-t", str(pid), "-D", self.imgdir,
+                                     "-o", "dump.log", "-v4"], "dump.log")
+            try:
+                target.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                raise RuntimeError("pid %d still runs after the dump" % pid)
+            image_bytes = dir_bytes(self.imgdir)
+
+            restore_ms = self.criu_run(["restore", "-D", self.imgdir, "-d",
+                                        "-o", "restore.log", "-v4"], "restore.log")
+        except BaseException:
+            if target.poll() is None:
+                target.kill()
+                target.wait()
+            raise
+
+        try:
+            if not pid_alive(pid):
+                raise RuntimeError("no process %d after the restore" % pid)
+            # Not timed: ask the restored copy to check its memory.
+            verify = self.ready + ".verify"
+            os.kill(pid, signal.SIGUSR1)
+            wait_for(lambda: os.path.exists(verify) and os.path.getsize(verify) > 0,
+                     60, "the restored bench_mem to check its memory")
+            with open(verify) as f:
+                verdict = f.read().strip()
+            if verdict != "ok":
+                raise RuntimeError("restored memory differs: " + verdict)
+        finally:
+            kill_and_reap(pid)
+
+        dump_log = read_log(os.path.join(self.imgdir, "dump.log"))
+        restore_log = read_log(os.path.join(self.imgdir, "restore.log"))
+        return {
+            "dump_ms": dump_ms, "restore_ms": restore_ms,
+            "image_bytes": image_bytes,
+            "dump_log_ms": dump_log[0], "restore_log_ms": restore_log[0],
+            "dump_durations": dump_log[1], "restore_durations": restore_log[1],
+        }
+
+    def memcpy_ms(self, mib, runs):
+        out = subprocess.run([self.memcpy, str(mib), str(runs)], check=True,
+                             stdout=subprocess.PIPE, text=True).stdout
+        return [int(l.split()[1]) / 1e6 for l in out.splitlines()
+                if l.startswith("memcpy_ns")]
+
+    def tmpfs_ms(self, mib, runs):
+        """dd of MIB MiB to a new file on /dev/shm, once warm, then RUNS
+        times; each file is removed before the next (not timed)."""
+        path = "/dev/shm/criu-bench-dd.%d" % os.getpid()
+        times = []
+        try:
+            for i in range(runs + 1):
+                t0 = time.perf_counter()
+                subprocess.run(["dd", "if=/dev/zero", "of=" + path, "bs=1M",
+                                "count=%d" % mib, "status=none"], check=True)
+                ms = (time.perf_counter() - t0) * 1e3
+                os.unlink(path)
+                if i:
+                    times.append(ms)
+        finally:
+            if os.path.exists(path):
+                os.unlink(path)
+        return times
+
+
+def fmt_ms(values):
+    if not values:
+        return "-"
+    med = statistics.median(values)
+    return "%.1f (%.1f-%.1f)" % (med, min(values), max(values))
+
+
+def gbps(mib, ms):
+    return mib * MIB / 1e9 / (ms / 1e3) if ms else 0.0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--criu", default=None,
+                    help="criu binary (default: BUILD_DIR/criu/criu)")
+    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--sizes", default="trivial,64M,1G",
+                    help="comma-separated sizes (default: trivial,64M,1G)")
+    ap.add_argument("--runs", type=int, default=5, help="measured rounds per size")
+    ap.add_argument("--warmup", type=int, default=1, help="discarded rounds per size")
+    ap.add_argument("--images-dir", default="/dev/shm",
+                    help="where to make the scratch directory for the images "
+                         "(default: /dev/shm, a tmpfs)")
+    ap.add_argument("--yardsticks-only", action="store_true",
+                    help="measure only memcpy and the tmpfs write (no criu)")
+    args = ap.parse_args()
+    if args.criu is None:
+        args.criu = os.path.join(args.build_dir, "criu/criu")
+    if os.geteuid() != 0:
+        die("criu needs root")
+
+    become_subreaper()
+    if not os.path.isdir(args.images_dir):
+        die("%s is not a directory" % args.images_dir)
+    b = Bench(args)
+    try:
+        return run(args, b)
+    finally:
+        shutil.rmtree(b.scratch, ignore_errors=True)
+
+
+def run(args, b):
+    sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+
+    if args.yardsticks_only:
+        print("yardsticks, %d runs; median ms (min-max)" % args.runs)
+        for mib in sizes:
+            if not mib:
+                continue
+            for what, ms in (("memcpy", b.memcpy_ms(mib, args.runs)),
+                             ("tmpfs dd", b.tmpfs_ms(mib, args.runs))):
+                print("  %-8s %-8s %-28s %6.2f GB/s" % (size_name(mib), what,
+                      fmt_ms(ms) + " ms", gbps(mib, statistics.median(ms))))
+        return 0
+
+    version = subprocess.run([b.criu, "--version"], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True).stdout.strip()
+    print("criu benchmark: %s; %d warm-up + %d measured rounds per size"
+          % ((version.splitlines() or ["?"])[0], args.warmup, args.runs))
+    fs = subprocess.run(["stat", "-f", "-c", "%T", args.images_dir],
+                        stdout=subprocess.PIPE, text=True).stdout.strip()
+    print("images in %s (%s); times are medians in ms (min-max); GB/s = 10^9 bytes/s"
+          % (b.scratch, fs))
+    print()
+
+    rows = []
+    failed = False
+    for mib in sizes:
+        name = size_name(mib)
+        res = []
+        try:
+            for i in range(args.warmup + args.runs):
+                r = b.one_round(mib)
+                if i >= args.warmup:
+                    res.append(r)
+        except Exception as e:      # report and go on with the next size
+            print("%-8s FAILED: %s" % (name, e))
+            failed = True
+            continue
+        finally:
+            shutil.rmtree(b.imgdir, ignore_errors=True)
+
+        dump = [r["dump_ms"] for r in res]
+        rest = [r["restore_ms"] for r in res]
+        row = {"name": name, "mib": mib, "dump": dump, "restore": rest,
+               "image_mib": statistics.median(r["image_bytes"] for r in res) / MIB,
+               "dump_log": [r["dump_log_ms"] for r in res if r["dump_log_ms"] is not None],
+               "restore_log": [r["restore_log_ms"] for r in res
+                               if r["restore_log_ms"] is not None],
+               "durations": {}}
+        for kind in ("dump", "restore"):
+            for r in res:
+                for label, ms in r[kind + "_durations"].items():
+                    row["durations"].setdefault((kind, label), []).append(ms)
+        if mib:
+            row["memcpy"] = b.memcpy_ms(mib, args.runs)
+            row["tmpfs"] = b.tmpfs_ms(mib, args.runs)
+        rows.append(row)
+
+        print("%s (images: %.1f MiB)" % (name, row["image_mib"]))
+        print("  dump     wall %-24s criu's log %s"
+              % (fmt_ms(dump) + " ms", fmt_ms(row["dump_log"]) + " ms"))
+        print("  restore  wall %-24s criu's log %s"
+              % (fmt_ms(rest) + " ms", fmt_ms(row["restore_log"]) + " ms"))
+        for (kind, label), vals in sorted(row["durations"].items()):
+            print("    %-7s log: %-60s %s ms" % (kind, label, fmt_ms(vals)))
+        if mib:
+            d = gbps(mib, statistics.median(dump))
+            r = gbps(mib, statistics.median(rest))
+            m = gbps(mib, statistics.median(row["memcpy"]))
+            t = gbps(mib, statistics.median(row["tmpfs"]))
+            print("  memcpy   %-28s %6.2f GB/s" % (fmt_ms(row["memcpy"]) + " ms", m))
+            print("  tmpfs dd %-28s %6.2f GB/s" % (fmt_ms(row["tmpfs"]) + " ms", t))
+            print("  dump     %6.2f GB/s = %5.1f%% of memcpy, %5.1f%% of tmpfs write"
+                  % (d, 100 * d / m, 100 * d / t))
+            print("  restore  %6.2f GB/s = %5.1f%% of memcpy, %5.1f%% of tmpfs write"
+                  % (r, 100 * r / m, 100 * r / t))
+        print()
+
+    # One line per size, for CI logs.
+    print("summary (median ms; GB/s; ratio to memcpy / tmpfs write):")
+    for row in rows:
+        if row["mib"]:
+            d = gbps(row["mib"], statistics.median(row["dump"]))
+            r = gbps(row["mib"], statistics.median(row["restore"]))
+            m = gbps(row["mib"], statistics.median(row["memcpy"]))
+            t = gbps(row["mib"], statistics.median(row["tmpfs"]))
+            print("  %-8s dump %8.1f ms %6.2f GB/s (%.2f / %.2f)   "
+                  "restore %8.1f ms %6.2f GB/s (%.2f / %.2f)"
+                  % (row["name"], statistics.median(row["dump"]), d, d / m, d / t,
+                     statistics.median(row["restore"]), r, r / m, r / t))
+        else:
+            print("  %-8s dump %8.1f ms                          restore %8.1f ms"
+                  % (row["name"], statistics.median(row["dump"]),
+                     statistics.median(row["restore"])))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * zdtm test library: option parsing, the ready/verdict protocol with the
+ * runner, and a few optional "extra" resources that the error-path tests of
+ * the runner ask for (a thread, a child, a socket, a deleted file, a large
+ * touched memory area).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "zdtm.h"
+
+volatile sig_atomic_t test_sigterm;
+const char *test_name = "zdtm";
+
+static char outfile[PATH_MAX];
+static char readyfile[PATH_MAX];
+static double gap = -1;
+static const char *extra;
+
+/* state of the extras */
+static pid_t extra_child = -1;
+static int extra_fd = -1;
+static unsigned char *extra_mem;
+static size_t extra_mem_size;
+
+static void sigterm_handler(int sig)
+{
+	int saved = errno;
+
+	test_sigterm = 1;
+	errno = saved;
+}
+
+static void die(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	(void)!write(2, buf, n);
+	exit(2);
+}
+
+static void abspath(char *dst, const char *src)
+{
+	char cwd[PATH_MAX];
+
+	if (src[0] == '/' || !getcwd(cwd, sizeof(cwd))) {
+		snprintf(dst, PATH_MAX, "%s", src);
+		return;
+	}
+	if (snprintf(dst, PATH_MAX, "%s/%s", cwd, src) >= PATH_MAX)
+		die("%s: path too long", test_name);
+}
+
+void test_init(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "outfile", required_argument, NULL, 'o' },
+		{ "readyfile", required_argument, NULL, 'r' },
+		{ "gap", required_argument, NULL, 'g' },
+		{ "extra", required_argument, NULL, 'x' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sigaction sa;
+	const char *slash;
+	int c;
+
+	slash = strrchr(argv[0], '/');
+	test_name = slash ? slash + 1 : argv[0];
+
+	while ((c = getopt_long(argc, argv, "+o:r:g:x:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			abspath(outfile, optarg);
+			break;
+		case 'r':
+			abspath(readyfile, optarg);
+			break;
+		case 'g':
+			gap = strtod(optarg, NULL);
+			break;
+		case 'x':
+			extra = optarg;
+			break;
+		default:
+			die("usage: %s --outfile F --readyfile R [--gap S] [--extra KIND]",
+			    test_name);
+		}
+	}
+	if (!outfile[0])
+		snprintf(outfile, sizeof(outfile), "%s.out", test_name);
+	if (gap < 0) {
+		const char *env = getenv("ZDTM_GAP");
+
+		gap = env ? strtod(env, NULL) : 0;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sigterm_handler;
+	sigemptyset(&sa.sa_mask);
+	/* no SA_RESTART: blocking calls must see the signal */
+	if (sigaction(SIGTERM, &sa, NULL))
+		die("%s: sigaction: %m", test_name);
+}
+
+double test_gap(void)
+{
+	return gap;
+}
+
+static void rebase(char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	while (n > 1 && root[n - 1] == '/')
+		n--;
+	if (strncmp(path, root, n) || path[n] != '/')
+		die("%s: %s is not under the new root %s", test_name, path, root);
+	memmove(path, path + n, strlen(path + n) + 1);
+}
+
+void test_chroot(const char *dir)
+{
+	char root[PATH_MAX];
+
+	abspath(root, dir);
+	if (chroot(dir))
+		fail_errno("chroot(%s)", dir);
+	rebase(outfile, root);
+	if (readyfile[0])
+		rebase(readyfile, root);
+}
+
+static void *extra_thread_fn(void *arg)
+{
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void extra_setup(void)
+{
+	if (!extra)
+		return;
+
+	if (!strcmp(extra, "thread")) {
+		sigset_t all, old;
+		pthread_t t;
+
+		/* the thread must never take SIGTERM away from the main one */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		if (pthread_create(&t, NULL, extra_thread_fn, NULL))
+			fail("pthread_create failed");
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	} else if (!strcmp(extra, "child")) {
+		extra_child = fork();
+		if (extra_child < 0)
+			fail_errno("fork");
+		if (extra_child == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (;;)
+				pause();
+		}
+	} else if (!strcmp(extra, "socket")) {
+		extra_fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (extra_fd < 0)
+			fail_errno("socket");
+	} else if (!strcmp(extra, "deleted")) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s.deleted.%d", test_name, getpid());
+		extra_fd = open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (extra_fd < 0)
+			fail_errno("open %s", name);
+		if (write(extra_fd, "deleted\n", 8) != 8)
+			fail_errno("write %s", name);
+		if (unlink(name))
+			fail_errno("unlink %s", name);
+	} else if (!strncmp(extra, "mem=", 4)) {
+		size_t i;
+
+		extra_mem_size = strtoul(extra + 4, NULL, 0) << 20;
+		extra_mem = mmap(NULL, extra_mem_size, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (extra_mem == MAP_FAILED)
+			fail_errno("mmap %zu", extra_mem_size);
+		for (i = 0; i < extra_mem_size; i += sizeof(unsigned long long))
+			*(unsigned long long *)(extra_mem + i) = test_pattern(7, i);
+	} else {
+		fail("unknown --extra %s", extra);
+	}
+}
+
+/* Returns an error text or NULL when the extra resource is intact. */
+static const char *extra_check(void)
+{
+	static char why[128];
+
+	if (extra_mem) {
+		size_t i;
+
+		for (i = 0; i < extra_mem_size; i += sizeof(unsigned long long)) {
+			if (*(unsigned long long *)(extra_mem + i) != test_pattern(7, i)) {
+				snprintf(why, sizeof(why),
+					 "extra memory differs at offset %zu", i);
+				return why;
+			}
+		}
+	}
+	if (extra_fd >= 0 && fcntl(extra_fd, F_GETFD) < 0)
+		return "extra fd is gone";
+	if (extra_child > 0) {
+		if (kill(extra_child, 0))
+			return "extra child is gone";
+		kill(extra_child, SIGKILL);
+		waitpid(extra_child, NULL, 0);
+		extra_child = -1;
+	}
+	return NULL;
+}
+
+void test_ready(void)
+{
+	char tmp[PATH_MAX + 8], buf[32];
+	int fd, n;
+
+	extra_setup();
+	if (!readyfile[0])
+		return;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", readyfile);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		fail_errno("open %s", tmp);
+	n = snprintf(buf, sizeof(buf), "%d\n", getpid());
+	if (write(fd, buf, n) != n)
+		fail_errno("write %s", tmp);
+	close(fd);
+	if (rename(tmp, readyfile))
+		fail_errno("rename %s", tmp);
+}
+
+/*
+ * The raw system calls keep the mask exact: glibc's wrappers quietly drop
+ * its internal signals 32 and 33, which a test may have blocked.
+ */
+void test_waitsig(void)
+{
+	unsigned long long term = 1ULL << (SIGTERM - 1), old, wait;
+
+	/* block SIGTERM so that checking the flag and sleeping is atomic */
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &term, &old, sizeof(old));
+	wait = old & ~term;
+	while (!test_sigterm)
+		syscall(SYS_rt_sigsuspend, &wait, sizeof(wait));
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
+}
+
+static void vmsg(int fd, const char *prefix, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	int n, m;
+
+	n = snprintf(buf, sizeof(buf), "%s", prefix);
+	m = vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
+	if (m > (int)sizeof(buf) - n - 2)
+		m = sizeof(buf) - n - 2;
+	n += m;
+	buf[n++] = '\n';
+	(void)!write(fd, buf, n);
+}
+
+void test_msg(const char *fmt, ...)
+{
+	char prefix[64];
+	va_list ap;
+
+	snprintf(prefix, sizeof(prefix), "%s[%d]: ", test_name, getpid());
+	va_start(ap, fmt);
+	vmsg(1, prefix, fmt, ap);
+	va_end(ap);
+}
+
+static void __attribute__((noreturn)) verdict(int ok, const char *fmt, va_list ap)
+{
+	int saved = errno, fd;
+
+	fd = open(outfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		char prefix[PATH_MAX + 128];
+
+		snprintf(prefix, sizeof(prefix), "%s: cannot open %s: %s: ",
+			 test_name, outfile, strerror(errno));
+		errno = saved;
+		vmsg(2, prefix, fmt, ap);
+		exit(2);
+	}
+	errno = saved;
+	vmsg(fd, ok ? "" : "FAIL: ", fmt, ap);
+	close(fd);
+	exit(ok ? 0 : 1);
+}
+
+static void __attribute__((noreturn)) verdict_va(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verdict(ok, fmt, ap);
+	va_end(ap);
+}
+
+void pass(void)
+{
+	const char *why = extra_check();
+
+	if (why) {
+		test_msg("FAIL: %s", why);
+		verdict_va(0, "%s", why);
+	}
+	test_msg("PASS");
+	verdict_va(1, "PASS");
+}
+
+void fail(const char *fmt, ...)
+{
+	int saved = errno;
+	char prefix[64];
+	va_list ap, cp;
+
+	va_start(ap, fmt);
+	va_copy(cp, ap);
+	snprintf(prefix, sizeof(prefix), "%s[%d]: FAIL: ", test_name, getpid());
+	errno = saved;
+	vmsg(1, prefix, fmt, cp);
+	va_end(cp);
+	if (extra_child > 0) {
+		kill(extra_child, SIGKILL);
+		waitpid(extra_child, NULL, 0);
+	}
+	errno = saved;
+	verdict(0, fmt, ap);
+	va_end(ap);
+}
+
+ssize_t test_read_file(const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (len < size - 1) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = 0;
+	return len;
+}
+
+const char *test_status_field(const char *key, char *buf, size_t size)
+{
+	static char status[8192];
+	size_t klen = strlen(key);
+	char *p, *e;
+
+	if (test_read_file("/proc/self/status", status, sizeof(status)) < 0)
+		return NULL;
+	for (p = status; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (strncmp(p, key, klen) || p[klen] != ':')
+			continue;
+		p += klen + 1;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		e = strchrnul(p, '\n');
+		snprintf(buf, size, "%.*s", (int)(e - p), p);
+		return buf;
+	}
+	return NULL;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Helpers shared by the zdtm test programs.
+ *
+ * A test program sets its state up, calls test_ready(), waits for SIGTERM
+ * (test_waitsig() or its own loop on test_sigterm), checks that the state is
+ * exactly what it was and reports with pass() or fail().
+ */
+#ifndef ZDTM_H
+#define ZDTM_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Set by the SIGTERM handler installed in test_init(). */
+extern volatile sig_atomic_t test_sigterm;
+
+/* basename of argv[0] */
+extern const char *test_name;
+
+void test_init(int argc, char **argv);
+void test_ready(void);
+void test_waitsig(void);
+
+/*
+ * Seconds the runner sleeps between dump and restore (0 when it does not,
+ * e.g. in the self-check flavour). From --gap or env ZDTM_GAP.
+ */
+double test_gap(void);
+
+/*
+ * For tests that chroot: the outfile and readyfile paths are rewritten
+ * relative to the new root, which must contain them.
+ */
+void test_chroot(const char *dir);
+
+void test_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pass(void) __attribute__((noreturn));
+void fail(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+
+/* fail() with strerror(errno) appended */
+#define fail_errno(fmt, ...) \
+	fail(fmt ": %m (%s:%d)", ##__VA_ARGS__, __FILE__, __LINE__)
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Small helpers used by several tests */
+
+/* Read a whole (small, /proc) file into buf; returns the length or -1. */
+ssize_t test_read_file(const char *path, char *buf, size_t size);
+
+/* Value of "Key:" in /proc/self/status as a string (trimmed), or NULL. */
+const char *test_status_field(const char *key, char *buf, size_t size);
+
+/* A deterministic 64-bit pattern for (seed, index). */
+static inline unsigned long long test_pattern(unsigned long long seed,
+					      unsigned long long idx)
+{
+	unsigned long long x = seed * 0x9e3779b97f4a7c15ULL + idx;
+
+	x ^= x >> 31;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 29;
+	return x;
+}
+
+#endif

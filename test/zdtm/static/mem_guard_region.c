@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Lightweight guard regions (madvise MADV_GUARD_INSTALL, Linux 6.13+): they
+ * live in the page tables, not as separate VMAs, and must still fault after
+ * restore while their neighbours keep their content.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "zdtm.h"
+
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+
+#define PAGES 16
+
+static sigjmp_buf jb;
+
+static void segv(int sig)
+{
+	siglongjmp(jb, 1);
+}
+
+static int faults(volatile unsigned char *addr)
+{
+	struct sigaction sa = { .sa_handler = segv }, old;
+	int ret;
+
+	sigaction(SIGSEGV, &sa, &old);
+	if (sigsetjmp(jb, 1) == 0) {
+		(void)*addr;
+		ret = 0;
+	} else {
+		ret = 1;
+	}
+	sigaction(SIGSEGV, &old, NULL);
+	return ret;
+}
+
+static int is_guard(int p)
+{
+	return p == 0 || p == 5 || p == 6 || p == PAGES - 1;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned char *a;
+	long psz;
+	int p;
+
+	test_init(argc, argv);
+	psz = sysconf(_SC_PAGESIZE);
+
+	a = mmap(NULL, PAGES * psz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a == MAP_FAILED)
+		fail_errno("mmap");
+	for (p = 0; p < PAGES; p++)
+		memset(a + p * psz, 'a' + p, psz);
+	for (p = 0; p < PAGES; p++) {
+		if (!is_guard(p))
+			continue;
+		if (madvise(a + p * psz, psz, MADV_GUARD_INSTALL)) {
+			if (errno == EINVAL) {
+				test_msg("MADV_GUARD_INSTALL unsupported, nothing to test");
+				break;
+			}
+			fail_errno("madvise(MADV_GUARD_INSTALL)");
+		}
+	}
+	if (p < PAGES) {
+		test_ready();
+		test_waitsig();
+		pass();
+	}
+
+	test_ready();
+	test_waitsig();
+
+	for (p = 0; p < PAGES; p++) {
+		unsigned char *pg = a + p * psz;
+		long i;
+
+		if (is_guard(p)) {
+			if (!faults(pg))
+				fail("page %d is no longer a guard", p);
+			continue;
+		}
+		if (faults(pg))
+			fail("page %d faults", p);
+		for (i = 0; i < psz; i++)
+			if (pg[i] != 'a' + p)
+				fail("page %d byte %ld: %#x", p, i, pg[i]);
+	}
+	pass();
+}

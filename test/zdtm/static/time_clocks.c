@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Downtime is invisible to CLOCK_MONOTONIC and CLOCK_BOOTTIME: the test
+ * samples the clocks every ~10 ms. After SIGTERM, no two consecutive
+ * samples of MONOTONIC/BOOTTIME may be further apart than the runner's gap
+ * between dump and restore (ZDTM_GAP) minus a margin, while REALTIME must
+ * have jumped by at least the gap. BOOTTIME - MONOTONIC stays constant and
+ * neither goes backwards.
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "zdtm.h"
+
+#define MARGIN 0.5
+
+struct sample {
+	double mono, boot, real;
+};
+
+#define RING 4096
+static struct sample ring[RING];
+
+static double ts2d(const struct timespec *ts)
+{
+	return ts->tv_sec + ts->tv_nsec / 1e9;
+}
+
+static void sample(struct sample *s)
+{
+	struct timespec m, b, r;
+
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	clock_gettime(CLOCK_REALTIME, &r);
+	s->mono = ts2d(&m);
+	s->boot = ts2d(&b);
+	s->real = ts2d(&r);
+}
+
+int main(int argc, char **argv)
+{
+	double max_mono = 0, max_boot = 0, max_real = 0, offset, gap;
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	unsigned long n = 0;
+	struct sample *s, *p;
+
+	test_init(argc, argv);
+	gap = test_gap();
+	sample(&ring[0]);
+	offset = ring[0].boot - ring[0].mono;
+	test_ready();
+
+	while (!test_sigterm) {
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &tick, NULL);
+		p = &ring[n % RING];
+		s = &ring[++n % RING];
+		sample(s);
+		if (s->mono < p->mono || s->boot < p->boot)
+			fail("a clock went backwards: mono %.6f -> %.6f, boot %.6f -> %.6f",
+			     p->mono, s->mono, p->boot, s->boot);
+		if (s->mono - p->mono > max_mono)
+			max_mono = s->mono - p->mono;
+		if (s->boot - p->boot > max_boot)
+			max_boot = s->boot - p->boot;
+		if (s->real - p->real > max_real)
+			max_real = s->real - p->real;
+		if (s->boot - s->mono - offset > 0.2 || s->boot - s->mono - offset < -0.2)
+			fail("BOOTTIME - MONOTONIC moved by %.3f s", s->boot - s->mono - offset);
+	}
+
+	test_msg("%lu samples; largest steps: mono %.3f boot %.3f real %.3f; gap %.1f",
+		 n, max_mono, max_boot, max_real, gap);
+	if (gap > MARGIN) {
+		if (max_mono > gap - MARGIN)
+			fail("CLOCK_MONOTONIC jumped by %.3f s (gap %.1f s)", max_mono, gap);
+		if (max_boot > gap - MARGIN)
+			fail("CLOCK_BOOTTIME jumped by %.3f s (gap %.1f s)", max_boot, gap);
+		if (max_real < gap)
+			fail("CLOCK_REALTIME never jumped by the gap (%.3f s < %.1f s): "
+			     "was the task restored at all?", max_real, gap);
+	}
+	pass();
+}
