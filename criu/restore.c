@@ -182,9 +182,12 @@ static void child_main(struct rst_ctx *rc, struct rtask *t, PstreeTask *pt,
 		pr_perror("Task %d: can't close criu's fds", t->pid);
 		child_fail(rep);
 	}
-	for (i = 0; i < PART_NR; i++)
+	pr_debug("Task %d: started", t->pid);
+	for (i = 0; i < PART_NR; i++) {
 		if (parts[i]->child && parts[i]->child(rc, t))
 			child_fail(rep);
+		pr_debug("Task %d: %s done", t->pid, parts[i]->name);
+	}
 	area = mmap((void *)t->area, t->area_size, PROT_READ | PROT_WRITE | PROT_EXEC,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	if (area != (void *)t->area) {
@@ -194,6 +197,7 @@ static void child_main(struct rst_ctx *rc, struct rtask *t, PstreeTask *pt,
 	max = 64 + t->batch_entries + t->nr_priv_fds;
 	if (batch_init(&b, area, t->area, t->area_size - AREA_RESERVE, max))
 		child_fail(rep);
+	pr_debug("Task %d: trampoline mapped", t->pid);
 	/* entry 0: criu's inherited rseq registration, filled in by the parent */
 	if (BATCH(&b, "rseq unregistration", __NR_getpid) < 0)
 		child_fail(rep);
@@ -203,6 +207,7 @@ static void child_main(struct rst_ctx *rc, struct rtask *t, PstreeTask *pt,
 	for (i = 0; i < t->nr_priv_fds; i++)
 		if (BATCH(&b, "close of criu's fd", __NR_close, t->priv_fds[i]) < 0)
 			child_fail(rep);
+	pr_debug("Task %d: batch built", t->pid);
 	rep->nr = b.nr;
 	rep->max = b.max;
 	rep->size = b.size;
@@ -320,6 +325,7 @@ static int bring_to_life(struct rst_ctx *rc, struct rtask *t, struct child_repor
 		       WSTOPSIG(status));
 		return -1;
 	}
+	pr_debug("Task %d: prepared itself, running its batch of %d", t->pid, rep->nr);
 	if (ptrace(PTRACE_SETOPTIONS, t->pid, 0,
 		   PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD)) {
 		pr_perror("Task %d: can't set ptrace options", t->pid);
@@ -328,6 +334,7 @@ static int bring_to_life(struct rst_ctx *rc, struct rtask *t, struct child_repor
 	if (ptrace_get_regs(t->pid, &base) || unregister_criu_rseq(t) ||
 	    run_batch(t, rep, &base))
 		return -1;
+	pr_debug("Task %d: batch done", t->pid);
 	/* the executor's own syscall instruction removes the trampoline */
 	extern const char executor_code_start[], executor_syscall_insn[];
 	insn = t->area + (executor_syscall_insn - executor_code_start);
@@ -411,6 +418,7 @@ int cr_restore(const struct opts *o)
 	}
 	if (timens_prepare(&rc))
 		goto out;
+	pr_debug("Forking task %d", t.pid);
 	pid = fork_task(&rc, &t, pt, rep);
 	if (pid < 0 || bring_to_life(&rc, &t, rep))
 		goto out;

@@ -22,7 +22,7 @@ static struct timespec log_start;
 int log_open(const char *path, int level)
 {
 	log_level = level;
-	clock_gettime(CLOCK_MONOTONIC, &log_start);
+	clock_gettime(CLOCK_REALTIME, &log_start);
 	if (!path)
 		return 0;
 	logfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
@@ -74,7 +74,7 @@ void log_msg(int level, const char *file, int line, const char *fmt, ...)
 		errno = save;
 		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	clock_gettime(CLOCK_REALTIME, &now);
 	n = (now.tv_sec - log_start.tv_sec) * 1000000 +
 	    (now.tv_nsec - log_start.tv_nsec) / 1000;
 	off = snprintf(buf, sizeof(buf), "(%02d.%06d) ", n / 1000000, n % 1000000);

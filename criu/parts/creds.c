@@ -1,8 +1,444 @@
 // SPDX-License-Identifier: GPL-2.0
-/* SCAFFOLD: being written; replaced before commit. */
+/*
+ * Credentials: real, effective, saved and fs user and group ids, the
+ * supplementary groups, the five capability sets, securebits, keep_caps
+ * and no_new_privs.
+ *
+ * Dump takes the ids, groups and capabilities from /proc/PID/status and
+ * asks the task for securebits, keep_caps and dumpable, which only the
+ * task itself can read.
+ *
+ * Restore runs last in the batch: every other step may need root. The new
+ * task starts as criu (root, criu's capabilities), and each change must
+ * still be allowed when it comes, which fixes the order:
+ *   groups, gids                    need CAP_SETGID
+ *   keep_caps, uids                 setresuid keeps the permitted set
+ *   capset(eff = prm = all we have, dumped inheritable)
+ *                                   setresuid may have emptied the
+ *                                   effective set; the inheritable one must
+ *                                   be set while the bounding set allows it
+ *   fsgid, fsuid                    need CAP_SETGID/CAP_SETUID
+ *   ambient raise                   needs the cap permitted and inheritable
+ *   bounding drop, securebits       need CAP_SETPCAP, and securebits may
+ *                                   forbid ambient raises
+ *   capset(the dumped sets)         gives up what the task did not have
+ *   no_new_privs
+ * Steps that change nothing are left out: a root task with criu's own
+ * capabilities needs none. A change of euid, egid, fsuid or fsgid makes
+ * the kernel clear the parent death signal and reset dumpable, so both are
+ * put back after it.
+ *
+ * setfsuid() and setfsgid() can't report failure, so the final hook
+ * compares what /proc shows with the image.
+ */
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "image/image.h"
 #include "parts/part.h"
+#include "creds.pb-c.h"
+
+#define NGROUPS_LIMIT		65536
+#define SECBITS_KNOWN		0xfffU	/* up to the exec restriction bits of 6.14 */
+#define CAPS_MAX		64
+
+struct creds_dump_priv {
+	int securebits_idx, keepcaps_idx, dumpable_idx;
+};
+
+/* ---------------------------------------------------------------- dump */
+
+static int same_creds(const struct proc_status *a, const struct proc_status *b)
+{
+	return !memcmp(a->uid, b->uid, sizeof(a->uid)) &&
+	       !memcmp(a->gid, b->gid, sizeof(a->gid)) && a->ngroups == b->ngroups &&
+	       !memcmp(a->groups, b->groups, a->ngroups * sizeof(*a->groups)) &&
+	       a->cap_inh == b->cap_inh && a->cap_prm == b->cap_prm &&
+	       a->cap_eff == b->cap_eff && a->cap_bnd == b->cap_bnd &&
+	       a->cap_amb == b->cap_amb && a->no_new_privs == b->no_new_privs;
+}
+
+/* One image per task: threads with credentials of their own are refused. */
+static int creds_check(struct dump_ctx *dc, struct dtask *t)
+{
+	struct proc_status st;
+	int i, same;
+
+	for (i = 0; i < t->nr_threads; i++) {
+		if (t->tids[i] == t->pid)
+			continue;
+		if (proc_read_status(t->tids[i], &st))
+			return -1;
+		same = same_creds(&t->status, &st);
+		proc_status_free(&st);
+		if (!same) {
+			pr_err("Task %d: thread %d has credentials of its own; not supported",
+			       t->pid, t->tids[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int creds_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+{
+	struct creds_dump_priv *p = xzalloc(sizeof(*p));
+
+	if (!p)
+		return -1;
+	t->priv[PART_CREDS] = p;
+	p->securebits_idx = BATCH(b, "prctl(PR_GET_SECUREBITS)", __NR_prctl,
+				  PR_GET_SECUREBITS);
+	p->keepcaps_idx = BATCH(b, "prctl(PR_GET_KEEPCAPS)", __NR_prctl, PR_GET_KEEPCAPS);
+	p->dumpable_idx = BATCH(b, "prctl(PR_GET_DUMPABLE)", __NR_prctl, PR_GET_DUMPABLE);
+	return p->securebits_idx < 0 || p->keepcaps_idx < 0 || p->dumpable_idx < 0 ? -1 : 0;
+}
+
+static int creds_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+{
+	struct creds_dump_priv *p = t->priv[PART_CREDS];
+	const struct proc_status *st = &t->status;
+	CredsEntry ce = CREDS_ENTRY__INIT;
+	int ret;
+
+	ce.uid = st->uid[0];
+	ce.euid = st->uid[1];
+	ce.suid = st->uid[2];
+	ce.fsuid = st->uid[3];
+	ce.gid = st->gid[0];
+	ce.egid = st->gid[1];
+	ce.sgid = st->gid[2];
+	ce.fsgid = st->gid[3];
+	ce.groups = st->groups;
+	ce.n_groups = st->ngroups;
+	ce.cap_inh = st->cap_inh;
+	ce.cap_prm = st->cap_prm;
+	ce.cap_eff = st->cap_eff;
+	ce.cap_bnd = st->cap_bnd;
+	ce.cap_amb = st->cap_amb;
+	ce.no_new_privs = st->no_new_privs;
+	ce.securebits = batch_entry(b, p->securebits_idx)->ret;
+	ce.has_keep_caps = ce.has_dumpable = 1;
+	ce.keep_caps = batch_entry(b, p->keepcaps_idx)->ret > 0;
+	ce.dumpable = batch_entry(b, p->dumpable_idx)->ret;
+	ret = img_write(dc->dirfd, IMG_CREDS, t->pid, &ce.base);
+	free(p);
+	t->priv[PART_CREDS] = NULL;
+	return ret;
+}
+
+/* ------------------------------------------------------------- restore */
+
+static int creds_load(struct rst_ctx *rc, struct rtask *t)
+{
+	const char *why = NULL;
+	CredsEntry *ce;
+
+	if (img_read(rc->dirfd, IMG_CREDS, t->pid, (void **)&ce, 0) < 0)
+		return -1;
+	t->img[PART_CREDS] = ce;
+	if (ce->cap_eff & ~ce->cap_prm)
+		why = "effective capabilities beyond the permitted ones";
+	else if (ce->cap_amb & ~(ce->cap_prm & ce->cap_inh))
+		why = "ambient capabilities not both permitted and inheritable";
+	else if (ce->securebits & ~SECBITS_KNOWN)
+		why = "unknown securebits";
+	else if (ce->n_groups > NGROUPS_LIMIT)
+		why = "too many groups";
+	else if (ce->uid == (uint32_t)-1 || ce->euid == (uint32_t)-1 ||
+		 ce->suid == (uint32_t)-1 || ce->fsuid == (uint32_t)-1 ||
+		 ce->gid == (uint32_t)-1 || ce->egid == (uint32_t)-1 ||
+		 ce->sgid == (uint32_t)-1 || ce->fsgid == (uint32_t)-1)
+		why = "an id of -1";
+	if (why) {
+		pr_err("Task %d: image creds is invalid: %s", t->pid, why);
+		return -1;
+	}
+	/* keep_caps is a securebit; where the image has both, it decides */
+	if (ce->has_keep_caps) {
+		ce->securebits &= ~SECBIT_KEEP_CAPS;
+		if (ce->keep_caps)
+			ce->securebits |= SECBIT_KEEP_CAPS;
+	}
+	t->batch_entries += 16 + 2 * CAPS_MAX;
+	t->batch_data += ce->n_groups * sizeof(uint32_t) + 256;
+	return 0;
+}
+
+/* The credentials the new task has now, as it is about to build its batch. */
+struct cur_creds {
+	uid_t uid[4];
+	gid_t gid[4];
+	gid_t *groups;
+	int ngroups;
+	uint64_t eff, prm, inh, bnd, amb;
+	int last_cap, securebits, nnp, pdeath;
+};
+
+/* The bounding set and, by where it ends, the last capability known here. */
+static uint64_t read_bounding(int *last_cap)
+{
+	uint64_t bnd = 0;
+	int cap, r;
+
+	for (cap = 0; cap < CAPS_MAX; cap++) {
+		r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+		if (r < 0)
+			break;
+		if (r)
+			bnd |= 1ULL << cap;
+	}
+	*last_cap = cap - 1;
+	return bnd;
+}
+
+static int read_cur(struct cur_creds *c)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	int cap;
+
+	if (getresuid(&c->uid[0], &c->uid[1], &c->uid[2]) ||
+	    getresgid(&c->gid[0], &c->gid[1], &c->gid[2]) ||
+	    syscall(SYS_capget, &h, d))
+		return -1;
+	/* an invalid id changes nothing and returns the current one */
+	c->uid[3] = setfsuid(-1);
+	c->gid[3] = setfsgid(-1);
+	c->eff = d[0].effective | (uint64_t)d[1].effective << 32;
+	c->prm = d[0].permitted | (uint64_t)d[1].permitted << 32;
+	c->inh = d[0].inheritable | (uint64_t)d[1].inheritable << 32;
+	c->bnd = read_bounding(&c->last_cap);
+	c->amb = 0;
+	for (cap = 0; cap <= c->last_cap; cap++)
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0) > 0)
+			c->amb |= 1ULL << cap;
+	c->securebits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+	c->nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+	if (prctl(PR_GET_PDEATHSIG, &c->pdeath, 0, 0, 0) || c->securebits < 0 || c->nnp < 0)
+		return -1;
+	c->ngroups = getgroups(0, NULL);
+	if (c->ngroups < 0)
+		return -1;
+	c->groups = xmalloc((c->ngroups + 1) * sizeof(gid_t));
+	if (!c->groups || getgroups(c->ngroups, c->groups) != c->ngroups)
+		return -1;
+	return 0;
+}
+
+static uint64_t caps_known(int last_cap)
+{
+	return last_cap >= 63 ? ~0ULL : (1ULL << (last_cap + 1)) - 1;
+}
+
+/* What can't be given back from here, as one reason, or NULL. */
+static const char *impossible(const CredsEntry *ce, const struct cur_creds *c)
+{
+	if ((ce->cap_prm | ce->cap_inh) & ~caps_known(c->last_cap))
+		return "capabilities this kernel does not know";
+	if (ce->cap_prm & ~c->prm)
+		return "permitted capabilities criu does not have";
+	/* capset() without CAP_SETPCAP effective, as after setresuid() */
+	if (ce->cap_inh & ~(c->inh | (c->prm & c->bnd)))
+		return "inheritable capabilities criu can't grant";
+	if (c->nnp && !ce->no_new_privs)
+		return "no_new_privs off, while criu runs with it";
+	return NULL;
+}
+
+static int queue_capset(struct batch *b, const char *desc, uint64_t eff, uint64_t prm,
+			uint64_t inh)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = {
+		{ (uint32_t)eff, (uint32_t)prm, (uint32_t)inh },
+		{ eff >> 32, prm >> 32, inh >> 32 },
+	};
+	uint64_t rh, rd;
+
+	rh = batch_put(b, &h, sizeof(h));
+	rd = batch_put(b, d, sizeof(d));
+	if (!rh || !rd || BATCH(b, desc, __NR_capset, rh, rd) < 0)
+		return -1;
+	return 0;
+}
+
+static int queue_ids(struct batch *b, const CredsEntry *ce, struct cur_creds *c)
+{
+	int uid_chg, gid_chg, grp_chg;
+	uint64_t groups;
+
+	grp_chg = ce->n_groups != (size_t)c->ngroups ||
+		  memcmp(ce->groups, c->groups, ce->n_groups * sizeof(gid_t));
+	gid_chg = ce->gid != c->gid[0] || ce->egid != c->gid[1] || ce->sgid != c->gid[2];
+	uid_chg = ce->uid != c->uid[0] || ce->euid != c->uid[1] || ce->suid != c->uid[2];
+	if (grp_chg) {
+		groups = batch_put(b, ce->groups, ce->n_groups * sizeof(gid_t));
+		if ((ce->n_groups && !groups) ||
+		    BATCH(b, "setgroups to the dumped groups", __NR_setgroups,
+			  ce->n_groups, groups) < 0)
+			return -1;
+	}
+	if (gid_chg && BATCH(b, "setresgid to the dumped gids", __NR_setresgid,
+			     ce->gid, ce->egid, ce->sgid) < 0)
+		return -1;
+	if (uid_chg && !(c->securebits & SECBIT_KEEP_CAPS)) {
+		if (BATCH(b, "prctl(PR_SET_KEEPCAPS, 1)", __NR_prctl, PR_SET_KEEPCAPS, 1) < 0)
+			return -1;
+		c->securebits |= SECBIT_KEEP_CAPS;
+	}
+	if (uid_chg && BATCH(b, "setresuid to the dumped uids", __NR_setresuid,
+			     ce->uid, ce->euid, ce->suid) < 0)
+		return -1;
+	if (uid_chg || ce->cap_inh != c->inh) {
+		if (queue_capset(b, "capset of all criu's caps and the dumped inheritable",
+				 c->prm, c->prm, ce->cap_inh))
+			return -1;
+		c->eff = c->prm;
+		c->inh = ce->cap_inh;
+	}
+	/* setresuid/setresgid have set the fs ids to the effective ones */
+	if (ce->fsgid != (gid_chg ? ce->egid : c->gid[3]) &&
+	    BATCH(b, "setfsgid to the dumped fsgid", __NR_setfsgid, ce->fsgid) < 0)
+		return -1;
+	if (ce->fsuid != (uid_chg ? ce->euid : c->uid[3]) &&
+	    BATCH(b, "setfsuid to the dumped fsuid", __NR_setfsuid, ce->fsuid) < 0)
+		return -1;
+	return uid_chg;
+}
+
+static int queue_caps(struct batch *b, const CredsEntry *ce, struct cur_creds *c,
+		      int uid_chg)
+{
+	int cap;
+
+	if (c->amb & ~ce->cap_amb) {
+		if (BATCH(b, "prctl(PR_CAP_AMBIENT_CLEAR_ALL)", __NR_prctl, PR_CAP_AMBIENT,
+			  PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+			return -1;
+		c->amb = 0;
+	}
+	for (cap = 0; cap <= c->last_cap; cap++)
+		if ((ce->cap_amb & ~c->amb & (1ULL << cap)) &&
+		    BATCH(b, "prctl(PR_CAP_AMBIENT_RAISE)", __NR_prctl, PR_CAP_AMBIENT,
+			  PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0)
+			return -1;
+	for (cap = 0; cap <= c->last_cap; cap++)
+		if ((c->bnd & ~ce->cap_bnd & (1ULL << cap)) &&
+		    BATCH(b, "prctl(PR_CAPBSET_DROP)", __NR_prctl, PR_CAPBSET_DROP, cap) < 0)
+			return -1;
+	if (ce->securebits != (uint32_t)c->securebits &&
+	    BATCH(b, "prctl(PR_SET_SECUREBITS) to the dumped bits", __NR_prctl,
+		  PR_SET_SECUREBITS, ce->securebits) < 0)
+		return -1;
+	/* a change of fsuid takes file capabilities out of the effective set */
+	if ((uid_chg || ce->fsuid != c->uid[3] || ce->cap_eff != c->eff ||
+	     ce->cap_prm != c->prm || ce->cap_inh != c->inh) &&
+	    queue_capset(b, "capset to the dumped caps", ce->cap_eff, ce->cap_prm,
+			 ce->cap_inh))
+		return -1;
+	if (ce->no_new_privs && !c->nnp &&
+	    BATCH(b, "prctl(PR_SET_NO_NEW_PRIVS)", __NR_prctl, PR_SET_NO_NEW_PRIVS,
+		  1, 0, 0, 0) < 0)
+		return -1;
+	return 0;
+}
+
+static int creds_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
+{
+	CredsEntry *ce = t->img[PART_CREDS];
+	struct cur_creds c = { 0 };
+	uint64_t lost;
+	const char *why;
+	int uid_chg, reset, ret = -1;
+
+	if (read_cur(&c)) {
+		pr_perror("Task %d: can't read the credentials it starts with", t->pid);
+		goto out;
+	}
+	why = impossible(ce, &c);
+	if (why) {
+		pr_err("Task %d: image creds has %s", t->pid, why);
+		goto out;
+	}
+	lost = ce->cap_bnd & ~c.bnd & caps_known(c.last_cap);
+	if (lost)
+		pr_warn("Task %d: bounding set capabilities %#lx stay dropped: criu lacks them",
+			t->pid, lost);
+	/* the kernel resets these two on such a change (commit_creds) */
+	reset = ce->euid != c.uid[1] || ce->egid != c.gid[1] || ce->fsuid != c.uid[3] ||
+		ce->fsgid != c.gid[3];
+	uid_chg = queue_ids(b, ce, &c);
+	if (uid_chg < 0 || queue_caps(b, ce, &c, uid_chg))
+		goto out;
+	if (reset && c.pdeath &&
+	    BATCH(b, "prctl(PR_SET_PDEATHSIG) after the id change", __NR_prctl,
+		  PR_SET_PDEATHSIG, c.pdeath) < 0)
+		goto out;
+	if (reset && ce->has_dumpable && ce->dumpable <= 1 &&
+	    BATCH(b, "prctl(PR_SET_DUMPABLE) after the id change", __NR_prctl,
+		  PR_SET_DUMPABLE, ce->dumpable) < 0)
+		goto out;
+	ret = 0;
+out:
+	free(c.groups);
+	return ret;
+}
+
+/* setfsuid and setfsgid fail silently: see that everything took. */
+static int creds_final(struct rst_ctx *rc, struct rtask *t)
+{
+	CredsEntry *ce = t->img[PART_CREDS];
+	struct proc_status st;
+	uint32_t uid[4] = { ce->uid, ce->euid, ce->suid, ce->fsuid };
+	uint32_t gid[4] = { ce->gid, ce->egid, ce->sgid, ce->fsgid };
+	const char *why = NULL;
+	uint64_t bnd;
+	int last;
+
+	bnd = read_bounding(&last);
+	if (proc_read_status(t->pid, &st))
+		return -1;
+	if (memcmp(st.uid, uid, sizeof(uid)) || memcmp(st.gid, gid, sizeof(gid)))
+		why = "user or group ids";
+	else if (st.ngroups != (int)ce->n_groups ||
+		 memcmp(st.groups, ce->groups, ce->n_groups * sizeof(uint32_t)))
+		why = "supplementary groups";
+	else if (st.cap_eff != ce->cap_eff || st.cap_prm != ce->cap_prm ||
+		 st.cap_inh != ce->cap_inh || st.cap_amb != ce->cap_amb ||
+		 st.cap_bnd != (ce->cap_bnd & bnd))
+		why = "capabilities";
+	else if (st.no_new_privs != ce->no_new_privs)
+		why = "no_new_privs";
+	proc_status_free(&st);
+	if (why) {
+		pr_err("Task %d: after restore its %s differ from image creds", t->pid, why);
+		return -1;
+	}
+	return 0;
+}
+
+static void creds_release(struct rtask *t)
+{
+	img_free(IMG_CREDS, t->img[PART_CREDS]);
+	t->img[PART_CREDS] = NULL;
+}
 
 const struct part part_creds = {
 	.name = "creds",
 	.id = PART_CREDS,
+	.check = creds_check,
+	.prepare = creds_prepare,
+	.dump = creds_dump,
+	.load = creds_load,
+	.batch = creds_batch,
+	.final = creds_final,
+	.release = creds_release,
 };

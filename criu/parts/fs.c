@@ -1,8 +1,155 @@
 // SPDX-License-Identifier: GPL-2.0
-/* SCAFFOLD: being written; replaced before commit. */
+/*
+ * The filesystem context of a task: its root, its working directory and
+ * its umask.
+ *
+ * Both directories are read from /proc/PID/{root,cwd}, which name them as
+ * criu sees them, i.e. relative to criu's root, not the task's. A name is
+ * only trusted if it still leads to the directory the task holds: it may
+ * have been deleted, or be reachable only from another mount namespace.
+ *
+ * Restore changes directory in the new task itself, with the path as
+ * dumped, and chroots later, in the batch: every part's child hook still
+ * opens files by criu's paths, which a chroot would break. chroot() leaves
+ * the working directory alone, so "chdir(cwd); chroot(root)" gives the
+ * task both directories exactly as it had them, even a cwd outside root.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "image/image.h"
 #include "parts/part.h"
+#include "fs.pb-c.h"
+
+/* ---------------------------------------------------------------- dump */
+
+/* Reads /proc/PID/@link into @buf and checks that the path leads there. */
+static int read_dir_link(pid_t pid, const char *link, char *buf, size_t size)
+{
+	struct stat held, named;
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, link);
+	n = readlink(path, buf, size - 1);
+	if (n < 0 || stat(path, &held)) {
+		pr_perror("Task %d: can't read its %s", pid, link);
+		return -1;
+	}
+	buf[n] = '\0';
+	if (buf[0] != '/' || stat(buf, &named) || named.st_dev != held.st_dev ||
+	    named.st_ino != held.st_ino) {
+		pr_err("Task %d: its %s %s can't be reached by that path "
+		       "(deleted, or in another mount namespace); not supported",
+		       pid, link, buf);
+		return -1;
+	}
+	return 0;
+}
+
+static int fs_check(struct dump_ctx *dc, struct dtask *t)
+{
+	char path[PATH_MAX];
+
+	if (t->status.umask < 0) {
+		pr_err("Task %d: the kernel does not show its umask", t->pid);
+		return -1;
+	}
+	return read_dir_link(t->pid, "cwd", path, sizeof(path)) ||
+	       read_dir_link(t->pid, "root", path, sizeof(path)) ? -1 : 0;
+}
+
+static int fs_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+{
+	char cwd[PATH_MAX], root[PATH_MAX];
+	FsEntry fe = FS_ENTRY__INIT;
+
+	if (read_dir_link(t->pid, "cwd", cwd, sizeof(cwd)) ||
+	    read_dir_link(t->pid, "root", root, sizeof(root)))
+		return -1;
+	fe.cwd = cwd;
+	fe.root = root;
+	fe.umask = t->status.umask;
+	return img_write(dc->dirfd, IMG_FS, t->pid, &fe.base);
+}
+
+/* ------------------------------------------------------------- restore */
+
+static int is_root(const FsEntry *fe)
+{
+	return !strcmp(fe->root, "/");
+}
+
+static int fs_load(struct rst_ctx *rc, struct rtask *t)
+{
+	const char *why = NULL;
+	FsEntry *fe;
+
+	if (img_read(rc->dirfd, IMG_FS, t->pid, (void **)&fe, 0) < 0)
+		return -1;
+	t->img[PART_FS] = fe;
+	if (fe->cwd[0] != '/')
+		why = "the cwd is not an absolute path";
+	else if (fe->root[0] != '/' || strlen(fe->root) >= PATH_MAX)
+		why = "the root is not an absolute path";
+	else if (fe->umask & ~0777U)
+		why = "the umask has bits beyond 0777";
+	if (why) {
+		pr_err("Task %d: image fs is invalid: %s", t->pid, why);
+		return -1;
+	}
+	if (!is_root(fe)) {
+		t->batch_entries += 1;
+		t->batch_data += strlen(fe->root) + 16;
+	}
+	return 0;
+}
+
+static int fs_child(struct rst_ctx *rc, struct rtask *t)
+{
+	FsEntry *fe = t->img[PART_FS];
+
+	if (chdir(fe->cwd)) {
+		pr_perror("Task %d: can't change to its working directory %s", t->pid,
+			  fe->cwd);
+		return -1;
+	}
+	umask(fe->umask);
+	return 0;
+}
+
+static int fs_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
+{
+	FsEntry *fe = t->img[PART_FS];
+	uint64_t path;
+
+	if (is_root(fe))
+		return 0;
+	path = batch_put(b, fe->root, strlen(fe->root) + 1);
+	if (!path || BATCH(b, "chroot to the task's root", __NR_chroot, path) < 0)
+		return -1;
+	return 0;
+}
+
+static void fs_release(struct rtask *t)
+{
+	img_free(IMG_FS, t->img[PART_FS]);
+	t->img[PART_FS] = NULL;
+}
 
 const struct part part_fs = {
 	.name = "fs",
 	.id = PART_FS,
+	.check = fs_check,
+	.dump = fs_dump,
+	.load = fs_load,
+	.child = fs_child,
+	.batch = fs_batch,
+	.release = fs_release,
 };

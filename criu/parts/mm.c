@@ -25,6 +25,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "image/pagestore.h"
 #include "parts/part.h"
 #include "mm.pb-c.h"
 #include "pagemap.pb-c.h"
@@ -37,7 +38,11 @@
 #define MREMAP_FIXED	2
 #endif
 
-#define PAGES_BUF	(8U << 20)
+/* Linux 5.14; Debian 12's headers have it, older ones may not. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+
 #define IOV_BATCH	512
 
 struct mm_loaded {
@@ -226,7 +231,7 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 struct page_writer {
 	pid_t pid;
 	int memfd;		/* /proc/PID/mem, for areas we can't read directly */
-	int out;
+	struct pstore *out;
 	uint8_t *buf;
 	size_t used;
 	struct iovec liov[IOV_BATCH], riov[IOV_BATCH];
@@ -261,10 +266,10 @@ static int pw_flush(struct page_writer *w)
 				return -1;
 			}
 	}
-	if (write_full(w->out, w->buf, w->used)) {
-		pr_perror("Can't write the page store");
+	pstore_submit(w->out, w->used);
+	w->buf = pstore_buf(w->out);
+	if (!w->buf)
 		return -1;
-	}
 	w->total += w->used;
 	w->used = 0;
 	w->niov = 0;
@@ -308,7 +313,7 @@ static int pw_cb(void *arg, uint64_t start, uint64_t end)
 	if (pw_add_run(w, start, end))
 		return -1;
 	while (start < end) {
-		len = min(end - start, PAGES_BUF - w->used);
+		len = min(end - start, PSTORE_BUF - w->used);
 		w->liov[w->niov].iov_base = w->buf + w->used;
 		w->liov[w->niov].iov_len = len;
 		w->riov[w->niov].iov_base = (void *)start;
@@ -316,7 +321,7 @@ static int pw_cb(void *arg, uint64_t start, uint64_t end)
 		w->niov++;
 		w->used += len;
 		start += len;
-		if (w->used == PAGES_BUF || w->niov == IOV_BATCH)
+		if (w->used == PSTORE_BUF || w->niov == IOV_BATCH)
 			if (pw_flush(w))
 				return -1;
 	}
@@ -354,7 +359,7 @@ static int dump_shmem(struct page_writer *w, const struct proc_vma *v)
 
 static int dump_pages(struct dump_ctx *dc, struct dtask *t, PagemapEntry *pm)
 {
-	struct page_writer w = { .pid = t->pid, .memfd = -1, .out = -1 };
+	struct page_writer w = { .pid = t->pid, .memfd = -1 };
 	const struct proc_vma *v;
 	char path[64];
 	int pmfd, i, ret = -1;
@@ -363,10 +368,10 @@ static int dump_pages(struct dump_ctx *dc, struct dtask *t, PagemapEntry *pm)
 	pmfd = open(path, O_RDONLY | O_CLOEXEC);
 	snprintf(path, sizeof(path), "/proc/%d/mem", t->pid);
 	w.memfd = open(path, O_RDONLY | O_CLOEXEC);
-	w.out = img_open_raw(dc->dirfd, IMG_PAGES, t->pid, 1);
-	w.buf = mmap(NULL, PAGES_BUF, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (pmfd < 0 || w.memfd < 0 || w.out < 0 || w.buf == MAP_FAILED) {
+	w.out = pstore_create(dc->dirfd, t->pid);
+	if (w.out)
+		w.buf = pstore_buf(w.out);
+	if (pmfd < 0 || w.memfd < 0 || !w.buf) {
 		pr_perror("Task %d: can't open pagemap, mem or the page store", t->pid);
 		goto out;
 	}
@@ -392,6 +397,11 @@ static int dump_pages(struct dump_ctx *dc, struct dtask *t, PagemapEntry *pm)
 	}
 	if (pw_flush(&w))
 		goto out;
+	ret = pstore_close(w.out, NULL);
+	w.out = NULL;
+	if (ret)
+		goto out;
+	ret = -1;
 	pm->pages_size = w.total;
 	pm->runs = w.runs;
 	pm->n_runs = w.nr_runs;
@@ -404,10 +414,8 @@ out:
 			free(w.runs[--w.nr_runs]);
 		free(w.runs);
 	}
-	if (w.buf != MAP_FAILED && w.buf)
-		munmap(w.buf, PAGES_BUF);
-	if (w.out >= 0)
-		close(w.out);
+	if (w.out)
+		pstore_close(w.out, NULL);
 	if (w.memfd >= 0)
 		close(w.memfd);
 	if (pmfd >= 0)
@@ -630,7 +638,7 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 		t->used[i].end = l->mm->vmas[i]->end;
 	}
 	t->nr_used = l->mm->n_vmas;
-	t->batch_entries += 16 + 12 * l->mm->n_vmas + l->pm->n_runs;
+	t->batch_entries += 16 + 12 * l->mm->n_vmas + 2 * l->pm->n_runs;
 	t->batch_data += 1024 + l->mm->n_auxv * 8;
 	return 0;
 }
@@ -818,6 +826,14 @@ static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_
 		return -1;
 	for (; *run < l->pm->n_runs && runs[*run]->vaddr < v->end; (*run)++) {
 		rlen = (uint64_t)runs[*run]->nr_pages * PAGE_SIZE;
+		/*
+		 * Allocating the pages in one go costs a fraction of taking a
+		 * fault on each as pread() fills them; older kernels say EINVAL.
+		 */
+		if (runs[*run]->nr_pages > 1 &&
+		    BATCH(b, "madvise(MADV_POPULATE_WRITE)", __NR_madvise | SC_MAY_FAIL,
+			  runs[*run]->vaddr, rlen, MADV_POPULATE_WRITE) < 0)
+			return -1;
 		if (BATCH(b, "pread of saved pages", __NR_pread64, l->pages_fd,
 			  runs[*run]->vaddr, rlen, *off) < 0)
 			return -1;

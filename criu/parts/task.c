@@ -1,8 +1,297 @@
 // SPDX-License-Identifier: GPL-2.0
-/* SCAFFOLD: being written; replaced before commit. */
+/*
+ * Small attributes of a task and of its threads: personality, the parent
+ * death signal, the child subreaper flag, and per thread the name (comm),
+ * the clear_child_tid address of set_tid_address(2), the robust futex list
+ * and the rseq registration.
+ *
+ * Read from outside where the kernel shows them (/proc personality and
+ * comm, get_robust_list(2), PTRACE_GET_RSEQ_CONFIGURATION); the prctl()
+ * getters only answer for the calling task, so they run inside it. They
+ * run in the leader only: a thread's own tid address needs a batch in that
+ * thread, which the dump driver does not have yet (it refuses threads).
+ *
+ * Restore sets the process-wide ones as the new task itself (child hook)
+ * and the per-thread pointers in the batch, once the memory they point to
+ * is the dumped task's. The new task inherited criu's own clear_child_tid
+ * and robust list, which point into criu's memory: both are always
+ * replaced, by zero if the dumped task had none. criu's rseq registration
+ * is dropped by the driver before the batch runs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "image/image.h"
 #include "parts/part.h"
+#include "task/ptrace.h"
+#include "task.pb-c.h"
+
+#define TASK_COMM_LEN		16
+#define RSEQ_MIN_LEN		32	/* the original struct rseq */
+
+struct task_dump_priv {
+	int pdeath_idx, subreaper_idx, tidaddr_idx;
+	uint64_t pdeath, subreaper, tidaddr;	/* out buffers in the task */
+};
+
+struct task_loaded {
+	TaskEntry *te;
+	TaskThread *self;	/* the entry of the task's own (main) thread */
+	pid_t criu;		/* the restoring process, the new task's parent */
+};
+
+/* ---------------------------------------------------------------- dump */
+
+static int task_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+{
+	struct task_dump_priv *p = xzalloc(sizeof(*p));
+
+	if (!p)
+		return -1;
+	t->priv[PART_TASK] = p;
+	p->pdeath = batch_put(b, NULL, sizeof(int));
+	p->subreaper = batch_put(b, NULL, sizeof(int));
+	p->tidaddr = batch_put(b, NULL, sizeof(uint64_t));
+	if (!p->pdeath || !p->subreaper || !p->tidaddr)
+		return -1;
+	p->pdeath_idx = BATCH(b, "prctl(PR_GET_PDEATHSIG)", __NR_prctl,
+			      PR_GET_PDEATHSIG, p->pdeath);
+	p->subreaper_idx = BATCH(b, "prctl(PR_GET_CHILD_SUBREAPER)", __NR_prctl,
+				 PR_GET_CHILD_SUBREAPER, p->subreaper);
+	p->tidaddr_idx = BATCH(b, "prctl(PR_GET_TID_ADDRESS)", __NR_prctl,
+			       PR_GET_TID_ADDRESS, p->tidaddr);
+	return p->pdeath_idx < 0 || p->subreaper_idx < 0 || p->tidaddr_idx < 0 ? -1 : 0;
+}
+
+static int read_personality(pid_t pid, uint32_t *pers)
+{
+	char path[64], *buf, *end;
+	unsigned long v;
+
+	snprintf(path, sizeof(path), "/proc/%d/personality", pid);
+	buf = read_file(-1, path, NULL);
+	if (!buf) {
+		pr_perror("Task %d: can't read its personality", pid);
+		return -1;
+	}
+	v = strtoul(buf, &end, 16);
+	if (end == buf || v > UINT32_MAX) {
+		pr_err("Task %d: can't parse %s", pid, path);
+		free(buf);
+		return -1;
+	}
+	free(buf);
+	*pers = v;
+	return 0;
+}
+
+/* comm may hold any byte but NUL; only the trailing newline is ours */
+static char *read_comm(pid_t pid, pid_t tid)
+{
+	char path[64], *buf;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+	buf = read_file(-1, path, &len);
+	if (!buf) {
+		pr_perror("Thread %d: can't read its name", tid);
+		return NULL;
+	}
+	if (len && buf[len - 1] == '\n')
+		buf[len - 1] = '\0';
+	return buf;
+}
+
+static int fill_thread(pid_t pid, pid_t tid, TaskThread *th, RseqEntry *rs)
+{
+	struct ptrace_rseq_conf rc;
+	struct robust_list_head *head;
+	size_t len;
+	int ret;
+
+	th->tid = tid;
+	th->comm = read_comm(pid, tid);
+	if (!th->comm)
+		return -1;
+	if (syscall(SYS_get_robust_list, tid, &head, &len)) {
+		pr_perror("Thread %d: can't read its robust futex list", tid);
+		return -1;
+	}
+	th->robust_list = (uintptr_t)head;
+	th->robust_list_len = len;
+	ret = ptrace_get_rseq(tid, &rc);
+	if (ret < 0)
+		return -1;
+	if (ret == 0 && rc.rseq_abi_pointer) {
+		rs->ptr = rc.rseq_abi_pointer;
+		rs->len = rc.rseq_abi_size;
+		rs->flags = rc.flags;
+		rs->sig = rc.signature;
+		th->rseq = rs;
+	}
+	return 0;
+}
+
+static int task_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+{
+	struct task_dump_priv *p = t->priv[PART_TASK];
+	TaskEntry te = TASK_ENTRY__INIT;
+	TaskThread *th = NULL, **pth = NULL;
+	RseqEntry *rs = NULL;
+	int i, ret = -1;
+
+	if (read_personality(t->pid, &te.personality))
+		goto out;
+	te.pdeath_sig = *(int *)batch_local(b, p->pdeath);
+	te.child_subreaper = !!*(int *)batch_local(b, p->subreaper);
+	th = xzalloc(t->nr_threads * sizeof(*th));
+	pth = xzalloc(t->nr_threads * sizeof(*pth));
+	rs = xzalloc(t->nr_threads * sizeof(*rs));
+	if (!th || !pth || !rs)
+		goto out;
+	for (i = 0; i < t->nr_threads; i++) {
+		task_thread__init(&th[i]);
+		rseq_entry__init(&rs[i]);
+		pth[i] = &th[i];
+		if (fill_thread(t->pid, t->tids[i], &th[i], &rs[i]))
+			goto out;
+		if (t->tids[i] == t->pid)
+			th[i].tid_address = *(uint64_t *)batch_local(b, p->tidaddr);
+	}
+	te.threads = pth;
+	te.n_threads = t->nr_threads;
+	ret = img_write(dc->dirfd, IMG_TASK, t->pid, &te.base);
+out:
+	for (i = 0; th && i < t->nr_threads; i++)
+		free(th[i].comm);
+	free(th);
+	free(pth);
+	free(rs);
+	free(p);
+	t->priv[PART_TASK] = NULL;
+	return ret;
+}
+
+/* ------------------------------------------------------------- restore */
+
+static const char *thread_invalid(const TaskThread *th)
+{
+	const RseqEntry *rs = th->rseq;
+
+	if (strlen(th->comm) >= TASK_COMM_LEN)
+		return "a name longer than 15 bytes";
+	if (th->robust_list_len != sizeof(struct robust_list_head))
+		return "a robust list of a foreign size";
+	if (rs && rs->ptr && (rs->len < RSEQ_MIN_LEN || rs->ptr % RSEQ_MIN_LEN || rs->flags))
+		return "an rseq area of bad size, alignment or flags";
+	return NULL;
+}
+
+static int task_load(struct rst_ctx *rc, struct rtask *t)
+{
+	struct task_loaded *l = xzalloc(sizeof(*l));
+	const char *why = NULL;
+	TaskEntry *te;
+	size_t i;
+
+	if (!l)
+		return -1;
+	t->img[PART_TASK] = l;
+	l->criu = getpid();
+	if (img_read(rc->dirfd, IMG_TASK, t->pid, (void **)&l->te, 0) < 0)
+		return -1;
+	te = l->te;
+	if (te->personality == 0xffffffff)
+		why = "personality 0xffffffff only queries";
+	else if (te->pdeath_sig >= _NSIG)
+		why = "the parent death signal is out of range";
+	for (i = 0; !why && i < te->n_threads; i++) {
+		why = thread_invalid(te->threads[i]);
+		if (te->threads[i]->tid == (uint32_t)t->pid)
+			l->self = te->threads[i];
+	}
+	if (!why && !l->self)
+		why = "no entry for the task's own thread";
+	if (why) {
+		pr_err("Task %d: image task is invalid: %s", t->pid, why);
+		return -1;
+	}
+	t->batch_entries += 3;
+	return 0;
+}
+
+static int task_child(struct rst_ctx *rc, struct rtask *t)
+{
+	struct task_loaded *l = t->img[PART_TASK];
+	TaskEntry *te = l->te;
+
+	if (personality(te->personality) < 0) {
+		pr_perror("Task %d: can't set its personality %#x", t->pid, te->personality);
+		return -1;
+	}
+	if (prctl(PR_SET_NAME, l->self->comm, 0, 0, 0) ||
+	    prctl(PR_SET_CHILD_SUBREAPER, te->child_subreaper, 0, 0, 0)) {
+		pr_perror("Task %d: can't set its name or subreaper flag", t->pid);
+		return -1;
+	}
+	if (!te->pdeath_sig)
+		return 0;
+	if (prctl(PR_SET_PDEATHSIG, te->pdeath_sig, 0, 0, 0)) {
+		pr_perror("Task %d: can't set its parent death signal %u", t->pid,
+			  te->pdeath_sig);
+		return -1;
+	}
+	/* the dumped parent is gone: criu is the parent now, and -d ends it */
+	if (rc->opts->restore_detached && getppid() == l->criu)
+		pr_warn("Task %d: its parent death signal %u will fire when criu exits",
+			t->pid, te->pdeath_sig);
+	return 0;
+}
+
+static int task_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
+{
+	struct task_loaded *l = t->img[PART_TASK];
+	TaskThread *th = l->self;
+
+	if (BATCH(b, "set_tid_address", __NR_set_tid_address, th->tid_address) < 0 ||
+	    BATCH(b, "set_robust_list", __NR_set_robust_list, th->robust_list,
+		  th->robust_list_len) < 0)
+		return -1;
+	if (th->rseq && th->rseq->ptr &&
+	    BATCH(b, "rseq registration", __NR_rseq, th->rseq->ptr, th->rseq->len, 0,
+		  th->rseq->sig) < 0)
+		return -1;
+	return 0;
+}
+
+static void task_release(struct rtask *t)
+{
+	struct task_loaded *l = t->img[PART_TASK];
+
+	if (!l)
+		return;
+	img_free(IMG_TASK, l->te);
+	free(l);
+	t->img[PART_TASK] = NULL;
+}
 
 const struct part part_task = {
 	.name = "task",
 	.id = PART_TASK,
+	.prepare = task_prepare,
+	.dump = task_dump,
+	.load = task_load,
+	.child = task_child,
+	.batch = task_batch,
+	.release = task_release,
 };
