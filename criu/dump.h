@@ -7,5 +7,7 @@
 int cr_dump(const struct opts *o);
 int cr_restore(const struct opts *o);
 int cr_check(const struct opts *o);
+/* criu cpuinfo dump|check (parts/cpuinfo.c) */
+int cr_cpuinfo(const struct opts *o, const char *sub);
 
 #endif

@@ -21,11 +21,14 @@ static void usage(FILE *f)
 "  criu dump -t PID -D DIR [options]\n"
 "  criu restore -D DIR [-d] [options]\n"
 "  criu check\n"
+"  criu cpuinfo dump|check -D DIR\n"
 "\n"
 "Commands:\n"
 "  dump           checkpoint a process into a directory of images\n"
 "  restore        restore a process from images\n"
 "  check          check that the kernel has what criu needs\n"
+"  cpuinfo dump   save this CPU's description into DIR/cpuinfo.img\n"
+"  cpuinfo check  check that this CPU can run what DIR/cpuinfo.img describes\n"
 "\n"
 "Options:\n"
 "  -t|--tree PID           the task to dump (a session leader, or see --shell-job)\n"
@@ -38,6 +41,9 @@ static void usage(FILE *f)
 "  -j|--shell-job          the task is not a session leader (a job of a shell)\n"
 "  -d|--restore-detached   return once the restored task runs\n"
 "  --pidfile FILE          write the restored task's pid to FILE\n"
+"  --cpu-cap[=CAP[,CAP]]   CPU checks on restore and cpuinfo check: fpu, ins, cpu,\n"
+"                          all, none, ^CAP to drop one (default fpu,ins)\n"
+"  --cpu-map SRC:DST[,...] run on CPU DST what was allowed on CPU SRC\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -46,6 +52,8 @@ enum {
 	OPT_LEAVE_RUNNING = 256,
 	OPT_LEAVE_STOPPED,
 	OPT_PIDFILE,
+	OPT_CPU_CAP,
+	OPT_CPU_MAP,
 };
 
 static const struct option long_opts[] = {
@@ -59,6 +67,8 @@ static const struct option long_opts[] = {
 	{ "shell-job", no_argument, NULL, 'j' },
 	{ "restore-detached", no_argument, NULL, 'd' },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
+	{ "cpu-cap", optional_argument, NULL, OPT_CPU_CAP },
+	{ "cpu-map", required_argument, NULL, OPT_CPU_MAP },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -75,11 +85,51 @@ static int parse_int(const char *s, int *v)
 	return 0;
 }
 
+/*
+ * --cpu-cap: CRIU's comma-separated words, left to right; "^CAP" removes
+ * one. Without a value: all.
+ */
+static int parse_cpu_cap(const char *s, unsigned int *caps)
+{
+	static const struct {
+		const char *name;
+		unsigned int bits;
+	} w[] = {
+		{ "none", CPU_CAP_NONE }, { "fpu", CPU_CAP_FPU }, { "cpu", CPU_CAP_CPU },
+		{ "ins", CPU_CAP_INS }, { "all", CPU_CAP_ALL },
+	};
+	size_t i, n;
+	int inv;
+
+	if (!s) {
+		*caps = CPU_CAP_ALL;
+		return 0;
+	}
+	*caps = CPU_CAP_NONE;
+	while (*s) {
+		inv = *s == '^';
+		s += inv;
+		n = strcspn(s, ",");
+		for (i = 0; i < ARRAY_SIZE(w); i++)
+			if (strlen(w[i].name) == n && !strncmp(s, w[i].name, n))
+				break;
+		if (i == ARRAY_SIZE(w))
+			return -1;
+		if (inv)
+			*caps &= ~w[i].bits;
+		else
+			*caps = w[i].bits ? *caps | w[i].bits : CPU_CAP_NONE;
+		s += n + (s[n] == ',');
+	}
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
 
 	o->verbosity = LOG_WARN;
+	o->cpu_cap = CPU_CAP_DEFAULT;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:D:W:o:v::jdhV", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -103,6 +153,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'j': o->shell_job = 1; break;
 		case 'd': o->restore_detached = 1; break;
 		case OPT_PIDFILE: o->pidfile = optarg; break;
+		case OPT_CPU_CAP:
+			/* also "--cpu-cap LIST", not only "--cpu-cap=LIST" */
+			if (!optarg && optind < argc && !parse_cpu_cap(argv[optind], &o->cpu_cap))
+				optarg = argv[optind++];
+			if (parse_cpu_cap(optarg, &o->cpu_cap)) {
+				fprintf(stderr, "Error: bad value '%s' for option --cpu-cap\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case OPT_CPU_MAP: o->cpu_map = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("Version: %s\n", CRIU_VERSION); exit(0);
 		case ':':
@@ -136,7 +197,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
 	char *log_path, *pidfile;
-	const char *cmd, *err;
+	const char *cmd, *sub = NULL, *err;
 	int ret;
 
 	if (parse_opts(argc, argv, &o))
@@ -146,6 +207,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	cmd = argv[optind];
+	/* criu cpuinfo dump|check */
+	if (!strcmp(cmd, "cpuinfo") && optind + 1 < argc)
+		sub = argv[++optind];
 	if (optind + 1 < argc) {
 		fprintf(stderr, "Error: unexpected argument '%s'\n", argv[optind + 1]);
 		return 1;
@@ -179,6 +243,8 @@ int main(int argc, char **argv)
 		ret = cr_restore(&o);
 	else if (!strcmp(cmd, "check"))
 		ret = cr_check(&o);
+	else if (!strcmp(cmd, "cpuinfo"))
+		ret = cr_cpuinfo(&o, sub);
 	else {
 		fprintf(stderr, "Error: unknown command '%s'\n", cmd);
 		return 1;

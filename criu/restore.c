@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -52,9 +53,11 @@ struct child_report {
 	char error[1024];
 };
 
+static int keep_private(struct rtask *t, int fd);
+
 int rst_private_fd(struct rtask *t, int fd)
 {
-	int *n, high;
+	int high;
 
 	if (fd < 0)
 		return -1;
@@ -65,14 +68,43 @@ int rst_private_fd(struct rtask *t, int fd)
 		return -1;
 	}
 	close(fd);
-	n = xrealloc(t->priv_fds, (t->nr_priv_fds + 1) * sizeof(int));
-	if (!n) {
+	if (keep_private(t, high)) {
 		close(high);
 		return -1;
 	}
-	t->priv_fds = n;
-	t->priv_fds[t->nr_priv_fds++] = high;
 	return high;
+}
+
+static int keep_private(struct rtask *t, int fd)
+{
+	int *n = xrealloc(t->priv_fds, (t->nr_priv_fds + 1) * sizeof(int));
+
+	if (!n)
+		return -1;
+	t->priv_fds = n;
+	t->priv_fds[t->nr_priv_fds++] = fd;
+	return 0;
+}
+
+/* In the new task: close every fd that is neither the task's nor criu's. */
+static int close_others(struct rtask *t)
+{
+	int i, j, top = t->fd_base;
+
+	for (i = 0; i < t->nr_priv_fds; i++)
+		top = max(top, t->priv_fds[i] + 1);
+	for (i = t->fd_base; i < top; i++) {
+		for (j = 0; j < t->nr_priv_fds && t->priv_fds[j] != i; j++)
+			;
+		if (j == t->nr_priv_fds)
+			close(i);
+	}
+	if (syscall(SYS_close_range, 0, t->fd_base - 1, 0) ||
+	    syscall(SYS_close_range, top, ~0U, 0)) {
+		pr_perror("Task %d: can't close criu's fds", t->pid);
+		return -1;
+	}
+	return 0;
 }
 
 static int read_tree(struct rst_ctx *rc, struct rtask *t, PstreeTask **root)
@@ -156,12 +188,16 @@ static void child_fail(struct child_report *rep)
 }
 
 static void child_main(struct rst_ctx *rc, struct rtask *t, PstreeTask *pt,
-		       struct child_report *rep)
+		       struct child_report *rep, pid_t criu)
 {
 	struct batch b;
 	sigset_t all;
 	void *area;
 	int i, max;
+
+	/* until criu traces us (and EXITKILL takes over), die with criu */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != criu)
+		_exit(3);
 
 	if (pt->sid == (uint32_t)t->pid ? setsid() < 0 :
 	    (pt->pgid == (uint32_t)t->pid && setpgid(0, 0))) {
@@ -175,13 +211,13 @@ static void child_main(struct rst_ctx *rc, struct rtask *t, PstreeTask *pt,
 	if (log_fd() >= 0) {
 		int lfd = fcntl(log_fd(), F_DUPFD_CLOEXEC, t->fd_base);
 
-		if (lfd >= 0)
+		if (lfd >= 0) {
 			log_set_fd(lfd);
+			keep_private(t, lfd);
+		}
 	}
-	if (syscall(SYS_close_range, 0, t->fd_base - 1, 0)) {
-		pr_perror("Task %d: can't close criu's fds", t->pid);
+	if (close_others(t))
 		child_fail(rep);
-	}
 	pr_debug("Task %d: started", t->pid);
 	for (i = 0; i < PART_NR; i++) {
 		if (parts[i]->child && parts[i]->child(rc, t))
@@ -199,7 +235,8 @@ static void child_main(struct rst_ctx *rc, struct rtask *t, PstreeTask *pt,
 		child_fail(rep);
 	pr_debug("Task %d: trampoline mapped", t->pid);
 	/* entry 0: criu's inherited rseq registration, filled in by the parent */
-	if (BATCH(&b, "rseq unregistration", __NR_getpid) < 0)
+	if (BATCH(&b, "rseq unregistration", __NR_getpid) < 0 ||
+	    BATCH(&b, "prctl(PR_SET_PDEATHSIG, 0)", __NR_prctl, PR_SET_PDEATHSIG, 0) < 0)
 		child_fail(rep);
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->batch && parts[i]->batch(rc, t, &b))
@@ -230,11 +267,12 @@ static pid_t fork_task(struct rst_ctx *rc, struct rtask *t, PstreeTask *pt,
 		.set_tid = (uint64_t)(uintptr_t)&want,
 		.set_tid_size = 1,
 	};
+	pid_t criu = getpid();
 	long pid;
 
 	pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid == 0)
-		child_main(rc, t, pt, rep);
+		child_main(rc, t, pt, rep, criu);
 	if (pid < 0) {
 		if (errno == EEXIST)
 			pr_err("Task %d: can't restore, pid %d is in use", t->pid, t->pid);

@@ -21,9 +21,13 @@ set -o errexit -o nounset -o pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD_DIR=${BUILD_DIR:-build}
-CRIU=${CRIU:-$ROOT/$BUILD_DIR/criu/criu}
-COUNTER=$ROOT/$BUILD_DIR/contrib/demo/counter
-SUBREAPER=$ROOT/$BUILD_DIR/contrib/subreaper/subreaper
+case "$BUILD_DIR" in
+/*) B=$BUILD_DIR ;;
+*) B=$ROOT/$BUILD_DIR ;;
+esac
+CRIU=${CRIU:-$B/criu/criu}
+COUNTER=$B/contrib/demo/counter
+SUBREAPER=$B/contrib/subreaper/subreaper
 GAP=${GAP:-3}
 
 say()
@@ -115,6 +119,9 @@ say "starting the counter (setsid, stdio on /dev/null, logging to $LOG)"
 # so setsid(1) calls setsid() and execs in place, keeping this pid.
 setsid "$COUNTER" "$LOG" </dev/null >/dev/null 2>&1 &
 PID=$!
+# bash still reaps it, but stops tracking it as a job: no "Killed" notice
+# when the dump kills it.
+disown "$PID"
 sleep 0.2
 is_counter "$PID" || fail "the counter did not start"
 ps -o pid,ppid,sid,stat,cmd -p "$PID"
@@ -131,8 +138,7 @@ fi
 ls -l "$IMGDIR"
 
 say "the counter is gone"
-wait "$PID" 2>/dev/null || true		# it is our child: collect it
-if [ -e "/proc/$PID" ]; then
+if ! wait_gone "$PID"; then
 	ps -o pid,stat,cmd -p "$PID" || true
 	fail "pid $PID still exists after the dump"
 fi

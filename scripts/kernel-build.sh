@@ -162,8 +162,8 @@ cfgtmp="$OBJ/.config.wanted"
 	# .config (and its mtime) untouched.
 	tmp=$(mktemp -d)
 	make -s -C "$SRC" O="$tmp" ARCH=x86_64 tinyconfig >/dev/null
-	"$SRC/scripts/kconfig/merge_config.sh" -m -O "$tmp" "$tmp/.config" "$KDIR/config.fragment" >/dev/null
-	make -s -C "$SRC" O="$tmp" ARCH=x86_64 olddefconfig >/dev/null
+	"$SRC/scripts/kconfig/merge_config.sh" -m -O "$tmp" "$tmp/.config" "$KDIR/config.fragment" >/dev/null 2>&1
+	make -s -C "$SRC" O="$tmp" ARCH=x86_64 olddefconfig >/dev/null 2>&1
 	cp "$tmp/.config" "$cfgtmp"
 	rm -rf "$tmp"
 )

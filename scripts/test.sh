@@ -83,6 +83,14 @@ if [ -z "${SKIP_BUILD:-}" ]; then
 	BUILD_DIR=$BUILD_DIR scripts/build.sh || { echo "test: FAIL: build" >&2; exit 1; }
 fi
 
+# The zdtm runner finds criu and its test programs through these.
+case "$BUILD_DIR" in
+/*) B=$BUILD_DIR ;;
+*) B=$PWD/$BUILD_DIR ;;
+esac
+export CRIU=${CRIU:-$B/criu/criu}
+export ZDTM_BUILD=${ZDTM_BUILD:-$B/test/zdtm}
+
 # The python that has pytest and protobuf: the one on PATH may be a private
 # install (pyenv) without Debian's python3-protobuf.
 PYTHON=

@@ -12,7 +12,9 @@
  * shows how both clocks moved across the checkpoint gap.
  *
  * The launcher is expected to make it a session leader (setsid) with its
- * stdio on /dev/null; it runs until killed.
+ * stdio on /dev/null; it runs until killed.  Descriptors above 2 that it
+ * inherits are closed first: the demo is about this program's own state, not
+ * about whatever pipe its launcher happened to leak.
  *
  * Usage: counter LOGFILE [INTERVAL_MS]
  */
@@ -71,6 +73,7 @@ int main(int argc, char **argv)
 		}
 	}
 
+	closefrom(3);
 	fd = open(argv[1], O_WRONLY | O_CREAT | O_APPEND, 0644);
 	if (fd < 0) {
 		fprintf(stderr, "counter: open %s: %s\n", argv[1], strerror(errno));

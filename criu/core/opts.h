@@ -2,6 +2,14 @@
 #ifndef CRIU_CORE_OPTS_H
 #define CRIU_CORE_OPTS_H
 
+/* --cpu-cap: which CPU compatibility checks restore makes (CRIU's words) */
+#define CPU_CAP_NONE		0u
+#define CPU_CAP_FPU		1u	/* the XSAVE components registers use */
+#define CPU_CAP_CPU		2u	/* CPUID feature words identical */
+#define CPU_CAP_INS		4u	/* the instruction sets of cpu.md */
+#define CPU_CAP_ALL		(CPU_CAP_FPU | CPU_CAP_CPU | CPU_CAP_INS)
+#define CPU_CAP_DEFAULT		(CPU_CAP_FPU | CPU_CAP_INS)
+
 /* The parsed command line; read-only for everything below main.c. */
 struct opts {
 	int pid;			/* -t */
@@ -14,6 +22,8 @@ struct opts {
 	int leave_stopped;
 	int shell_job;
 	int restore_detached;		/* -d */
+	unsigned int cpu_cap;		/* --cpu-cap: CPU_CAP_* */
+	const char *cpu_map;		/* --cpu-map SRC:DST[,SRC:DST...] */
 };
 
 #endif

@@ -31,6 +31,8 @@
 #include "fs.pb-c.h"
 #include "task.pb-c.h"
 #include "fdinfo.pb-c.h"
+#include "cpu.pb-c.h"
+#include "posix_timer.pb-c.h"
 
 struct img_desc {
 	const char *fmt;	/* file name; %d is the task's pid */
@@ -55,6 +57,9 @@ static const struct img_desc descs[IMG_NR] = {
 	[IMG_FS]	= { "fs-%d.img", 0x4653000b, &fs_entry__descriptor },
 	[IMG_TASK]	= { "task-%d.img", 0x5441000c, &task_entry__descriptor },
 	[IMG_FDINFO]	= { "fdinfo-%d.img", 0x4644000d, &fdinfo_entry__descriptor },
+	[IMG_CPUINFO]	= { "cpuinfo.img", 0x43490020, &cpuinfo_entry__descriptor },
+	[IMG_CPU]	= { "cpu-%d.img", 0x43500021, &cpu_entry__descriptor },
+	[IMG_POSIX_TIMER] = { "posix_timer-%d.img", 0x50540030, &posix_timer_entry__descriptor },
 };
 
 const char *img_name(enum img_type t, int id, char *buf, size_t len)

@@ -25,6 +25,9 @@ enum img_type {
 	IMG_FS,
 	IMG_TASK,
 	IMG_FDINFO,
+	IMG_CPUINFO,	/* one per checkpoint, id 0 */
+	IMG_CPU,
+	IMG_POSIX_TIMER,
 	IMG_NR,
 };
 

@@ -33,6 +33,7 @@
  */
 #include <linux/capability.h>
 #include <linux/securebits.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
@@ -179,7 +180,7 @@ struct cur_creds {
 	gid_t *groups;
 	int ngroups;
 	uint64_t eff, prm, inh, bnd, amb;
-	int last_cap, securebits, nnp, pdeath;
+	int last_cap, securebits, nnp;
 };
 
 /* The bounding set and, by where it ends, the last capability known here. */
@@ -222,7 +223,7 @@ static int read_cur(struct cur_creds *c)
 			c->amb |= 1ULL << cap;
 	c->securebits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
 	c->nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
-	if (prctl(PR_GET_PDEATHSIG, &c->pdeath, 0, 0, 0) || c->securebits < 0 || c->nnp < 0)
+	if (c->securebits < 0 || c->nnp < 0)
 		return -1;
 	c->ngroups = getgroups(0, NULL);
 	if (c->ngroups < 0)
@@ -238,15 +239,19 @@ static uint64_t caps_known(int last_cap)
 	return last_cap >= 63 ? ~0ULL : (1ULL << (last_cap + 1)) - 1;
 }
 
-/* What can't be given back from here, as one reason, or NULL. */
-static const char *impossible(const CredsEntry *ce, const struct cur_creds *c)
+/* What can't be given back from here, as one reason (and @caps), or NULL. */
+static const char *impossible(const CredsEntry *ce, const struct cur_creds *c,
+			      uint64_t *caps)
 {
-	if ((ce->cap_prm | ce->cap_inh) & ~caps_known(c->last_cap))
+	*caps = (ce->cap_prm | ce->cap_inh) & ~caps_known(c->last_cap);
+	if (*caps)
 		return "capabilities this kernel does not know";
-	if (ce->cap_prm & ~c->prm)
+	*caps = ce->cap_prm & ~c->prm;
+	if (*caps)
 		return "permitted capabilities criu does not have";
 	/* capset() without CAP_SETPCAP effective, as after setresuid() */
-	if (ce->cap_inh & ~(c->inh | (c->prm & c->bnd)))
+	*caps = ce->cap_inh & ~(c->inh | (c->prm & c->bnd));
+	if (*caps)
 		return "inheritable capabilities criu can't grant";
 	if (c->nnp && !ce->no_new_privs)
 		return "no_new_privs off, while criu runs with it";
@@ -355,17 +360,17 @@ static int creds_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 {
 	CredsEntry *ce = t->img[PART_CREDS];
 	struct cur_creds c = { 0 };
-	uint64_t lost;
+	uint64_t lost, caps;
 	const char *why;
-	int uid_chg, reset, ret = -1;
+	int uid_chg, reset, get = -1, set, ret = -1;
 
 	if (read_cur(&c)) {
 		pr_perror("Task %d: can't read the credentials it starts with", t->pid);
 		goto out;
 	}
-	why = impossible(ce, &c);
+	why = impossible(ce, &c, &caps);
 	if (why) {
-		pr_err("Task %d: image creds has %s", t->pid, why);
+		pr_err("Task %d: image creds has %s (%#lx)", t->pid, why, caps);
 		goto out;
 	}
 	lost = ce->cap_bnd & ~c.bnd & caps_known(c.last_cap);
@@ -375,13 +380,28 @@ static int creds_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 	/* the kernel resets these two on such a change (commit_creds) */
 	reset = ce->euid != c.uid[1] || ce->egid != c.gid[1] || ce->fsuid != c.uid[3] ||
 		ce->fsgid != c.gid[3];
+	/*
+	 * The parent death signal is armed by an earlier batch step: a GET
+	 * before the change writes it straight into the argument of a SET
+	 * after it.
+	 */
+	if (reset) {
+		get = BATCH(b, "prctl(PR_GET_PDEATHSIG) before the id change", __NR_prctl,
+			    PR_GET_PDEATHSIG, 0);
+		if (get < 0)
+			goto out;
+	}
 	uid_chg = queue_ids(b, ce, &c);
 	if (uid_chg < 0 || queue_caps(b, ce, &c, uid_chg))
 		goto out;
-	if (reset && c.pdeath &&
-	    BATCH(b, "prctl(PR_SET_PDEATHSIG) after the id change", __NR_prctl,
-		  PR_SET_PDEATHSIG, c.pdeath) < 0)
-		goto out;
+	if (reset) {
+		set = BATCH(b, "prctl(PR_SET_PDEATHSIG) after the id change", __NR_prctl,
+			    PR_SET_PDEATHSIG, 0);
+		if (set < 0)
+			goto out;
+		batch_entry(b, get)->args[1] = batch_entries_remote(b) +
+			set * sizeof(struct sc_entry) + offsetof(struct sc_entry, args[1]);
+	}
 	if (reset && ce->has_dumpable && ce->dumpable <= 1 &&
 	    BATCH(b, "prctl(PR_SET_DUMPABLE) after the id change", __NR_prctl,
 		  PR_SET_DUMPABLE, ce->dumpable) < 0)

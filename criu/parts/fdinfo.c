@@ -20,8 +20,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/part.h"
-#include "fdinfo.pb-c.h"
+#include "parts/files.h"
 
 /* Flags that describe how a file was opened, not what open() should do now. */
 #define OPEN_STATUS_MASK	(O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | \
@@ -31,16 +30,122 @@ struct fd_scan {
 	int fd;
 	struct stat st;
 	struct proc_fdinfo fi;
+	char *fdinfo;		/* the text, for kinds that parse more of it */
 	char path[PATH_MAX];
 	int file;		/* index into the descriptions */
 };
 
+/* ------------------------------------------------ regular files, devices */
+
+static int reg_match(const char *link, const struct stat *st)
+{
+	return link[0] == '/' && (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode));
+}
+
+static int chr_match(const char *link, const struct stat *st)
+{
+	return link[0] == '/' && S_ISCHR(st->st_mode);
+}
+
+static int reg_dump(pid_t pid, int fd, const char *fdinfo, FileDesc *d)
+{
+	struct stat st;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+	if (stat(path, &st)) {
+		pr_perror("Task %d: can't stat fd %d", pid, fd);
+		return -1;
+	}
+	if (S_ISCHR(st.st_mode)) {
+		d->has_rdev = 1;
+		d->rdev = st.st_rdev;
+	} else if (S_ISREG(st.st_mode)) {
+		d->has_size = 1;
+		d->size = st.st_size;
+	}
+	return 0;
+}
+
+static int reg_open(struct rtask *t, const FileDesc *d)
+{
+	unsigned int flags = (d->flags & OPEN_STATUS_MASK) | O_NOCTTY;
+	struct stat st;
+	int fd;
+
+	fd = open(d->path, flags);
+	if (fd < 0) {
+		pr_perror("Task %d: can't reopen %s", t->pid, d->path);
+		return -1;
+	}
+	if (fstat(fd, &st) || (d->kind == FILE_KIND__FILE_CHR) != !!S_ISCHR(st.st_mode) ||
+	    (d->has_rdev && st.st_rdev != d->rdev)) {
+		pr_err("Task %d: %s is not the file it was at dump time", t->pid, d->path);
+		goto err;
+	}
+	if (S_ISREG(st.st_mode) && lseek(fd, d->pos, SEEK_SET) != (off_t)d->pos) {
+		pr_perror("Task %d: can't seek %s to %lu", t->pid, d->path, d->pos);
+		goto err;
+	}
+	return fd;
+err:
+	close(fd);
+	return -1;
+}
+
+static const struct file_kind fk_reg = {
+	.name = "regular file",
+	.kind = FILE_KIND__FILE_REG,
+	.match = reg_match,
+	.dump = reg_dump,
+	.open = reg_open,
+};
+
+static const struct file_kind fk_chr = {
+	.name = "character device",
+	.kind = FILE_KIND__FILE_CHR,
+	.match = chr_match,
+	.dump = reg_dump,
+	.open = reg_open,
+};
+
+/* ------------------------------------------------------------ the table */
+
+static const struct file_kind *const kinds[] = {
+	&fk_reg,
+	&fk_chr,
+	&fk_timerfd,
+};
+
+static const struct file_kind *kind_of_link(const char *link, const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (kinds[i]->match(link, st))
+			return kinds[i];
+	return NULL;
+}
+
+static const struct file_kind *kind_of_desc(const FileDesc *d)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (kinds[i]->kind == d->kind)
+			return kinds[i];
+	return NULL;
+}
+
+/* Names what an fd no kind takes is, for the error message. */
 static const char *fd_unsupported(const char *path, const struct stat *st)
 {
 	size_t len = strlen(path);
 
 	if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
 		return "an open deleted file";
+	if (kind_of_link(path, st))
+		return NULL;
 	if (!strncmp(path, "socket:", 7))
 		return "a socket";
 	if (!strncmp(path, "pipe:", 5) || S_ISFIFO(st->st_mode))
@@ -49,9 +154,14 @@ static const char *fd_unsupported(const char *path, const struct stat *st)
 		return path + 11;	/* [timerfd], [eventfd], [eventpoll]... */
 	if (path[0] != '/')
 		return "a non-file object";
-	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) && !S_ISCHR(st->st_mode))
-		return "a special file";
-	return NULL;
+	return "a special file";
+}
+
+static void free_scan(struct fd_scan *fds, int nr)
+{
+	while (nr > 0)
+		free(fds[--nr].fdinfo);
+	free(fds);
 }
 
 static int scan_fds(pid_t pid, struct fd_scan **out)
@@ -89,15 +199,21 @@ static int scan_fds(pid_t pid, struct fd_scan **out)
 			memset(&f->st, 0, sizeof(f->st));
 		}
 		f->path[len] = '\0';
-		if (proc_read_fdinfo(pid, f->fd, &f->fi))
+		snprintf(link, sizeof(link), "/proc/%d/fdinfo/%d", pid, f->fd);
+		f->fdinfo = read_file(-1, link, NULL);
+		if (!f->fdinfo || proc_parse_fdinfo(f->fdinfo, &f->fi)) {
+			pr_perror("Task %d: can't read fdinfo of fd %d", pid, f->fd);
+			free(f->fdinfo);
+			nr--;
 			goto err;
+		}
 	}
 	closedir(d);
 	*out = fds;
 	return nr;
 err:
 	closedir(d);
-	free(fds);
+	free_scan(fds, nr);
 	return -1;
 }
 
@@ -119,7 +235,7 @@ static int fdinfo_check(struct dump_ctx *dc, struct dtask *t)
 			break;
 		}
 	}
-	free(fds);
+	free_scan(fds, nr);
 	return ret;
 }
 
@@ -147,8 +263,9 @@ static int fdinfo_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 		goto out;
 	for (i = 0; i < nr; i++) {
 		struct fd_scan *f = &fds[i];
+		const struct file_kind *kind = kind_of_link(f->path, &f->st);
 
-		if (fd_unsupported(f->path, &f->st)) {
+		if (!kind || fd_unsupported(f->path, &f->st)) {
 			pr_err("Task %d: fd %d (%s) appeared during the dump", t->pid,
 			       f->fd, f->path);
 			goto out;
@@ -164,19 +281,14 @@ static int fdinfo_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 
 			file_desc__init(d);
 			d->id = nfiles;
-			d->kind = S_ISCHR(f->st.st_mode) ? FILE_KIND__FILE_CHR : FILE_KIND__FILE_REG;
+			d->kind = kind->kind;
 			d->path = f->path;
 			d->flags = f->fi.flags & OPEN_STATUS_MASK;
 			d->pos = f->fi.pos;
-			if (S_ISCHR(f->st.st_mode)) {
-				d->has_rdev = 1;
-				d->rdev = f->st.st_rdev;
-			} else if (S_ISREG(f->st.st_mode)) {
-				d->has_size = 1;
-				d->size = f->st.st_size;
-			}
 			pf[nfiles] = d;
 			f->file = nfiles++;
+			if (kind->dump && kind->dump(t->pid, f->fd, f->fdinfo, d))
+				goto out;
 		}
 		fd_entry__init(&ents[i]);
 		ents[i].fd = f->fd;
@@ -190,11 +302,17 @@ static int fdinfo_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	e.n_fds = nr;
 	ret = img_write(dc->dirfd, IMG_FDINFO, t->pid, &e.base);
 out:
+	for (i = 0; i < nfiles; i++) {
+		const struct file_kind *k = kind_of_desc(&files[i]);
+
+		if (k && k->free)
+			k->free(&files[i]);
+	}
 	free(files);
 	free(pf);
 	free(ents);
 	free(pe);
-	free(fds);
+	free_scan(fds, nr);
 	return ret;
 }
 
@@ -206,13 +324,16 @@ static int fdinfo_load(struct rst_ctx *rc, struct rtask *t)
 	if (img_read(rc->dirfd, IMG_FDINFO, t->pid, (void **)&t->img[PART_FDINFO], 0) < 0)
 		return -1;
 	e = t->img[PART_FDINFO];
-	for (i = 0; i < e->n_files; i++)
-		if (e->files[i]->id != i || !e->files[i]->path[0] ||
-		    (e->files[i]->kind != FILE_KIND__FILE_REG &&
-		     e->files[i]->kind != FILE_KIND__FILE_CHR)) {
+	for (i = 0; i < e->n_files; i++) {
+		const struct file_kind *k = kind_of_desc(e->files[i]);
+
+		if (e->files[i]->id != i || !e->files[i]->path[0] || !k) {
 			pr_err("Task %d: image fdinfo has an invalid file #%zu", t->pid, i);
 			return -1;
 		}
+		if (k->validate && k->validate(t->pid, e->files[i]))
+			return -1;
+	}
 	for (i = 0; i < e->n_fds; i++) {
 		if (e->fds[i]->fd >= (1U << 20) || e->fds[i]->file_id >= e->n_files) {
 			pr_err("Task %d: image fdinfo has an invalid fd entry #%zu (fd %u)",
@@ -232,35 +353,17 @@ static int fdinfo_load(struct rst_ctx *rc, struct rtask *t)
 
 static int open_desc(struct rtask *t, const FileDesc *d)
 {
-	unsigned int flags = (d->flags & OPEN_STATUS_MASK) | O_NOCTTY;
-	struct stat st;
 	int fd, high;
 
-	fd = open(d->path, flags);
-	if (fd < 0) {
-		pr_perror("Task %d: can't reopen %s", t->pid, d->path);
+	fd = kind_of_desc(d)->open(t, d);
+	if (fd < 0)
 		return -1;
-	}
-	if (fstat(fd, &st) || (d->kind == FILE_KIND__FILE_CHR) != !!S_ISCHR(st.st_mode) ||
-	    (d->has_rdev && st.st_rdev != d->rdev)) {
-		pr_err("Task %d: %s is not the file it was at dump time", t->pid, d->path);
-		goto err;
-	}
-	if (S_ISREG(st.st_mode) && lseek(fd, d->pos, SEEK_SET) != (off_t)d->pos) {
-		pr_perror("Task %d: can't seek %s to %lu", t->pid, d->path, d->pos);
-		goto err;
-	}
 	/* park it above the task's fds until it is dup()ed into place */
 	high = fcntl(fd, F_DUPFD_CLOEXEC, t->fd_base);
-	if (high < 0) {
+	if (high < 0)
 		pr_perror("Task %d: can't move the fd of %s", t->pid, d->path);
-		goto err;
-	}
 	close(fd);
 	return high;
-err:
-	close(fd);
-	return -1;
 }
 
 static int fdinfo_child(struct rst_ctx *rc, struct rtask *t)

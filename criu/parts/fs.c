@@ -43,11 +43,14 @@ static int read_dir_link(pid_t pid, const char *link, char *buf, size_t size)
 		return -1;
 	}
 	buf[n] = '\0';
+	if (n > 10 && !strcmp(buf + n - 10, " (deleted)") && stat(buf, &named)) {
+		pr_err("Task %d: its %s %s is not supported", pid, link, buf);
+		return -1;
+	}
 	if (buf[0] != '/' || stat(buf, &named) || named.st_dev != held.st_dev ||
 	    named.st_ino != held.st_ino) {
-		pr_err("Task %d: its %s %s can't be reached by that path "
-		       "(deleted, or in another mount namespace); not supported",
-		       pid, link, buf);
+		pr_err("Task %d: its %s %s is another directory from here "
+		       "(another mount namespace?); not supported", pid, link, buf);
 		return -1;
 	}
 	return 0;

@@ -5,9 +5,9 @@
  * system CPU time, SIGPROF). They are shared by the whole process.
  *
  * Only getitimer() shows them, so dump runs it inside the task; restore
- * runs setitimer() there with the remaining time, which is relative: real
- * time spent while the task was not running is not counted, CPU time is
- * counted per task anyway.
+ * runs setitimer() there with the remaining time. That is relative, as
+ * the task's own clocks are: CLOCK_MONOTONIC in its time namespace does
+ * not see the downtime, and a dumped task uses no CPU time.
  */
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -103,17 +103,74 @@ static int itimer_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 
 /* ------------------------------------------------------------- restore */
 
+struct itimer_loaded {
+	ItimerEntry *ie;
+	uint64_t tick;		/* what setitimer() adds to a CPU-time timer */
+};
+
+/*
+ * setitimer() arms ITIMER_VIRTUAL and ITIMER_PROF one tick (TICK_NSEC)
+ * later than asked, as CPU time is sampled per tick; getitimer() shows
+ * that tick as part of the remaining time. Restoring the remaining time
+ * as read would add one more. HZ is not exported, so measure what the
+ * kernel adds to a one-second ITIMER_VIRTUAL of our own (criu never uses
+ * it) and take the HZ whose tick is nearest: the reading is truncated to
+ * microseconds and, with precise accounting, less the CPU time spent.
+ */
+static uint64_t absdiff(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+static uint64_t cpu_timer_tick(void)
+{
+	static const unsigned int hzs[] = { 100, 128, 200, 250, 256, 300, 500, 512,
+					    1000, 1024, 1200 };
+	struct itimerval probe = { .it_value = { .tv_sec = 1 } }, old, now;
+	static uint64_t tick;
+	uint64_t extra, t, best = 0;
+	size_t i;
+	int tries;
+
+	if (tick)
+		return tick;
+	for (tries = 0; !tick && tries < 5; tries++) {
+		if (setitimer(ITIMER_VIRTUAL, &probe, &old) ||
+		    getitimer(ITIMER_VIRTUAL, &now) || setitimer(ITIMER_VIRTUAL, &old, NULL))
+			break;
+		extra = tv_to_ns(now.it_value.tv_sec, now.it_value.tv_usec);
+		/* a tick of our own CPU time was counted meanwhile: again */
+		if (extra <= NSEC_PER_SEC || extra >= NSEC_PER_SEC + NSEC_PER_SEC / 10)
+			continue;
+		extra -= NSEC_PER_SEC;
+		for (i = 0; i < ARRAY_SIZE(hzs); i++) {
+			t = (NSEC_PER_SEC + hzs[i] / 2) / hzs[i];
+			if (!best || absdiff(t, extra) < absdiff(best, extra))
+				best = t;
+		}
+		/* an HZ we don't know: the measure itself is within a microsecond */
+		tick = absdiff(best, extra) < extra / 20 ? best : extra;
+	}
+	if (!tick)
+		pr_warn("Can't measure the tick of CPU-time timers; they may fire a tick late");
+	else
+		pr_debug("CPU-time timers are armed a tick (%lu ns) late", tick);
+	return tick;
+}
+
 static int itimer_load(struct rst_ctx *rc, struct rtask *t)
 {
-	ItimerEntry *ie;
+	struct itimer_loaded *l = xzalloc(sizeof(*l));
 	ItimerVal *v;
 	int which;
 
-	if (img_read(rc->dirfd, IMG_ITIMER, t->pid, (void **)&ie, 0) < 0)
+	if (!l)
 		return -1;
-	t->img[PART_ITIMER] = ie;
+	t->img[PART_ITIMER] = l;
+	if (img_read(rc->dirfd, IMG_ITIMER, t->pid, (void **)&l->ie, 0) < 0)
+		return -1;
 	for (which = 0; which < NR_ITIMERS; which++) {
-		v = *itimer_slot(ie, which);
+		v = *itimer_slot(l->ie, which);
 		/* the kernel keeps timers in signed nanoseconds */
 		if (v->interval_ns > INT64_MAX || v->value_ns > INT64_MAX) {
 			pr_err("Task %d: image itimer has an out of range %s timer "
@@ -121,6 +178,8 @@ static int itimer_load(struct rst_ctx *rc, struct rtask *t)
 			       v->value_ns, v->interval_ns);
 			return -1;
 		}
+		if (which != ITIMER_REAL && v->value_ns)
+			l->tick = cpu_timer_tick();
 	}
 	t->batch_entries += NR_ITIMERS;
 	t->batch_data += NR_ITIMERS * sizeof(struct kitimerval);
@@ -137,21 +196,25 @@ static void ns_to_tv(uint64_t ns, int64_t *sec, int64_t *usec)
 
 static int itimer_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 {
-	ItimerEntry *ie = t->img[PART_ITIMER];
+	struct itimer_loaded *l = t->img[PART_ITIMER];
 	struct kitimerval kv;
 	uint64_t value, addr;
 	ItimerVal *v;
 	int which;
 
 	for (which = 0; which < NR_ITIMERS; which++) {
-		v = *itimer_slot(ie, which);
+		v = *itimer_slot(l->ie, which);
 		value = v->value_ns;
+		if (which != ITIMER_REAL && value)
+			value = value > l->tick ? value - l->tick : 1;
 		/*
 		 * A periodic ITIMER_REAL reads 0 from the moment it expired
 		 * until its SIGALRM is dequeued, which re-arms it. setitimer()
 		 * with a zero value would drop the interval; expiring at once
 		 * instead queues a SIGALRM that merges with the pending one
-		 * the signal part restored, and keeps the interval.
+		 * the signal part restored, and keeps the interval. (Had the
+		 * task ignored that SIGALRM, nothing is pending and the timer
+		 * stays dead until a SIGALRM is dequeued; ours will be, later.)
 		 */
 		if (which == ITIMER_REAL && !value && v->interval_ns)
 			value = 1;
@@ -166,7 +229,12 @@ static int itimer_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 
 static void itimer_release(struct rtask *t)
 {
-	img_free(IMG_ITIMER, t->img[PART_ITIMER]);
+	struct itimer_loaded *l = t->img[PART_ITIMER];
+
+	if (!l)
+		return;
+	img_free(IMG_ITIMER, l->ie);
+	free(l);
 	t->img[PART_ITIMER] = NULL;
 }
 

@@ -8,18 +8,22 @@
 #include "parts/part.h"
 
 extern const struct part part_fdinfo, part_fs, part_sched, part_rlimit, part_mm,
-	part_task, part_sigact, part_signal, part_itimer, part_regs, part_creds;
+	part_task, part_sigact, part_signal, part_itimer, part_regs, part_creds, part_cpu;
+
+extern const struct part part_posix_timer;
 
 const struct part *const parts[PART_NR] = {
 	[PART_FDINFO] = &part_fdinfo,
 	[PART_FS] = &part_fs,
 	[PART_SCHED] = &part_sched,
+	[PART_CPU] = &part_cpu,
 	[PART_MM] = &part_mm,
 	[PART_RLIMIT] = &part_rlimit,
 	[PART_TASK] = &part_task,
 	[PART_SIGACT] = &part_sigact,
 	[PART_SIGNAL] = &part_signal,
 	[PART_ITIMER] = &part_itimer,
+	[PART_POSIX_TIMER] = &part_posix_timer,
 	[PART_REGS] = &part_regs,
 	[PART_CREDS] = &part_creds,
 };

@@ -10,7 +10,6 @@
  */
 #include <signal.h>
 #include <stdint.h>
-#include <string.h>
 #include <sys/syscall.h>
 
 #include "core/log.h"
@@ -40,8 +39,22 @@ static int sig_settable(unsigned int sig)
 
 /* ---------------------------------------------------------------- dump */
 
+/*
+ * The executor stops on an int3; its SIGTRAP, forced on a task that
+ * ignores SIGTRAP, resets the disposition to SIG_DFL, in the dumped task
+ * and again in the restored one.
+ */
+static int sigact_check(struct dump_ctx *dc, struct dtask *t)
+{
+	if (t->status.sig_ign & (1ULL << (SIGTRAP - 1))) {
+		pr_err("Task %d ignores SIGTRAP, which criu's breakpoints would reset; "
+		       "not supported", t->pid);
+		return -1;
+	}
+	return 0;
+}
+
 struct sigact_dump_priv {
-	int first_idx;		/* entry of signal 1; SIGKILL/SIGSTOP have none */
 	uint64_t acts;		/* remote ksigaction[NSIG_KERNEL], by sig - 1 */
 };
 
@@ -49,25 +62,20 @@ static int sigact_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 {
 	struct sigact_dump_priv *p = xzalloc(sizeof(*p));
 	unsigned int sig;
-	int idx;
 
 	if (!p)
 		return -1;
 	t->priv[PART_SIGACT] = p;
-	p->first_idx = -1;
 	p->acts = batch_put(b, NULL, NSIG_KERNEL * sizeof(struct ksigaction));
 	if (!p->acts)
 		return -1;
 	for (sig = 1; sig <= NSIG_KERNEL; sig++) {
 		if (!sig_settable(sig))
 			continue;
-		idx = BATCH(b, "rt_sigaction(get)", __NR_rt_sigaction, sig, 0,
-			    p->acts + (sig - 1) * sizeof(struct ksigaction),
-			    sizeof(uint64_t));
-		if (idx < 0)
+		if (BATCH(b, "rt_sigaction(get)", __NR_rt_sigaction, sig, 0,
+			  p->acts + (sig - 1) * sizeof(struct ksigaction),
+			  sizeof(uint64_t)) < 0)
 			return -1;
-		if (p->first_idx < 0)
-			p->first_idx = idx;
 	}
 	return 0;
 }
@@ -130,6 +138,11 @@ static int sigact_load(struct rst_ctx *rc, struct rtask *t)
 			return -1;
 		}
 		seen |= 1ULL << (sig - 1);
+		if (sig == SIGTRAP && se->acts[i]->handler == (uint64_t)(uintptr_t)SIG_IGN) {
+			pr_err("Task %d: image sigact ignores SIGTRAP, which can't be restored",
+			       t->pid);
+			return -1;
+		}
 	}
 	/* one call per signal; the default ones share a zeroed action */
 	t->batch_entries += NSIG_KERNEL - 2;
@@ -176,6 +189,7 @@ static void sigact_release(struct rtask *t)
 const struct part part_sigact = {
 	.name = "sigact",
 	.id = PART_SIGACT,
+	.check = sigact_check,
 	.prepare = sigact_prepare,
 	.dump = sigact_dump,
 	.load = sigact_load,

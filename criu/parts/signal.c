@@ -8,9 +8,8 @@
  * full siginfo, by PTRACE_PEEKSIGINFO. Only sigaltstack has to be asked
  * inside the task. Restore lets the new task queue each signal to itself
  * (a task may queue any si_code to itself), in the dumped order, while the
- * driver keeps everything blocked; the mask is put back last, from criu.
+ * driver keeps signals blocked; the mask is put back last, from criu.
  */
-#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -63,9 +62,19 @@ static int siginfo_signo(const uint8_t *si)
 
 /* ---------------------------------------------------------------- dump */
 
+/* The executor's int3 would take the place of a pending SIGTRAP: lost. */
+static int signal_check(struct dump_ctx *dc, struct dtask *t)
+{
+	if ((t->status.sig_pnd | t->status.shd_pnd) & (1ULL << (SIGTRAP - 1))) {
+		pr_err("Task %d has a SIGTRAP pending, which criu's breakpoints would "
+		       "consume; not supported", t->pid);
+		return -1;
+	}
+	return 0;
+}
+
 struct signal_dump_priv {
-	int ss_idx;
-	uint64_t ss;
+	uint64_t ss;		/* remote struct kstack */
 };
 
 static int signal_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
@@ -78,8 +87,7 @@ static int signal_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	p->ss = batch_put(b, NULL, sizeof(struct kstack));
 	if (!p->ss)
 		return -1;
-	p->ss_idx = BATCH(b, "sigaltstack(get)", __NR_sigaltstack, 0, p->ss);
-	return p->ss_idx < 0 ? -1 : 0;
+	return BATCH(b, "sigaltstack(get)", __NR_sigaltstack, 0, p->ss) < 0 ? -1 : 0;
 }
 
 struct sig_queue {
@@ -261,9 +269,9 @@ static int check_queue(struct rtask *t, SiginfoEntry **q, size_t n, const char *
 			return -1;
 		}
 		sig = siginfo_signo(q[i]->siginfo.data);
-		if (!sig_queueable(sig)) {
-			pr_err("Task %d: image signal has %s pending signal %d",
-			       t->pid, what, sig);
+		if (!sig_queueable(sig) || sig == SIGTRAP) {
+			pr_err("Task %d: image signal has %s pending signal %d, which "
+			       "can't be restored", t->pid, what, sig);
 			return -1;
 		}
 	}
@@ -362,6 +370,7 @@ static void signal_release(struct rtask *t)
 const struct part part_signal = {
 	.name = "signal",
 	.id = PART_SIGNAL,
+	.check = signal_check,
 	.prepare = signal_prepare,
 	.dump = signal_dump,
 	.load = signal_load,

@@ -11,9 +11,11 @@
  * run in the leader only: a thread's own tid address needs a batch in that
  * thread, which the dump driver does not have yet (it refuses threads).
  *
- * Restore sets the process-wide ones as the new task itself (child hook)
- * and the per-thread pointers in the batch, once the memory they point to
- * is the dumped task's. The new task inherited criu's own clear_child_tid
+ * Restore sets the name and the subreaper flag as the new task itself (child
+ * hook). The rest waits for the batch, after the memory: the per-thread
+ * pointers point into it, READ_IMPLIES_EXEC in the personality would make
+ * its PROT_READ areas executable as they are mapped, and the driver keeps
+ * the parent death signal at SIGKILL until criu traces the task. The new task inherited criu's own clear_child_tid
  * and robust list, which point into criu's memory: both are always
  * replaced, by zero if the dumped task had none. criu's rseq registration
  * is dropped by the driver before the batch runs.
@@ -24,7 +26,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -226,7 +227,7 @@ static int task_load(struct rst_ctx *rc, struct rtask *t)
 		pr_err("Task %d: image task is invalid: %s", t->pid, why);
 		return -1;
 	}
-	t->batch_entries += 3;
+	t->batch_entries += 5;
 	return 0;
 }
 
@@ -235,26 +236,11 @@ static int task_child(struct rst_ctx *rc, struct rtask *t)
 	struct task_loaded *l = t->img[PART_TASK];
 	TaskEntry *te = l->te;
 
-	if (personality(te->personality) < 0) {
-		pr_perror("Task %d: can't set its personality %#x", t->pid, te->personality);
-		return -1;
-	}
 	if (prctl(PR_SET_NAME, l->self->comm, 0, 0, 0) ||
 	    prctl(PR_SET_CHILD_SUBREAPER, te->child_subreaper, 0, 0, 0)) {
 		pr_perror("Task %d: can't set its name or subreaper flag", t->pid);
 		return -1;
 	}
-	if (!te->pdeath_sig)
-		return 0;
-	if (prctl(PR_SET_PDEATHSIG, te->pdeath_sig, 0, 0, 0)) {
-		pr_perror("Task %d: can't set its parent death signal %u", t->pid,
-			  te->pdeath_sig);
-		return -1;
-	}
-	/* the dumped parent is gone: criu is the parent now, and -d ends it */
-	if (rc->opts->restore_detached && getppid() == l->criu)
-		pr_warn("Task %d: its parent death signal %u will fire when criu exits",
-			t->pid, te->pdeath_sig);
 	return 0;
 }
 
@@ -263,7 +249,9 @@ static int task_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 	struct task_loaded *l = t->img[PART_TASK];
 	TaskThread *th = l->self;
 
-	if (BATCH(b, "set_tid_address", __NR_set_tid_address, th->tid_address) < 0 ||
+	/* after the memory: READ_IMPLIES_EXEC would make its PROT_READ areas executable */
+	if (BATCH(b, "personality", __NR_personality, l->te->personality) < 0 ||
+	    BATCH(b, "set_tid_address", __NR_set_tid_address, th->tid_address) < 0 ||
 	    BATCH(b, "set_robust_list", __NR_set_robust_list, th->robust_list,
 		  th->robust_list_len) < 0)
 		return -1;
@@ -271,6 +259,16 @@ static int task_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 	    BATCH(b, "rseq registration", __NR_rseq, th->rseq->ptr, th->rseq->len, 0,
 		  th->rseq->sig) < 0)
 		return -1;
+	/* not in the child hook: until the batch, the driver's SIGKILL is armed */
+	if (!l->te->pdeath_sig)
+		return 0;
+	if (BATCH(b, "prctl(PR_SET_PDEATHSIG)", __NR_prctl, PR_SET_PDEATHSIG,
+		  l->te->pdeath_sig) < 0)
+		return -1;
+	/* the dumped parent is gone: criu is the parent now, and -d ends it */
+	if (rc->opts->restore_detached && getppid() == l->criu)
+		pr_warn("Task %d: its parent death signal %u will fire when criu exits",
+			t->pid, l->te->pdeath_sig);
 	return 0;
 }
 

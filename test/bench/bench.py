@@ -14,7 +14,7 @@ throughput as a fraction of theirs.
 The images go to a scratch directory made in --images-dir, by default
 /dev/shm (tmpfs, so the dump writes to memory, just like the dd yardstick).  criu runs with -v4;
 the elapsed time its own log records (the stamp of its last line) is shown
-beside the wall clock, with any lines of the log that report a duration.
+beside the wall clock, with the slowest steps between two log lines.
 """
 
 import argparse
@@ -113,31 +113,42 @@ def dir_bytes(path):
     return total
 
 
-LOG_STAMP = re.compile(r"^\((\d+)\.(\d+)\)")
-LOG_DURATION = re.compile(
-    r"(?:took|time|elapsed|in)\D{0,20}?(\d+(?:\.\d+)?)\s*(ns|us|ms|s)\b", re.I)
-UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+LOG_STAMP = re.compile(r"^\((\d+)\.(\d+)\)\s*")
+LOG_DURATION = re.compile(r"\b(?:took|elapsed|spent)\s+(\d+(?:\.\d+)?)\s*(us|ms|s)\b")
+UNIT = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def log_label(text):
+    """A log line without its numbers, to group the same step across runs."""
+    return re.sub(r"0x[0-9a-f]+|\d+(?:\.\d+)?", "#", text.strip())[:60]
 
 
 def read_log(path):
-    """Returns (elapsed ms by the log's own stamps, {label: ms} of lines that
-    report a duration)."""
+    """Reads a criu log written with -v4.  Returns (elapsed ms by the stamp of
+    its last line, {label: ms}).  The ms of a label is the time from the line
+    before to that line (the step it closes), added up over its lines; lines
+    that state a duration themselves ("took N ms") give that instead."""
     last = None
-    durations = {}
+    steps = {}
     try:
         with open(path, errors="replace") as f:
             for line in f:
                 m = LOG_STAMP.match(line)
-                if m:
-                    last = int(m.group(1)) * 1e3 + int(m.group(2)) / 1e3
-                d = LOG_DURATION.search(line)
+                if not m:
+                    continue
+                stamp = int(m.group(1)) * 1e3 + int(m.group(2)) / 1e3
+                text = line[m.end():]
+                d = LOG_DURATION.search(text)
                 if d:
-                    text = LOG_STAMP.sub("", line).strip()
-                    label = re.sub(r"\d+(?:\.\d+)?", "#", text)[:70]
-                    durations[label] = float(d.group(1)) * UNIT[d.group(2).lower()]
+                    ms = float(d.group(1)) * UNIT[d.group(2)]
+                else:
+                    ms = stamp - (last or 0.0)
+                label = log_label(text)
+                steps[label] = steps.get(label, 0.0) + ms
+                last = stamp
     except FileNotFoundError:
         pass
-    return last, durations
+    return last, steps
 
 
 def show_log_tail(path, n=15):
@@ -369,8 +380,17 @@ def run(args, b):
               % (fmt_ms(dump) + " ms", fmt_ms(row["dump_log"]) + " ms"))
         print("  restore  wall %-24s criu's log %s"
               % (fmt_ms(rest) + " ms", fmt_ms(row["restore_log"]) + " ms"))
-        for (kind, label), vals in sorted(row["durations"].items()):
-            print("    %-7s log: %-60s %s ms" % (kind, label, fmt_ms(vals)))
+        # The slowest steps by criu's own log stamps (at least 5% of the
+        # log's elapsed time, 3 at most per command).
+        for kind, total in (("dump", row["dump_log"]), ("restore", row["restore_log"])):
+            if not total:
+                continue
+            total = statistics.median(total)
+            steps = [(statistics.median(v), label) for (k, label), v
+                     in row["durations"].items() if k == kind]
+            steps = [x for x in sorted(steps, reverse=True) if x[0] >= 0.05 * total][:3]
+            for ms, label in steps:
+                print("    %-7s step up to log line \"%s\": %.1f ms" % (kind, label, ms))
         if mib:
             d = gbps(mib, statistics.median(dump))
             r = gbps(mib, statistics.median(rest))
@@ -397,8 +417,8 @@ def run(args, b):
                   % (row["name"], statistics.median(row["dump"]), d, d / m, d / t,
                      statistics.median(row["restore"]), r, r / m, r / t))
         else:
-            print("  %-8s dump %8.1f ms                          restore %8.1f ms"
-                  % (row["name"], statistics.median(row["dump"]),
+            print("  %-8s dump %8.1f ms %-26s restore %8.1f ms"
+                  % (row["name"], statistics.median(row["dump"]), "",
                      statistics.median(row["restore"])))
     return 1 if failed else 0
 

@@ -1,0 +1,964 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""crit: read and write criu image files with nothing but the standard library.
+
+The message layouts come from the images/*.proto files themselves, parsed
+here (the proto2 subset they use), and the protobuf wire format is decoded
+generically, so no protobuf package and no generated code is needed.
+
+    crit.py decode -i mm-1234.img [--full]      the image as JSON
+    crit.py encode -i mm.json -o mm-1234.img    JSON (as decode prints it) to an image
+    crit.py show DIR                            a summary of a checkpoint
+
+An image file is a 32-bit magic, a 32-bit length and one message of that
+length (both little endian), except pages-PID.img: raw pages, laid out as
+pagemap-PID.img says.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import struct
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Optional, Union
+
+PAGE_SIZE = 4096
+FMT_VERSION = 1
+HEADER = struct.Struct("<II")
+# Bytes fields longer than this are shown cut, unless --full.
+BYTES_SHOWN = 32
+
+
+class CritError(Exception):
+    """Anything wrong with an image or a .proto: reported without a traceback."""
+
+
+# ----------------------------------------------------------------- images
+
+@dataclass(frozen=True)
+class ImageKind:
+    name: str           # also the file name's prefix
+    pattern: str        # file name; %d is a pid
+    magic: int          # 0: raw, no framing
+    message: Optional[str]
+
+
+# Must match descs[] in criu/image/image.c, in the order of enum img_type
+# (test_crit.py checks both against the C sources).
+IMAGES: list[ImageKind] = [
+    ImageKind("inventory", "inventory.img", 0x58313116, "inventory_entry"),
+    ImageKind("pstree", "pstree.img", 0x50273030, "pstree_entry"),
+    ImageKind("timens", "timens.img", 0x54490001, "timens_entry"),
+    ImageKind("regs", "regs-%d.img", 0x52470002, "regs_entry"),
+    ImageKind("mm", "mm-%d.img", 0x4D4D0003, "mm_entry"),
+    ImageKind("pagemap", "pagemap-%d.img", 0x50470004, "pagemap_entry"),
+    ImageKind("pages", "pages-%d.img", 0, None),
+    ImageKind("sigact", "sigact-%d.img", 0x53410005, "sigact_entry"),
+    ImageKind("signal", "signal-%d.img", 0x53470006, "signal_entry"),
+    ImageKind("itimer", "itimer-%d.img", 0x49540007, "itimer_entry"),
+    ImageKind("rlimit", "rlimit-%d.img", 0x524C0008, "rlimit_entry"),
+    ImageKind("sched", "sched-%d.img", 0x53430009, "sched_entry"),
+    ImageKind("creds", "creds-%d.img", 0x4352000A, "creds_entry"),
+    ImageKind("fs", "fs-%d.img", 0x4653000B, "fs_entry"),
+    ImageKind("task", "task-%d.img", 0x5441000C, "task_entry"),
+    ImageKind("fdinfo", "fdinfo-%d.img", 0x4644000D, "fdinfo_entry"),
+    ImageKind("cpuinfo", "cpuinfo.img", 0x43490020, "cpuinfo_entry"),
+    ImageKind("cpu", "cpu-%d.img", 0x43500021, "cpu_entry"),
+    ImageKind("posix_timer", "posix_timer-%d.img", 0x50540030, "posix_timer_entry"),
+]
+BY_NAME = {k.name: k for k in IMAGES}
+BY_MAGIC = {k.magic: k for k in IMAGES if k.magic}
+
+
+def kind_of_file(path: Union[str, Path]) -> tuple[Optional[ImageKind], Optional[int]]:
+    """The image kind and pid a file name stands for, or (None, None)."""
+    base = os.path.basename(str(path))
+    for k in IMAGES:
+        rx = "^" + re.escape(k.pattern).replace("%d", "([0-9]+)") + "$"
+        m = re.match(rx, base)
+        if m:
+            return k, int(m.group(1)) if m.groups() else None
+    return None, None
+
+
+# ------------------------------------------------------------ proto files
+
+SCALARS = {
+    "double", "float", "int32", "int64", "uint32", "uint64", "sint32", "sint64",
+    "fixed32", "fixed64", "sfixed32", "sfixed64", "bool", "string", "bytes",
+}
+# Wire type of each scalar; enums are varints, messages length-delimited.
+WIRE_VARINT, WIRE_I64, WIRE_LEN, WIRE_SGROUP, WIRE_EGROUP, WIRE_I32 = range(6)
+SCALAR_WIRE = {
+    "int32": WIRE_VARINT, "int64": WIRE_VARINT, "uint32": WIRE_VARINT,
+    "uint64": WIRE_VARINT, "sint32": WIRE_VARINT, "sint64": WIRE_VARINT,
+    "bool": WIRE_VARINT, "fixed64": WIRE_I64, "sfixed64": WIRE_I64,
+    "double": WIRE_I64, "fixed32": WIRE_I32, "sfixed32": WIRE_I32,
+    "float": WIRE_I32, "string": WIRE_LEN, "bytes": WIRE_LEN,
+}
+
+
+@dataclass
+class Field:
+    name: str
+    number: int
+    label: str                  # required, optional, repeated
+    type: str                   # a scalar, or an enum's or message's full name
+    kind: str = "scalar"        # scalar, enum or message, once resolved
+    packed: bool = False
+
+
+@dataclass
+class Message:
+    name: str                   # full name: Outer.Inner for nested ones
+    fields: dict[int, Field] = field(default_factory=dict)
+    by_name: dict[str, Field] = field(default_factory=dict)
+
+
+@dataclass
+class Enum:
+    name: str
+    values: dict[str, int] = field(default_factory=dict)
+    names: dict[int, str] = field(default_factory=dict)
+
+
+TOKEN = re.compile(r"""
+    (?P<ws>\s+) | (?P<comment>//[^\n]*|/\*.*?\*/) |
+    (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*') |
+    (?P<number>-?(?:0[xX][0-9a-fA-F]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)) |
+    (?P<ident>\.?[A-Za-z_][A-Za-z0-9_.]*) |
+    (?P<punct>[{}\[\]()=;,<>])
+""", re.VERBOSE | re.DOTALL)
+
+
+def tokenize(text: str, filename: str) -> list[tuple[str, int]]:
+    """(token, line) pairs, comments and blanks dropped."""
+    out: list[tuple[str, int]] = []
+    pos, line = 0, 1
+    while pos < len(text):
+        m = TOKEN.match(text, pos)
+        if not m:
+            raise CritError(f"{filename}:{line}: unexpected {text[pos]!r}")
+        tok = m.group(0)
+        if m.lastgroup not in ("ws", "comment"):
+            out.append((tok, line))
+        line += tok.count("\n")
+        pos = m.end()
+    return out
+
+
+class ProtoParser:
+    """The proto2 subset: message (nested too), enum, scalar/enum/message fields."""
+
+    def __init__(self, text: str, filename: str) -> None:
+        self.toks = tokenize(text, filename)
+        self.i = 0
+        self.filename = filename
+        self.package = ""
+        self.messages: dict[str, Message] = {}
+        self.enums: dict[str, Enum] = {}
+
+    def error(self, msg: str) -> CritError:
+        line = self.toks[min(self.i, len(self.toks) - 1)][1] if self.toks else 0
+        return CritError(f"{self.filename}:{line}: {msg}")
+
+    def peek(self) -> Optional[str]:
+        return self.toks[self.i][0] if self.i < len(self.toks) else None
+
+    def next(self) -> str:
+        if self.i >= len(self.toks):
+            raise self.error("unexpected end of file")
+        self.i += 1
+        return self.toks[self.i - 1][0]
+
+    def expect(self, want: str) -> None:
+        got = self.next()
+        if got != want:
+            raise self.error(f"expected {want!r}, got {got!r}")
+
+    def skip_statement(self) -> None:
+        while self.next() != ";":
+            pass
+
+    def parse(self) -> None:
+        while self.peek() is not None:
+            tok = self.next()
+            if tok == "syntax":
+                self.expect("=")
+                syntax = self.next().strip("\"'")
+                if syntax != "proto2":
+                    raise self.error(f"syntax {syntax}: only proto2 is understood")
+                self.expect(";")
+            elif tok == "package":
+                self.package = self.next()
+                self.expect(";")
+            elif tok in ("import", "option"):
+                self.skip_statement()
+            elif tok == "message":
+                self.parse_message(self.package)
+            elif tok == "enum":
+                self.parse_enum(self.package)
+            elif tok == ";":
+                continue
+            else:
+                raise self.error(f"unsupported top-level {tok!r}")
+
+    def qualify(self, scope: str, name: str) -> str:
+        return f"{scope}.{name}" if scope else name
+
+    def parse_enum(self, scope: str) -> None:
+        e = Enum(self.qualify(scope, self.next()))
+        self.expect("{")
+        while (tok := self.next()) != "}":
+            if tok == "option":
+                self.skip_statement()
+                continue
+            if tok == ";":
+                continue
+            self.expect("=")
+            value = int(self.next(), 0)
+            if self.peek() == "[":
+                while self.next() != "]":
+                    pass
+            self.expect(";")
+            e.values[tok] = value
+            e.names.setdefault(value, tok)
+        self.define(e.name)
+        self.enums[e.name] = e
+
+    def parse_message(self, scope: str) -> None:
+        msg = Message(self.qualify(scope, self.next()))
+        self.expect("{")
+        while (tok := self.next()) != "}":
+            if tok == "message":
+                self.parse_message(msg.name)
+            elif tok == "enum":
+                self.parse_enum(msg.name)
+            elif tok in ("option", "reserved", "extensions"):
+                self.skip_statement()
+            elif tok == ";":
+                continue
+            elif tok in ("required", "optional", "repeated"):
+                self.parse_field(msg, tok)
+            else:
+                raise self.error(f"unsupported in a message: {tok!r} "
+                                 "(oneof, map and groups are not understood)")
+        self.define(msg.name)
+        self.messages[msg.name] = msg
+
+    def define(self, name: str) -> None:
+        if name in self.messages or name in self.enums:
+            raise self.error(f"{name} is defined twice")
+
+    def parse_field(self, msg: Message, label: str) -> None:
+        ftype = self.next()
+        if ftype == "group":
+            raise self.error("groups are not supported")
+        name = self.next()
+        self.expect("=")
+        number = int(self.next(), 0)
+        packed = False
+        if self.peek() == "[":
+            self.next()
+            while True:
+                opt = self.next()
+                self.expect("=")
+                val = self.next()
+                if opt == "packed":
+                    packed = val == "true"
+                sep = self.next()
+                if sep == "]":
+                    break
+                if sep != ",":
+                    raise self.error(f"expected ',' or ']' in field options, got {sep!r}")
+        self.expect(";")
+        if number in msg.fields or name in msg.by_name:
+            raise self.error(f"{msg.name}: field {name} = {number} defined twice")
+        f = Field(name, number, label, ftype, packed=packed)
+        msg.fields[number] = f
+        msg.by_name[name] = f
+
+
+class Schema:
+    """Every message and enum of a set of .proto files, with types resolved."""
+
+    def __init__(self) -> None:
+        self.messages: dict[str, Message] = {}
+        self.enums: dict[str, Enum] = {}
+
+    @classmethod
+    def load_dir(cls, proto_dir: Union[str, Path]) -> "Schema":
+        files = sorted(Path(proto_dir).glob("*.proto"))
+        if not files:
+            raise CritError(f"no .proto files in {proto_dir}")
+        schema = cls()
+        for f in files:
+            schema.add(f.read_text(), str(f))
+        schema.resolve()
+        return schema
+
+    def add(self, text: str, filename: str = "<proto>") -> None:
+        p = ProtoParser(text, filename)
+        p.parse()
+        for name in list(p.messages) + list(p.enums):
+            if name in self.messages or name in self.enums:
+                raise CritError(f"{filename}: {name} is defined twice")
+        self.messages.update(p.messages)
+        self.enums.update(p.enums)
+
+    def lookup(self, scope: str, name: str) -> Optional[str]:
+        """Protobuf scoping: innermost scope first, then outwards."""
+        if name.startswith("."):
+            name = name[1:]
+            return name if name in self.messages or name in self.enums else None
+        parts = scope.split(".") if scope else []
+        while True:
+            cand = ".".join(parts + [name])
+            if cand in self.messages or cand in self.enums:
+                return cand
+            if not parts:
+                return None
+            parts.pop()
+
+    def resolve(self) -> None:
+        for msg in self.messages.values():
+            for f in msg.fields.values():
+                if f.type in SCALARS:
+                    if f.packed and f.type in ("string", "bytes"):
+                        raise CritError(f"{msg.name}.{f.name}: {f.type} can't be packed")
+                    continue
+                full = self.lookup(msg.name, f.type)
+                if full is None:
+                    raise CritError(f"{msg.name}.{f.name}: unknown type {f.type}")
+                f.type = full
+                f.kind = "message" if full in self.messages else "enum"
+                if f.packed and f.kind == "message":
+                    raise CritError(f"{msg.name}.{f.name}: messages can't be packed")
+
+    def message(self, name: str) -> Message:
+        if name not in self.messages:
+            raise CritError(f"no message {name} in the .proto files")
+        return self.messages[name]
+
+
+# -------------------------------------------------------------- wire format
+
+class Reader:
+    def __init__(self, data: bytes, what: str) -> None:
+        self.data = data
+        self.pos = 0
+        self.what = what
+
+    def error(self, msg: str) -> CritError:
+        return CritError(f"{self.what}: {msg} at byte {self.pos} of {len(self.data)}")
+
+    def varint(self) -> int:
+        value = shift = 0
+        start = self.pos
+        while True:
+            if self.pos >= len(self.data):
+                self.pos = start
+                raise self.error("varint runs past the end")
+            b = self.data[self.pos]
+            self.pos += 1
+            value |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return value & 0xFFFFFFFFFFFFFFFF
+            shift += 7
+            if shift >= 70:
+                self.pos = start
+                raise self.error("varint longer than 10 bytes")
+
+    def take(self, n: int) -> bytes:
+        if n > len(self.data) - self.pos:
+            raise self.error(f"{n} bytes announced, {len(self.data) - self.pos} left")
+        out = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def done(self) -> bool:
+        return self.pos >= len(self.data)
+
+
+def to_signed(v: int, bits: int) -> int:
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def unzigzag(v: int) -> int:
+    return (v >> 1) ^ -(v & 1)
+
+
+def scalar_from_varint(ftype: str, v: int) -> Any:
+    if ftype == "uint64":
+        return v
+    if ftype == "uint32":
+        return v & 0xFFFFFFFF
+    if ftype == "int64":
+        return to_signed(v, 64)
+    if ftype == "int32":
+        return to_signed(v, 32)
+    if ftype == "sint64":
+        return unzigzag(v)
+    if ftype == "sint32":
+        return to_signed(unzigzag(v & 0xFFFFFFFF), 32)
+    if ftype == "bool":
+        return v != 0
+    raise AssertionError(ftype)
+
+
+def scalar_from_fixed(ftype: str, raw: bytes) -> Any:
+    fmt = {"fixed32": "<I", "sfixed32": "<i", "float": "<f",
+           "fixed64": "<Q", "sfixed64": "<q", "double": "<d"}[ftype]
+    return struct.unpack(fmt, raw)[0]
+
+
+def show_bytes(raw: bytes, full: bool) -> str:
+    """Hex; long values cut (with their length) unless @full."""
+    if full or len(raw) <= BYTES_SHOWN:
+        return raw.hex()
+    return f"{raw[:BYTES_SHOWN].hex()}... ({len(raw)} bytes)"
+
+
+@dataclass
+class Decoder:
+    schema: Schema
+    full_bytes: bool = False
+
+    def value(self, f: Field, wire: int, r: Reader, what: str) -> Iterator[Any]:
+        """The value(s) of one occurrence of @f: several for a packed run."""
+        if f.kind == "message":
+            if wire != WIRE_LEN:
+                raise r.error(f"{what}: message field with wire type {wire}")
+            sub = Reader(r.take(r.varint()), what)
+            yield self.message(f.type, sub)
+            return
+        base_wire = WIRE_VARINT if f.kind == "enum" else SCALAR_WIRE[f.type]
+        if wire == WIRE_LEN and base_wire != WIRE_LEN:
+            if f.label != "repeated":
+                raise r.error(f"{what}: packed data for a non-repeated field")
+            packed = Reader(r.take(r.varint()), what)
+            while not packed.done():
+                yield self.single(f, base_wire, packed, what)
+            return
+        if wire != base_wire:
+            raise r.error(f"{what}: wire type {wire}, {f.type} needs {base_wire}")
+        yield self.single(f, wire, r, what)
+
+    def single(self, f: Field, wire: int, r: Reader, what: str) -> Any:
+        if f.kind == "enum":
+            v = to_signed(r.varint(), 32)
+            return self.schema.enums[f.type].names.get(v, v)
+        if wire == WIRE_VARINT:
+            return scalar_from_varint(f.type, r.varint())
+        if wire == WIRE_I64:
+            return scalar_from_fixed(f.type, r.take(8))
+        if wire == WIRE_I32:
+            return scalar_from_fixed(f.type, r.take(4))
+        raw = r.take(r.varint())
+        if f.type == "string":
+            return raw.decode("utf-8", "surrogateescape")
+        return show_bytes(raw, self.full_bytes)
+
+    def unknown(self, number: int, wire: int, r: Reader) -> dict[str, Any]:
+        if wire == WIRE_VARINT:
+            v: Any = r.varint()
+        elif wire == WIRE_I64:
+            v = r.take(8).hex()
+        elif wire == WIRE_I32:
+            v = r.take(4).hex()
+        elif wire == WIRE_LEN:
+            v = r.take(r.varint()).hex()
+        else:
+            raise r.error(f"field {number}: wire type {wire} is not supported")
+        return {"field": number, "wire": wire, "value": v}
+
+    def message(self, name: str, r: Reader) -> dict[str, Any]:
+        msg = self.schema.message(name)
+        got: dict[int, Any] = {}
+        unknown: list[dict[str, Any]] = []
+        while not r.done():
+            key = r.varint()
+            number, wire = key >> 3, key & 7
+            if number == 0 or number > 0x1FFFFFFF:
+                raise r.error(f"{name}: field number {number}")
+            f = msg.fields.get(number)
+            if f is None:
+                unknown.append(self.unknown(number, wire, r))
+                continue
+            what = f"{name}.{f.name}"
+            for v in self.value(f, wire, r, what):
+                if f.label == "repeated":
+                    got.setdefault(number, []).append(v)
+                elif f.kind == "message" and number in got:
+                    got[number] = merge(got[number], v)
+                else:
+                    got[number] = v     # the last one wins
+        out: dict[str, Any] = {}
+        for number in sorted(msg.fields):
+            f = msg.fields[number]
+            if number in got:
+                out[f.name] = got[number]
+            elif f.label == "required":
+                raise CritError(f"{r.what}: {name}: required field {f.name} is missing")
+        if unknown:
+            out["_unknown"] = unknown
+        return out
+
+
+def merge(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """A non-repeated message field seen twice: protobuf merges the two."""
+    out = dict(old)
+    for k, v in new.items():
+        if isinstance(v, list) and isinstance(out.get(k), list):
+            out[k] = out[k] + v
+        elif isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def decode_message(schema: Schema, name: str, data: bytes, full_bytes: bool = False,
+                   what: str = "message") -> dict[str, Any]:
+    return Decoder(schema, full_bytes).message(name, Reader(data, what))
+
+
+# ----------------------------------------------------------------- encoding
+
+def put_varint(v: int) -> bytes:
+    v &= 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+INT_RANGE = {
+    "uint32": (0, 2**32 - 1), "uint64": (0, 2**64 - 1),
+    "int32": (-2**31, 2**31 - 1), "int64": (-2**63, 2**63 - 1),
+    "sint32": (-2**31, 2**31 - 1), "sint64": (-2**63, 2**63 - 1),
+    "fixed32": (0, 2**32 - 1), "fixed64": (0, 2**64 - 1),
+    "sfixed32": (-2**31, 2**31 - 1), "sfixed64": (-2**63, 2**63 - 1),
+}
+
+
+@dataclass
+class Encoder:
+    schema: Schema
+
+    def scalar(self, f: Field, v: Any, what: str) -> bytes:
+        if f.kind == "enum":
+            e = self.schema.enums[f.type]
+            if isinstance(v, str):
+                if v not in e.values:
+                    raise CritError(f"{what}: {v!r} is not a value of {e.name}")
+                v = e.values[v]
+            if not isinstance(v, int) or isinstance(v, bool) or not -2**31 <= v < 2**31:
+                raise CritError(f"{what}: bad enum value {v!r}")
+            return put_varint(v)
+        t = f.type
+        if t == "bool":
+            if not isinstance(v, bool):
+                raise CritError(f"{what}: want true or false, got {v!r}")
+            return put_varint(int(v))
+        if t in ("float", "double"):
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                raise CritError(f"{what}: want a number, got {v!r}")
+            return struct.pack("<f" if t == "float" else "<d", v)
+        if t == "string":
+            if not isinstance(v, str):
+                raise CritError(f"{what}: want a string, got {v!r}")
+            raw = v.encode("utf-8", "surrogateescape")
+            return put_varint(len(raw)) + raw
+        if t == "bytes":
+            if not isinstance(v, str) or not re.fullmatch(r"(?:[0-9a-fA-F]{2})*", v):
+                raise CritError(f"{what}: want a full hex string (decode with --full), "
+                                f"got {str(v)[:60]!r}")
+            raw = bytes.fromhex(v)
+            return put_varint(len(raw)) + raw
+        lo, hi = INT_RANGE[t]
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+            raise CritError(f"{what}: {v!r} is not a {t}")
+        if t in ("sint32", "sint64"):
+            return put_varint((v << 1) ^ (v >> 63))
+        if t in ("fixed32", "sfixed32", "fixed64", "sfixed64"):
+            fmt = {"fixed32": "<I", "sfixed32": "<i", "fixed64": "<Q", "sfixed64": "<q"}[t]
+            return struct.pack(fmt, v)
+        return put_varint(v)
+
+    def one(self, f: Field, v: Any, what: str) -> bytes:
+        if f.kind == "message":
+            body = self.message(f.type, v, what)
+            return put_varint(f.number << 3 | WIRE_LEN) + put_varint(len(body)) + body
+        wire = WIRE_VARINT if f.kind == "enum" else SCALAR_WIRE[f.type]
+        return put_varint(f.number << 3 | wire) + self.scalar(f, v, what)
+
+    def message(self, name: str, obj: Any, what: str = "") -> bytes:
+        what = what or name
+        msg = self.schema.message(name)
+        if not isinstance(obj, dict):
+            raise CritError(f"{what}: want an object for {name}, got {type(obj).__name__}")
+        for k in obj:
+            if k != "_unknown" and k not in msg.by_name:
+                raise CritError(f"{what}: {name} has no field {k!r}")
+        out = bytearray()
+        for number in sorted(msg.fields):
+            f = msg.fields[number]
+            sub = f"{what}.{f.name}"
+            if f.name not in obj:
+                if f.label == "required":
+                    raise CritError(f"{what}: required field {f.name} is missing")
+                continue
+            v = obj[f.name]
+            if f.label != "repeated":
+                out += self.one(f, v, sub)
+                continue
+            if not isinstance(v, list):
+                raise CritError(f"{sub}: want a list")
+            if f.packed and v:
+                body = b"".join(self.scalar(f, x, sub) for x in v)
+                out += put_varint(number << 3 | WIRE_LEN) + put_varint(len(body)) + body
+            else:
+                for i, x in enumerate(v):
+                    out += self.one(f, x, f"{sub}[{i}]")
+        for u in obj.get("_unknown", []):
+            out += self.unknown(u, what)
+        return bytes(out)
+
+    def unknown(self, u: Any, what: str) -> bytes:
+        try:
+            number, wire, v = u["field"], u["wire"], u["value"]
+            key = put_varint(number << 3 | wire)
+            if wire == WIRE_VARINT:
+                return key + put_varint(v)
+            raw = bytes.fromhex(v)
+            if wire == WIRE_LEN:
+                return key + put_varint(len(raw)) + raw
+            if (wire, len(raw)) in ((WIRE_I64, 8), (WIRE_I32, 4)):
+                return key + raw
+        except (KeyError, TypeError, ValueError):
+            pass
+        raise CritError(f"{what}: bad _unknown entry {u!r}")
+
+
+def encode_message(schema: Schema, name: str, obj: Any) -> bytes:
+    return Encoder(schema).message(name, obj)
+
+
+# ------------------------------------------------------------- image files
+
+def default_proto_dir() -> Path:
+    env = os.environ.get("CRIT_PROTO_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent.parent / "images"
+
+
+_schemas: dict[str, Schema] = {}
+
+
+def load_schema(proto_dir: Optional[Union[str, Path]] = None) -> Schema:
+    key = str(proto_dir or default_proto_dir())
+    if key not in _schemas:
+        _schemas[key] = Schema.load_dir(key)
+    return _schemas[key]
+
+
+def decode_image(data: bytes, name: str = "image", schema: Optional[Schema] = None,
+                 full_bytes: bool = False) -> dict[str, Any]:
+    """One image file's bytes to a dict; checks as strict as criu's reader."""
+    schema = schema or load_schema()
+    by_name, _ = kind_of_file(name)
+    if by_name is not None and not by_name.magic:
+        return {"image": by_name.name, "size": len(data), "pages": len(data) // PAGE_SIZE,
+                "whole_pages": len(data) % PAGE_SIZE == 0}
+    if len(data) < HEADER.size:
+        raise CritError(f"{name} is truncated: {len(data)} bytes, no header")
+    magic, length = HEADER.unpack_from(data)
+    kind = BY_MAGIC.get(magic)
+    if kind is None:
+        raise CritError(f"{name}: unknown magic {magic:#x}")
+    if by_name is not None and by_name is not kind:
+        raise CritError(f"{name}: the magic of a {kind.name} image in a {by_name.name} file")
+    if length != len(data) - HEADER.size:
+        state = "truncated" if length > len(data) - HEADER.size else "corrupted"
+        raise CritError(f"{name} is {state}: message of {length} bytes in a "
+                        f"{len(data)}-byte file")
+    assert kind.message
+    entry = decode_message(schema, kind.message, data[HEADER.size:], full_bytes, name)
+    return {"image": kind.name, "magic": f"{magic:#010x}", "message": kind.message,
+            "entry": entry}
+
+
+def encode_image(doc: dict[str, Any], schema: Optional[Schema] = None) -> bytes:
+    """The inverse of decode_image (for framed images)."""
+    schema = schema or load_schema()
+    kind = BY_NAME.get(doc.get("image", ""))
+    if kind is None or not kind.magic or not kind.message:
+        raise CritError(f"can't encode image kind {doc.get('image')!r}")
+    if "entry" not in doc:
+        raise CritError("no 'entry' to encode")
+    body = encode_message(schema, kind.message, doc["entry"])
+    return HEADER.pack(kind.magic, len(body)) + body
+
+
+def read_image(path: Union[str, Path], schema: Optional[Schema] = None,
+               full_bytes: bool = False) -> dict[str, Any]:
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise CritError(f"can't read {p}: {e.strerror}") from None
+    return decode_image(data, p.name, schema, full_bytes)
+
+
+# -------------------------------------------------------------------- show
+
+PROT = ((1, "r"), (2, "w"), (4, "x"))
+O_FLAGS = ((0o2000, "O_APPEND"), (0o4000, "O_NONBLOCK"), (0o40000, "O_DIRECT"),
+           (0o100000, "O_LARGEFILE"), (0o200000, "O_DIRECTORY"), (0o1000000, "O_NOATIME"),
+           (0o10000000, "O_PATH"))
+O_SYNC, O_DSYNC = 0o4010000, 0o10000
+
+
+def prot_str(prot: int) -> str:
+    return "".join(c if prot & bit else "-" for bit, c in PROT)
+
+
+def open_flags_str(flags: int) -> str:
+    out = [("O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE")[flags & 3]]
+    out += [name for bit, name in O_FLAGS if flags & bit]
+    if flags & O_SYNC == O_SYNC:
+        out.append("O_SYNC")
+    elif flags & O_DSYNC:
+        out.append("O_DSYNC")
+    return "|".join(out)
+
+
+def ns_str(ns: int) -> str:
+    sign = "-" if ns < 0 else ""
+    ns = abs(ns)
+    return f"{sign}{ns // 10**9}.{ns % 10**9:09d} s"
+
+
+def sigset_str(mask: int) -> str:
+    sigs = [str(i + 1) for i in range(64) if mask >> i & 1]
+    return ",".join(sigs) if sigs else "none"
+
+
+class Checkpoint:
+    """A checkpoint directory, its images decoded on demand."""
+
+    def __init__(self, path: Union[str, Path], schema: Optional[Schema] = None) -> None:
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise CritError(f"{self.path} is not a directory")
+        self.schema = schema or load_schema()
+
+    def image(self, kind: str, pid: Optional[int] = None) -> Optional[dict[str, Any]]:
+        """The entry of an image, None when it does not exist."""
+        k = BY_NAME[kind]
+        name = k.pattern % pid if "%d" in k.pattern else k.pattern
+        p = self.path / name
+        if not p.exists():
+            return None
+        return read_image(p, self.schema)["entry"]
+
+    def pages_size(self, pid: int) -> Optional[int]:
+        p = self.path / (BY_NAME["pages"].pattern % pid)
+        return p.stat().st_size if p.exists() else None
+
+    def tasks(self) -> list[dict[str, Any]]:
+        pstree = self.image("pstree")
+        if pstree is not None:
+            return pstree.get("tasks", [])
+        # no pstree: whatever per-task images there are
+        pids = sorted({pid for f in self.path.iterdir()
+                       for k, pid in [kind_of_file(f)] if k and pid is not None})
+        return [{"pid": pid} for pid in pids]
+
+
+def show(path: Union[str, Path], out: Any = sys.stdout) -> None:
+    ck = Checkpoint(path)
+    w = lambda s="": print(s, file=out)  # noqa: E731
+
+    w(f"checkpoint {ck.path}")
+    inv = ck.image("inventory")
+    if inv is None:
+        w("  no inventory.img: not a checkpoint, or an incomplete one")
+    else:
+        line = f"  format {inv['fmt_version']}"
+        if inv["fmt_version"] != FMT_VERSION:
+            line += f" (this crit knows {FMT_VERSION})"
+        if "criu_version" in inv:
+            line += f", written by criu {inv['criu_version']}"
+        line += f", root pid {inv['root_pid']}"
+        if "ntasks" in inv:
+            line += f", {inv['ntasks']} task(s)"
+        if "page_size" in inv:
+            line += f", page size {inv['page_size']}"
+        w(line)
+        if "dump_realtime_ns" in inv:
+            t = datetime.datetime.fromtimestamp(inv["dump_realtime_ns"] / 1e9,
+                                                datetime.timezone.utc)
+            w(f"  dumped at {t.isoformat(timespec='milliseconds')}")
+
+    tn = ck.image("timens")
+    if tn is not None:
+        w("clocks at the dump (timens.img)")
+        w(f"  monotonic {ns_str(tn['monotonic_ns'])}, boottime {ns_str(tn['boottime_ns'])}")
+        if "host_monotonic_ns" in tn or "host_boottime_ns" in tn:
+            w(f"  host: monotonic {ns_str(tn.get('host_monotonic_ns', 0))}, "
+              f"boottime {ns_str(tn.get('host_boottime_ns', 0))}")
+        if "realtime_ns" in tn:
+            w(f"  realtime {ns_str(tn['realtime_ns'])}")
+
+    for t in ck.tasks():
+        show_task(ck, t, w)
+
+
+def show_task(ck: Checkpoint, t: dict[str, Any], w: Any) -> None:
+    pid = t["pid"]
+    ids = "".join(f", {k} {t[k]}" for k in ("ppid", "pgid", "sid") if k in t)
+    w(f"task {pid}{ids}")
+    if t.get("threads"):
+        w(f"  threads: {' '.join(str(x) for x in t['threads'])}")
+
+    task = ck.image("task", pid)
+    if task is not None:
+        for th in task.get("threads", []):
+            w(f"  thread {th['tid']}: comm {th['comm']!r}")
+    regs = ck.image("regs", pid)
+    if regs is not None:
+        g = regs["gpregs"]
+        w(f"  regs of {regs['tid']}: ip {g['ip']:#x} sp {g['sp']:#x} ax {g['ax']:#x}"
+          + (" (syscall interrupted)" if regs.get("syscall_interrupted") else ""))
+    creds = ck.image("creds", pid)
+    if creds is not None:
+        w(f"  creds: uid {creds['uid']}/{creds['euid']} gid {creds['gid']}/{creds['egid']}")
+
+    show_memory(ck, pid, w)
+    show_fds(ck, pid, w)
+
+    sigact = ck.image("sigact", pid)
+    if sigact is not None:
+        acts = sigact.get("acts", [])
+        desc = ", ".join(f"{a['sig']}:{'ign' if a['handler'] == 1 else hex(a['handler'])}"
+                         for a in acts)
+        w(f"  signal handlers: {desc or 'all default'}")
+    sig = ck.image("signal", pid)
+    if sig is not None:
+        for th in sig.get("threads", []):
+            w(f"  thread {th['tid']}: blocked {sigset_str(th['blocked'])}, "
+              f"{len(th.get('pending', []))} pending")
+        if sig.get("shared_pending"):
+            w(f"  shared pending signals: {len(sig['shared_pending'])}")
+    it = ck.image("itimer", pid)
+    if it is not None:
+        armed = [f"{k} {ns_str(v['value_ns'])} every {ns_str(v['interval_ns'])}"
+                 for k, v in it.items() if isinstance(v, dict) and v.get("value_ns")]
+        w(f"  itimers: {'; '.join(armed) or 'none armed'}")
+
+
+def show_memory(ck: Checkpoint, pid: int, w: Any) -> None:
+    mm = ck.image("mm", pid)
+    if mm is None:
+        return
+    pm = ck.image("pagemap", pid) or {"pages_size": 0}
+    runs = pm.get("runs", [])
+    vmas = mm.get("vmas", [])
+    size = ck.pages_size(pid)
+    saved = sum(r["nr_pages"] for r in runs)
+    w(f"  memory: {len(vmas)} areas, {saved} pages saved in {len(runs)} runs "
+      f"({saved * PAGE_SIZE} bytes; pages-{pid}.img has "
+      f"{'none' if size is None else size})")
+    if "exe_path" in mm:
+        w(f"  exe {mm['exe_path']}")
+    w(f"  brk {mm['start_brk']:#x}-{mm['brk']:#x}, stack {mm['start_stack']:#x}")
+    for v in vmas:
+        n = sum(r["nr_pages"] for r in runs if v["start"] <= r["vaddr"] < v["end"])
+        kind = v["kind"].lower().replace("vma_", "") if isinstance(v["kind"], str) \
+            else str(v["kind"])
+        path = v.get("path", "")
+        off = f" +{v['pgoff']:#x}" if v.get("pgoff") else ""
+        w(f"    {v['start']:012x}-{v['end']:012x} {prot_str(v['prot'])} "
+          f"{kind:<13} {n:6d} {path}{off}".rstrip())
+
+
+def show_fds(ck: Checkpoint, pid: int, w: Any) -> None:
+    fi = ck.image("fdinfo", pid)
+    if fi is None:
+        return
+    files = {f["id"]: f for f in fi.get("files", [])}
+    w(f"  fds: {len(fi.get('fds', []))}")
+    for fd in fi.get("fds", []):
+        f = files.get(fd["file_id"])
+        if f is None:
+            w(f"    {fd['fd']}: file {fd['file_id']} is not in the image")
+            continue
+        kind = f["kind"].lower().replace("file_", "") if isinstance(f["kind"], str) \
+            else str(f["kind"])
+        w(f"    {fd['fd']}: {f['path']} ({kind}, {open_flags_str(f['flags'])}, "
+          f"pos {f['pos']}{', cloexec' if fd.get('cloexec') else ''})")
+
+
+# --------------------------------------------------------------------- cli
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="crit", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--proto-dir", help="the images/*.proto files (default: the "
+                    "source tree's, or $CRIT_PROTO_DIR)")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("decode", help="an image as JSON")
+    d.add_argument("-i", "--in", dest="input", required=True)
+    d.add_argument("-o", "--out", dest="output")
+    d.add_argument("--full", action="store_true", help="bytes fields in full")
+    d.add_argument("--compact", action="store_true", help="JSON on one line")
+    e = sub.add_parser("encode", help="JSON (as decode --full prints it) to an image")
+    e.add_argument("-i", "--in", dest="input", required=True)
+    e.add_argument("-o", "--out", dest="output", required=True)
+    s = sub.add_parser("show", help="a summary of a checkpoint directory")
+    s.add_argument("dir")
+    args = ap.parse_args(argv)
+
+    try:
+        schema = load_schema(args.proto_dir)
+        if args.cmd == "decode":
+            doc = read_image(args.input, schema, args.full)
+            text = json.dumps(doc, indent=None if args.compact else 2) + "\n"
+            if args.output:
+                Path(args.output).write_text(text)
+            else:
+                sys.stdout.write(text)
+        elif args.cmd == "encode":
+            try:
+                doc = json.loads(Path(args.input).read_text())
+            except (OSError, ValueError) as err:
+                raise CritError(f"can't read {args.input}: {err}") from None
+            data = encode_image(doc, schema)
+            fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        else:
+            show(args.dir)
+    except CritError as err:
+        print(f"crit: {err}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

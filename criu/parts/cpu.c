@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The CPU mapping of a task: which CPU it may run on here at all, and on
+ * which CPUs each of its threads may run (affinity).
+ *
+ * Dump records, from outside, each thread's affinity (sched_getaffinity)
+ * and the XSAVE components its registers use (XSTATE_BV of its
+ * NT_X86_XSTATE area) in cpu-PID.img, and the dumping CPU in cpuinfo.img.
+ * Scheduling policy, priority and nice are the sched part's (sched-PID.img).
+ *
+ * Restore refuses, in load and so before anything is created, a CPU that
+ * lacks what the task may use (--cpu-cap; parts/cpuinfo.c has the rules),
+ * and maps each saved affinity to the CPUs online here:
+ *  - a mask that held every CPU online at dump time means "not pinned":
+ *    the thread gets every CPU here, whatever their number;
+ *  - a CPU listed in --cpu-map SRC:DST becomes DST (which must be online);
+ *  - a CPU online here stays;
+ *  - any other CPU n, without --cpu-map, becomes online CPU number
+ *    n mod (number of online CPUs), counting in increasing order: a pinned
+ *    task stays pinned to as many CPUs as it can, spread as before;
+ *    with --cpu-map, such CPUs are dropped, and an affinity left empty is
+ *    an error naming the task and the CPUs.
+ * Every change is logged at info level, and one warning line per task says
+ * what the automatic rule did. CRIU_FAKE_ONLINE_CPUS=LIST replaces the
+ * online CPU list read from sysfs: a test hook, to restore "on" a machine
+ * with fewer CPUs (Documentation/cpu.md).
+ *
+ * The new task applies its affinity itself (child hook), before its batch.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "image/image.h"
+#include "parts/cpuinfo.h"
+#include "parts/part.h"
+#include "task/ptrace.h"
+#include "cpu.pb-c.h"
+
+#define MAX_CPUS		(1 << 16)	/* bound for images, options, sysfs */
+#define MAX_WORDS		(MAX_CPUS / 64)
+#define XSTATE_BV_OFF		512		/* the XSAVE header's XSTATE_BV */
+#define XSTATE_LEGACY		3ULL		/* x87 | SSE: the FXSAVE part */
+#define FAKE_ONLINE_ENV		"CRIU_FAKE_ONLINE_CPUS"
+
+/* ------------------------------------------------------------ CPU sets */
+
+struct cpus {
+	uint64_t *w;
+	int nw;
+};
+
+static int cpus_grow(struct cpus *c, int nw)
+{
+	uint64_t *n;
+
+	if (nw <= c->nw)
+		return 0;
+	n = xrealloc(c->w, nw * sizeof(*n));
+	if (!n)
+		return -1;
+	memset(n + c->nw, 0, (nw - c->nw) * sizeof(*n));
+	c->w = n;
+	c->nw = nw;
+	return 0;
+}
+
+static int cpus_set(struct cpus *c, int cpu)
+{
+	if (cpus_grow(c, cpu / 64 + 1))
+		return -1;
+	c->w[cpu / 64] |= 1ULL << (cpu % 64);
+	return 0;
+}
+
+static int cpus_isset(const struct cpus *c, int cpu)
+{
+	return cpu / 64 < c->nw && (c->w[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+/* The first CPU >= @cpu in @c, or -1. */
+static int cpus_next(const struct cpus *c, int cpu)
+{
+	for (; cpu < c->nw * 64; cpu++)
+		if (cpus_isset(c, cpu))
+			return cpu;
+	return -1;
+}
+
+static int cpus_count(const struct cpus *c)
+{
+	int i, n = 0;
+
+	for (i = 0; i < c->nw; i++)
+		n += __builtin_popcountll(c->w[i]);
+	return n;
+}
+
+static int cpus_subset(const struct cpus *a, const struct cpus *b)
+{
+	int i;
+
+	for (i = 0; i < a->nw; i++)
+		if (a->w[i] & ~(i < b->nw ? b->w[i] : 0))
+			return 0;
+	return 1;
+}
+
+static void cpus_free(struct cpus *c)
+{
+	free(c->w);
+	c->w = NULL;
+	c->nw = 0;
+}
+
+/* A CPU list as sysfs and taskset -c write it: "0-3,8,10-11". */
+static int cpus_parse(const char *s, struct cpus *c)
+{
+	long a, b;
+	char *end;
+
+	while (*s && *s != '\n') {
+		a = b = strtol(s, &end, 10);
+		if (end == s)
+			return -1;
+		if (*end == '-') {
+			s = end + 1;
+			b = strtol(s, &end, 10);
+			if (end == s)
+				return -1;
+		}
+		if (a < 0 || b < a || b >= MAX_CPUS)
+			return -1;
+		for (; a <= b; a++)
+			if (cpus_set(c, a))
+				return -1;
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			return -1;
+	}
+	return cpus_count(c) ? 0 : -1;
+}
+
+static const char *cpus_str(const struct cpus *c, char *buf, size_t len)
+{
+	size_t off = 0;
+	int a, b;
+
+	buf[0] = 0;
+	for (a = cpus_next(c, 0); a >= 0 && off < len; a = cpus_next(c, b + 1)) {
+		for (b = a; cpus_isset(c, b + 1); b++)
+			;
+		if (a == b)
+			off += snprintf(buf + off, len - off, "%s%d", off ? "," : "", a);
+		else
+			off += snprintf(buf + off, len - off, "%s%d-%d", off ? "," : "", a, b);
+	}
+	if (!buf[0])
+		snprintf(buf, len, "none");
+	return buf;
+}
+
+/* ---------------------------------------------------------------- dump */
+
+static uint64_t dump_xstate_used;	/* over every task of this dump */
+
+static int read_affinity(pid_t tid, struct cpus *c)
+{
+	size_t bytes = 128;
+	long n;
+
+	for (;;) {
+		if (cpus_grow(c, bytes / 8))
+			return -1;
+		/* the raw call says how many bytes the kernel's mask has */
+		n = syscall(SYS_sched_getaffinity, tid, bytes, c->w);
+		if (n >= 0)
+			break;
+		if (errno != EINVAL || bytes >= MAX_WORDS * 8) {
+			pr_perror("Thread %d: can't read its CPU affinity", tid);
+			return -1;
+		}
+		bytes *= 2;
+	}
+	c->nw = n / 8;
+	while (c->nw && !c->w[c->nw - 1])
+		c->nw--;
+	return 0;
+}
+
+static int read_xstate_bv(pid_t tid, CpuThread *th)
+{
+	size_t len;
+	void *xs;
+
+	if (ptrace_get_xstate(tid, &xs, &len))
+		return -1;
+	th->has_xstate_bv = th->has_xstate_size = 1;
+	th->xstate_size = len;
+	th->xstate_bv = XSTATE_LEGACY;
+	if (len >= XSTATE_BV_OFF + 8)
+		memcpy(&th->xstate_bv, (char *)xs + XSTATE_BV_OFF, 8);
+	free(xs);
+	return 0;
+}
+
+static int write_cpuinfo(struct dump_ctx *dc, const char *online)
+{
+	struct cpuinfo_host h;
+
+	if (cpuinfo_host_read(&h, online))
+		return -1;
+	h.e.has_xfeatures_used = 1;
+	h.e.xfeatures_used = dump_xstate_used;
+	return img_write(dc->dirfd, IMG_CPUINFO, 0, &h.e.base);
+}
+
+static int cpu_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+{
+	CpuEntry e = CPU_ENTRY__INIT;
+	CpuThread *th, **pth;
+	struct cpus online = { 0 }, *aff;
+	char *online_str;
+	int i, ret = -1;
+
+	th = xzalloc(t->nr_threads * sizeof(*th));
+	pth = xzalloc(t->nr_threads * sizeof(*pth));
+	aff = xzalloc(t->nr_threads * sizeof(*aff));
+	online_str = cpuinfo_read_online();
+	if (!th || !pth || !aff || !online_str)
+		goto out;
+	if (cpus_parse(online_str, &online)) {
+		pr_err("Can't parse the online CPU list '%s'", online_str);
+		goto out;
+	}
+	for (i = 0; i < t->nr_threads; i++) {
+		cpu_thread__init(&th[i]);
+		th[i].tid = t->tids[i];
+		if (read_affinity(t->tids[i], &aff[i]) || read_xstate_bv(t->tids[i], &th[i]))
+			goto out;
+		th[i].affinity = aff[i].w;
+		th[i].n_affinity = aff[i].nw;
+		th[i].has_affinity_all = 1;
+		th[i].affinity_all = cpus_subset(&online, &aff[i]);
+		dump_xstate_used |= th[i].xstate_bv;
+		pth[i] = &th[i];
+	}
+	e.threads = pth;
+	e.n_threads = t->nr_threads;
+	/* rewritten per task: the last one holds what every task used */
+	ret = img_write(dc->dirfd, IMG_CPU, t->pid, &e.base) ||
+	      write_cpuinfo(dc, online_str) ? -1 : 0;
+out:
+	for (i = 0; aff && i < t->nr_threads; i++)
+		cpus_free(&aff[i]);
+	cpus_free(&online);
+	free(online_str);
+	free(aff);
+	free(pth);
+	free(th);
+	return ret;
+}
+
+/* ------------------------------------------------------------- restore */
+
+struct cpu_rst {
+	CpuEntry *e;
+	struct cpus *set;	/* per thread of e: its affinity here; none: every CPU */
+	int warned;
+};
+
+struct cpu_map {
+	int nr;
+	struct { int src, dst; } *m;
+};
+
+static int map_lookup(const struct cpu_map *map, int cpu)
+{
+	int i;
+
+	for (i = 0; i < map->nr; i++)
+		if (map->m[i].src == cpu)
+			return map->m[i].dst;
+	return -1;
+}
+
+static int parse_map(const char *arg, const struct cpus *online, struct cpu_map *map)
+{
+	char *copy = xstrdup(arg), *tok, *save = NULL, *end, buf[256];
+	long src, dst;
+	void *n;
+	int ret = -1;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		src = strtol(tok, &end, 10);
+		if (end == tok || *end != ':' || src < 0 || src >= MAX_CPUS)
+			goto bad;
+		tok = end + 1;
+		dst = strtol(tok, &end, 10);
+		if (end == tok || *end || dst < 0 || dst >= MAX_CPUS)
+			goto bad;
+		if (map_lookup(map, src) >= 0) {
+			pr_err("--cpu-map maps CPU %ld twice", src);
+			goto out;
+		}
+		if (!cpus_isset(online, dst)) {
+			pr_err("--cpu-map %ld:%ld: CPU %ld is not online here (online: %s)",
+			       src, dst, dst, cpus_str(online, buf, sizeof(buf)));
+			goto out;
+		}
+		n = xrealloc(map->m, (map->nr + 1) * sizeof(*map->m));
+		if (!n)
+			goto out;
+		map->m = n;
+		map->m[map->nr].src = src;
+		map->m[map->nr++].dst = dst;
+	}
+	if (!map->nr) {
+		tok = copy;
+		goto bad;
+	}
+	ret = 0;
+	goto out;
+bad:
+	pr_err("--cpu-map: '%s' is not SRC:DST[,SRC:DST...] (CPU numbers)", arg);
+out:
+	free(copy);
+	return ret;
+}
+
+/* The online CPUs restore works with: sysfs, or the test hook. */
+static int read_online(struct cpus *online)
+{
+	const char *fake = getenv(FAKE_ONLINE_ENV);
+	char *s = NULL;
+	int ret;
+
+	if (fake) {
+		pr_info("Online CPUs taken from %s: %s", FAKE_ONLINE_ENV, fake);
+	} else {
+		s = cpuinfo_read_online();
+		if (!s)
+			return -1;
+	}
+	ret = cpus_parse(fake ? fake : s, online);
+	if (ret)
+		pr_err("Can't parse the online CPU list '%s'%s", fake ? fake : s,
+		       fake ? " of " FAKE_ONLINE_ENV : "");
+	free(s);
+	return ret;
+}
+
+/* The @n-th online CPU, counting from 0. */
+static int nth_cpu(const struct cpus *c, int n)
+{
+	int cpu = cpus_next(c, 0);
+
+	while (n-- > 0)
+		cpu = cpus_next(c, cpu + 1);
+	return cpu;
+}
+
+static int map_thread(struct rtask *t, struct cpu_rst *r, CpuThread *th, struct cpus *out,
+		      const struct cpus *online, const struct cpu_map *map)
+{
+	const struct cpus saved = { th->affinity, th->n_affinity };
+	struct cpus missing = { 0 };
+	char s1[256], s2[256], s3[256], s4[256];
+	int cpu, dst, nr_online = cpus_count(online), ret = -1;
+
+	for (cpu = cpus_next(&saved, 0); cpu >= 0; cpu = cpus_next(&saved, cpu + 1)) {
+		dst = map_lookup(map, cpu);
+		if (dst >= 0) {
+			pr_info("Task %d: thread %u: CPU %d is CPU %d here (--cpu-map)",
+				t->pid, th->tid, cpu, dst);
+		} else if (cpus_isset(online, cpu)) {
+			dst = cpu;
+		} else {
+			if (cpus_set(&missing, cpu))
+				goto out;
+			if (map->nr) {
+				pr_info("Task %d: thread %u: CPU %d is not online and not in "
+					"--cpu-map: dropped", t->pid, th->tid, cpu);
+				continue;
+			}
+			dst = nth_cpu(online, cpu % nr_online);
+			pr_info("Task %d: thread %u: CPU %d is not online: CPU %d here "
+				"(online CPU number %d mod %d)", t->pid, th->tid, cpu, dst,
+				cpu, nr_online);
+		}
+		if (cpus_set(out, dst))
+			goto out;
+	}
+	cpus_str(&saved, s1, sizeof(s1));
+	cpus_str(online, s2, sizeof(s2));
+	cpus_str(&missing, s3, sizeof(s3));
+	cpus_str(out, s4, sizeof(s4));
+	if (!cpus_count(out)) {
+		pr_err("Task %d: thread %u: its affinity %s maps to no CPU here: CPUs %s are "
+		       "neither online (online: %s) nor in --cpu-map", t->pid, th->tid,
+		       s1, s3, s2);
+		goto out;
+	}
+	if (cpus_count(&missing) && !r->warned++)
+		pr_warn("Task %d: thread %u: CPUs %s of its affinity %s are not online here "
+			"(online: %s); %s; it runs on CPUs %s", t->pid, th->tid, s3, s1, s2,
+			map->nr ? "they are not in --cpu-map: dropped" :
+			"each missing CPU n became online CPU number n mod their count "
+			"(--cpu-map chooses)", s4);
+	else if (strcmp(s1, s4))
+		pr_info("Task %d: thread %u: affinity %s is %s here", t->pid, th->tid, s1, s4);
+	ret = 0;
+out:
+	cpus_free(&missing);
+	return ret;
+}
+
+static int plan_affinity(struct rst_ctx *rc, struct rtask *t, struct cpu_rst *r)
+{
+	struct cpus online = { 0 };
+	struct cpu_map map = { 0 };
+	size_t i;
+	int ret = -1;
+
+	if (read_online(&online))
+		return -1;
+	if (rc->opts->cpu_map && parse_map(rc->opts->cpu_map, &online, &map))
+		goto out;
+	r->set = xzalloc(r->e->n_threads * sizeof(*r->set));
+	if (!r->set)
+		goto out;
+	for (i = 0; i < r->e->n_threads; i++) {
+		CpuThread *th = r->e->threads[i];
+
+		/* an unpinned thread stays unpinned, on any number of CPUs */
+		if (th->affinity_all)
+			continue;
+		if (map_thread(t, r, th, &r->set[i], &online, &map))
+			goto out;
+	}
+	ret = 0;
+out:
+	cpus_free(&online);
+	free(map.m);
+	return ret;
+}
+
+static int check_cpu(struct rst_ctx *rc, struct rtask *t, CpuEntry *e)
+{
+	struct cpu_need need = { 0 };
+	CpuinfoEntry *img;
+	char why[512];
+	size_t i;
+	int ret = -1;
+
+	if (img_read(rc->dirfd, IMG_CPUINFO, 0, (void **)&img, 0) < 0)
+		return -1;
+	if (cpuinfo_validate(img))
+		goto out;
+	for (i = 0; i < e->n_threads; i++) {
+		need.xfeatures |= e->threads[i]->xstate_bv;
+		if (e->threads[i]->has_xstate_size)
+			need.xsave_size = e->threads[i]->xstate_size;
+	}
+	ret = cpuinfo_compare(img, &need, rc->opts->cpu_cap, why, sizeof(why));
+	if (ret > 0) {
+		pr_err("Task %d needs what this CPU lacks (dumped on %s): %s; "
+		       "--cpu-cap=none skips this check", t->pid,
+		       img->model_name ? img->model_name : img->vendor, why);
+		ret = -1;
+	}
+out:
+	img_free(IMG_CPUINFO, img);
+	return ret;
+}
+
+static int validate(struct rtask *t, CpuEntry *e)
+{
+	int own = 0;
+	size_t i;
+
+	for (i = 0; i < e->n_threads; i++) {
+		CpuThread *th = e->threads[i];
+		const struct cpus saved = { th->affinity, th->n_affinity };
+
+		if (th->n_affinity > MAX_WORDS || (!th->affinity_all && !cpus_count(&saved))) {
+			pr_err("Task %d: image cpu is invalid: thread %u has an affinity of "
+			       "%zu words, %d CPUs", t->pid, th->tid, th->n_affinity,
+			       cpus_count(&saved));
+			return -1;
+		}
+		own |= th->tid == (uint32_t)t->pid;
+	}
+	if (!own) {
+		pr_err("Task %d: image cpu is invalid: no entry for the task itself", t->pid);
+		return -1;
+	}
+	return 0;
+}
+
+static int cpu_load(struct rst_ctx *rc, struct rtask *t)
+{
+	struct cpu_rst *r = xzalloc(sizeof(*r));
+
+	if (!r)
+		return -1;
+	t->img[PART_CPU] = r;
+	if (img_read(rc->dirfd, IMG_CPU, t->pid, (void **)&r->e, 0) < 0 || validate(t, r->e))
+		return -1;
+	if (rc->opts->cpu_cap != CPU_CAP_NONE && check_cpu(rc, t, r->e))
+		return -1;
+	return plan_affinity(rc, t, r);
+}
+
+/*
+ * In the new task, as itself. Only the task's own (main) thread: other
+ * threads will apply theirs where they are created.
+ */
+static int cpu_child(struct rst_ctx *rc, struct rtask *t)
+{
+	static uint64_t every[MAX_WORDS / 8];	/* 8192 CPUs: any real machine */
+	struct cpu_rst *r = t->img[PART_CPU];
+	const struct cpus *c = NULL;
+	char buf[256];
+	size_t i;
+
+	for (i = 0; i < r->e->n_threads && !c; i++)
+		if (r->e->threads[i]->tid == (uint32_t)t->pid)
+			c = &r->set[i];
+	if (!c->nw) {
+		/* the kernel keeps the CPUs that exist and the cpuset allows */
+		memset(every, 0xff, sizeof(every));
+		if (sched_setaffinity(0, sizeof(every), (cpu_set_t *)every)) {
+			pr_perror("Task %d: can't let it run on every CPU", t->pid);
+			return -1;
+		}
+		return 0;
+	}
+	if (sched_setaffinity(0, c->nw * sizeof(uint64_t), (cpu_set_t *)c->w)) {
+		pr_perror("Task %d: can't set its CPU affinity to %s", t->pid,
+			  cpus_str(c, buf, sizeof(buf)));
+		return -1;
+	}
+	return 0;
+}
+
+static void cpu_release(struct rtask *t)
+{
+	struct cpu_rst *r = t->img[PART_CPU];
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; r->set && i < r->e->n_threads; i++)
+		cpus_free(&r->set[i]);
+	free(r->set);
+	img_free(IMG_CPU, r->e);
+	free(r);
+	t->img[PART_CPU] = NULL;
+}
+
+const struct part part_cpu = {
+	.name = "cpu",
+	.id = PART_CPU,
+	.dump = cpu_dump,
+	.load = cpu_load,
+	.child = cpu_child,
+	.release = cpu_release,
+};

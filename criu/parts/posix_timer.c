@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * POSIX timers: the timer_create(2) timers of a process.
+ *
+ * /proc/PID/timers shows each timer's id, clock and notification (signal,
+ * value, none/signal/thread target); only timer_gettime() and
+ * timer_getoverrun() inside the task show its time, so dump asks them in
+ * the batch. Restore, in the new task's batch, creates the timers with
+ * the same ids (prctl PR_TIMER_CREATE_RESTORE_IDS, or in order on older
+ * kernels) and arms them relative with the remaining time: MONOTONIC and
+ * BOOTTIME continue from the dump in the new time namespace, CPU-time
+ * clocks count the task's CPU time, and a CLOCK_REALTIME timer keeps its
+ * remaining duration (no interface tells whether it was armed with
+ * TIMER_ABSTIME; the kernel runs a relative one on the monotonic clock).
+ *
+ * A timer whose signal waits in a queue: the signal part saves that
+ * siginfo and queues it again on restore, as an ordinary signal. The
+ * timer must then not deliver the same expiry a second time. The kernel
+ * stops a periodic timer while its signal is queued and catches it up
+ * when queried, so timer_gettime() already names the expiry after the
+ * queued one, unless that signal came between the time was read and the
+ * signal part looked: restore compares the signal image with what was
+ * queued before the time was read, and skips that expiry then.
+ *
+ * What is not kept: the overrun. timer_getoverrun() is saved but there is
+ * no way to set it: after restore it reads 0 until the next expiry is
+ * delivered. A signal pending at the dump carries the si_overrun the kernel
+ * had in the queue (0: the kernel fills it in at delivery), and a periodic
+ * timer whose signal stays blocked queues a new signal at its next expiry
+ * instead of counting an overrun (the queued copy is not the timer's own).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "image/image.h"
+#include "parts/part.h"
+#include "posix_timer.pb-c.h"
+#include "signal.pb-c.h"
+
+/* Linux 6.16 (newer than the 6.1 headers of Debian 12) */
+#define PR_TIMER_CREATE_RESTORE_IDS	77
+#define PR_TIMER_CREATE_RESTORE_IDS_OFF	0
+#define PR_TIMER_CREATE_RESTORE_IDS_ON	1
+#define PR_TIMER_CREATE_RESTORE_IDS_GET	2
+
+#ifndef SIGEV_THREAD_ID
+#define SIGEV_THREAD_ID		4
+#endif
+
+/* CPU-time clocks are negative: ~pid << 3 | per-thread bit | kind */
+#define CPUCLOCK_PID(c)		(~((c) >> 3))
+#define CPUCLOCK_CLOCKFD	3	/* kind 3: a dynamic clock, not CPU time */
+
+#define NSEC_PER_SEC		1000000000LL
+#define SIGINFO_SIZE		128
+#define PEEK_CHUNK		32
+#define SI_CODE_OFF		8
+#define SI_TIMERID_OFF		16	/* si_tid of a timer's siginfo: the timer id */
+/* without the prctl, ids below the wanted one are taken and dropped */
+#define MAX_FILLERS		4096
+
+/* The kernel's sigevent_t and itimerspec on x86_64. */
+struct ksigevent {
+	uint64_t value;
+	int32_t signo;
+	int32_t notify;
+	int32_t tid;
+	int32_t pad[11];
+};
+
+struct kitimerspec {
+	int64_t interval_sec, interval_nsec;
+	int64_t value_sec, value_nsec;
+};
+
+/* Our own copy of the uapi struct: glibc's name for it varies. */
+struct peek_args {
+	uint64_t off;
+	uint32_t flags;
+	int32_t nr;
+};
+
+/* One entry of /proc/PID/timers. */
+struct proc_timer {
+	int id;
+	int signo;
+	uint64_t value;
+	int notify;
+	int target;		/* pid, or the tid for SIGEV_THREAD_ID */
+	int clockid;
+};
+
+static int valid_clock(int clockid, pid_t pid)
+{
+	pid_t owner;
+
+	if (clockid < 0) {
+		if ((clockid & 7) == CPUCLOCK_CLOCKFD)
+			return 0;
+		owner = CPUCLOCK_PID(clockid);
+		/* 0 is "the caller": the restored task, as it was the dumped one */
+		return owner == 0 || owner == pid;
+	}
+	switch (clockid) {
+	case CLOCK_REALTIME: case CLOCK_MONOTONIC: case CLOCK_BOOTTIME: case CLOCK_TAI:
+	case CLOCK_PROCESS_CPUTIME_ID: case CLOCK_THREAD_CPUTIME_ID:
+	case CLOCK_REALTIME_ALARM: case CLOCK_BOOTTIME_ALARM:
+		return 1;
+	}
+	return 0;
+}
+
+static int valid_notify(int notify)
+{
+	return notify == SIGEV_SIGNAL || notify == SIGEV_NONE || notify == SIGEV_THREAD ||
+	       notify == (SIGEV_SIGNAL | SIGEV_THREAD_ID);
+}
+
+/* ---------------------------------------------------------------- dump */
+
+static int parse_notify(const char *s, int *notify, int *target)
+{
+	char how[16], whom[8];
+
+	if (sscanf(s, "%15[a-z]/%7[a-z].%d", how, whom, target) != 3)
+		return -1;
+	if (!strcmp(how, "signal"))
+		*notify = SIGEV_SIGNAL;
+	else if (!strcmp(how, "none"))
+		*notify = SIGEV_NONE;
+	else if (!strcmp(how, "thread"))
+		*notify = SIGEV_THREAD;
+	else
+		return -1;
+	if (!strcmp(whom, "tid"))
+		*notify |= SIGEV_THREAD_ID;
+	else if (strcmp(whom, "pid"))
+		return -1;
+	return 0;
+}
+
+/* fs/proc/base.c: show_timer(); four lines a timer, the newest first */
+static int parse_timers(char *buf, struct proc_timer **out)
+{
+	struct proc_timer *pt = NULL, *n, *cur = NULL;
+	unsigned long long value;
+	char *line, *save = NULL;
+	int nr = 0, seen = 0;
+
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "ID: ", 4)) {
+			if (cur && seen != 15)
+				goto bad;
+			n = xrealloc(pt, (nr + 1) * sizeof(*pt));
+			if (!n)
+				goto err;
+			pt = n;
+			cur = &pt[nr++];
+			memset(cur, 0, sizeof(*cur));
+			if (sscanf(line + 4, "%d", &cur->id) != 1 || cur->id < 0)
+				goto bad;
+			seen = 1;
+		} else if (!cur) {
+			goto bad;
+		} else if (!strncmp(line, "signal: ", 8)) {
+			if (sscanf(line + 8, "%d/%llx", &cur->signo, &value) != 2)
+				goto bad;
+			cur->value = value;
+			seen |= 2;
+		} else if (!strncmp(line, "notify: ", 8)) {
+			if (parse_notify(line + 8, &cur->notify, &cur->target))
+				goto bad;
+			seen |= 4;
+		} else if (!strncmp(line, "ClockID: ", 9)) {
+			if (sscanf(line + 9, "%d", &cur->clockid) != 1)
+				goto bad;
+			seen |= 8;
+		}
+	}
+	if (cur && seen != 15)
+		goto bad;
+	*out = pt;
+	return nr;
+bad:
+	pr_err("Unexpected line in /proc/PID/timers: '%s'", line ? line : "(end)");
+err:
+	free(pt);
+	return -1;
+}
+
+static int read_timers(pid_t pid, struct proc_timer **out)
+{
+	char path[64], *buf;
+	int nr;
+
+	snprintf(path, sizeof(path), "/proc/%d/timers", pid);
+	buf = read_file(-1, path, NULL);
+	if (!buf) {
+		pr_perror("Task %d: can't read %s", pid, path);
+		return -1;
+	}
+	nr = parse_timers(buf, out);
+	free(buf);
+	return nr;
+}
+
+static int pt_check(struct dump_ctx *dc, struct dtask *t)
+{
+	struct proc_timer *pt;
+	int i, nr, ret = 0;
+
+	nr = read_timers(t->pid, &pt);
+	if (nr < 0)
+		return -1;
+	for (i = 0; i < nr && !ret; i++) {
+		if (!valid_clock(pt[i].clockid, t->pid)) {
+			pr_err("Task %d: POSIX timer %d runs on clock %d (%s), which is not "
+			       "supported", t->pid, pt[i].id, pt[i].clockid,
+			       pt[i].clockid < 0 && (pt[i].clockid & 7) != CPUCLOCK_CLOCKFD ?
+			       "the CPU time of another process" : "unknown or fd-based");
+			ret = -1;
+		} else if (!valid_notify(pt[i].notify)) {
+			pr_err("Task %d: POSIX timer %d has notification %d, which is not "
+			       "supported", t->pid, pt[i].id, pt[i].notify);
+			ret = -1;
+		}
+	}
+	free(pt);
+	return ret;
+}
+
+struct pt_dump_priv {
+	struct proc_timer *pt;
+	int nr;
+	uint64_t its;		/* remote kitimerspec[nr] */
+	int *overrun_idx;	/* batch entries of timer_getoverrun() */
+	uint8_t *queued;	/* its signal was queued before the batch ran */
+};
+
+static int siginfo_timer(const uint8_t *si, int *id)
+{
+	int code;
+
+	memcpy(&code, si + SI_CODE_OFF, sizeof(code));
+	memcpy(id, si + SI_TIMERID_OFF, sizeof(*id));
+	return code == SI_TIMER;
+}
+
+/* Marks the timers whose signal is in one of the task's queues now. */
+static int find_queued(pid_t pid, struct pt_dump_priv *p)
+{
+	uint8_t buf[PEEK_CHUNK * SIGINFO_SIZE];
+	struct peek_args a;
+	int shared, i, j, id;
+	long n;
+
+	for (shared = 0; shared < 2; shared++) {
+		a.off = 0;
+		a.flags = shared ? PTRACE_PEEKSIGINFO_SHARED : 0;
+		a.nr = PEEK_CHUNK;
+		while ((n = ptrace(PTRACE_PEEKSIGINFO, pid, &a, buf)) > 0) {
+			for (i = 0; i < n; i++) {
+				if (!siginfo_timer(buf + i * SIGINFO_SIZE, &id))
+					continue;
+				for (j = 0; j < p->nr; j++)
+					if (p->pt[j].id == id)
+						p->queued[j] = 1;
+			}
+			a.off += n;
+		}
+		if (n < 0) {
+			pr_perror("Task %d: can't read its pending signals", pid);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int pt_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+{
+	struct pt_dump_priv *p = xzalloc(sizeof(*p));
+	int i, nr;
+
+	if (!p)
+		return -1;
+	t->priv[PART_POSIX_TIMER] = p;
+	nr = read_timers(t->pid, &p->pt);
+	if (nr <= 0)
+		return nr;
+	p->nr = nr;
+	p->overrun_idx = xzalloc(nr * sizeof(int));
+	p->queued = xzalloc(nr);
+	p->its = batch_put(b, NULL, nr * sizeof(struct kitimerspec));
+	if (!p->overrun_idx || !p->queued || !p->its)
+		return -1;
+	/* as late as can be: the batch runs right after the last prepare */
+	if (find_queued(t->pid, p))
+		return -1;
+	for (i = 0; i < nr; i++) {
+		if (BATCH(b, "timer_gettime", __NR_timer_gettime, p->pt[i].id,
+			  p->its + i * sizeof(struct kitimerspec)) < 0)
+			return -1;
+		p->overrun_idx[i] = BATCH(b, "timer_getoverrun", __NR_timer_getoverrun,
+					  p->pt[i].id);
+		if (p->overrun_idx[i] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void pt_dump_free(struct dtask *t)
+{
+	struct pt_dump_priv *p = t->priv[PART_POSIX_TIMER];
+
+	if (!p)
+		return;
+	free(p->pt);
+	free(p->overrun_idx);
+	free(p->queued);
+	free(p);
+	t->priv[PART_POSIX_TIMER] = NULL;
+}
+
+static int pt_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+{
+	struct pt_dump_priv *p = t->priv[PART_POSIX_TIMER];
+	PosixTimerEntry e = POSIX_TIMER_ENTRY__INIT;
+	PosixTimer *ents = NULL, **pe = NULL;
+	struct kitimerspec *k;
+	int i, ret = -1;
+
+	if (p->nr) {
+		ents = xzalloc(p->nr * sizeof(*ents));
+		pe = xzalloc(p->nr * sizeof(*pe));
+		if (!ents || !pe)
+			goto out;
+	}
+	for (i = 0; i < p->nr; i++) {
+		PosixTimer *pt = &ents[i];
+
+		posix_timer__init(pt);
+		pt->id = p->pt[i].id;
+		pt->clockid = p->pt[i].clockid;
+		pt->notify = p->pt[i].notify;
+		pt->signo = p->pt[i].signo;
+		pt->sigev_value = p->pt[i].value;
+		if (pt->notify & SIGEV_THREAD_ID) {
+			pt->has_tid = 1;
+			pt->tid = p->pt[i].target;
+		}
+		k = batch_local(b, p->its + i * sizeof(*k));
+		pt->value_ns = k->value_sec * NSEC_PER_SEC + k->value_nsec;
+		pt->interval_ns = k->interval_sec * NSEC_PER_SEC + k->interval_nsec;
+		pt->overrun = batch_entry(b, p->overrun_idx[i])->ret;
+		pt->signal_queued = p->queued[i];
+		pe[i] = pt;
+		pr_debug("Task %d: POSIX timer %u: clock %d, notify %d, signal %d, "
+			 "%lu ns left, interval %lu ns, overrun %d%s", t->pid, pt->id,
+			 pt->clockid, pt->notify, pt->signo, pt->value_ns, pt->interval_ns,
+			 pt->overrun, pt->signal_queued ? ", signal queued" : "");
+	}
+	e.timers = pe;
+	e.n_timers = p->nr;
+	ret = img_write(dc->dirfd, IMG_POSIX_TIMER, t->pid, &e.base);
+out:
+	free(ents);
+	free(pe);
+	pt_dump_free(t);
+	return ret;
+}
+
+/* ------------------------------------------------------------- restore */
+
+struct pt_rst {
+	PosixTimerEntry *img;
+	PosixTimer **sorted;	/* by id */
+	uint64_t *arm_ns;	/* what to arm each sorted timer with */
+	int exact;		/* the kernel takes the id we ask for */
+};
+
+static int validate(struct rtask *t, const PosixTimer *pt)
+{
+	if (pt->id > INT32_MAX || !valid_clock(pt->clockid, t->pid) ||
+	    !valid_notify(pt->notify) || pt->value_ns > INT64_MAX / 2 ||
+	    pt->interval_ns > INT64_MAX / 2 ||
+	    ((pt->notify & ~SIGEV_THREAD_ID) != SIGEV_NONE &&
+	     (pt->signo < 1 || pt->signo > SIGRTMAX))) {
+		pr_err("Task %d: image posix_timer has an invalid timer %u (clock %d, "
+		       "notify %d, signal %d)", t->pid, pt->id, pt->clockid, pt->notify,
+		       pt->signo);
+		return -1;
+	}
+	/* one thread is restored, with its old tid */
+	if ((pt->notify & SIGEV_THREAD_ID) && (!pt->has_tid || pt->tid != (uint32_t)t->pid)) {
+		pr_err("Task %d: POSIX timer %u notifies thread %u, which is not restored",
+		       t->pid, pt->id, pt->tid);
+		return -1;
+	}
+	return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const PosixTimer *x = *(PosixTimer *const *)a, *y = *(PosixTimer *const *)b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int queue_has(SiginfoEntry **q, size_t n, const PosixTimer *pt)
+{
+	size_t i;
+	int id, sig;
+
+	for (i = 0; i < n; i++) {
+		if (q[i]->siginfo.len != SIGINFO_SIZE ||
+		    !siginfo_timer(q[i]->siginfo.data, &id))
+			continue;
+		memcpy(&sig, q[i]->siginfo.data, sizeof(sig));
+		if (id == (int)pt->id && sig == pt->signo)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Which timers will have their signal queued again by the signal part
+ * (its image is the contract between us; it may be absent).
+ */
+static int will_be_queued(struct rst_ctx *rc, struct rtask *t, struct pt_rst *r, uint8_t *q)
+{
+	SignalEntry *se;
+	size_t i, j;
+	int ret;
+
+	ret = img_read(rc->dirfd, IMG_SIGNAL, t->pid, (void **)&se, 1);
+	if (ret <= 0)
+		return ret;
+	for (i = 0; i < r->img->n_timers; i++) {
+		q[i] = queue_has(se->shared_pending, se->n_shared_pending, r->sorted[i]);
+		for (j = 0; j < se->n_threads && !q[i]; j++)
+			q[i] = queue_has(se->threads[j]->pending, se->threads[j]->n_pending,
+					 r->sorted[i]);
+	}
+	img_free(IMG_SIGNAL, se);
+	return 0;
+}
+
+/*
+ * The time to arm with. A signal queued again by the signal part that was
+ * not queued yet when the time was read is the expiry that was read: it
+ * must not come a second time. A signal that was queued but will not be
+ * queued again comes back by letting the timer expire at once.
+ */
+static uint64_t arm_ns(const PosixTimer *pt, int requeued)
+{
+	if (requeued && !pt->signal_queued && pt->value_ns)
+		return pt->interval_ns ? pt->value_ns + pt->interval_ns : 0;
+	if (!requeued && pt->signal_queued && (pt->notify & ~SIGEV_THREAD_ID) != SIGEV_NONE)
+		return 1;
+	return pt->value_ns;
+}
+
+static int pt_load(struct rst_ctx *rc, struct rtask *t)
+{
+	struct pt_rst *r;
+	uint8_t *requeued = NULL;
+	size_t i, n;
+	uint32_t fillers;
+
+	r = xzalloc(sizeof(*r));
+	if (!r)
+		return -1;
+	t->img[PART_POSIX_TIMER] = r;
+	if (img_read(rc->dirfd, IMG_POSIX_TIMER, t->pid, (void **)&r->img, 0) < 0)
+		return -1;
+	n = r->img->n_timers;
+	if (!n)
+		return 0;
+	r->sorted = xmalloc(n * sizeof(*r->sorted));
+	r->arm_ns = xmalloc(n * sizeof(*r->arm_ns));
+	requeued = xzalloc(n);
+	if (!r->sorted || !r->arm_ns || !requeued)
+		goto err;
+	memcpy(r->sorted, r->img->timers, n * sizeof(*r->sorted));
+	qsort(r->sorted, n, sizeof(*r->sorted), by_id);
+	for (i = 0; i < n; i++) {
+		if (validate(t, r->sorted[i]))
+			goto err;
+		if (i && r->sorted[i]->id == r->sorted[i - 1]->id) {
+			pr_err("Task %d: image posix_timer has timer %u twice", t->pid,
+			       r->sorted[i]->id);
+			goto err;
+		}
+	}
+	if (will_be_queued(rc, t, r, requeued))
+		goto err;
+	for (i = 0; i < n; i++)
+		r->arm_ns[i] = arm_ns(r->sorted[i], requeued[i]);
+	free(requeued);
+	requeued = NULL;
+
+	r->exact = prctl(PR_TIMER_CREATE_RESTORE_IDS, PR_TIMER_CREATE_RESTORE_IDS_GET,
+			 0, 0, 0) >= 0;
+	fillers = r->exact ? 0 : r->sorted[n - 1]->id + 1 - n;
+	if (fillers > MAX_FILLERS) {
+		pr_err("Task %d: POSIX timer id %u can't be had: the kernel can't create a "
+		       "timer with a given id (PR_TIMER_CREATE_RESTORE_IDS, Linux 6.16) and "
+		       "%u timers would have to be created and dropped before it",
+		       t->pid, r->sorted[n - 1]->id, fillers);
+		return -1;
+	}
+	t->batch_entries += 2 + 2 * n + 2 * fillers;
+	/* batch_put() rounds every piece up to 16 bytes */
+	t->batch_data += sizeof(struct ksigevent) + 16 +
+			 n * (sizeof(struct ksigevent) + 16 + sizeof(struct kitimerspec));
+	return 0;
+err:
+	free(requeued);
+	return -1;
+}
+
+static int create_timer(struct batch *b, const PosixTimer *pt)
+{
+	struct ksigevent sev = {
+		.value = pt->sigev_value,
+		.signo = pt->signo,
+		.notify = pt->notify,
+		.tid = pt->has_tid ? (int32_t)pt->tid : 0,
+	};
+	int32_t id = pt->id;
+	uint64_t sevp, idp;
+	char desc[SC_DESC_LEN];
+
+	sevp = batch_put(b, &sev, sizeof(sev));
+	/* with the prctl on, the kernel reads the id to give from here */
+	idp = batch_put(b, &id, sizeof(id));
+	if (!sevp || !idp)
+		return -1;
+	snprintf(desc, sizeof(desc), "timer_create of POSIX timer %d", id);
+	return BATCH(b, desc, __NR_timer_create, pt->clockid, sevp, idp) < 0 ? -1 : 0;
+}
+
+/*
+ * Without the prctl the kernel gives ids in order, from 0 in a new
+ * process: the ids in between are taken by SIGEV_NONE timers and dropped
+ * once the wanted ones exist.
+ */
+static int create_linear(struct batch *b, struct pt_rst *r)
+{
+	struct ksigevent none = { .notify = SIGEV_NONE };
+	uint64_t sevp, idp;
+	uint32_t next = 0, id;
+	size_t i;
+
+	sevp = batch_put(b, &none, sizeof(none));
+	idp = batch_put(b, NULL, sizeof(int32_t));
+	if (!sevp || !idp)
+		return -1;
+	for (i = 0; i < r->img->n_timers; i++) {
+		for (; next < r->sorted[i]->id; next++)
+			if (BATCH(b, "timer_create of a filler timer", __NR_timer_create,
+				  CLOCK_MONOTONIC, sevp, idp) < 0)
+				return -1;
+		if (create_timer(b, r->sorted[i]))
+			return -1;
+		next++;
+	}
+	for (i = 0, id = 0; i < r->img->n_timers; id++) {
+		if (id == r->sorted[i]->id)
+			i++;
+		else if (BATCH(b, "timer_delete of a filler timer", __NR_timer_delete, id) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int pt_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
+{
+	struct pt_rst *r = t->img[PART_POSIX_TIMER];
+	struct kitimerspec its;
+	char desc[SC_DESC_LEN];
+	const PosixTimer *pt;
+	uint64_t addr;
+	size_t i, n = r->img->n_timers;
+
+	if (!n)
+		return 0;
+	if (!r->exact) {
+		if (create_linear(b, r))
+			return -1;
+	} else {
+		if (BATCH(b, "prctl(PR_TIMER_CREATE_RESTORE_IDS, ON)", __NR_prctl,
+			  PR_TIMER_CREATE_RESTORE_IDS, PR_TIMER_CREATE_RESTORE_IDS_ON) < 0)
+			return -1;
+		for (i = 0; i < n; i++)
+			if (create_timer(b, r->sorted[i]))
+				return -1;
+		if (BATCH(b, "prctl(PR_TIMER_CREATE_RESTORE_IDS, OFF)", __NR_prctl,
+			  PR_TIMER_CREATE_RESTORE_IDS, PR_TIMER_CREATE_RESTORE_IDS_OFF) < 0)
+			return -1;
+	}
+	for (i = 0; i < n; i++) {
+		pt = r->sorted[i];
+		if (!r->arm_ns[i])
+			continue;
+		its.value_sec = r->arm_ns[i] / NSEC_PER_SEC;
+		its.value_nsec = r->arm_ns[i] % NSEC_PER_SEC;
+		its.interval_sec = pt->interval_ns / NSEC_PER_SEC;
+		its.interval_nsec = pt->interval_ns % NSEC_PER_SEC;
+		addr = batch_put(b, &its, sizeof(its));
+		snprintf(desc, sizeof(desc), "timer_settime of POSIX timer %u", pt->id);
+		/* relative: the clocks go on from the dump (see the top) */
+		if (!addr || BATCH(b, desc, __NR_timer_settime, pt->id, 0, addr, 0) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void pt_release(struct rtask *t)
+{
+	struct pt_rst *r = t->img[PART_POSIX_TIMER];
+
+	if (!r)
+		return;
+	img_free(IMG_POSIX_TIMER, r->img);
+	free(r->sorted);
+	free(r->arm_ns);
+	free(r);
+	t->img[PART_POSIX_TIMER] = NULL;
+}
+
+const struct part part_posix_timer = {
+	.name = "posix_timer",
+	.id = PART_POSIX_TIMER,
+	.check = pt_check,
+	.prepare = pt_prepare,
+	.dump = pt_dump,
+	.load = pt_load,
+	.batch = pt_batch,
+	.release = pt_release,
+};

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * timerfd: a kind of open file for the fd table (fdinfo.c).
+ *
+ * What a timerfd holds: its clock, the flags of its last timerfd_settime(),
+ * the time to its next expiry, its interval and the expirations nobody has
+ * read yet. /proc/PID/fdinfo shows all of it, but the kernel re-arms an
+ * expired periodic timer only when it is read or queried: until then the
+ * fdinfo shows one tick and no remaining time, and the missed periods and
+ * the phase are lost. So the dump takes the description itself with
+ * pidfd_getfd() and asks timerfd_gettime(), which does that catch-up, and
+ * takes the ticks from the fdinfo around it.
+ *
+ * Restore, in the new task (its time namespace continues the dumped
+ * CLOCK_MONOTONIC and CLOCK_BOOTTIME): timerfd_create(), timerfd_settime()
+ * with the remaining time, then TFD_IOC_SET_TICKS for unread expirations.
+ *
+ *  - MONOTONIC, BOOTTIME (and BOOTTIME_ALARM) timers keep their remaining
+ *    time: namespace time stood still over the downtime, so no expiry is
+ *    due for it.
+ *  - A relative CLOCK_REALTIME timer was armed for a duration; the kernel
+ *    itself runs it on the monotonic clock (clock_settime() does not move
+ *    it). It keeps its remaining duration, like a monotonic one.
+ *  - An absolute CLOCK_REALTIME(_ALARM) timer was armed for a moment on
+ *    the wall clock, which did not stop. It is re-armed absolute at the
+ *    same deadline, to the nanosecond as far as two clock reads around
+ *    timerfd_gettime() allow (well under a microsecond). A deadline that
+ *    passed during the downtime fires at once, and a periodic one counts
+ *    the periods of the downtime, as after a suspend.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "parts/files.h"
+
+/* linux/timerfd.h has it (Linux 3.17, CONFIG_CHECKPOINT_RESTORE) but clashes with glibc's */
+#ifndef TFD_IOC_SET_TICKS
+#define TFD_IOC_SET_TICKS	_IOW('T', 0, uint64_t)
+#endif
+#ifndef TFD_TIMER_CANCEL_ON_SET
+#define TFD_TIMER_CANCEL_ON_SET	(1 << 1)
+#endif
+#define TFD_SETTIME_FLAGS	(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET)
+
+#define NSEC_PER_SEC		1000000000LL
+/* fdinfo and timerfd_gettime() agree when no expiry fell between them */
+#define READ_TRIES		8
+/* an expiry this close is waited for before the unread ticks are set */
+#define IMMINENT_NS		2000000LL
+
+struct tfd_info {
+	int clockid;
+	unsigned int flags;
+	uint64_t ticks;
+};
+
+static int is_realtime(int clockid)
+{
+	return clockid == CLOCK_REALTIME || clockid == CLOCK_REALTIME_ALARM;
+}
+
+/* The clock an absolute expiry of @clockid is given in. */
+static int base_clock(int clockid)
+{
+	if (clockid == CLOCK_REALTIME_ALARM)
+		return CLOCK_REALTIME;
+	if (clockid == CLOCK_BOOTTIME_ALARM)
+		return CLOCK_BOOTTIME;
+	return clockid;
+}
+
+static uint64_t its_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * NSEC_PER_SEC + ts->tv_nsec;
+}
+
+static void ns_to_ts(int64_t ns, struct timespec *ts)
+{
+	ts->tv_sec = ns / NSEC_PER_SEC;
+	ts->tv_nsec = ns % NSEC_PER_SEC;
+}
+
+/* ---------------------------------------------------------------- dump */
+
+static int tfd_match(const char *link, const struct stat *st)
+{
+	return !strcmp(link, "anon_inode:[timerfd]");
+}
+
+/* The timerfd lines of an fdinfo text (fs/timerfd.c: timerfd_show()). */
+static int parse_tfd_fdinfo(const char *buf, struct tfd_info *ti)
+{
+	const char *p;
+	unsigned long long ticks;
+	unsigned int flags;
+	int clockid, seen = 0;
+
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (sscanf(p, "clockid: %d", &clockid) == 1)
+			seen |= 1;
+		else if (sscanf(p, "ticks: %llu", &ticks) == 1)
+			seen |= 2;
+		else if (sscanf(p, "settime flags: %o", &flags) == 1)
+			seen |= 4;
+	}
+	if (seen != 7)
+		return -1;
+	ti->clockid = clockid;
+	ti->ticks = ticks;
+	ti->flags = flags;
+	return 0;
+}
+
+static int read_tfd_fdinfo(pid_t pid, int fd, struct tfd_info *ti)
+{
+	char path[64], *buf;
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	buf = read_file(-1, path, NULL);
+	if (!buf) {
+		pr_perror("Task %d: can't read %s", pid, path);
+		return -1;
+	}
+	ret = parse_tfd_fdinfo(buf, ti);
+	if (ret)
+		pr_err("Task %d: %s does not look like a timerfd's", pid, path);
+	free(buf);
+	return ret;
+}
+
+/* Our own reference to the task's open file description behind @fd. */
+static int grab_fd(pid_t pid, int fd)
+{
+	int pidfd, ours;
+
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		pr_perror("Task %d: can't open a pidfd", pid);
+		return -1;
+	}
+	ours = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	if (ours < 0)
+		pr_perror("Task %d: can't get its timerfd %d", pid, fd);
+	close(pidfd);
+	return ours;
+}
+
+/*
+ * Reads the state so that ticks, remaining time and the wall clock belong
+ * together: an expiry between the two fdinfo reads shows as a change of
+ * ticks, and then it is read again. The first gettime may also catch up a
+ * periodic timer that expired long ago; that changes the ticks too.
+ */
+static int read_state(pid_t pid, int fd, int tfd, struct tfd_info *ti,
+		      struct itimerspec *its, int64_t *realtime)
+{
+	struct tfd_info before;
+	int64_t t1, t2;
+	int try;
+
+	for (try = 0; try < READ_TRIES; try++) {
+		if (read_tfd_fdinfo(pid, fd, &before))
+			return -1;
+		t1 = clock_ns(CLOCK_REALTIME);
+		if (timerfd_gettime(tfd, its)) {
+			pr_perror("Task %d: timerfd_gettime of fd %d", pid, fd);
+			return -1;
+		}
+		t2 = clock_ns(CLOCK_REALTIME);
+		if (read_tfd_fdinfo(pid, fd, ti))
+			return -1;
+		*realtime = t1 + (t2 - t1) / 2;
+		if (before.ticks == ti->ticks)
+			return 0;
+	}
+	pr_warn("Task %d: timerfd %d expires too often to read it steadily; "
+		"an expiry may be counted twice", pid, fd);
+	return 0;
+}
+
+static int tfd_dump(pid_t pid, int fd, const char *fdinfo, FileDesc *d)
+{
+	struct itimerspec its;
+	struct tfd_info ti;
+	TimerfdEntry *e;
+	int64_t realtime;
+	int tfd, ret;
+
+	tfd = grab_fd(pid, fd);
+	if (tfd < 0)
+		return -1;
+	ret = read_state(pid, fd, tfd, &ti, &its, &realtime);
+	close(tfd);
+	if (ret)
+		return -1;
+	e = xmalloc(sizeof(*e));
+	if (!e)
+		return -1;
+	timerfd_entry__init(e);
+	e->clockid = ti.clockid;
+	e->settime_flags = ti.flags;
+	e->ticks = ti.ticks;
+	e->value_ns = its_ns(&its.it_value);
+	e->interval_ns = its_ns(&its.it_interval);
+	if (is_realtime(ti.clockid) && (ti.flags & TFD_TIMER_ABSTIME) && e->value_ns) {
+		e->has_deadline_ns = 1;
+		e->deadline_ns = realtime + (int64_t)e->value_ns;
+	}
+	d->tfd = e;
+	pr_debug("Task %d: timerfd %d: clock %d, flags %#x, %lu ns left, interval %lu ns, "
+		 "%lu unread%s", pid, fd, e->clockid, e->settime_flags, e->value_ns,
+		 e->interval_ns, e->ticks, e->has_deadline_ns ? ", wall-clock deadline" : "");
+	return 0;
+}
+
+static void tfd_free(FileDesc *d)
+{
+	free(d->tfd);
+	d->tfd = NULL;
+}
+
+/* ------------------------------------------------------------- restore */
+
+static int tfd_validate(pid_t pid, const FileDesc *d)
+{
+	const TimerfdEntry *e = d->tfd;
+
+	if (!e) {
+		pr_err("Task %d: image fdinfo has a timerfd #%u without its timer", pid, d->id);
+		return -1;
+	}
+	switch (e->clockid) {
+	case CLOCK_REALTIME: case CLOCK_MONOTONIC: case CLOCK_BOOTTIME:
+	case CLOCK_REALTIME_ALARM: case CLOCK_BOOTTIME_ALARM:
+		break;
+	default:
+		pr_err("Task %d: image fdinfo has a timerfd on clock %d", pid, e->clockid);
+		return -1;
+	}
+	if ((e->settime_flags & ~TFD_SETTIME_FLAGS) || e->value_ns > INT64_MAX ||
+	    e->interval_ns > INT64_MAX || (e->has_deadline_ns && e->deadline_ns < 0)) {
+		pr_err("Task %d: image fdinfo has an invalid timerfd #%u (flags %#x, "
+		       "%lu ns, interval %lu ns)", pid, d->id, e->settime_flags,
+		       e->value_ns, e->interval_ns);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The expiry to arm, as timerfd_settime() with the dumped flags takes it,
+ * and how far away it is now.
+ */
+static void arm_value(const TimerfdEntry *e, struct timespec *value, int64_t *in)
+{
+	int64_t now, at;
+
+	*in = e->value_ns;
+	if (!e->value_ns || !(e->settime_flags & TFD_TIMER_ABSTIME)) {
+		ns_to_ts(e->value_ns, value);
+		return;
+	}
+	/* in the new task: namespace time, which continues the dumped one */
+	now = clock_ns(base_clock(e->clockid));
+	at = e->has_deadline_ns ? e->deadline_ns : now + (int64_t)e->value_ns;
+	*in = at - now;
+	ns_to_ts(at, value);
+}
+
+/*
+ * TFD_IOC_SET_TICKS replaces the count: an expiry that comes between
+ * settime and the ioctl would be lost. One that is due at once (a wall
+ * clock deadline passed during the downtime) is waited for and added.
+ */
+static int set_ticks(struct rtask *t, int fd, const TimerfdEntry *e, int64_t in)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	uint64_t ticks = e->ticks, fired = 0;
+
+	if (!ticks)
+		return 0;
+	if (e->value_ns && in < IMMINENT_NS) {
+		if (poll(&pfd, 1, 1000) == 1 && read(fd, &fired, sizeof(fired)) != sizeof(fired))
+			fired = 0;
+		ticks += fired;
+	}
+	if (ioctl(fd, TFD_IOC_SET_TICKS, &ticks)) {
+		if (errno == ENOTTY)
+			pr_err("Task %d: the kernel can't set a timerfd's unread expirations "
+			       "(TFD_IOC_SET_TICKS needs CONFIG_CHECKPOINT_RESTORE)", t->pid);
+		else
+			pr_perror("Task %d: can't set %lu unread expirations of a timerfd",
+				  t->pid, ticks);
+		return -1;
+	}
+	return 0;
+}
+
+static int tfd_open(struct rtask *t, const FileDesc *d)
+{
+	const TimerfdEntry *e = d->tfd;
+	struct itimerspec its;
+	int64_t in;
+	int fd;
+
+	fd = timerfd_create(e->clockid, TFD_CLOEXEC | (d->flags & O_NONBLOCK ? TFD_NONBLOCK : 0));
+	if (fd < 0) {
+		if (errno == EPERM)
+			pr_err("Task %d: creating a timerfd on alarm clock %d needs "
+			       "CAP_WAKE_ALARM", t->pid, e->clockid);
+		else
+			pr_perror("Task %d: can't create a timerfd on clock %d",
+				  t->pid, e->clockid);
+		return -1;
+	}
+	ns_to_ts(e->interval_ns, &its.it_interval);
+	arm_value(e, &its.it_value, &in);
+	if ((e->value_ns || e->interval_ns || e->settime_flags) &&
+	    timerfd_settime(fd, e->settime_flags, &its, NULL)) {
+		pr_perror("Task %d: can't arm a timerfd (clock %d, flags %#x, %ld.%09ld s, "
+			  "interval %ld.%09ld s)", t->pid, e->clockid, e->settime_flags,
+			  its.it_value.tv_sec, its.it_value.tv_nsec,
+			  its.it_interval.tv_sec, its.it_interval.tv_nsec);
+		goto err;
+	}
+	if (set_ticks(t, fd, e, in))
+		goto err;
+	return fd;
+err:
+	close(fd);
+	return -1;
+}
+
+const struct file_kind fk_timerfd = {
+	.name = "timerfd",
+	.kind = FILE_KIND__FILE_TIMERFD,
+	.match = tfd_match,
+	.dump = tfd_dump,
+	.validate = tfd_validate,
+	.open = tfd_open,
+	.free = tfd_free,
+};

@@ -1,0 +1,213 @@
+"""Error paths of criu: refused dumps, criu killed in the middle of a dump,
+corrupted images, restore into a pid in use. In every case the checkpointed
+task must come out untouched (running, same maps and fds, and it passes its
+own verification afterwards), and criu must fail cleanly: non-zero exit, not
+by a signal, with exactly one line mentioning "Error" on stderr."""
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+import zdtm
+
+pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
+
+
+@pytest.fixture(autouse=True)
+def _need_criu():
+    if not zdtm.criu_available():
+        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+
+
+def check_clean_error(r: zdtm.Run, res: zdtm.CriuResult, what: str,
+                      words: tuple[str, ...] = (), pid: int = 0) -> str:
+    """criu failed the way the contract says; returns its Error line."""
+    if res.returncode == 0:
+        r.fail(f"{what}: criu succeeded but must refuse", res)
+    if res.returncode < 0:
+        r.fail(f"{what}: criu died of signal {-res.returncode}", res)
+    if "Segmentation" in res.stderr or "core dumped" in res.stderr:
+        r.fail(f"{what}: criu crashed", res)
+    errs = zdtm.error_lines(res.stderr)
+    if len(errs) != 1:
+        r.fail(f"{what}: expected exactly one 'Error' line on stderr, got {len(errs)}", res)
+    line = errs[0]
+    if pid and str(pid) not in line:
+        r.fail(f"{what}: the Error line does not name pid {pid}: {line!r}", res)
+    if words and not any(w in line.lower() for w in words):
+        r.fail(f"{what}: the Error line names none of {words}: {line!r}", res)
+    return line
+
+
+# ------------------------------------------------------------- refused dumps
+
+REFUSED = {
+    # extra resource -> words one of which the error line must contain
+    "thread": ("thread",),
+    "child": ("child",),
+    "socket": ("socket",),
+    "deleted": ("deleted", "unlinked"),
+    "session": ("session", "shell-job", "shell job"),
+}
+
+
+@pytest.mark.parametrize("what", list(REFUSED))
+def test_dump_refused(what):
+    extra = None if what == "session" else what
+    with zdtm.Run("mem_anon", f"refused-{what}", extra=extra,
+                  session_leader=(what != "session")) as r:
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        res = r.dump(img)
+        check_clean_error(r, res, f"dump of a task with a {what}", REFUSED[what], r.pid)
+        r.check_running(f"after the refused dump ({what})", snap)
+        r.finish()
+
+
+# ------------------------------------------------------------- criu killed
+
+@pytest.mark.parametrize("point", ["seized", "infected", "memory", "written"])
+def test_dump_killed_at(point):
+    """criu SIGKILLs itself at a point (CRIU_FAULT): the task survives."""
+    with zdtm.Run("mem_anon", f"fault-{point}") as r:
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        res = r.dump(img, env=dict(os.environ, CRIU_FAULT=point))
+        if res.returncode == 0:
+            r.ours = False
+            r.fail(f"CRIU_FAULT={point} was not honoured: the dump completed", res)
+        if res.returncode != -signal.SIGKILL:
+            r.fail(f"CRIU_FAULT={point}: criu exited with {res.returncode}, "
+                   "not by SIGKILL", res)
+        r.check_running(f"after criu was killed at '{point}'", snap)
+        r.finish()
+
+
+def test_dump_killed_randomly():
+    """criu killed from outside 0-30 ms into dumps of a task with 256 MiB of
+    touched memory (with --leave-running, so a dump that wins the race
+    leaves the task running too)."""
+    rnd = random.Random(int(os.environ.get("ZDTM_SEED", "0")) or None)
+    delays = [0.0, 0.03] + [rnd.uniform(0, 0.03) for _ in range(4)]
+    with zdtm.Run("mem_anon", "killed", extra="mem=256") as r:
+        r.start()
+        snap = r.snapshot()
+        for n, delay in enumerate(delays):
+            img = r.imgdir(f"img{n}")
+            cmd = [zdtm.CRIU] + r.dump_cmd(img, ["--leave-running"])
+            with open(r.dir / f"killed{n}.stderr", "wb") as err:
+                p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=err)
+                time.sleep(delay)
+                p.send_signal(signal.SIGKILL)
+                rc = p.wait(30)
+            r.note(f"criu killed after {delay * 1000:.1f} ms (exit {rc})")
+            r.check_running(f"after criu was killed {delay * 1000:.1f} ms into the dump",
+                            snap)
+            shutil.rmtree(img)
+        r.finish()
+
+
+# ------------------------------------------------------------- corrupted images
+
+def corruptions(size: int, raw: bool) -> list[tuple[str, bool]]:
+    """(variant, must_fail) for a file of this size. Truncation must always
+    be noticed; a flipped byte only where it hits a framed image's magic
+    (a raw page store has none, its bytes are just memory)."""
+    out = [("truncate:0", True)]
+    for off in sorted({size // 2, size - 1, 7}):
+        if 0 < off < size:
+            out.append((f"truncate:{off}", True))
+    if size:
+        out.append(("flip:0", not raw))
+    for off in sorted({4, 8, size // 3, size - 1}):
+        if 0 < off < size:
+            out.append((f"flip:{off}", False))
+    return out
+
+
+def corrupt(path, variant: str) -> None:
+    kind, off = variant.split(":")
+    off = int(off)
+    if kind == "truncate":
+        os.truncate(path, off)
+    else:
+        with open(path, "r+b") as f:
+            f.seek(off)
+            b = f.read(1)
+            f.seek(off)
+            f.write(bytes([b[0] ^ 0xff]))
+
+
+def test_corrupted_images():
+    with zdtm.Run("file_shared", "corrupt") as r:
+        r.start()
+        snap = r.snapshot()
+        good = r.imgdir("img")
+        r.dump_ok(good)
+        files = sorted(p.name for p in good.iterdir()
+                       if p.is_file() and not p.name.endswith(".log"))
+        if not files:
+            r.fail("the dump wrote no image files")
+        accepted = []
+        for name in files:
+            raw = name.startswith("pages")
+            for variant, must_fail in corruptions((good / name).stat().st_size, raw):
+                what = f"restore with {name} {variant}"
+                bad = r.dir / "bad"
+                shutil.rmtree(bad, ignore_errors=True)
+                shutil.copytree(good, bad)
+                os.chmod(bad, 0o700)
+                corrupt(bad / name, variant)
+                before = zdtm.hash_tree(bad)
+                res, _ = r.restore(bad)
+                if res.returncode == 0 and not must_fail:
+                    # a flipped data byte may well go unnoticed
+                    accepted.append(f"{name} {variant}")
+                    r.alive = r.ours = True
+                    r.kill()
+                else:
+                    check_clean_error(r, res, what)
+                    # criu may have forked the task and killed it again;
+                    # reap it if it was left to us
+                    try:
+                        os.waitpid(r.pid, os.WNOHANG)
+                    except ChildProcessError:
+                        pass
+                    if zdtm.pid_exists(r.pid):
+                        r.alive = r.ours = True
+                        r.fail(f"{what}: a process with pid {r.pid} is left behind "
+                               f"(state {zdtm.proc_state(r.pid)})", res)
+                after = zdtm.hash_tree(bad)
+                for f in before:
+                    if f.endswith(".log"):
+                        continue
+                    if f not in after or before[f] != after[f]:
+                        r.fail(f"{what}: the restore changed image file {f}", res)
+        r.note(f"flips restored without complaint: {accepted}")
+        # the good images still restore and the task still passes
+        r.restore_ok(good)
+        r.check_running("after restore from the good images", snap)
+        r.finish()
+
+
+# ------------------------------------------------------------- pid in use
+
+def test_restore_pid_in_use():
+    with zdtm.Run("mem_anon", "pid-in-use") as r:
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        r.dump_ok(img, leave_running=True)
+        res, _ = r.restore(img)
+        check_clean_error(r, res, "restore while the pid is in use")
+        r.check_running("after the refused restore", snap)
+        r.finish()

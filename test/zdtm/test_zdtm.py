@@ -1,0 +1,79 @@
+"""The zdtm suite: every test program in static/ through every flavour its
+.desc allows (plain, leave-running, twice), or only through "none" (no criu)
+when ZDTM_SELFCHECK=1. Run: python3 -m pytest -q test/zdtm"""
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+import zdtm
+
+
+def _params():
+    for desc in zdtm.all_descs():
+        flavours = ["none"] if zdtm.SELFCHECK else desc.flavors
+        for fl in flavours:
+            yield pytest.param(desc, fl, id=f"{desc.name}-{fl}")
+
+
+def _need_criu():
+    if zdtm.SELFCHECK:
+        pytest.skip("ZDTM_SELFCHECK=1: no criu")
+    if not zdtm.criu_available():
+        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+
+
+@pytest.mark.parametrize("desc,flavour", list(_params()))
+def test_static(desc, flavour):
+    if flavour != "none":
+        _need_criu()
+    zdtm.run_flavour(desc, flavour)
+
+
+def test_criu_version_and_check():
+    _need_criu()
+    with zdtm.Run("file_stdio", "basics") as r:
+        res = r.criu(["--version"])
+        if res.returncode != 0 or not res.stdout.strip():
+            r.fail("criu --version", res)
+        res = r.criu(["check"])
+        if res.returncode != 0:
+            r.fail("criu check", res)
+
+
+def test_image_modes():
+    """Images directory stays 0700, every image file is created 0600."""
+    _need_criu()
+    with zdtm.Run("file_shared", "modes") as r:
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img, leave_running=True)
+        mode = stat.S_IMODE(os.stat(img).st_mode)
+        if mode != 0o700:
+            r.fail(f"the images directory is now {mode:o}")
+        bad = []
+        files = [p for p in img.iterdir() if p.suffix != ".log"]
+        if not files:
+            r.fail("the dump wrote no image files")
+        for p in files:
+            m = stat.S_IMODE(p.lstat().st_mode)
+            if m != 0o600 or not p.is_file():
+                bad.append(f"{p.name}: {m:o}")
+        if bad:
+            r.fail("image files not created 0600: " + ", ".join(bad))
+        r.finish()
+
+
+def test_shell_job():
+    """A task that is not a session leader checkpoints with --shell-job."""
+    _need_criu()
+    with zdtm.Run("mem_anon", "shell-job", session_leader=False) as r:
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        r.dump_ok(img, ["--shell-job"])
+        r.restore_ok(img, ["--shell-job"])
+        r.check_running("after restore", snap)
+        r.finish()

@@ -1,0 +1,568 @@
+"""Runner library for the zdtm test suite.
+
+A zdtm test program sets some state up, reports ready, waits for SIGTERM,
+checks its state and writes a verdict. This module starts such programs,
+checkpoints and restores them with criu in the ways the flavours describe,
+checks what can be seen from outside (pid, memory map, file descriptors)
+and collects the verdict. test_zdtm.py and test_errors.py drive it.
+
+Environment:
+  CRIU            criu binary (default <repo>/build/criu/criu)
+  ZDTM_BUILD      where the test programs are built (<repo>/build/test/zdtm)
+  ZDTM_GAP        seconds between dump and restore (default 2)
+  ZDTM_SELFCHECK  1: run only the "none" flavour, no criu at all
+  ZDTM_KEEP       1: keep the work directories of passing runs too
+  ZDTM_WORKDIR    parent of the per-run directories (default /tmp/zdtm)
+"""
+from __future__ import annotations
+
+import ctypes
+import difflib
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+STATIC = HERE / "static"
+
+CRIU = os.environ.get("CRIU", str(REPO / "build" / "criu" / "criu"))
+BUILD = Path(os.environ.get("ZDTM_BUILD", str(REPO / "build" / "test" / "zdtm")))
+GAP = float(os.environ.get("ZDTM_GAP", "2"))
+SELFCHECK = os.environ.get("ZDTM_SELFCHECK") == "1"
+KEEP = os.environ.get("ZDTM_KEEP") == "1"
+WORKDIR = Path(os.environ.get("ZDTM_WORKDIR", "/tmp/zdtm"))
+
+FLAVOURS = ["plain", "leave-running", "twice"]
+READY_TIMEOUT = 20.0
+EXIT_TIMEOUT = 20.0
+CRIU_TIMEOUT = 120.0
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> None:
+    """Restored tasks are reparented to us when criu exits: reap them."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, "prctl(PR_SET_CHILD_SUBREAPER): " + os.strerror(err))
+
+
+become_subreaper()
+
+
+class ZdtmFailure(AssertionError):
+    pass
+
+
+@dataclass
+class Desc:
+    name: str
+    flavors: list[str] = field(default_factory=lambda: list(FLAVOURS))
+    dump_opts: list[str] = field(default_factory=list)
+    restore_opts: list[str] = field(default_factory=list)
+    restore_env: dict[str, str] = field(default_factory=dict)
+    expect: str = "pass"
+    args: list[str] = field(default_factory=list)
+
+
+def load_desc(name: str) -> Desc:
+    path = STATIC / (name + ".desc")
+    data = json.loads(path.read_text()) if path.exists() else {}
+    known = {"flavors", "dump_opts", "restore_opts", "restore_env", "expect", "args",
+             "doc"}
+    unknown = set(data) - known
+    if unknown:
+        raise ValueError(f"{path}: unknown fields {sorted(unknown)}")
+    data.pop("doc", None)
+    return Desc(name=name, **data)
+
+
+def all_descs() -> list[Desc]:
+    return [load_desc(p.stem) for p in sorted(STATIC.glob("*.c"))]
+
+
+# ---------------------------------------------------------------- /proc views
+
+def tail(path: Path, lines: int = 40) -> str:
+    try:
+        data = path.read_text(errors="replace").splitlines()
+    except OSError as e:
+        return f"<{path}: {e.strerror}>"
+    return "\n".join(data[-lines:])
+
+
+def proc_state(pid: int) -> Optional[str]:
+    """The state letter of /proc/PID/stat, None when there is no such task."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return stat[stat.rindex(")") + 2]
+
+
+def tracer_pid(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("TracerPid:"):
+                return int(line.split()[1])
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return 0
+
+
+def read_maps(pid: int) -> list[str]:
+    """/proc/PID/maps with adjacent VMAs that only differ in where a
+    boundary lies merged, so that a different but equivalent split is not
+    reported as a change."""
+    out: list[list] = []
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        parts = line.split(maxsplit=5)
+        start, end = (int(x, 16) for x in parts[0].split("-"))
+        perms, off, dev, ino = parts[1], int(parts[2], 16), parts[3], parts[4]
+        path = parts[5] if len(parts) > 5 else ""
+        if out:
+            p = out[-1]
+            anon = ino == "0"
+            if (p[1] == start and p[2] == perms and p[4] == dev and p[5] == ino
+                    and p[6] == path and (anon or p[3] + (p[1] - p[0]) == off)):
+                p[1] = end
+                continue
+        out.append([start, end, perms, off, dev, ino, path])
+    return [f"{s:x}-{e:x} {pm} {o:08x} {d} {i} {pa}".rstrip()
+            for s, e, pm, o, d, i, pa in out]
+
+
+def read_fds(pid: int) -> dict[int, str]:
+    fds: dict[int, str] = {}
+    base = Path(f"/proc/{pid}")
+    for name in os.listdir(base / "fd"):
+        fd = int(name)
+        try:
+            target = os.readlink(base / "fd" / name)
+            info = dict(line.split(":", 1) for line in
+                        (base / "fdinfo" / name).read_text().splitlines()
+                        if ":" in line)
+        except FileNotFoundError:
+            continue
+        keep = " ".join(f"{k}={info[k].strip()}" for k in ("pos", "flags", "ino")
+                        if k in info)
+        fds[fd] = f"{target} {keep}"
+    return fds
+
+
+@dataclass
+class Snapshot:
+    maps: list[str]
+    fds: dict[int, str]
+
+    @classmethod
+    def take(cls, pid: int) -> "Snapshot":
+        return cls(read_maps(pid), read_fds(pid))
+
+    def diff(self, other: "Snapshot") -> str:
+        out = []
+        if self.maps != other.maps:
+            out.append("maps differ:\n" + "\n".join(difflib.unified_diff(
+                self.maps, other.maps, "before", "now", lineterm="", n=1)))
+        if self.fds != other.fds:
+            lines = []
+            for fd in sorted(set(self.fds) | set(other.fds)):
+                a, b = self.fds.get(fd), other.fds.get(fd)
+                if a != b:
+                    lines.append(f"  fd {fd}: before: {a}\n  fd {fd}: now:    {b}")
+            out.append("fds differ:\n" + "\n".join(lines))
+        return "\n".join(out)
+
+
+def hash_tree(d: Path) -> dict[str, tuple[str, int]]:
+    """name -> (sha256, mtime_ns) of every file in d."""
+    out = {}
+    for p in sorted(d.iterdir()):
+        if p.is_file():
+            out[p.name] = (hashlib.sha256(p.read_bytes()).hexdigest(),
+                           p.stat().st_mtime_ns)
+    return out
+
+
+def error_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if "Error" in line]
+
+
+# ---------------------------------------------------------------- one run
+
+@dataclass
+class CriuResult:
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    log: Optional[Path]
+
+    def describe(self) -> str:
+        s = f"$ {' '.join(self.args)}\n=> exit {self.returncode}"
+        if self.stdout.strip():
+            s += f"\n--- stdout:\n{self.stdout.strip()[-2000:]}"
+        if self.stderr.strip():
+            s += f"\n--- stderr:\n{self.stderr.strip()[-2000:]}"
+        if self.log is not None:
+            s += f"\n--- tail of {self.log}:\n{tail(self.log)}"
+        return s
+
+
+class Run:
+    """One test program through one flavour, in its own directory.
+
+    Use as a context manager: whatever happens, the task is killed and
+    reaped on exit, and the directory is removed unless the run failed
+    (or ZDTM_KEEP=1)."""
+
+    def __init__(self, name: str, flavour: str, extra: Optional[str] = None,
+                 session_leader: bool = True, args: Optional[list[str]] = None,
+                 gap: float = GAP):
+        self.name = name
+        self.flavour = flavour
+        self.extra = extra
+        self.session_leader = session_leader
+        self.args = args or []
+        self.gap = gap
+        WORKDIR.mkdir(parents=True, exist_ok=True)
+        self.dir = Path(tempfile.mkdtemp(prefix=f"{name}.{flavour}.", dir=WORKDIR))
+        self.out = self.dir / f"{name}.out"
+        self.ready = self.dir / f"{name}.ready"
+        self.log = self.dir / f"{name}.log"
+        self.proc: Optional[subprocess.Popen] = None
+        self.pid = 0
+        self.alive = False
+        self.ours = False       # the task is our child (reapable)
+        self.history: list[list] = []
+        self.problems: list[str] = []
+        self.ncriu = 0
+        self.failed = True
+
+    # -- context
+    def __enter__(self) -> "Run":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.kill()
+        if exc_type is None:
+            self.failed = False
+        if not self.failed and not KEEP:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    # -- reporting
+    def note(self, msg: str) -> None:
+        """Record a step; repeats of the last step are counted, not listed."""
+        if self.history and self.history[-1][0] == msg:
+            self.history[-1][1] += 1
+        else:
+            self.history.append([msg, 1])
+
+    def steps(self) -> str:
+        return "; ".join(m if n == 1 else f"{m} (x{n})" for m, n in self.history)
+
+    def fail(self, msg: str, *criu: CriuResult) -> None:
+        parts = [f"{self.name} [{self.flavour}] pid {self.pid}: {msg}"]
+        if self.problems:
+            parts.append("--- earlier problems:\n" + "\n".join(self.problems))
+        for c in criu:
+            parts.append(c.describe())
+        parts.append(f"--- steps: {self.steps()}")
+        parts.append(f"--- tail of the test's log {self.log}:\n{tail(self.log, 20)}")
+        parts.append(f"--- work dir: {self.dir}")
+        raise ZdtmFailure("\n".join(parts))
+
+    # -- the task
+    def binary(self) -> Path:
+        return BUILD / "static" / self.name
+
+    def start(self) -> None:
+        binary = self.binary()
+        if not binary.exists():
+            self.fail(f"test program {binary} not built (ninja -C build?)")
+        cmd = [str(binary), "--outfile", str(self.out), "--readyfile", str(self.ready)]
+        if self.extra:
+            cmd += ["--extra", self.extra]
+        cmd += self.args
+        # an odd variable makes the environment block distinctive
+        env = dict(os.environ, ZDTM_GAP=str(self.gap), ZDTM_ODD="a=b c\td\u00e9")
+        fd = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            self.proc = subprocess.Popen(
+                cmd, cwd=self.dir, env=env, stdin=subprocess.DEVNULL,
+                stdout=fd, stderr=fd, start_new_session=self.session_leader)
+        finally:
+            os.close(fd)
+        self.pid = self.proc.pid
+        self.alive = self.ours = True
+        self.note("started")
+        deadline = time.monotonic() + READY_TIMEOUT
+        while not self.ready.exists():
+            if self.proc.poll() is not None:
+                self.alive = False
+                self.fail(f"exited with {self.proc.returncode} before it was ready")
+            if time.monotonic() > deadline:
+                self.fail("not ready in time")
+            time.sleep(0.01)
+        if int(self.ready.read_text()) != self.pid:
+            self.fail("the ready file holds another pid")
+
+    def snapshot(self) -> Snapshot:
+        try:
+            return Snapshot.take(self.pid)
+        except OSError as e:
+            self.fail(f"cannot read the task's /proc files: {e} "
+                      f"(state {proc_state(self.pid)})")
+
+    def check_running(self, what: str, snap: Optional[Snapshot] = None) -> None:
+        """The task must exist, be neither stopped nor traced, and look as in
+        snap."""
+        deadline = time.monotonic() + 3
+        while True:
+            state = proc_state(self.pid)
+            tracer = tracer_pid(self.pid)
+            if state is not None and state not in "TtZX" and tracer == 0:
+                break
+            if state is None or state in "ZX" or time.monotonic() > deadline:
+                self.fail(f"{what}: the task is not running normally "
+                          f"(state {state}, tracer {tracer})")
+            time.sleep(0.02)
+        if snap is not None:
+            d = snap.diff(self.snapshot())
+            if d:
+                # keep going: the verdict tells more; finish() reports both
+                self.problems.append(f"{what}: the task changed\n{d}")
+                self.note(f"{what}: the task changed")
+
+    def _wait(self, timeout: float) -> Optional[int]:
+        """Reap the task; returns its wait status, or None on timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc is not None:
+                try:
+                    rc = self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    return None
+                self.alive = False
+                self.proc = None
+                return rc
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                # not ours: all we can do is wait for it to vanish
+                if proc_state(self.pid) in (None, "X"):
+                    self.alive = False
+                    return 0
+                pid, status = 0, 0
+            if pid == self.pid:
+                self.alive = False
+                return os.waitstatus_to_exitcode(status)
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.01)
+
+    def kill(self) -> None:
+        if not self.alive or not self.pid:
+            return
+        if self.session_leader:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self._wait(10)
+        self.alive = False
+
+    def gone_after_dump(self, res: CriuResult) -> None:
+        """A dump without --leave-running kills the task."""
+        rc = self._wait(10)
+        if rc is None:
+            self.fail("the task still runs after a dump without --leave-running", res)
+        self.ours = False
+        self.note(f"task gone after dump (status {rc})")
+
+    # -- criu
+    def criu(self, args: list[str], log: Optional[Path] = None,
+             env: Optional[dict] = None, timeout: float = CRIU_TIMEOUT) -> CriuResult:
+        self.ncriu += 1
+        outp = self.dir / f"criu{self.ncriu}.stdout"
+        errp = self.dir / f"criu{self.ncriu}.stderr"
+        cmd = [CRIU] + args
+        with open(outp, "wb") as o, open(errp, "wb") as e:
+            try:
+                p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=o, stderr=e,
+                                   env=env, timeout=timeout)
+                rc = p.returncode
+            except subprocess.TimeoutExpired:
+                rc = -999
+            except OSError as err:
+                self.fail(f"cannot run {CRIU}: {err}")
+        res = CriuResult(cmd, rc, outp.read_text(errors="replace"),
+                         errp.read_text(errors="replace"), log)
+        if rc == -999:
+            self.fail(f"criu did not finish in {timeout} s", res)
+        self.note(f"criu {args[0]} -> {rc}")
+        return res
+
+    def imgdir(self, tag: str) -> Path:
+        d = self.dir / tag
+        d.mkdir(mode=0o700)
+        os.chmod(d, 0o700)
+        return d
+
+    def dump_cmd(self, img: Path, opts: list[str]) -> list[str]:
+        return ["dump", "-t", str(self.pid), "-D", str(img), "-o", "dump.log",
+                "-v4"] + opts
+
+    def dump(self, img: Path, opts: list[str] = [], leave_running: bool = False,
+             env: Optional[dict] = None) -> CriuResult:
+        o = list(opts) + (["--leave-running"] if leave_running else [])
+        return self.criu(self.dump_cmd(img, o), img / "dump.log", env=env)
+
+    def dump_ok(self, img: Path, opts: list[str] = [], leave_running: bool = False) -> None:
+        res = self.dump(img, opts, leave_running)
+        if res.returncode != 0:
+            self.fail("criu dump failed", res)
+        if leave_running:
+            self.note("dumped, left running")
+        else:
+            self.gone_after_dump(res)
+
+    def restore(self, img: Path, opts: list[str] = [],
+                env: Optional[dict] = None) -> tuple[CriuResult, Path]:
+        pidfile = img / "restore.pid"
+        res = self.criu(["restore", "-D", str(img), "-d", "-o", "restore.log", "-v4",
+                         "--pidfile", str(pidfile)] + list(opts), img / "restore.log",
+                        env=env)
+        return res, pidfile
+
+    def restore_ok(self, img: Path, opts: list[str] = [],
+                   env: Optional[dict] = None) -> None:
+        res, pidfile = self.restore(img, opts, env)
+        if res.returncode != 0:
+            self.fail("criu restore failed", res)
+        try:
+            pid = int(pidfile.read_text().strip())
+        except (OSError, ValueError) as e:
+            self.fail(f"no pid in --pidfile {pidfile}: {e}", res)
+        if pid != self.pid:
+            msg = f"restored with pid {pid}, not {self.pid}"
+            self.alive, self.ours, self.pid = True, True, pid
+            self.fail(msg, res)
+        self.alive = True
+        self.ours = True
+        self.note("restored")
+        state = proc_state(self.pid)
+        if state is None or state in "ZX":
+            self.fail(f"the restored task is not there (state {state})", res)
+
+    # -- verdict
+    def finish(self, expect: str = "pass") -> None:
+        """SIGTERM, reap, and check the verdict."""
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        rc = self._wait(EXIT_TIMEOUT)
+        if rc is None:
+            self.fail(f"did not exit within {EXIT_TIMEOUT} s of SIGTERM")
+        try:
+            verdict = self.out.read_text().strip()
+        except OSError:
+            verdict = "<no out file>"
+        self.note(f"exit {rc}: {verdict}")
+        ok = rc == 0 and verdict == "PASS"
+        msgs = []
+        if expect == "pass" and not ok:
+            msgs.append(f"FAILED: exit status {rc}, verdict: {verdict}")
+        if expect == "fail" and ok:
+            msgs.append("passed but was expected to fail")
+        msgs += self.problems
+        self.problems = []
+        if msgs:
+            self.fail("\n".join(msgs))
+
+
+# ---------------------------------------------------------------- flavours
+
+def run_flavour(desc: Desc, flavour: str) -> None:
+    gap = 0.0 if flavour == "none" else GAP
+    # restore_env: extra environment of criu restore (test hooks)
+    env = dict(os.environ, **desc.restore_env) if desc.restore_env else None
+    with Run(desc.name, flavour, args=desc.args, gap=gap) as r:
+        r.start()
+        snap = r.snapshot()
+        if flavour == "none":
+            r.check_running("self-check", snap)
+        elif flavour == "plain":
+            img = r.imgdir("img")
+            r.dump_ok(img, desc.dump_opts)
+            time.sleep(GAP)
+            r.restore_ok(img, desc.restore_opts, env)
+            r.check_running("after restore", snap)
+        elif flavour == "leave-running":
+            img = r.imgdir("img")
+            r.dump_ok(img, desc.dump_opts, leave_running=True)
+            r.check_running("after dump --leave-running", snap)
+            r.kill()
+            time.sleep(GAP)
+            r.restore_ok(img, desc.restore_opts, env)
+            r.check_running("after restore", snap)
+        elif flavour == "twice":
+            img1 = r.imgdir("img1")
+            r.dump_ok(img1, desc.dump_opts)
+            time.sleep(GAP)
+            r.restore_ok(img1, desc.restore_opts, env)
+            r.check_running("after the first restore", snap)
+            img2 = r.imgdir("img2")
+            r.dump_ok(img2, desc.dump_opts)
+            r.restore_ok(img2, desc.restore_opts, env)
+            r.check_running("after the second restore", snap)
+        else:
+            raise ValueError(f"unknown flavour {flavour}")
+        r.finish(desc.expect)
+
+
+def criu_available() -> bool:
+    return os.access(CRIU, os.X_OK)
+
+
+def reap_leftovers() -> None:
+    """Reap whatever got reparented to us and has exited."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def pid_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+__all__ = [
+    "CRIU", "BUILD", "GAP", "SELFCHECK", "FLAVOURS", "Desc", "Run", "Snapshot",
+    "ZdtmFailure", "all_descs", "load_desc", "run_flavour", "criu_available",
+    "reap_leftovers", "hash_tree", "error_lines", "proc_state", "pid_exists",
+]
