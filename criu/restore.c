@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -53,26 +54,39 @@ struct child_report {
 	char error[1024];
 };
 
-static int keep_private(struct rtask *t, int fd);
-
-int rst_private_fd(struct rtask *t, int fd)
+static int task_uses(struct rtask *t, int fd)
 {
-	int high;
+	int lo = 0, hi = t->nr_task_fds - 1, mid;
+
+	while (lo <= hi) {
+		mid = (lo + hi) / 2;
+		if (t->task_fds[mid] == fd)
+			return 1;
+		if (t->task_fds[mid] < fd)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return 0;
+}
+
+int rst_park_fd(struct rtask *t, int fd)
+{
+	int slot;
 
 	if (fd < 0)
 		return -1;
-	high = fcntl(fd, F_DUPFD_CLOEXEC, t->fd_base);
-	if (high < 0) {
-		pr_perror("Task %d: can't move criu's fd %d out of the way", t->pid, fd);
+	while (t->next_slot >= 0 &&
+	       (task_uses(t, t->next_slot) || fcntl(t->next_slot, F_GETFD) >= 0))
+		t->next_slot--;
+	slot = t->next_slot--;
+	if (slot < 0 || dup3(fd, slot, O_CLOEXEC) < 0) {
+		pr_perror("Task %d: no free fd slot for criu's fd %d", t->pid, fd);
 		close(fd);
 		return -1;
 	}
 	close(fd);
-	if (keep_private(t, high)) {
-		close(high);
-		return -1;
-	}
-	return high;
+	return slot;
 }
 
 static int keep_private(struct rtask *t, int fd)
@@ -86,24 +100,64 @@ static int keep_private(struct rtask *t, int fd)
 	return 0;
 }
 
-/* In the new task: close every fd that is neither the task's nor criu's. */
-static int close_others(struct rtask *t)
+int rst_private_fd(struct rtask *t, int fd)
 {
-	int i, j, top = t->fd_base;
-
-	for (i = 0; i < t->nr_priv_fds; i++)
-		top = max(top, t->priv_fds[i] + 1);
-	for (i = t->fd_base; i < top; i++) {
-		for (j = 0; j < t->nr_priv_fds && t->priv_fds[j] != i; j++)
-			;
-		if (j == t->nr_priv_fds)
-			close(i);
-	}
-	if (syscall(SYS_close_range, 0, t->fd_base - 1, 0) ||
-	    syscall(SYS_close_range, top, ~0U, 0)) {
-		pr_perror("Task %d: can't close criu's fds", t->pid);
+	fd = rst_park_fd(t, fd);
+	if (fd >= 0 && keep_private(t, fd)) {
+		close(fd);
 		return -1;
 	}
+	return fd;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* In the new task: close every fd but criu's private ones. */
+static int close_others(struct rtask *t)
+{
+	int *keep, i, from = 0;
+
+	keep = xmalloc(t->nr_priv_fds * sizeof(int));
+	if (!keep)
+		return -1;
+	memcpy(keep, t->priv_fds, t->nr_priv_fds * sizeof(int));
+	qsort(keep, t->nr_priv_fds, sizeof(int), cmp_int);
+	for (i = 0; i <= t->nr_priv_fds; i++) {
+		unsigned int to = i < t->nr_priv_fds ? (unsigned int)keep[i] - 1 : ~0U;
+
+		if ((i == t->nr_priv_fds || keep[i] > from) &&
+		    syscall(SYS_close_range, from, to, 0)) {
+			pr_perror("Task %d: can't close criu's fds", t->pid);
+			free(keep);
+			return -1;
+		}
+		if (i < t->nr_priv_fds)
+			from = keep[i] + 1;
+	}
+	free(keep);
+	return 0;
+}
+
+/*
+ * criu's fds go to the top of what the task may use: raise the soft
+ * RLIMIT_NOFILE to the hard one (allowed without privileges; the rlimit
+ * part puts the task's own back later) and start a little above the
+ * task's highest fd, so the fd table does not grow to the hard limit.
+ */
+static int init_slots(struct rtask *t)
+{
+	struct rlimit rl;
+	int top = t->nr_task_fds ? t->task_fds[t->nr_task_fds - 1] : 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -1;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return -1;
+	t->next_slot = min((uint64_t)max(top + 128, 1024), (uint64_t)rl.rlim_max - 1);
 	return 0;
 }
 
@@ -204,17 +258,17 @@ static void child_main(struct rst_ctx *rc, struct rtask *t, PstreeTask *pt,
 		pr_perror("Task %d: can't restore its session/group", t->pid);
 		child_fail(rep);
 	}
-	/* criu's own fds move above the task's; everything else goes */
+	/* criu's own fds move out of the task's way; everything else goes */
+	if (init_slots(t))
+		child_fail(rep);
 	rc->dirfd = rst_private_fd(t, rc->dirfd);
 	if (rc->dirfd < 0)
 		child_fail(rep);
 	if (log_fd() >= 0) {
-		int lfd = fcntl(log_fd(), F_DUPFD_CLOEXEC, t->fd_base);
+		int lfd = rst_private_fd(t, dup(log_fd()));
 
-		if (lfd >= 0) {
+		if (lfd >= 0)
 			log_set_fd(lfd);
-			keep_private(t, lfd);
-		}
 	}
 	if (close_others(t))
 		child_fail(rep);
@@ -248,7 +302,12 @@ static void child_main(struct rst_ctx *rc, struct rtask *t, PstreeTask *pt,
 	rep->nr = b.nr;
 	rep->max = b.max;
 	rep->size = b.size;
+	/*
+	 * Nothing of the task's may run before it is whole, but SIGTRAP stays
+	 * open: the executor's int3 would otherwise reset its handler.
+	 */
 	sigfillset(&all);
+	sigdelset(&all, SIGTRAP);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	if (ptrace(PTRACE_TRACEME, 0, 0, 0)) {
 		pr_perror("Task %d: can't let criu trace it", t->pid);
@@ -353,9 +412,14 @@ static int bring_to_life(struct rst_ctx *rc, struct rtask *t, struct child_repor
 	long rc_munmap;
 	int status, i;
 
-	if (ptrace_wait(t->pid, &status)) {
-		pr_err("Task %d: %s", t->pid, rep->error[0] ? rep->error :
-		       "died while preparing its restore");
+	while (waitpid(t->pid, &status, __WALL) < 0)
+		if (errno != EINTR) {
+			pr_perror("Task %d: can't wait for it", t->pid);
+			return -1;
+		}
+	if (!WIFSTOPPED(status)) {
+		/* the task's own error names what failed */
+		pr_err("%s", rep->error[0] ? rep->error : "the new task died while preparing");
 		return -1;
 	}
 	if (WSTOPSIG(status) != SIGSTOP) {
@@ -440,7 +504,6 @@ int cr_restore(const struct opts *o)
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->load && parts[i]->load(&rc, &t))
 			goto out;
-	t.fd_base = max(t.fd_base, 3);
 	t.area_size = batch_area_size(64 + t.batch_entries, (64 << 10) + t.batch_data) +
 		      AREA_RESERVE;
 	t.area = pick_area(&t, t.area_size);
@@ -483,6 +546,7 @@ out:
 		pstree_task__free_unpacked(pt, NULL);
 	free(t.used);
 	free(t.priv_fds);
+	free(t.task_fds);
 	close(rc.dirfd);
 	return ret;
 }

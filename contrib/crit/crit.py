@@ -824,6 +824,13 @@ def show(path: Union[str, Path], out: Any = sys.stdout) -> None:
         if "realtime_ns" in tn:
             w(f"  realtime {ns_str(tn['realtime_ns'])}")
 
+    cpu = ck.image("cpuinfo")
+    if cpu is not None:
+        w(f"cpu: {cpu['vendor']} family {cpu['family']} model {cpu['model']} "
+          f"stepping {cpu['stepping']}, xfeatures {cpu['xfeatures']:#x}, "
+          f"xsave {cpu['xsave_size']} bytes"
+          + (f" ({cpu['model_name']})" if cpu.get("model_name") else ""))
+
     for t in ck.tasks():
         show_task(ck, t, w)
 
@@ -864,6 +871,13 @@ def show_task(ck: Checkpoint, t: dict[str, Any], w: Any) -> None:
               f"{len(th.get('pending', []))} pending")
         if sig.get("shared_pending"):
             w(f"  shared pending signals: {len(sig['shared_pending'])}")
+    pt = ck.image("posix_timer", pid)
+    if pt is not None:
+        timers = pt.get("timers", [])
+        w(f"  posix timers: {len(timers) or 'none'}")
+        for x in timers:
+            w(f"    id {x['id']} clock {x['clockid']}: next {ns_str(x['value_ns'])}, "
+              f"every {ns_str(x['interval_ns'])}, signal {x['signo']}")
     it = ck.image("itimer", pid)
     if it is not None:
         armed = [f"{k} {ns_str(v['value_ns'])} every {ns_str(v['interval_ns'])}"
@@ -909,8 +923,13 @@ def show_fds(ck: Checkpoint, pid: int, w: Any) -> None:
             continue
         kind = f["kind"].lower().replace("file_", "") if isinstance(f["kind"], str) \
             else str(f["kind"])
+        extra = ""
+        if "tfd" in f:
+            tfd = f["tfd"]
+            extra = (f", clock {tfd['clockid']}, next {ns_str(tfd['value_ns'])} "
+                     f"every {ns_str(tfd['interval_ns'])}, {tfd['ticks']} unread")
         w(f"    {fd['fd']}: {f['path']} ({kind}, {open_flags_str(f['flags'])}, "
-          f"pos {f['pos']}{', cloexec' if fd.get('cloexec') else ''})")
+          f"pos {f['pos']}{', cloexec' if fd.get('cloexec') else ''}{extra})")
 
 
 # --------------------------------------------------------------------- cli

@@ -31,7 +31,9 @@ static void *writer_main(void *arg)
 		sem_wait(&ps->filled[i]);
 		if (!ps->len[i])
 			break;	/* the end */
-		if (!ps->werr && write_full(ps->fd, ps->buf[i], ps->len[i]))
+		if (ps->werr)
+			;	/* after a failed write, the rest is dropped */
+		else if (write_full(ps->fd, ps->buf[i], ps->len[i]))
 			ps->werr = errno;
 		else
 			ps->total += ps->len[i];

@@ -316,6 +316,11 @@ out:
 	return ret;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
 static int fdinfo_load(struct rst_ctx *rc, struct rtask *t)
 {
 	FdinfoEntry *e;
@@ -346,24 +351,21 @@ static int fdinfo_load(struct rst_ctx *rc, struct rtask *t)
 				       e->fds[i]->fd);
 				return -1;
 			}
-		t->fd_base = max(t->fd_base, (int)e->fds[i]->fd + 1);
 	}
+	t->task_fds = xmalloc(e->n_fds * sizeof(int));
+	if (!t->task_fds)
+		return -1;
+	for (i = 0; i < e->n_fds; i++)
+		t->task_fds[i] = e->fds[i]->fd;
+	t->nr_task_fds = e->n_fds;
+	qsort(t->task_fds, e->n_fds, sizeof(int), cmp_int);
 	return 0;
 }
 
 static int open_desc(struct rtask *t, const FileDesc *d)
 {
-	int fd, high;
-
-	fd = kind_of_desc(d)->open(t, d);
-	if (fd < 0)
-		return -1;
-	/* park it above the task's fds until it is dup()ed into place */
-	high = fcntl(fd, F_DUPFD_CLOEXEC, t->fd_base);
-	if (high < 0)
-		pr_perror("Task %d: can't move the fd of %s", t->pid, d->path);
-	close(fd);
-	return high;
+	/* parked out of the task's way until it is dup()ed into place */
+	return rst_park_fd(t, kind_of_desc(d)->open(t, d));
 }
 
 static int fdinfo_child(struct rst_ctx *rc, struct rtask *t)

@@ -38,6 +38,9 @@
 #define MREMAP_FIXED	2
 #endif
 
+/* Linux 6.13: pages that fault on access, inside an ordinary area */
+#define MADV_GUARD_INSTALL	102
+
 /* Linux 5.14; Debian 12's headers have it, older ones may not. */
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23
@@ -357,7 +360,26 @@ static int dump_shmem(struct page_writer *w, const struct proc_vma *v)
 	return ret;
 }
 
-static int dump_pages(struct dump_ctx *dc, struct dtask *t, PagemapEntry *pm)
+static int guard_cb(void *arg, uint64_t start, uint64_t end)
+{
+	MmEntry *mm = arg;
+	GuardRange **n, *g;
+
+	n = xrealloc(mm->guards, (mm->n_guards + 1) * sizeof(*n));
+	if (!n)
+		return -1;
+	mm->guards = n;
+	g = xmalloc(sizeof(*g));
+	if (!g)
+		return -1;
+	guard_range__init(g);
+	g->start = start;
+	g->nr_pages = (end - start) / PAGE_SIZE;
+	mm->guards[mm->n_guards++] = g;
+	return 0;
+}
+
+static int dump_pages(struct dump_ctx *dc, struct dtask *t, PagemapEntry *pm, MmEntry *mm)
 {
 	struct page_writer w = { .pid = t->pid, .memfd = -1 };
 	const struct proc_vma *v;
@@ -392,7 +414,10 @@ static int dump_pages(struct dump_ctx *dc, struct dtask *t, PagemapEntry *pm)
 		}
 		if (v->shared)
 			continue;	/* file contents are in the file */
-		if (pagemap_scan(pmfd, v->start, v->end, !vma_is_anon(v), pw_cb, &w))
+		if (pagemap_scan(pmfd, v->start, v->end,
+				 vma_is_anon(v) ? PM_SCAN_DATA : PM_SCAN_ANON, pw_cb, &w))
+			goto out;
+		if (pagemap_scan(pmfd, v->start, v->end, PM_SCAN_GUARDS, guard_cb, mm))
 			goto out;
 	}
 	if (pw_flush(&w))
@@ -492,7 +517,7 @@ static int mm_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	mm.vmas = pv;
 	mm.n_vmas = t->maps.nr;
 
-	if (dump_pages(dc, t, &pm))
+	if (dump_pages(dc, t, &pm, &mm))
 		goto out;
 	if (img_write(dc->dirfd, IMG_MM, t->pid, &mm.base) ||
 	    img_write(dc->dirfd, IMG_PAGEMAP, t->pid, &pm.base))
@@ -502,6 +527,9 @@ out:
 	for (i = 0; i < (int)pm.n_runs; i++)
 		free(pm.runs[i]);
 	free(pm.runs);
+	for (i = 0; i < (int)mm.n_guards; i++)
+		free(mm.guards[i]);
+	free(mm.guards);
 	free(mm.auxv);
 	free(vmas);
 	free(pv);
@@ -550,6 +578,19 @@ static int validate(struct rtask *t, MmEntry *mm, PagemapEntry *pm)
 			return -1;
 		}
 		total += (uint64_t)r->nr_pages * PAGE_SIZE;
+	}
+	for (i = 0, j = 0; i < mm->n_guards; i++) {
+		GuardRange *g = mm->guards[i];
+
+		while (j < mm->n_vmas && mm->vmas[j]->end <= g->start)
+			j++;
+		if (!g->nr_pages || g->nr_pages > (1ULL << 36) || j == mm->n_vmas ||
+		    g->start < mm->vmas[j]->start ||
+		    g->start + g->nr_pages * PAGE_SIZE > mm->vmas[j]->end) {
+			pr_err("Task %d: image mm has a guard region #%zu outside any area",
+			       t->pid, i);
+			return -1;
+		}
 	}
 	if (total != pm->pages_size) {
 		pr_err("Task %d: image pagemap lists %lu bytes, its header says %lu",
@@ -638,7 +679,7 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 		t->used[i].end = l->mm->vmas[i]->end;
 	}
 	t->nr_used = l->mm->n_vmas;
-	t->batch_entries += 16 + 12 * l->mm->n_vmas + 2 * l->pm->n_runs;
+	t->batch_entries += 16 + 12 * l->mm->n_vmas + 2 * l->pm->n_runs + l->mm->n_guards;
 	t->batch_data += 1024 + l->mm->n_auxv * 8;
 	return 0;
 }
@@ -930,6 +971,11 @@ static int mm_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 		if (map_area(t, b, l, i, &run, &off) || advise_area(b, l->mm->vmas[i]))
 			goto out;
 	}
+	for (i = 0; i < l->mm->n_guards; i++)
+		if (BATCH(b, "madvise(MADV_GUARD_INSTALL)", __NR_madvise,
+			  l->mm->guards[i]->start, l->mm->guards[i]->nr_pages * PAGE_SIZE,
+			  MADV_GUARD_INSTALL) < 0)
+			goto out;
 	if (set_mm_map(t, b, l))
 		goto out;
 	ret = 0;

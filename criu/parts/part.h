@@ -60,7 +60,9 @@ struct rst_ctx {
 /* A task being restored. Image data is loaded in the parent. */
 struct rtask {
 	pid_t pid;
-	int fd_base;		/* fds >= fd_base are criu's own in the new task */
+	int *task_fds;		/* the task's fd numbers, sorted (fdinfo load) */
+	int nr_task_fds;
+	int next_slot;		/* criu's own fds take free slots from the top */
 	int *priv_fds;		/* criu's own fds there, closed by the batch */
 	int nr_priv_fds;
 	uint64_t area;		/* the trampoline: executor + batch */
@@ -97,7 +99,12 @@ struct part {
 
 extern const struct part *const parts[PART_NR];
 
-/* In the new task: move @fd to criu's private range and remember it. */
+/*
+ * In the new task: move @fd to a slot the task does not use, at the top of
+ * the fd table. A private fd stays until the batch closes it; a parked one
+ * is the caller's to close.
+ */
 int rst_private_fd(struct rtask *t, int fd);
+int rst_park_fd(struct rtask *t, int fd);
 
 #endif

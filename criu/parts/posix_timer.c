@@ -2,32 +2,34 @@
 /*
  * POSIX timers: the timer_create(2) timers of a process.
  *
- * /proc/PID/timers shows each timer's id, clock and notification (signal,
- * value, none/signal/thread target); only timer_gettime() and
- * timer_getoverrun() inside the task show its time, so dump asks them in
- * the batch. Restore, in the new task's batch, creates the timers with
- * the same ids (prctl PR_TIMER_CREATE_RESTORE_IDS, or in order on older
- * kernels) and arms them relative with the remaining time: MONOTONIC and
- * BOOTTIME continue from the dump in the new time namespace, CPU-time
- * clocks count the task's CPU time, and a CLOCK_REALTIME timer keeps its
- * remaining duration (no interface tells whether it was armed with
- * TIMER_ABSTIME; the kernel runs a relative one on the monotonic clock).
+ * /proc/PID/timers shows each timer's id, clock and notification; only
+ * timer_gettime() and timer_getoverrun() inside the task show its time,
+ * so dump asks them in the batch, each right after a clock_gettime() of
+ * the task's own: the next expiry is kept as a moment of its namespace
+ * time. Restore, in the new task's batch, creates the timers with the same
+ * ids (prctl PR_TIMER_CREATE_RESTORE_IDS, or in order on older kernels)
+ * and arms them: MONOTONIC and BOOTTIME timers absolute at that moment,
+ * since those clocks go on from the dump in the new time namespace (never
+ * early; the downtime brings no expiry); wall-clock (and TAI) timers with
+ * what was left of their duration, as nothing tells whether one was armed
+ * with TIMER_ABSTIME (the kernel runs a relative one on the monotonic
+ * clock); CPU-time timers with what was left of their CPU time.
  *
  * A timer whose signal waits in a queue: the signal part saves that
- * siginfo and queues it again on restore, as an ordinary signal. The
- * timer must then not deliver the same expiry a second time. The kernel
- * stops a periodic timer while its signal is queued and catches it up
- * when queried, so timer_gettime() already names the expiry after the
- * queued one, unless that signal came between the time was read and the
- * signal part looked: restore compares the signal image with what was
- * queued before the time was read, and skips that expiry then.
+ * siginfo and queues it again on restore, as an ordinary signal, so the
+ * timer must not deliver the same expiry a second time. The kernel stops
+ * a periodic timer while its signal is queued and catches it up when
+ * queried: timer_gettime() already names the expiry after the queued one,
+ * unless that signal came between the time was read and the signal part
+ * looked. Restore compares the signal image with what was queued before
+ * the time was read, and skips that expiry then.
  *
- * What is not kept: the overrun. timer_getoverrun() is saved but there is
- * no way to set it: after restore it reads 0 until the next expiry is
- * delivered. A signal pending at the dump carries the si_overrun the kernel
- * had in the queue (0: the kernel fills it in at delivery), and a periodic
- * timer whose signal stays blocked queues a new signal at its next expiry
- * instead of counting an overrun (the queued copy is not the timer's own).
+ * Not kept: the overrun, which nothing can set. timer_getoverrun() reads
+ * 0 after restore until the next expiry is delivered; a signal pending at
+ * the dump carries the si_overrun the queue had (0: the kernel fills it in
+ * at delivery); a periodic timer whose signal stays blocked queues a new
+ * signal at its next expiry instead of counting an overrun (the queued
+ * copy is not the timer's own).
  */
 #include <errno.h>
 #include <signal.h>
@@ -89,16 +91,6 @@ struct peek_args {
 	int32_t nr;
 };
 
-/* One entry of /proc/PID/timers. */
-struct proc_timer {
-	int id;
-	int signo;
-	uint64_t value;
-	int notify;
-	int target;		/* pid, or the tid for SIGEV_THREAD_ID */
-	int clockid;
-};
-
 static int valid_clock(int clockid, pid_t pid)
 {
 	pid_t owner;
@@ -125,100 +117,30 @@ static int valid_notify(int notify)
 	       notify == (SIGEV_SIGNAL | SIGEV_THREAD_ID);
 }
 
-/* ---------------------------------------------------------------- dump */
-
-static int parse_notify(const char *s, int *notify, int *target)
+/*
+ * The clock the next expiry is kept on, as the task sees it: the clocks
+ * that stand still over the downtime (a wall-clock timer is kept as a
+ * duration). CPU-time clocks keep their remaining time instead: -1.
+ */
+static int ref_clock(int clockid)
 {
-	char how[16], whom[8];
-
-	if (sscanf(s, "%15[a-z]/%7[a-z].%d", how, whom, target) != 3)
-		return -1;
-	if (!strcmp(how, "signal"))
-		*notify = SIGEV_SIGNAL;
-	else if (!strcmp(how, "none"))
-		*notify = SIGEV_NONE;
-	else if (!strcmp(how, "thread"))
-		*notify = SIGEV_THREAD;
-	else
-		return -1;
-	if (!strcmp(whom, "tid"))
-		*notify |= SIGEV_THREAD_ID;
-	else if (strcmp(whom, "pid"))
-		return -1;
-	return 0;
-}
-
-/* fs/proc/base.c: show_timer(); four lines a timer, the newest first */
-static int parse_timers(char *buf, struct proc_timer **out)
-{
-	struct proc_timer *pt = NULL, *n, *cur = NULL;
-	unsigned long long value;
-	char *line, *save = NULL;
-	int nr = 0, seen = 0;
-
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(line, "ID: ", 4)) {
-			if (cur && seen != 15)
-				goto bad;
-			n = xrealloc(pt, (nr + 1) * sizeof(*pt));
-			if (!n)
-				goto err;
-			pt = n;
-			cur = &pt[nr++];
-			memset(cur, 0, sizeof(*cur));
-			if (sscanf(line + 4, "%d", &cur->id) != 1 || cur->id < 0)
-				goto bad;
-			seen = 1;
-		} else if (!cur) {
-			goto bad;
-		} else if (!strncmp(line, "signal: ", 8)) {
-			if (sscanf(line + 8, "%d/%llx", &cur->signo, &value) != 2)
-				goto bad;
-			cur->value = value;
-			seen |= 2;
-		} else if (!strncmp(line, "notify: ", 8)) {
-			if (parse_notify(line + 8, &cur->notify, &cur->target))
-				goto bad;
-			seen |= 4;
-		} else if (!strncmp(line, "ClockID: ", 9)) {
-			if (sscanf(line + 9, "%d", &cur->clockid) != 1)
-				goto bad;
-			seen |= 8;
-		}
+	switch (clockid) {
+	case CLOCK_REALTIME: case CLOCK_MONOTONIC: case CLOCK_TAI: case CLOCK_REALTIME_ALARM:
+		return CLOCK_MONOTONIC;
+	case CLOCK_BOOTTIME: case CLOCK_BOOTTIME_ALARM:
+		return CLOCK_BOOTTIME;
 	}
-	if (cur && seen != 15)
-		goto bad;
-	*out = pt;
-	return nr;
-bad:
-	pr_err("Unexpected line in /proc/PID/timers: '%s'", line ? line : "(end)");
-err:
-	free(pt);
 	return -1;
 }
 
-static int read_timers(pid_t pid, struct proc_timer **out)
-{
-	char path[64], *buf;
-	int nr;
-
-	snprintf(path, sizeof(path), "/proc/%d/timers", pid);
-	buf = read_file(-1, path, NULL);
-	if (!buf) {
-		pr_perror("Task %d: can't read %s", pid, path);
-		return -1;
-	}
-	nr = parse_timers(buf, out);
-	free(buf);
-	return nr;
-}
+/* ---------------------------------------------------------------- dump */
 
 static int pt_check(struct dump_ctx *dc, struct dtask *t)
 {
 	struct proc_timer *pt;
 	int i, nr, ret = 0;
 
-	nr = read_timers(t->pid, &pt);
+	nr = proc_read_timers(t->pid, &pt);
 	if (nr < 0)
 		return -1;
 	for (i = 0; i < nr && !ret; i++) {
@@ -242,6 +164,7 @@ struct pt_dump_priv {
 	struct proc_timer *pt;
 	int nr;
 	uint64_t its;		/* remote kitimerspec[nr] */
+	uint64_t now;		/* remote timespec[nr]: ref_clock() before timer_gettime() */
 	int *overrun_idx;	/* batch entries of timer_getoverrun() */
 	uint8_t *queued;	/* its signal was queued before the batch ran */
 };
@@ -293,19 +216,25 @@ static int pt_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	if (!p)
 		return -1;
 	t->priv[PART_POSIX_TIMER] = p;
-	nr = read_timers(t->pid, &p->pt);
+	nr = proc_read_timers(t->pid, &p->pt);
 	if (nr <= 0)
 		return nr;
 	p->nr = nr;
 	p->overrun_idx = xzalloc(nr * sizeof(int));
 	p->queued = xzalloc(nr);
 	p->its = batch_put(b, NULL, nr * sizeof(struct kitimerspec));
-	if (!p->overrun_idx || !p->queued || !p->its)
+	p->now = batch_put(b, NULL, nr * sizeof(struct timespec));
+	if (!p->overrun_idx || !p->queued || !p->its || !p->now)
 		return -1;
 	/* as late as can be: the batch runs right after the last prepare */
 	if (find_queued(t->pid, p))
 		return -1;
 	for (i = 0; i < nr; i++) {
+		/* the task's own clock, in its time namespace, right before */
+		if (ref_clock(p->pt[i].clockid) >= 0 &&
+		    BATCH(b, "clock_gettime", __NR_clock_gettime, ref_clock(p->pt[i].clockid),
+			  p->now + i * sizeof(struct timespec)) < 0)
+			return -1;
 		if (BATCH(b, "timer_gettime", __NR_timer_gettime, p->pt[i].id,
 			  p->its + i * sizeof(struct kitimerspec)) < 0)
 			return -1;
@@ -336,6 +265,7 @@ static int pt_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	PosixTimerEntry e = POSIX_TIMER_ENTRY__INIT;
 	PosixTimer *ents = NULL, **pe = NULL;
 	struct kitimerspec *k;
+	struct timespec *now;
 	int i, ret = -1;
 
 	if (p->nr) {
@@ -362,11 +292,16 @@ static int pt_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 		pt->interval_ns = k->interval_sec * NSEC_PER_SEC + k->interval_nsec;
 		pt->overrun = batch_entry(b, p->overrun_idx[i])->ret;
 		pt->signal_queued = p->queued[i];
+		now = batch_local(b, p->now + i * sizeof(*now));
+		if (pt->value_ns && ref_clock(pt->clockid) >= 0) {
+			pt->has_deadline_ns = 1;
+			pt->deadline_ns = ts_to_ns(now) + (int64_t)pt->value_ns;
+		}
 		pe[i] = pt;
 		pr_debug("Task %d: POSIX timer %u: clock %d, notify %d, signal %d, "
-			 "%lu ns left, interval %lu ns, overrun %d%s", t->pid, pt->id,
-			 pt->clockid, pt->notify, pt->signo, pt->value_ns, pt->interval_ns,
-			 pt->overrun, pt->signal_queued ? ", signal queued" : "");
+			 "%lu ns left (at %ld), interval %lu ns, overrun %d%s", t->pid, pt->id,
+			 pt->clockid, pt->notify, pt->signo, pt->value_ns, pt->deadline_ns,
+			 pt->interval_ns, pt->overrun, pt->signal_queued ? ", signal queued" : "");
 	}
 	e.timers = pe;
 	e.n_timers = p->nr;
@@ -380,10 +315,17 @@ out:
 
 /* ------------------------------------------------------------- restore */
 
+/* What the queued signal of a timer asks of its restore. */
+enum {
+	FIX_NONE,
+	FIX_SKIP_EXPIRY,	/* the expiry read is the signal queued again */
+	FIX_FIRE_NOW,		/* its queued signal is not queued again: make it */
+};
+
 struct pt_rst {
 	PosixTimerEntry *img;
 	PosixTimer **sorted;	/* by id */
-	uint64_t *arm_ns;	/* what to arm each sorted timer with */
+	uint8_t *fix;		/* FIX_* of each sorted timer */
 	int exact;		/* the kernel takes the id we ask for */
 };
 
@@ -455,18 +397,18 @@ static int will_be_queued(struct rst_ctx *rc, struct rtask *t, struct pt_rst *r,
 }
 
 /*
- * The time to arm with. A signal queued again by the signal part that was
- * not queued yet when the time was read is the expiry that was read: it
- * must not come a second time. A signal that was queued but will not be
- * queued again comes back by letting the timer expire at once.
+ * A signal queued again by the signal part that was not queued yet when
+ * the time was read is the expiry that was read: it must not come a
+ * second time. A signal that was queued but will not be queued again
+ * comes back by letting the timer expire at once.
  */
-static uint64_t arm_ns(const PosixTimer *pt, int requeued)
+static int fix_of(const PosixTimer *pt, int requeued)
 {
 	if (requeued && !pt->signal_queued && pt->value_ns)
-		return pt->interval_ns ? pt->value_ns + pt->interval_ns : 0;
+		return FIX_SKIP_EXPIRY;
 	if (!requeued && pt->signal_queued && (pt->notify & ~SIGEV_THREAD_ID) != SIGEV_NONE)
-		return 1;
-	return pt->value_ns;
+		return FIX_FIRE_NOW;
+	return FIX_NONE;
 }
 
 static int pt_load(struct rst_ctx *rc, struct rtask *t)
@@ -486,9 +428,9 @@ static int pt_load(struct rst_ctx *rc, struct rtask *t)
 	if (!n)
 		return 0;
 	r->sorted = xmalloc(n * sizeof(*r->sorted));
-	r->arm_ns = xmalloc(n * sizeof(*r->arm_ns));
+	r->fix = xmalloc(n);
 	requeued = xzalloc(n);
-	if (!r->sorted || !r->arm_ns || !requeued)
+	if (!r->sorted || !r->fix || !requeued)
 		goto err;
 	memcpy(r->sorted, r->img->timers, n * sizeof(*r->sorted));
 	qsort(r->sorted, n, sizeof(*r->sorted), by_id);
@@ -504,7 +446,7 @@ static int pt_load(struct rst_ctx *rc, struct rtask *t)
 	if (will_be_queued(rc, t, r, requeued))
 		goto err;
 	for (i = 0; i < n; i++)
-		r->arm_ns[i] = arm_ns(r->sorted[i], requeued[i]);
+		r->fix[i] = fix_of(r->sorted[i], requeued[i]);
 	free(requeued);
 	requeued = NULL;
 
@@ -583,6 +525,41 @@ static int create_linear(struct batch *b, struct pt_rst *r)
 	return 0;
 }
 
+/*
+ * How to arm a timer, as timer_settime() takes it; 0: leave it disarmed.
+ * Built in the new task: its namespace clocks go on from the dump, so a
+ * timer on one of them is armed at its deadline, never earlier; one on
+ * the wall clock gets what was left of its duration, CPU-time ones what
+ * was left of their CPU time.
+ */
+static int arm_of(const PosixTimer *pt, int fix, int *flags, int64_t *ns)
+{
+	int64_t skip = 0, at;
+	int clk = ref_clock(pt->clockid);
+
+	*flags = 0;
+	if (fix == FIX_FIRE_NOW) {
+		*ns = 1;
+		return 1;
+	}
+	if (!pt->value_ns || (fix == FIX_SKIP_EXPIRY && !pt->interval_ns))
+		return 0;
+	if (fix == FIX_SKIP_EXPIRY)
+		skip = pt->interval_ns;
+	if (!pt->has_deadline_ns || clk < 0) {
+		*ns = pt->value_ns + skip;
+		return 1;
+	}
+	at = pt->deadline_ns + skip;
+	if (clk == pt->clockid || pt->clockid == CLOCK_BOOTTIME_ALARM) {
+		*flags = TIMER_ABSTIME;
+		*ns = at;
+	} else {
+		*ns = max(at - clock_ns(clk), 1);	/* 0 would disarm it */
+	}
+	return 1;
+}
+
 static int pt_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 {
 	struct pt_rst *r = t->img[PART_POSIX_TIMER];
@@ -591,6 +568,8 @@ static int pt_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 	const PosixTimer *pt;
 	uint64_t addr;
 	size_t i, n = r->img->n_timers;
+	int64_t ns;
+	int flags;
 
 	if (!n)
 		return 0;
@@ -610,16 +589,15 @@ static int pt_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 	}
 	for (i = 0; i < n; i++) {
 		pt = r->sorted[i];
-		if (!r->arm_ns[i])
+		if (!arm_of(pt, r->fix[i], &flags, &ns))
 			continue;
-		its.value_sec = r->arm_ns[i] / NSEC_PER_SEC;
-		its.value_nsec = r->arm_ns[i] % NSEC_PER_SEC;
+		its.value_sec = ns / NSEC_PER_SEC;
+		its.value_nsec = ns % NSEC_PER_SEC;
 		its.interval_sec = pt->interval_ns / NSEC_PER_SEC;
 		its.interval_nsec = pt->interval_ns % NSEC_PER_SEC;
 		addr = batch_put(b, &its, sizeof(its));
 		snprintf(desc, sizeof(desc), "timer_settime of POSIX timer %u", pt->id);
-		/* relative: the clocks go on from the dump (see the top) */
-		if (!addr || BATCH(b, desc, __NR_timer_settime, pt->id, 0, addr, 0) < 0)
+		if (!addr || BATCH(b, desc, __NR_timer_settime, pt->id, flags, addr, 0) < 0)
 			return -1;
 	}
 	return 0;
@@ -633,7 +611,7 @@ static void pt_release(struct rtask *t)
 		return;
 	img_free(IMG_POSIX_TIMER, r->img);
 	free(r->sorted);
-	free(r->arm_ns);
+	free(r->fix);
 	free(r);
 	t->img[PART_POSIX_TIMER] = NULL;
 }

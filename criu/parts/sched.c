@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Scheduling of each thread: policy (with SCHED_RESET_ON_FORK), real-time
- * priority, nice value and CPU affinity. All of it is visible from
- * outside, so dump needs nothing from inside the task.
+ * priority and nice value (CPU affinity is the cpu part's). All of it is
+ * visible from outside, so dump needs nothing from inside the task.
  *
  * Restore applies it from criu in the final hook, once the batch is done:
  * the new task never runs criu's restore code as SCHED_IDLE (slow) or
@@ -15,8 +15,6 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "core/log.h"
 #include "core/util.h"
@@ -31,9 +29,6 @@
 #define SCHED_DEADLINE		6
 #endif
 
-/* Room for 8192 CPUs, as the kernel's largest NR_CPUS. */
-#define AFFINITY_WORDS		128
-
 static int policy_is_rt(unsigned int policy)
 {
 	return policy == SCHED_FIFO || policy == SCHED_RR;
@@ -47,23 +42,7 @@ static int policy_supported(unsigned int policy)
 
 /* ---------------------------------------------------------------- dump */
 
-/* The raw syscall tells how many bytes of mask the kernel has. */
-static int read_affinity(pid_t tid, SchedThread *st, uint64_t *mask)
-{
-	long n;
-
-	n = syscall(SYS_sched_getaffinity, tid, AFFINITY_WORDS * sizeof(uint64_t), mask);
-	if (n < 0) {
-		pr_perror("Thread %d: can't read its CPU affinity", tid);
-		return -1;
-	}
-	st->affinity = mask;
-	st->n_affinity = n / sizeof(uint64_t);
-	return 0;
-}
-
-/* @mask: AFFINITY_WORDS words that live as long as @st */
-static int read_sched(pid_t tid, SchedThread *st, uint64_t *mask)
+static int read_sched(pid_t tid, SchedThread *st)
 {
 	struct sched_param sp;
 	int policy, nice;
@@ -91,17 +70,16 @@ static int read_sched(pid_t tid, SchedThread *st, uint64_t *mask)
 		       st->policy == SCHED_DEADLINE ? " (SCHED_DEADLINE)" : "");
 		return -1;
 	}
-	return read_affinity(tid, st, mask);
+	return 0;
 }
 
 static int sched_check(struct dump_ctx *dc, struct dtask *t)
 {
-	uint64_t mask[AFFINITY_WORDS];
 	SchedThread st;
 	int i;
 
 	for (i = 0; i < t->nr_threads; i++)
-		if (read_sched(t->tids[i], &st, mask))
+		if (read_sched(t->tids[i], &st))
 			return -1;
 	return 0;
 }
@@ -110,16 +88,14 @@ static int sched_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 {
 	SchedEntry se = SCHED_ENTRY__INIT;
 	SchedThread *st, **pst;
-	uint64_t *masks;
 	int i, ret = -1;
 
 	st = xzalloc(t->nr_threads * sizeof(*st));
 	pst = xzalloc(t->nr_threads * sizeof(*pst));
-	masks = xzalloc(t->nr_threads * AFFINITY_WORDS * sizeof(*masks));
-	if (!st || !pst || !masks)
+	if (!st || !pst)
 		goto out;
 	for (i = 0; i < t->nr_threads; i++) {
-		if (read_sched(t->tids[i], &st[i], masks + i * AFFINITY_WORDS))
+		if (read_sched(t->tids[i], &st[i]))
 			goto out;
 		pst[i] = &st[i];
 	}
@@ -127,7 +103,6 @@ static int sched_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	se.n_threads = t->nr_threads;
 	ret = img_write(dc->dirfd, IMG_SCHED, t->pid, &se.base);
 out:
-	free(masks);
 	free(st);
 	free(pst);
 	return ret;
@@ -159,7 +134,7 @@ static int sched_load(struct rst_ctx *rc, struct rtask *t)
 		if (!policy_supported(st->policy) ||
 		    (policy_is_rt(st->policy) ? st->priority < 1 || st->priority > 99 :
 		     st->priority != 0) ||
-		    st->nice < -20 || st->nice > 19 || st->n_affinity > AFFINITY_WORDS) {
+		    st->nice < -20 || st->nice > 19) {
 			pr_err("Task %d: image sched is invalid: thread %u has policy %u, "
 			       "priority %u, nice %d", t->pid, st->tid, st->policy,
 			       st->priority, st->nice);
@@ -186,12 +161,6 @@ static int sched_final(struct rst_ctx *rc, struct rtask *t)
 	if (sched_setscheduler(t->pid, policy, &sp)) {
 		pr_perror("Task %d: can't set its scheduling policy %u, priority %u",
 			  t->pid, st->policy, st->priority);
-		return -1;
-	}
-	/* the kernel keeps only CPUs that exist here and that its cpuset allows */
-	if (st->n_affinity && syscall(SYS_sched_setaffinity, t->pid,
-				      st->n_affinity * sizeof(uint64_t), st->affinity)) {
-		pr_perror("Task %d: can't set its CPU affinity", t->pid);
 		return -1;
 	}
 	return 0;

@@ -11,22 +11,25 @@
  * pidfd_getfd() and asks timerfd_gettime(), which does that catch-up, and
  * takes the ticks from the fdinfo around it.
  *
- * Restore, in the new task (its time namespace continues the dumped
- * CLOCK_MONOTONIC and CLOCK_BOOTTIME): timerfd_create(), timerfd_settime()
- * with the remaining time, then TFD_IOC_SET_TICKS for unread expirations.
- *
- *  - MONOTONIC, BOOTTIME (and BOOTTIME_ALARM) timers keep their remaining
- *    time: namespace time stood still over the downtime, so no expiry is
- *    due for it.
+ * The next expiry is kept as a moment on a clock (see ref_clock()):
+ *  - MONOTONIC, BOOTTIME (and BOOTTIME_ALARM) timers: on their clock as
+ *    the task sees it. Restore puts the task in a time namespace where
+ *    these clocks go on from the dump: the downtime brings no expiry, and
+ *    the timer fires when namespace time reaches the same moment, never
+ *    earlier (a remaining time read some milliseconds into the dump and
+ *    re-armed relative would be that much early).
  *  - A relative CLOCK_REALTIME timer was armed for a duration; the kernel
  *    itself runs it on the monotonic clock (clock_settime() does not move
- *    it). It keeps its remaining duration, like a monotonic one.
+ *    it). It keeps its moment on CLOCK_MONOTONIC, like a monotonic one.
  *  - An absolute CLOCK_REALTIME(_ALARM) timer was armed for a moment on
  *    the wall clock, which did not stop. It is re-armed absolute at the
  *    same deadline, to the nanosecond as far as two clock reads around
  *    timerfd_gettime() allow (well under a microsecond). A deadline that
  *    passed during the downtime fires at once, and a periodic one counts
  *    the periods of the downtime, as after a suspend.
+ *
+ * Restore, in the new task: timerfd_create(), timerfd_settime() with the
+ * dumped flags, then TFD_IOC_SET_TICKS for the unread expirations.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +38,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -56,6 +60,8 @@
 #define NSEC_PER_SEC		1000000000LL
 /* fdinfo and timerfd_gettime() agree when no expiry fell between them */
 #define READ_TRIES		8
+/* a read of the clock around timerfd_gettime() longer than this was disturbed */
+#define STEADY_NS		20000LL
 /* an expiry this close is waited for before the unread ticks are set */
 #define IMMINENT_NS		2000000LL
 
@@ -65,19 +71,22 @@ struct tfd_info {
 	uint64_t ticks;
 };
 
-static int is_realtime(int clockid)
+/*
+ * The clock the next expiry is kept on: the wall clock for an absolute
+ * wall-clock timer, else the clock that stands still over the downtime.
+ */
+static int ref_clock(int clockid, unsigned int flags)
 {
-	return clockid == CLOCK_REALTIME || clockid == CLOCK_REALTIME_ALARM;
-}
-
-/* The clock an absolute expiry of @clockid is given in. */
-static int base_clock(int clockid)
-{
-	if (clockid == CLOCK_REALTIME_ALARM)
-		return CLOCK_REALTIME;
-	if (clockid == CLOCK_BOOTTIME_ALARM)
+	switch (clockid) {
+	case CLOCK_REALTIME:
+	case CLOCK_REALTIME_ALARM:
+		return flags & TFD_TIMER_ABSTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+	case CLOCK_BOOTTIME:
+	case CLOCK_BOOTTIME_ALARM:
 		return CLOCK_BOOTTIME;
-	return clockid;
+	default:
+		return CLOCK_MONOTONIC;
+	}
 }
 
 static uint64_t its_ns(const struct timespec *ts)
@@ -157,36 +166,99 @@ static int grab_fd(pid_t pid, int fd)
 	return ours;
 }
 
+/* The monotonic and boottime offsets in a timens_offsets file. */
+static int read_offsets(const char *path, int64_t *mono, int64_t *boot)
+{
+	long long sec, nsec;
+	char *buf, *p, name[32];
+	int n, seen = 0;
+
+	*mono = *boot = 0;
+	buf = read_file(-1, path, NULL);
+	if (!buf)
+		return errno == ENOENT ? 0 : -1;	/* no time namespaces */
+	for (p = buf; sscanf(p, "%31s %lld %lld%n", name, &sec, &nsec, &n) == 3; p += n) {
+		if (!strcmp(name, "monotonic") || !strcmp(name, "1"))
+			*mono = sec * NSEC_PER_SEC + nsec, seen |= 1;
+		else if (!strcmp(name, "boottime") || !strcmp(name, "7"))
+			*boot = sec * NSEC_PER_SEC + nsec, seen |= 2;
+	}
+	free(buf);
+	return seen == 3 ? 0 : -1;
+}
+
+static int same_ns(pid_t a, const char *na, pid_t b, const char *nb)
+{
+	char pa[64], pb[64];
+	struct stat sa, sb;
+
+	snprintf(pa, sizeof(pa), "/proc/%d/ns/%s", a, na);
+	snprintf(pb, sizeof(pb), "/proc/%d/ns/%s", b, nb);
+	if (stat(pa, &sa) || stat(pb, &sb))
+		return -1;
+	return sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
 /*
- * Reads the state so that ticks, remaining time and the wall clock belong
+ * How far the task's CLOCK_MONOTONIC and CLOCK_BOOTTIME are ahead of
+ * ours (time namespaces). timens_offsets shows the namespace a process's
+ * children get, its own unless it unshared one and did not fork since:
+ * returns 1 when that leaves us without an answer.
+ */
+static int ns_delta(pid_t pid, int64_t *mono, int64_t *boot)
+{
+	int64_t tm, tb, sm, sb;
+	char path[64];
+
+	*mono = *boot = 0;
+	if (same_ns(pid, "time", getpid(), "time") == 1)
+		return 0;
+	if (same_ns(pid, "time", pid, "time_for_children") != 1 ||
+	    same_ns(getpid(), "time", getpid(), "time_for_children") != 1)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/timens_offsets", pid);
+	if (read_offsets(path, &tm, &tb) || read_offsets("/proc/self/timens_offsets", &sm, &sb))
+		return 1;
+	*mono = tm - sm;
+	*boot = tb - sb;
+	return 0;
+}
+
+/*
+ * Reads the state so that ticks, remaining time and the clock belong
  * together: an expiry between the two fdinfo reads shows as a change of
  * ticks, and then it is read again. The first gettime may also catch up a
- * periodic timer that expired long ago; that changes the ticks too.
+ * periodic timer that expired long ago; that changes the ticks too. A read
+ * that took long (we were preempted) is done again, for the deadline's
+ * sake. @now is our ref_clock() in the middle of timerfd_gettime().
  */
 static int read_state(pid_t pid, int fd, int tfd, struct tfd_info *ti,
-		      struct itimerspec *its, int64_t *realtime)
+		      struct itimerspec *its, int64_t *now)
 {
 	struct tfd_info before;
 	int64_t t1, t2;
-	int try;
+	int try, clk;
 
 	for (try = 0; try < READ_TRIES; try++) {
 		if (read_tfd_fdinfo(pid, fd, &before))
 			return -1;
-		t1 = clock_ns(CLOCK_REALTIME);
+		clk = ref_clock(before.clockid, before.flags);
+		t1 = clock_ns(clk);
 		if (timerfd_gettime(tfd, its)) {
 			pr_perror("Task %d: timerfd_gettime of fd %d", pid, fd);
 			return -1;
 		}
-		t2 = clock_ns(CLOCK_REALTIME);
+		t2 = clock_ns(clk);
 		if (read_tfd_fdinfo(pid, fd, ti))
 			return -1;
-		*realtime = t1 + (t2 - t1) / 2;
-		if (before.ticks == ti->ticks)
+		*now = t1 + (t2 - t1) / 2;
+		if (before.ticks == ti->ticks && before.flags == ti->flags &&
+		    t2 - t1 < STEADY_NS)
 			return 0;
 	}
-	pr_warn("Task %d: timerfd %d expires too often to read it steadily; "
-		"an expiry may be counted twice", pid, fd);
+	if (before.ticks != ti->ticks || before.flags != ti->flags)
+		pr_warn("Task %d: timerfd %d expires too often to read it steadily; "
+			"an expiry may be counted twice", pid, fd);
 	return 0;
 }
 
@@ -195,15 +267,15 @@ static int tfd_dump(pid_t pid, int fd, const char *fdinfo, FileDesc *d)
 	struct itimerspec its;
 	struct tfd_info ti;
 	TimerfdEntry *e;
-	int64_t realtime;
-	int tfd, ret;
+	int64_t now, mono, boot;
+	int tfd, ret, clk;
 
 	tfd = grab_fd(pid, fd);
 	if (tfd < 0)
 		return -1;
-	ret = read_state(pid, fd, tfd, &ti, &its, &realtime);
+	ret = read_state(pid, fd, tfd, &ti, &its, &now);
 	close(tfd);
-	if (ret)
+	if (ret < 0)
 		return -1;
 	e = xmalloc(sizeof(*e));
 	if (!e)
@@ -214,14 +286,20 @@ static int tfd_dump(pid_t pid, int fd, const char *fdinfo, FileDesc *d)
 	e->ticks = ti.ticks;
 	e->value_ns = its_ns(&its.it_value);
 	e->interval_ns = its_ns(&its.it_interval);
-	if (is_realtime(ti.clockid) && (ti.flags & TFD_TIMER_ABSTIME) && e->value_ns) {
-		e->has_deadline_ns = 1;
-		e->deadline_ns = realtime + (int64_t)e->value_ns;
-	}
 	d->tfd = e;
-	pr_debug("Task %d: timerfd %d: clock %d, flags %#x, %lu ns left, interval %lu ns, "
-		 "%lu unread%s", pid, fd, e->clockid, e->settime_flags, e->value_ns,
-		 e->interval_ns, e->ticks, e->has_deadline_ns ? ", wall-clock deadline" : "");
+	clk = ref_clock(ti.clockid, ti.flags);
+	ret = clk == CLOCK_REALTIME ? 0 : ns_delta(pid, &mono, &boot);
+	if (ret < 0)
+		return -1;
+	if (e->value_ns && !ret) {
+		e->has_deadline_ns = 1;
+		e->deadline_ns = now + (int64_t)e->value_ns;
+		if (clk != CLOCK_REALTIME)
+			e->deadline_ns += clk == CLOCK_BOOTTIME ? boot : mono;
+	}
+	pr_debug("Task %d: timerfd %d: clock %d, flags %#x, %lu ns left (at %ld on clock %d), "
+		 "interval %lu ns, %lu unread", pid, fd, e->clockid, e->settime_flags,
+		 e->value_ns, e->deadline_ns, clk, e->interval_ns, e->ticks);
 	return 0;
 }
 
@@ -261,22 +339,24 @@ static int tfd_validate(pid_t pid, const FileDesc *d)
 
 /*
  * The expiry to arm, as timerfd_settime() with the dumped flags takes it,
- * and how far away it is now.
+ * and how far away it is now. In the new task, whose namespace clocks go
+ * on from the dump.
  */
 static void arm_value(const TimerfdEntry *e, struct timespec *value, int64_t *in)
 {
-	int64_t now, at;
+	int64_t now;
 
 	*in = e->value_ns;
-	if (!e->value_ns || !(e->settime_flags & TFD_TIMER_ABSTIME)) {
+	if (!e->value_ns || !e->has_deadline_ns) {
 		ns_to_ts(e->value_ns, value);
 		return;
 	}
-	/* in the new task: namespace time, which continues the dumped one */
-	now = clock_ns(base_clock(e->clockid));
-	at = e->has_deadline_ns ? e->deadline_ns : now + (int64_t)e->value_ns;
-	*in = at - now;
-	ns_to_ts(at, value);
+	now = clock_ns(ref_clock(e->clockid, e->settime_flags));
+	*in = e->deadline_ns - now;
+	if (e->settime_flags & TFD_TIMER_ABSTIME)
+		ns_to_ts(e->deadline_ns, value);
+	else
+		ns_to_ts(max(*in, 1), value);	/* 0 would disarm it */
 }
 
 /*

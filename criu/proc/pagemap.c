@@ -19,6 +19,8 @@
 #define PAGE_IS_SWAPPED		(1 << 4)
 #define PAGE_IS_PFNZERO		(1 << 5)
 #define PAGE_IS_HUGE		(1 << 6)
+#define PAGE_IS_SOFT_DIRTY	(1 << 7)	/* Linux 6.8 */
+#define PAGE_IS_GUARD		(1 << 8)	/* Linux 6.14: MADV_GUARD_INSTALL */
 
 struct pm_page_region {
 	uint64_t start;
@@ -46,11 +48,13 @@ struct pm_scan_arg {
 #define PM_PRESENT	(1ULL << 63)
 #define PM_SWAP		(1ULL << 62)
 #define PM_FILE		(1ULL << 61)
+#define PM_GUARD	(1ULL << 58)	/* Linux 6.14 */
 #define PM_PFN_MASK	((1ULL << 55) - 1)
 
 static int scan_ioctl = 1;
+static uint64_t guard_bit = PAGE_IS_GUARD;	/* 0 on kernels without it */
 
-static int scan_with_ioctl(int fd, uint64_t start, uint64_t end, int anon_only,
+static int scan_with_ioctl(int fd, uint64_t start, uint64_t end, int what,
 			   pagemap_cb cb, void *arg)
 {
 	struct pm_page_region vec[512];
@@ -64,12 +68,25 @@ static int scan_with_ioctl(int fd, uint64_t start, uint64_t end, int anon_only,
 	a.end = end;
 	a.vec = (uint64_t)(uintptr_t)vec;
 	a.vec_len = ARRAY_SIZE(vec);
-	a.category_inverted = PAGE_IS_PFNZERO | (anon_only ? PAGE_IS_FILE : 0);
-	a.category_mask = PAGE_IS_PFNZERO | (anon_only ? PAGE_IS_FILE : 0);
-	a.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED;
-	a.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED;
+	if (what == PM_SCAN_GUARDS) {
+		if (!guard_bit)
+			return 0;
+		a.category_mask = guard_bit;
+		a.return_mask = guard_bit;
+	} else {
+		/* guard markers look swapped: they are no data */
+		a.category_inverted = PAGE_IS_PFNZERO | guard_bit |
+				      (what == PM_SCAN_ANON ? PAGE_IS_FILE : 0);
+		a.category_mask = a.category_inverted;
+		a.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED;
+		a.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED;
+	}
 	while (a.start < end) {
 		n = ioctl(fd, PAGEMAP_SCAN, &a);
+		if (n < 0 && errno == EINVAL && guard_bit) {
+			guard_bit = 0;	/* a kernel before 6.14 */
+			return scan_with_ioctl(fd, start, end, what, cb, arg);
+		}
 		if (n < 0)
 			return -1;
 		for (i = 0; i < n; i++) {
@@ -117,7 +134,7 @@ out:
 	return pfn;
 }
 
-static int scan_with_read(int fd, uint64_t start, uint64_t end, int anon_only,
+static int scan_with_read(int fd, uint64_t start, uint64_t end, int what,
 			  pagemap_cb cb, void *arg)
 {
 	uint64_t buf[4096], addr, run = 0, zpfn = zero_pfn(), e;
@@ -130,9 +147,13 @@ static int scan_with_read(int fd, uint64_t start, uint64_t end, int anon_only,
 			return -1;
 		for (i = 0; i < n; i++, addr += PAGE_SIZE) {
 			e = buf[i];
-			want = (e & (PM_PRESENT | PM_SWAP)) &&
-			       !(anon_only && (e & PM_FILE)) &&
-			       !((e & PM_PRESENT) && zpfn && (e & PM_PFN_MASK) == zpfn);
+			if (what == PM_SCAN_GUARDS)
+				want = !!(e & PM_GUARD);
+			else
+				want = (e & (PM_PRESENT | PM_SWAP)) && !(e & PM_GUARD) &&
+				       !(what == PM_SCAN_ANON && (e & PM_FILE)) &&
+				       !((e & PM_PRESENT) && zpfn &&
+					 (e & PM_PFN_MASK) == zpfn);
 			if (want && !run)
 				run = addr;
 			if (!want && run) {
@@ -147,13 +168,13 @@ static int scan_with_read(int fd, uint64_t start, uint64_t end, int anon_only,
 	return 0;
 }
 
-int pagemap_scan(int fd, uint64_t start, uint64_t end, int anon_only,
+int pagemap_scan(int fd, uint64_t start, uint64_t end, int what,
 		 pagemap_cb cb, void *arg)
 {
 	int ret;
 
 	if (scan_ioctl) {
-		ret = scan_with_ioctl(fd, start, end, anon_only, cb, arg);
+		ret = scan_with_ioctl(fd, start, end, what, cb, arg);
 		if (ret != -1)
 			return ret ? -1 : 0;
 		if (errno != ENOTTY && errno != EINVAL) {
@@ -163,7 +184,7 @@ int pagemap_scan(int fd, uint64_t start, uint64_t end, int anon_only,
 		pr_info("No PAGEMAP_SCAN (before Linux 6.7): reading pagemap");
 		scan_ioctl = 0;
 	}
-	ret = scan_with_read(fd, start, end, anon_only, cb, arg);
+	ret = scan_with_read(fd, start, end, what, cb, arg);
 	if (ret == -1)
 		pr_perror("Can't read pagemap of %#lx-%#lx", start, end);
 	return ret ? -1 : 0;

@@ -103,17 +103,38 @@ int proc_parse_fdinfo(const char *buf, struct proc_fdinfo *fi);
 int proc_read_fdinfo(pid_t pid, int fd, struct proc_fdinfo *fi);
 
 /*
- * Pages of [start, end) worth saving: present or swapped, and, with
- * @anon_only, not backed by the file (copy-on-write copies). The zero page
- * is skipped. Calls @cb for each run of such pages. Uses the PAGEMAP_SCAN
- * ioctl where the kernel has it, else reads /proc/PID/pagemap.
+ * Runs of pages in [start, end): PM_SCAN_DATA, those worth saving (present
+ * or swapped, not the zero page, not guard markers); PM_SCAN_ANON, the same
+ * but only copies (not pages of the file); PM_SCAN_GUARDS, guard regions
+ * (MADV_GUARD_INSTALL). Uses the PAGEMAP_SCAN ioctl where the kernel has
+ * it, else reads /proc/PID/pagemap.
  */
+enum {
+	PM_SCAN_DATA,
+	PM_SCAN_ANON,
+	PM_SCAN_GUARDS,
+};
+
 typedef int (*pagemap_cb)(void *arg, uint64_t start, uint64_t end);
-int pagemap_scan(int pagemap_fd, uint64_t start, uint64_t end, int anon_only,
+int pagemap_scan(int pagemap_fd, uint64_t start, uint64_t end, int what,
 		 pagemap_cb cb, void *arg);
 
 /* Returns the tids of /proc/PID/task (sorted) or the pids of .../children. */
 int proc_list_threads(pid_t pid, pid_t **tids);
 int proc_list_children(pid_t pid, pid_t tid, pid_t **pids);
+
+/* One POSIX timer of /proc/PID/timers. */
+struct proc_timer {
+	int id;
+	int signo;
+	uint64_t value;		/* sigev_value */
+	int notify;		/* SIGEV_*, with SIGEV_THREAD_ID for "tid" */
+	int target;		/* the pid, or the tid with SIGEV_THREAD_ID */
+	int clockid;
+};
+
+/* Returns the number of timers and a malloc()ed array, or -1. */
+int proc_parse_timers(char *buf, struct proc_timer **out);
+int proc_read_timers(pid_t pid, struct proc_timer **out);
 
 #endif

@@ -55,8 +55,12 @@ int infect_start(struct infect *inf, pid_t pid, const struct user_regs_struct *r
 		return -1;
 	}
 	inf->started = 1;
-	/* Nothing of the task's may run while its registers are borrowed. */
-	if (ptrace_set_sigmask(pid, ~0ULL))
+	/*
+	 * Nothing of the task's may run while its registers are borrowed.
+	 * SIGTRAP stays open: a blocked one raised by the executor's int3
+	 * would reset the task's handler for it to the default.
+	 */
+	if (ptrace_set_sigmask(pid, ~(1ULL << (SIGTRAP - 1))))
 		goto err;
 	if (remote_syscall(pid, &inf->regs, inf->sc_ip, &ret, __NR_mmap, 0, size,
 			   PROT_READ | PROT_WRITE | PROT_EXEC,

@@ -3,7 +3,7 @@
 #
 # Fuzzes the image reader:
 #   test/fuzz/run.sh [SECONDS] [libFuzzer options...]   (default 60 s)
-#   test/fuzz/run.sh --update-corpus                     refresh test/fuzz/corpus
+#   test/fuzz/run.sh --update-corpus                     remake test/fuzz/corpus
 # Builds build/test/fuzz/fuzz_image when it is missing or older than its
 # sources, makes seeds, then runs libFuzzer on a working corpus kept in
 # build/test/fuzz/corpus (it grows from run to run).
@@ -48,14 +48,14 @@ mapfile -t types < <(sed -n '/^enum img_type {/,/};/p' criu/image/image.h |
 		     grep -oE '^[[:space:]]*IMG_[A-Z0-9_]+' | tr -d ' \t' |
 		     grep -vx IMG_NR | sed 's/^IMG_//' | tr 'A-Z' 'a-z')
 
-# add_seed KIND FILE: a seed for image FILE of KIND.
+# add_seed KIND FILE ORIGIN: a seed for image FILE of KIND.
 add_seed()
 {
 	local i
 
 	for i in "${!types[@]}"; do
 		if [ "${types[$i]}" = "$1" ]; then
-			{ printf "\\x$(printf %02x "$i")"; cat "$2"; } >"$SEEDS/$1-$(basename "$2")"
+			{ printf "\\x$(printf %02x "$i")"; cat "$2"; } >"$SEEDS/$3-$(basename "$2")"
 			return 0
 		fi
 	done
@@ -70,12 +70,16 @@ trap 'rm -rf "$scratch"' EXIT
 
 # 1. A real dump.
 if [ -x "$CRIU" ] && [ "$(id -u)" = 0 ]; then
-	# A background job is not a group leader: setsid execs without forking,
-	# so $! is the session leader to dump.
-	setsid sleep 1000 </dev/null >/dev/null 2>&1 &
-	pid=$!
+	# A session leader with nothing but /dev/null open (criu does not dump
+	# pipes, and this shell may hold some). It runs under a subshell that
+	# reaps it, so that its death by criu's SIGKILL is no job notice here.
+	( "$PYTHON" -c 'import os; os.closerange(3, 1 << 16); os.setsid();
+os.execvp("sleep", ["sleep", "1000"])' </dev/null >/dev/null 2>&1 &
+	  echo $! >"$scratch/pid"; wait ) 2>/dev/null &
+	holder=$!
 	for _ in $(seq 50); do
-		[ "$(cat /proc/$pid/comm 2>/dev/null)" = sleep ] && break
+		pid=$(cat "$scratch/pid" 2>/dev/null || true)
+		[ -n "$pid" ] && [ "$(cat /proc/$pid/comm 2>/dev/null)" = sleep ] && break
 		sleep 0.1
 	done
 	mkdir "$scratch/dump"
@@ -84,14 +88,14 @@ if [ -x "$CRIU" ] && [ "$(id -u)" = 0 ]; then
 			name=$(basename "$f" .img)
 			kind=${name%-[0-9]*}
 			[ "$kind" = pages ] && continue	# raw: one small seed below
-			add_seed "$kind" "$f"
+			add_seed "$kind" "$f" dump
 		done
 	else
-		echo "run.sh: criu dump failed (log: $scratch/dump/dump.log); hand-made seeds only" >&2
+		echo "run.sh: criu dump failed; hand-made seeds only. Its log ends:" >&2
 		tail -n 5 "$scratch/dump/dump.log" >&2 || true
 	fi
-	kill -9 "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
+	kill -9 "$pid" 2>/dev/null || true	# criu killed it, unless the dump failed
+	wait "$holder" || true
 else
 	echo "run.sh: no usable $CRIU (or not root): hand-made seeds only" >&2
 fi
@@ -100,17 +104,23 @@ fi
 for j in test/fuzz/seeds/*.json; do
 	kind=$(basename "$j" .json)
 	if "$PYTHON" contrib/crit/crit.py encode -i "$j" -o "$scratch/$kind.img"; then
-		add_seed "$kind" "$scratch/$kind.img"
+		add_seed "$kind" "$scratch/$kind.img" hand
 	fi
 done
 head -c 4096 /dev/zero >"$scratch/pages.img"
-add_seed pages "$scratch/pages.img"
+add_seed pages "$scratch/pages.img" hand
 echo "run.sh: $(ls "$SEEDS" | wc -l) seeds in $SEEDS"
 
+# test/fuzz/corpus: the seeds, plus what the working corpus found beyond
+# them in inputs of under 4 KiB (kept small: it is in git).
 if [ "$update_corpus" = 1 ]; then
-	mkdir -p test/fuzz/corpus
-	"$FUZZER" -merge=1 test/fuzz/corpus "$SEEDS" "$OUT/corpus" "$@"
-	echo "run.sh: test/fuzz/corpus has $(ls test/fuzz/corpus | wc -l) inputs"
+	rm -rf test/fuzz/corpus
+	mkdir -p test/fuzz/corpus "$scratch/small"
+	cp "$SEEDS"/* test/fuzz/corpus/
+	find "$OUT/corpus" -type f -size -4k -exec cp {} "$scratch/small/" \;
+	"$FUZZER" -merge=1 "$@" test/fuzz/corpus "$scratch/small" 2>&1 | grep MERGE-OUTER
+	echo "run.sh: test/fuzz/corpus has $(ls test/fuzz/corpus | wc -l) inputs," \
+	     "$(du -sk --apparent-size test/fuzz/corpus | cut -f1) KiB"
 	exit 0
 fi
 

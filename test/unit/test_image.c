@@ -18,6 +18,7 @@
 
 #include "core/log.h"
 #include "image/image.h"
+#include "image/pagestore.h"
 
 #include "cpu.pb-c.h"
 #include "creds.pb-c.h"
@@ -40,6 +41,7 @@
 #include "unit.h"
 
 #define ID	4242	/* the "pid" in per-task image names */
+#define ARRAY_SIZE_(a)	(sizeof(a) / sizeof((a)[0]))
 
 static char tmpdir[] = "/tmp/criu-unit-image-XXXXXX";
 static int imgdir = -1;
@@ -85,9 +87,14 @@ static const char *log_since(off_t mark)
 
 static int write_raw(const char *name, const void *buf, size_t len)
 {
-	int fd = openat(imgdir, name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	int ret = 0;
+	int fd, ret = 0;
 
+	/*
+	 * A new file each time: ext4 flushes a file truncated and written
+	 * again at close (auto_da_alloc), which made this test wait on disk.
+	 */
+	unlinkat(imgdir, name, 0);
+	fd = openat(imgdir, name, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	if (fd < 0)
 		return -1;
 	if (len && write(fd, buf, len) != (ssize_t)len)
@@ -1272,6 +1279,100 @@ static void test_raw_pages(void)
 	expect(strstr(log_since(mark), "pages-999999.img"), "nothing logged");
 }
 
+/* Fills @len bytes of @buf with a pattern unique to @seq. */
+static void pattern(uint8_t *buf, size_t len, unsigned int seq)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (uint8_t)(i * 13 + seq * 101 + (i >> 12));
+}
+
+/* The threaded page store writer: what is submitted lands in order. */
+static void test_pagestore(void)
+{
+	static const size_t sizes[] = { 3 * 4096, PSTORE_BUF, 1, 5 * 4096, 4096 };
+	uint8_t *want, *got, *buf;
+	uint64_t total = 0, sum = 0;
+	struct pstore *ps;
+	char name[64];
+	struct stat st;
+	size_t i, off;
+	int fd;
+
+	ps = pstore_create(imgdir, ID + 7);
+	require(ps, "pstore_create failed");
+	for (i = 0; i < ARRAY_SIZE_(sizes); i++) {
+		buf = pstore_buf(ps);
+		require(buf, "pstore_buf returned NULL without an error");
+		pattern(buf, sizes[i], i);
+		expect(!pstore_submit(ps, sizes[i]), "submit %zu", i);
+		sum += sizes[i];
+	}
+	expect(!pstore_submit(ps, 0), "an empty submission");
+	expect(!pstore_close(ps, &total), "pstore_close failed");
+	expect(total == sum, "total %llu, submitted %llu", (unsigned long long)total,
+	       (unsigned long long)sum);
+
+	img_name(IMG_PAGES, ID + 7, name, sizeof(name));
+	require(!fstatat(imgdir, name, &st, 0), "%s: %m", name);
+	expect((st.st_mode & 07777) == 0600, "%s: mode %o", name, st.st_mode & 07777);
+	expect((uint64_t)st.st_size == sum, "%s: %lld bytes, want %llu", name,
+	       (long long)st.st_size, (unsigned long long)sum);
+	fd = img_open_raw(imgdir, IMG_PAGES, ID + 7, 0);
+	require(fd >= 0, "can't open %s", name);
+	want = malloc(PSTORE_BUF);
+	got = malloc(PSTORE_BUF);
+	for (i = 0, off = 0; i < ARRAY_SIZE_(sizes); off += sizes[i], i++) {
+		pattern(want, sizes[i], i);
+		expect(pread(fd, got, sizes[i], off) == (ssize_t)sizes[i] &&
+		       !memcmp(want, got, sizes[i]), "submission %zu differs in the file", i);
+	}
+	close(fd);
+	free(want);
+	free(got);
+	unlinkat(imgdir, name, 0);
+}
+
+/* A failed write (here: to /dev/full) is reported, not lost. */
+static void test_pagestore_write_error(void)
+{
+	uint64_t total = 1;
+	struct pstore *ps;
+	char name[64];
+	off_t mark;
+	void *buf;
+	int i, ret, got_null = 0;
+
+	img_name(IMG_PAGES, ID + 8, name, sizeof(name));
+	unlinkat(imgdir, name, 0);
+	require(!symlinkat("/dev/full", imgdir, name), "symlink: %m");
+	mark = log_mark();
+	ps = pstore_create(imgdir, ID + 8);
+	if (!ps) {
+		unlinkat(imgdir, name, 0);
+		expect(0, "pstore_create failed");
+		return;
+	}
+	for (i = 0; i < 6; i++) {
+		buf = pstore_buf(ps);
+		if (!buf) {
+			got_null = 1;
+			break;
+		}
+		memset(buf, i, 2 * 4096);
+		pstore_submit(ps, 2 * 4096);
+	}
+	ret = pstore_close(ps, &total);
+	unlinkat(imgdir, name, 0);
+
+	expect(ret == -1, "pstore_close returned %d after a failed write", ret);
+	expect(strstr(log_since(mark), "page store"), "no error logged: '%s'", log_since(mark));
+	expect(got_null, "pstore_buf kept handing out buffers after a failed write");
+	expect(total == 0, "total %llu counts bytes that were not written",
+	       (unsigned long long)total);
+}
+
 static void unit_setup(void)
 {
 	char logname[PATH_MAX];
@@ -1320,6 +1421,8 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(test_not_a_file),
 	UNIT_TEST(test_unpack_bad_type),
 	UNIT_TEST(test_raw_pages),
+	UNIT_TEST(test_pagestore),
+	UNIT_TEST(test_pagestore_write_error),
 };
 
 UNIT_MAIN(tests)

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -828,6 +829,122 @@ static void test_threads_children_live(void)
 	expect(proc_list_threads(999999999, &tids) == -1, "a task that does not exist");
 }
 
+/* ----------------------------------------------------------- timers */
+
+/* As fs/proc/base.c prints them: the newest timer first. */
+static const char timers_sample[] =
+	"ID: 2\n"
+	"signal: 36/000000001234abcd\n"
+	"notify: signal/tid.31844\n"
+	"ClockID: -6\n"
+	"ID: 1\n"
+	"signal: 10/0000000000000000\n"
+	"notify: none/pid.31840\n"
+	"ClockID: 7\n"
+	"ID: 2147483647\n"
+	"signal: 14/ffffffffffffffff\n"
+	"notify: thread/pid.31840\n"
+	"ClockID: 0\n";
+
+static void test_timers_sample(void)
+{
+	char *buf = strdup(timers_sample);
+	struct proc_timer *t = NULL;
+	int nr;
+
+	nr = proc_parse_timers(buf, &t);
+	free(buf);
+	require(nr == 3, "%d timers, want 3", nr);
+	expect(t[0].id == 2 && t[0].signo == 36 && t[0].value == 0x1234abcd &&
+	       t[0].notify == (SIGEV_SIGNAL | 4) && t[0].target == 31844 && t[0].clockid == -6,
+	       "timer 0: id %d signo %d value %#llx notify %d target %d clock %d", t[0].id,
+	       t[0].signo, (unsigned long long)t[0].value, t[0].notify, t[0].target,
+	       t[0].clockid);
+	expect(t[1].id == 1 && t[1].notify == SIGEV_NONE && t[1].target == 31840 &&
+	       t[1].clockid == 7 && t[1].value == 0, "timer 1");
+	expect(t[2].id == 2147483647 && t[2].notify == SIGEV_THREAD &&
+	       t[2].value == UINT64_MAX && t[2].clockid == 0, "timer 2: value %#llx",
+	       (unsigned long long)t[2].value);
+	free(t);
+}
+
+static void test_timers_bad(void)
+{
+	static const char *const bad[] = {
+		"signal: 14/0\n",					/* before any ID */
+		"ID: 1\nsignal: 14/0\nnotify: signal/pid.1\n",		/* no ClockID */
+		"ID: 1\nsignal: 14/0\nnotify: signal/pid.1\nID: 2\nClockID: 1\n",
+		"ID: 1\nsignal: 14/0\nnotify: sig/pid.1\nClockID: 1\n",
+		"ID: 1\nsignal: 14/0\nnotify: signal/pgid.1\nClockID: 1\n",
+		"ID: 1\nsignal: x/0\nnotify: signal/pid.1\nClockID: 1\n",
+		"ID: -1\nsignal: 14/0\nnotify: signal/pid.1\nClockID: 1\n",
+	};
+	struct proc_timer *t = NULL;
+	char *buf;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		buf = strdup(bad[i]);
+		expect(proc_parse_timers(buf, &t) == -1, "bad sample %zu parsed", i);
+		free(buf);
+	}
+	buf = strdup("");
+	expect(proc_parse_timers(buf, &t) == 0, "no timers");
+	free(buf);
+	free(t);
+}
+
+static void test_timers_live(void)
+{
+	struct sigevent se;
+	struct proc_timer *t = NULL;
+	timer_t ids[3];
+	int nr, i, j, created = 0, found = 0;
+
+	memset(&se, 0, sizeof(se));
+	se.sigev_notify = SIGEV_SIGNAL;
+	se.sigev_signo = SIGUSR1;
+	se.sigev_value.sival_ptr = (void *)0x1234abcd;
+	created += !timer_create(CLOCK_MONOTONIC, &se, &ids[0]);
+	se.sigev_notify = SIGEV_NONE;
+	created += !timer_create(CLOCK_BOOTTIME, &se, &ids[1]);
+	se.sigev_notify = SIGEV_THREAD_ID | SIGEV_SIGNAL;
+	se.sigev_signo = SIGRTMIN + 2;
+	se._sigev_un._tid = gettid();
+	created += !timer_create(CLOCK_PROCESS_CPUTIME_ID, &se, &ids[2]);
+	require(created == 3, "timer_create: %m");
+
+	nr = proc_read_timers(getpid(), &t);
+	expect(nr == 3, "%d timers, want 3", nr);
+	for (i = 0; i < nr; i++) {
+		for (j = 0; j < 3; j++)
+			if (t[i].id == (int)(intptr_t)ids[j])
+				break;
+		if (j == 3)
+			continue;
+		found++;
+		expect(t[i].value == 0x1234abcd, "timer %d: value %#llx", t[i].id,
+		       (unsigned long long)t[i].value);
+		expect(t[i].target == getpid(), "timer %d: target %d", t[i].id, t[i].target);
+		if (j == 0)
+			expect(t[i].clockid == CLOCK_MONOTONIC && t[i].notify == SIGEV_SIGNAL &&
+			       t[i].signo == SIGUSR1, "monotonic timer");
+		else if (j == 1)
+			expect(t[i].clockid == CLOCK_BOOTTIME && t[i].notify == SIGEV_NONE,
+			       "boottime timer");
+		else
+			/* the kernel shows CPU clocks encoded: pid 0, CPUCLOCK_SCHED */
+			expect(t[i].clockid == -6 &&
+			       t[i].notify == (SIGEV_THREAD_ID | SIGEV_SIGNAL) &&
+			       t[i].signo == SIGRTMIN + 2, "cpu timer: clock %d notify %d",
+			       t[i].clockid, t[i].notify);
+	}
+	expect(found == 3, "found %d of our 3 timers", found);
+	free(t);
+	for (i = 0; i < 3; i++)
+		timer_delete(ids[i]);
+}
+
 /* ----------------------------------------------------------- pagemap */
 
 struct runs {
@@ -927,6 +1044,9 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(test_fdinfo_sample),
 	UNIT_TEST(test_fdinfo_live),
 	UNIT_TEST(test_threads_children_live),
+	UNIT_TEST(test_timers_sample),
+	UNIT_TEST(test_timers_bad),
+	UNIT_TEST(test_timers_live),
 	UNIT_TEST(test_pagemap_live),
 };
 

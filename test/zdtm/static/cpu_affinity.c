@@ -2,7 +2,9 @@
 /*
  * A task pinned to a CPU that the restoring machine does not have: the
  * task pins itself to CPU PIN (first argument); once restored, its affinity
- * must be the CPU list EXPECT (second argument). The .desc makes criu
+ * must be the CPU list EXPECT (second argument). PIN "none": the task
+ * keeps the affinity it was started with and must have it after the
+ * restore too, whatever EXPECT says. The .desc makes criu
  * believe that only CPU 0 is online (CRIU_FAKE_ONLINE_CPUS), so that this
  * works on a 2-CPU machine.
  *
@@ -11,6 +13,7 @@
  * affinity must simply be unchanged.
  */
 #include <getopt.h>
+#include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +74,10 @@ int main(int argc, char **argv)
 	parse_list(argv[optind + 1], &expect);
 	if (sched_getaffinity(0, sizeof(avail), &avail))
 		fail_errno("sched_getaffinity");
+	if (!strcmp(argv[optind], "none")) {
+		pin = expect = avail;
+		goto ready;
+	}
 	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &avail)) {
 		test_msg("CPU %d is not available here, nothing to test", cpu);
 		test_ready();
@@ -81,6 +88,7 @@ int main(int argc, char **argv)
 	CPU_SET(cpu, &pin);
 	if (sched_setaffinity(0, sizeof(pin), &pin))
 		fail_errno("sched_setaffinity(%d)", cpu);
+ready:
 	time_ns(ns0, sizeof(ns0));
 
 	test_ready();

@@ -4,8 +4,9 @@
  * samples the clocks every ~10 ms. After SIGTERM, no two consecutive
  * samples of MONOTONIC/BOOTTIME may be further apart than the runner's gap
  * between dump and restore (ZDTM_GAP) minus a margin, while REALTIME must
- * have jumped by at least the gap. BOOTTIME - MONOTONIC stays constant and
- * neither goes backwards.
+ * have jumped by at least the gap. BOOTTIME - MONOTONIC stays constant,
+ * neither goes backwards, and after the restore MONOTONIC and REALTIME
+ * advance at the same rate.
  */
 #include <errno.h>
 #include <time.h>
@@ -13,6 +14,7 @@
 #include "zdtm.h"
 
 #define MARGIN 0.5
+#define SETTLE 20	/* samples taken before ready and after SIGTERM */
 
 struct sample {
 	double mono, boot, real;
@@ -42,16 +44,28 @@ int main(int argc, char **argv)
 {
 	double max_mono = 0, max_boot = 0, max_real = 0, offset, gap;
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
-	unsigned long n = 0;
-	struct sample *s, *p;
+	unsigned long n = 0, after = 0;
+	struct sample *s, *p, from = { 0, 0, 0 };
+	double dm, dr;
 
 	test_init(argc, argv);
 	gap = test_gap();
 	sample(&ring[0]);
 	offset = ring[0].boot - ring[0].mono;
-	test_ready();
 
-	while (!test_sigterm) {
+	/*
+	 * Sample for a while before the checkpoint, and for a while after
+	 * SIGTERM (i.e. after the restore), so both sides are well covered.
+	 */
+	for (;;) {
+		if (n == SETTLE)
+			test_ready();
+		if (test_sigterm && !after) {
+			after = n;
+			from = ring[n % RING];
+		}
+		if (after && n >= after + SETTLE)
+			break;
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &tick, NULL);
 		p = &ring[n % RING];
 		s = &ring[++n % RING];
@@ -71,6 +85,13 @@ int main(int argc, char **argv)
 
 	test_msg("%lu samples; largest steps: mono %.3f boot %.3f real %.3f; gap %.1f",
 		 n, max_mono, max_boot, max_real, gap);
+	/* after the restore the clocks run at the same rate */
+	s = &ring[n % RING];
+	dm = s->mono - from.mono;
+	dr = s->real - from.real;
+	if (dm < dr * 0.9 - 0.005 || dm > dr * 1.1 + 0.005)
+		fail("after SIGTERM MONOTONIC advanced %.3f s while REALTIME advanced %.3f s",
+		     dm, dr);
 	if (gap > MARGIN) {
 		if (max_mono > gap - MARGIN)
 			fail("CLOCK_MONOTONIC jumped by %.3f s (gap %.1f s)", max_mono, gap);

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * POSIX timers go on firing after restore, with their notification:
+ *  - a one-shot CLOCK_MONOTONIC timer due 1.5 s after "ready" (inside the
+ *    runner's gap) fires once, 1.5 s of namespace time after it was armed,
+ *    with its signal, value, timer id and SI_TIMER;
+ *  - periodic CLOCK_MONOTONIC (50 ms, SIGEV_THREAD_ID) and CLOCK_BOOTTIME
+ *    (100 ms) timers keep signalling; deliveries plus overruns match the
+ *    namespace time since they were armed (the downtime adds nothing; the
+ *    task is frozen with their signal queued, so the overruns counted then
+ *    are lost: a few periods of slack).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "zdtm.h"
+
+#define NS		1000000000LL
+#define MS		1000000LL
+#define ONESHOT_NS	(1500 * MS)
+#define FIRE_SLACK_NS	(100 * MS)
+
+static struct ptimer {
+	const char *name;
+	int clockid, notify, signo;
+	long long value, interval;
+	timer_t t;
+	long long start;
+	/* from the handler */
+	volatile int count, overruns, bad;
+	volatile long long fired;
+} timers[] = {
+	{ "one-shot", CLOCK_MONOTONIC, SIGEV_SIGNAL, 0, ONESHOT_NS, 0 },
+	{ "monotonic 50 ms", CLOCK_MONOTONIC, SIGEV_THREAD_ID, SIGUSR1, 50 * MS, 50 * MS },
+	{ "boottime 100 ms", CLOCK_BOOTTIME, SIGEV_SIGNAL, 0, 100 * MS, 100 * MS },
+};
+
+static long long now_ns(int clockid)
+{
+	struct timespec ts;
+
+	clock_gettime(clockid, &ts);
+	return ts.tv_sec * NS + ts.tv_nsec;
+}
+
+static void handler(int sig, siginfo_t *si, void *uc)
+{
+	struct ptimer *p = si->si_value.sival_ptr;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(timers); i++)
+		if (p == &timers[i])
+			break;
+	if (i == ARRAY_SIZE(timers)) {
+		timers[0].bad = sig;
+		return;
+	}
+	if (si->si_code != SI_TIMER || si->si_timerid != (long)p->t || sig != p->signo)
+		p->bad = sig;
+	p->fired = now_ns(p->clockid);
+	p->count++;
+	p->overruns += si->si_overrun;
+}
+
+static void arm(struct ptimer *p)
+{
+	struct sigaction sa = { .sa_sigaction = handler, .sa_flags = SA_SIGINFO | SA_RESTART };
+	struct sigevent sev;
+	struct itimerspec its = {
+		{ p->interval / NS, p->interval % NS }, { p->value / NS, p->value % NS },
+	};
+
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = p->notify;
+	sev.sigev_signo = p->signo;
+	sev.sigev_value.sival_ptr = p;
+	if (p->notify & SIGEV_THREAD_ID)
+		sev._sigev_un._tid = syscall(SYS_gettid);
+	sigaction(p->signo, &sa, NULL);
+	if (timer_create(p->clockid, &sev, &p->t))
+		fail_errno("timer_create(%s)", p->name);
+	p->start = now_ns(p->clockid);
+	if (timer_settime(p->t, 0, &its, NULL))
+		fail_errno("timer_settime(%s)", p->name);
+}
+
+int main(int argc, char **argv)
+{
+	struct timespec nap = { 0, 10 * MS };
+	long long late, elapsed, deadline;
+	struct ptimer *p = &timers[0];
+	sigset_t all, old;
+	unsigned int i;
+	int total;
+
+	test_init(argc, argv);
+	timers[0].signo = SIGRTMIN + 1;
+	timers[2].signo = SIGRTMIN + 4;
+	for (i = 0; i < ARRAY_SIZE(timers); i++)
+		arm(&timers[i]);
+
+	test_ready();
+	test_waitsig();
+
+	deadline = now_ns(CLOCK_MONOTONIC) + 10 * NS;
+	while (!p->count && now_ns(CLOCK_MONOTONIC) < deadline)
+		nanosleep(&nap, NULL);
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+
+	late = p->fired - (p->start + ONESHOT_NS);
+	test_msg("%s: %d deliveries, %.3f s after it was due\n", p->name, p->count, late / 1e9);
+	if (p->count != 1 || p->bad)
+		fail("%s: %d deliveries (bad signal %d)", p->name, p->count, p->bad);
+	if (late < -FIRE_SLACK_NS || late > FIRE_SLACK_NS)
+		fail("%s: fired %.3f s off its time", p->name, late / 1e9);
+
+	for (i = 1; i < ARRAY_SIZE(timers); i++) {
+		p = &timers[i];
+		elapsed = now_ns(p->clockid) - p->start;
+		total = p->count + p->overruns;
+		test_msg("%s: %d deliveries + %d overruns in %.3f s\n", p->name, p->count,
+			 p->overruns, elapsed / 1e9);
+		if (p->bad)
+			fail("%s: a wrong signal or siginfo (%d)", p->name, p->bad);
+		if (total + 6 < elapsed / p->interval || total > elapsed / p->interval + 1)
+			fail("%s: %d expirations in %.3f s", p->name, total, elapsed / 1e9);
+	}
+	pass();
+}

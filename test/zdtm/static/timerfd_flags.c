@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * timerfds on the monotonic clocks and a relative CLOCK_REALTIME one,
+ * armed relative and absolute, one-shot, periodic and disarmed, blocking
+ * or not, with and without close-on-exec. After restore each has its
+ * clock, settime flags, status flags and exact interval, and its remaining
+ * time went down by the little time the task itself ran, not by the
+ * downtime: namespace time stood still, and a relative CLOCK_REALTIME
+ * timer was armed for a duration.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "zdtm.h"
+
+#define NS		1000000000LL
+/* what dump and restore may take from a timer (the gap must not) */
+#define MAX_LOST_NS	(NS / 2)
+
+static const struct tcase {
+	const char *name;
+	int clockid;
+	int flags;		/* timerfd_create() */
+	int settime;		/* timerfd_settime() */
+	long long value, interval;	/* ns; from now for TFD_TIMER_ABSTIME */
+} cases[] = {
+	{ "monotonic", CLOCK_MONOTONIC, 0, 0, 1000 * NS + 123457, 0 },
+	{ "monotonic abs periodic", CLOCK_MONOTONIC, TFD_NONBLOCK, TFD_TIMER_ABSTIME,
+	  2000 * NS + 999999, 3 * NS + 987 },
+	{ "boottime periodic", CLOCK_BOOTTIME, TFD_CLOEXEC, 0, 3000 * NS + 1, NS + 1 },
+	{ "boottime abs", CLOCK_BOOTTIME, TFD_NONBLOCK | TFD_CLOEXEC, TFD_TIMER_ABSTIME,
+	  4000 * NS + 424242, 0 },
+	{ "realtime relative", CLOCK_REALTIME, 0, 0, 5000 * NS + 5, 777 * NS },
+	{ "boottime alarm", CLOCK_BOOTTIME_ALARM, TFD_NONBLOCK, 0, 6000 * NS + 6, 0 },
+	{ "disarmed", CLOCK_MONOTONIC, TFD_CLOEXEC, 0, 0, 0 },
+};
+
+static int fds[ARRAY_SIZE(cases)];
+static long long before[ARRAY_SIZE(cases)];
+
+static long long ts_ns(const struct timespec *ts)
+{
+	return ts->tv_sec * NS + ts->tv_nsec;
+}
+
+static struct timespec ns_ts(long long ns)
+{
+	struct timespec ts = { ns / NS, ns % NS };
+
+	return ts;
+}
+
+static void fdinfo(int fd, int *clockid, unsigned int *flags)
+{
+	char path[64], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (test_read_file(path, buf, sizeof(buf)) < 0)
+		fail_errno("read %s", path);
+	p = strstr(buf, "clockid:");
+	if (!p || sscanf(p, "clockid: %d", clockid) != 1)
+		fail("no clockid in %s", path);
+	p = strstr(buf, "settime flags:");
+	if (!p || sscanf(p, "settime flags: %o", flags) != 1)
+		fail("no settime flags in %s", path);
+}
+
+static void arm(unsigned int i)
+{
+	const struct tcase *c = &cases[i];
+	struct itimerspec its = { ns_ts(c->interval), ns_ts(c->value) };
+	struct timespec now;
+
+	fds[i] = timerfd_create(c->clockid, c->flags);
+	if (fds[i] < 0) {
+		if (errno == EPERM && c->clockid == CLOCK_BOOTTIME_ALARM) {
+			test_msg("%s: no CAP_WAKE_ALARM, skipped\n", c->name);
+			return;
+		}
+		fail_errno("timerfd_create(%s)", c->name);
+	}
+	if (c->settime & TFD_TIMER_ABSTIME) {
+		clock_gettime(c->clockid, &now);
+		its.it_value = ns_ts(ts_ns(&now) + c->value);
+	}
+	if (timerfd_settime(fds[i], c->settime, &its, NULL))
+		fail_errno("timerfd_settime(%s)", c->name);
+}
+
+static long long remaining(unsigned int i, long long *interval)
+{
+	struct itimerspec its;
+
+	if (timerfd_gettime(fds[i], &its))
+		fail_errno("timerfd_gettime(%s)", cases[i].name);
+	*interval = ts_ns(&its.it_interval);
+	return ts_ns(&its.it_value);
+}
+
+static void check(unsigned int i)
+{
+	const struct tcase *c = &cases[i];
+	long long left, interval, lost;
+	unsigned int flags;
+	int clockid, fl, fdfl;
+
+	if (fds[i] < 0)
+		return;
+	fdinfo(fds[i], &clockid, &flags);
+	if (clockid != c->clockid || flags != (unsigned int)c->settime)
+		fail("%s: clock %d, settime flags %o; was %d, %o", c->name, clockid, flags,
+		     c->clockid, c->settime);
+	fl = fcntl(fds[i], F_GETFL);
+	fdfl = fcntl(fds[i], F_GETFD);
+	if (!!(fl & O_NONBLOCK) != !!(c->flags & TFD_NONBLOCK) ||
+	    !!(fdfl & FD_CLOEXEC) != !!(c->flags & TFD_CLOEXEC) || (fl & O_ACCMODE) != O_RDWR)
+		fail("%s: status flags %#x, fd flags %#x", c->name, fl, fdfl);
+	left = remaining(i, &interval);
+	if (interval != c->interval)
+		fail("%s: interval %lld ns, was %lld", c->name, interval, c->interval);
+	lost = before[i] - left;
+	if (!c->value && left)
+		fail("%s: armed (%lld ns left)", c->name, left);
+	if (c->value && (lost < 0 || lost > MAX_LOST_NS))
+		fail("%s: %lld ns left, %lld before: %.3f s went by", c->name, left,
+		     before[i], lost / 1e9);
+}
+
+int main(int argc, char **argv)
+{
+	long long interval;
+	unsigned int i;
+
+	test_init(argc, argv);
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		arm(i);
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		if (fds[i] >= 0)
+			before[i] = remaining(i, &interval);
+	test_ready();
+	test_waitsig();
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		check(i);
+	pass();
+}
