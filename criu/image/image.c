@@ -93,8 +93,11 @@ int img_write(int dirfd, enum img_type t, int id, const ProtobufCMessage *msg)
 	protobuf_c_message_pack(msg, buf + sizeof(hdr));
 
 	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
+	/* an older file of the same name may have had another mode */
+	if (fd < 0 || fchmod(fd, 0600)) {
 		pr_perror("Can't create image %s", name);
+		if (fd >= 0)
+			close(fd);
 		goto out;
 	}
 	if (write_full(fd, buf, len + sizeof(hdr))) {
@@ -114,8 +117,10 @@ void *img_unpack(enum img_type t, const uint8_t *buf, size_t len, const char *na
 	uint32_t hdr[2];
 	void *msg;
 
-	if (t < 0 || t >= IMG_NR || !descs[t].pb)
+	if (t < 0 || t >= IMG_NR || !descs[t].pb) {
+		pr_err("Image %s: type %d has no message to unpack", name, t);
 		return NULL;
+	}
 	if (len < sizeof(hdr)) {
 		pr_err("Image %s is truncated: %zu bytes, no header", name, len);
 		return NULL;
@@ -170,9 +175,13 @@ int img_open_raw(int dirfd, enum img_type t, int id, int write)
 	int fd;
 
 	img_name(t, id, name, sizeof(name));
-	if (write)
+	if (write) {
 		fd = openat(dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	else
+		if (fd >= 0 && fchmod(fd, 0600)) {
+			close(fd);
+			fd = -1;
+		}
+	} else
 		fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		pr_perror("Can't open image %s", name);

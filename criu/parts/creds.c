@@ -26,7 +26,8 @@
  * Steps that change nothing are left out: a root task with criu's own
  * capabilities needs none. A change of euid, egid, fsuid or fsgid makes
  * the kernel clear the parent death signal and reset dumpable, so both are
- * put back after it.
+ * put back after it: the signal as the earlier steps armed it, dumpable
+ * as the image says.
  *
  * setfsuid() and setfsgid() can't report failure, so the final hook
  * compares what /proc shows with the image.
@@ -343,7 +344,7 @@ static int queue_caps(struct batch *b, const CredsEntry *ce, struct cur_creds *c
 	    BATCH(b, "prctl(PR_SET_SECUREBITS) to the dumped bits", __NR_prctl,
 		  PR_SET_SECUREBITS, ce->securebits) < 0)
 		return -1;
-	/* a change of fsuid takes file capabilities out of the effective set */
+	/* setfsuid() moves the filesystem caps in or out of the effective set */
 	if ((uid_chg || ce->fsuid != c->uid[3] || ce->cap_eff != c->eff ||
 	     ce->cap_prm != c->prm || ce->cap_inh != c->inh) &&
 	    queue_capset(b, "capset to the dumped caps", ce->cap_eff, ce->cap_prm,

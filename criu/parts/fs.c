@@ -49,7 +49,7 @@ static int read_dir_link(pid_t pid, const char *link, char *buf, size_t size)
 	}
 	if (buf[0] != '/' || stat(buf, &named) || named.st_dev != held.st_dev ||
 	    named.st_ino != held.st_ino) {
-		pr_err("Task %d: its %s %s is another directory from here "
+		pr_err("Task %d: its %s %s names another directory for criu "
 		       "(another mount namespace?); not supported", pid, link, buf);
 		return -1;
 	}

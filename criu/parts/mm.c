@@ -565,11 +565,14 @@ static int validate(struct rtask *t, MmEntry *mm, PagemapEntry *pm)
 		}
 		prev_end = v->end;
 	}
+	prev_end = 0;
 	for (i = 0; i < pm->n_runs; i++) {
 		r = pm->runs[i];
 		while (j < mm->n_vmas && mm->vmas[j]->end <= r->vaddr)
 			j++;
-		if (!r->nr_pages || j == mm->n_vmas || r->vaddr < mm->vmas[j]->start ||
+		if (!r->nr_pages || (r->vaddr & ~PAGE_MASK) || r->vaddr < prev_end ||
+		    r->vaddr + (uint64_t)r->nr_pages * PAGE_SIZE < r->vaddr ||
+		    j == mm->n_vmas || r->vaddr < mm->vmas[j]->start ||
 		    r->vaddr + (uint64_t)r->nr_pages * PAGE_SIZE > mm->vmas[j]->end ||
 		    is_special(mm->vmas[j]->kind) ||
 		    mm->vmas[j]->kind == VMA_KIND__VMA_FILE_SHARED) {
@@ -578,6 +581,7 @@ static int validate(struct rtask *t, MmEntry *mm, PagemapEntry *pm)
 			return -1;
 		}
 		total += (uint64_t)r->nr_pages * PAGE_SIZE;
+		prev_end = r->vaddr + (uint64_t)r->nr_pages * PAGE_SIZE;
 	}
 	for (i = 0, j = 0; i < mm->n_guards; i++) {
 		GuardRange *g = mm->guards[i];

@@ -453,6 +453,9 @@ static int pt_load(struct rst_ctx *rc, struct rtask *t)
 	r->exact = prctl(PR_TIMER_CREATE_RESTORE_IDS, PR_TIMER_CREATE_RESTORE_IDS_GET,
 			 0, 0, 0) >= 0;
 	fillers = r->exact ? 0 : r->sorted[n - 1]->id + 1 - n;
+	if (!r->exact)
+		pr_info("Task %d: no PR_TIMER_CREATE_RESTORE_IDS: %zu POSIX timers are "
+			"created in order, with %u in between dropped", t->pid, n, fillers);
 	if (fillers > MAX_FILLERS) {
 		pr_err("Task %d: POSIX timer id %u can't be had: the kernel can't create a "
 		       "timer with a given id (PR_TIMER_CREATE_RESTORE_IDS, Linux 6.16) and "

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #include "core/log.h"
 #include "core/util.h"
@@ -55,6 +56,43 @@ static int fixup_syscall(pid_t pid, struct user_regs_struct *r)
 	return 0;
 }
 
+/*
+ * A thread stopped inside an rseq critical section would be sent to the
+ * section's abort handler by the kernel on its way back to user space.
+ * The image must hold where it would really continue.
+ */
+static int fixup_rseq(pid_t tid, struct user_regs_struct *r)
+{
+	struct ptrace_rseq_conf c;
+	struct {
+		uint32_t version, flags;
+		uint64_t start_ip, post_commit_offset, abort_ip;
+	} cs;
+	uint64_t cs_ptr;
+	struct iovec l, rv;
+
+	if (ptrace_get_rseq(tid, &c) || !c.rseq_abi_pointer)
+		return 0;
+	l.iov_base = &cs_ptr;
+	l.iov_len = sizeof(cs_ptr);
+	rv.iov_base = (void *)(c.rseq_abi_pointer + 8);	/* struct rseq.rseq_cs */
+	rv.iov_len = sizeof(cs_ptr);
+	if (process_vm_readv(tid, &l, 1, &rv, 1, 0) != sizeof(cs_ptr) || !cs_ptr)
+		return 0;
+	l.iov_base = &cs;
+	l.iov_len = sizeof(cs);
+	rv.iov_base = (void *)cs_ptr;
+	rv.iov_len = sizeof(cs);
+	if (process_vm_readv(tid, &l, 1, &rv, 1, 0) != sizeof(cs))
+		return 0;
+	if (r->rip - cs.start_ip < cs.post_commit_offset) {
+		pr_info("Task %d: in an rseq critical section, continues at its abort handler %#lx",
+			tid, cs.abort_ip);
+		r->rip = cs.abort_ip;
+	}
+	return 0;
+}
+
 #define R(f, g) e->f = r->g
 
 static void to_image(const struct user_regs_struct *r, UserRegsX86 *e)
@@ -92,6 +130,7 @@ static int regs_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	e.tid = t->pid;
 	e.has_syscall_interrupted = 1;
 	e.syscall_interrupted = fixup_syscall(t->pid, &r);
+	fixup_rseq(t->pid, &r);
 	r.orig_rax = -1;
 	to_image(&r, &gp);
 	e.gpregs = &gp;

@@ -11,17 +11,16 @@
  * run in the leader only: a thread's own tid address needs a batch in that
  * thread, which the dump driver does not have yet (it refuses threads).
  *
- * Restore sets the name and the subreaper flag as the new task itself (child
- * hook). The rest waits for the batch, after the memory: the per-thread
- * pointers point into it, READ_IMPLIES_EXEC in the personality would make
- * its PROT_READ areas executable as they are mapped, and the driver keeps
- * the parent death signal at SIGKILL until criu traces the task. The new task inherited criu's own clear_child_tid
- * and robust list, which point into criu's memory: both are always
- * replaced, by zero if the dumped task had none. criu's rseq registration
- * is dropped by the driver before the batch runs.
+ * Restore sets the name and the subreaper flag as the new task itself
+ * (child hook). The rest waits for the batch, after the memory: the
+ * per-thread pointers point into it, READ_IMPLIES_EXEC in the personality
+ * would make its PROT_READ areas executable as they are mapped, and the
+ * driver keeps the parent death signal at SIGKILL until criu traces the
+ * task. The new task inherited criu's own clear_child_tid and robust list,
+ * which point into criu's memory: both are always replaced, by zero if the
+ * dumped task had none. criu's rseq registration is dropped by the driver
+ * before the batch runs.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>

@@ -57,7 +57,7 @@ int proc_parse_limits(const char *buf, struct proc_rlimit *lim, int nr)
 			len = strlen(limit_names[i].name);
 			if (strncmp(line, limit_names[i].name, len) || line[len] != ' ')
 				continue;
-			if (limit_names[i].res >= nr)
+			if (limit_names[i].res >= nr || found == nr)
 				break;
 			p = line + len;
 			lim[found].resource = limit_names[i].res;

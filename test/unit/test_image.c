@@ -707,7 +707,8 @@ static void test_names_and_magics(void)
 	expect(!strcmp(img_name(IMG_INVENTORY, 7, buf, sizeof(buf)), "inventory.img"), "%s", buf);
 	expect(!strcmp(img_name(IMG_PSTREE, 7, buf, sizeof(buf)), "pstree.img"), "%s", buf);
 	expect(!strcmp(img_name(IMG_MM, 7, buf, sizeof(buf)), "mm-7.img"), "%s", buf);
-	expect(!strcmp(img_name(IMG_PAGEMAP, 12345, buf, sizeof(buf)), "pagemap-12345.img"), "%s", buf);
+	expect(!strcmp(img_name(IMG_PAGEMAP, 12345, buf, sizeof(buf)), "pagemap-12345.img"),
+	       "%s", buf);
 	expect(!strcmp(img_name(IMG_PAGES, 12345, buf, sizeof(buf)), "pages-12345.img"), "%s", buf);
 	expect(!strcmp(img_name(IMG_FDINFO, 1, buf, sizeof(buf)), "fdinfo-1.img"), "%s", buf);
 	expect(img_magic(IMG_PAGES) == 0, "the raw page store has no magic");
@@ -755,7 +756,8 @@ static void test_roundtrip_every_field(void)
 			expect(protobuf_c_message_check(msg), "%s: the filled message is invalid",
 			       d->name);
 			out = roundtrip_msg(type_descs[i].t, msg);
-			expect(out && protobuf_c_message_check(out), "%s: read back invalid", d->name);
+			expect(out && protobuf_c_message_check(out), "%s: read back invalid",
+			       d->name);
 			img_free(type_descs[i].t, out);
 			protobuf_c_message_free_unpacked(msg, NULL);
 		}
@@ -899,7 +901,8 @@ static void test_roundtrip_fdinfo(void)
 
 	require(m, "no message");
 	require(m->n_files == 2 && m->n_fds == 3, "%zu files, %zu fds", m->n_files, m->n_fds);
-	expect(m->files[0]->kind == FILE_KIND__FILE_CHR && !strcmp(m->files[0]->path, "/dev/null") &&
+	expect(m->files[0]->kind == FILE_KIND__FILE_CHR &&
+	       !strcmp(m->files[0]->path, "/dev/null") &&
 	       m->files[0]->has_rdev && m->files[0]->rdev == 259 && !m->files[0]->has_size,
 	       "file 0");
 	expect(m->files[1]->kind == FILE_KIND__FILE_REG && m->files[1]->pos == 1ULL << 40 &&
@@ -1245,10 +1248,18 @@ static void test_not_a_file(void)
 static void test_unpack_bad_type(void)
 {
 	uint8_t buf[16] = { 0 };
+	off_t mark;
 
+	mark = log_mark();
 	expect(!img_unpack(IMG_PAGES, buf, sizeof(buf), "pages"), "the page store is raw");
+	expect(strstr(log_since(mark), "pages"), "nothing logged for the page store");
+	mark = log_mark();
 	expect(!img_unpack(IMG_NR, buf, sizeof(buf), "nr"), "IMG_NR is no type");
+	expect(strstr(log_since(mark), "nr"), "nothing logged for IMG_NR");
 	expect(!img_unpack((enum img_type)-1, buf, sizeof(buf), "neg"), "-1 is no type");
+	/* img_read of the raw page store: an error, and said so */
+	require(!write_raw("pages-4242.img", buf, sizeof(buf)), "write");
+	expect_read_fails(IMG_PAGES, buf, sizeof(buf), "the raw page store");
 }
 
 static void test_raw_pages(void)

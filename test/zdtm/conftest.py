@@ -8,3 +8,4 @@ import zdtm
 def _reap_at_end():
     yield
     zdtm.reap_leftovers()
+    zdtm.end_session()

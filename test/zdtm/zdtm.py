@@ -12,7 +12,7 @@ Environment:
   ZDTM_GAP        seconds between dump and restore (default 2)
   ZDTM_SELFCHECK  1: run only the "none" flavour, no criu at all
   ZDTM_KEEP       1: keep the work directories of passing runs too
-  ZDTM_WORKDIR    parent of the per-run directories (default /tmp/zdtm)
+  ZDTM_WORKDIR    where each session makes its zdtm.XXXX directory (/tmp)
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ BUILD = Path(os.environ.get("ZDTM_BUILD", str(REPO / "build" / "test" / "zdtm"))
 GAP = float(os.environ.get("ZDTM_GAP", "2"))
 SELFCHECK = os.environ.get("ZDTM_SELFCHECK") == "1"
 KEEP = os.environ.get("ZDTM_KEEP") == "1"
-WORKDIR = Path(os.environ.get("ZDTM_WORKDIR", "/tmp/zdtm"))
+WORKDIR = Path(os.environ.get("ZDTM_WORKDIR", tempfile.gettempdir()))
 
 FLAVOURS = ["plain", "leave-running", "twice"]
 READY_TIMEOUT = 20.0
@@ -47,6 +47,28 @@ EXIT_TIMEOUT = 20.0
 CRIU_TIMEOUT = 120.0
 
 PR_SET_CHILD_SUBREAPER = 36
+
+
+_session_dir: Optional[Path] = None
+
+
+def session_dir() -> Path:
+    """This session's own directory for the per-run directories, so that
+    concurrent sessions never share (or clean up) each other's files."""
+    global _session_dir
+    if _session_dir is None:
+        WORKDIR.mkdir(parents=True, exist_ok=True)
+        _session_dir = Path(tempfile.mkdtemp(prefix="zdtm.", dir=WORKDIR))
+    return _session_dir
+
+
+def end_session() -> None:
+    """Remove the session directory if no failed run was kept in it."""
+    if _session_dir is not None:
+        try:
+            _session_dir.rmdir()
+        except OSError:
+            print(f"\nzdtm: work directories kept in {_session_dir}")
 
 
 def become_subreaper() -> None:
@@ -235,8 +257,7 @@ class Run:
         self.session_leader = session_leader
         self.args = args or []
         self.gap = gap
-        WORKDIR.mkdir(parents=True, exist_ok=True)
-        self.dir = Path(tempfile.mkdtemp(prefix=f"{name}.{flavour}.", dir=WORKDIR))
+        self.dir = Path(tempfile.mkdtemp(prefix=f"{name}.{flavour}.", dir=session_dir()))
         self.out = self.dir / f"{name}.out"
         self.ready = self.dir / f"{name}.ready"
         self.log = self.dir / f"{name}.log"

@@ -159,7 +159,7 @@ int main(int argc, char **argv)
 		c->t = (timer_t)(long)id;
 		prctl(PR_TIMER_CREATE_RESTORE_IDS, PR_TIMER_CREATE_RESTORE_IDS_OFF, 0, 0, 0);
 	} else {
-		test_msg("no PR_TIMER_CREATE_RESTORE_IDS: no timer %d\n", BIG_ID);
+		test_msg("no PR_TIMER_CREATE_RESTORE_IDS: no timer %d", BIG_ID);
 	}
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		if (cases[i].id == BIG_ID && !big)

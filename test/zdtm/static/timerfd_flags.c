@@ -6,7 +6,8 @@
  * clock, settime flags, status flags and exact interval, and its remaining
  * time went down by the little time the task itself ran, not by the
  * downtime: namespace time stood still, and a relative CLOCK_REALTIME
- * timer was armed for a duration.
+ * timer was armed for a duration. A dup()ed fd still shares the first
+ * timer's description.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +41,7 @@ static const struct tcase {
 	{ "disarmed", CLOCK_MONOTONIC, TFD_CLOEXEC, 0, 0, 0 },
 };
 
-static int fds[ARRAY_SIZE(cases)];
+static int fds[ARRAY_SIZE(cases)], dupfd;
 static long long before[ARRAY_SIZE(cases)];
 
 static long long ts_ns(const struct timespec *ts)
@@ -79,7 +80,7 @@ static void arm(unsigned int i)
 	fds[i] = timerfd_create(c->clockid, c->flags);
 	if (fds[i] < 0) {
 		if (errno == EPERM && c->clockid == CLOCK_BOOTTIME_ALARM) {
-			test_msg("%s: no CAP_WAKE_ALARM, skipped\n", c->name);
+			test_msg("%s: no CAP_WAKE_ALARM, skipped", c->name);
 			return;
 		}
 		fail_errno("timerfd_create(%s)", c->name);
@@ -139,6 +140,9 @@ int main(int argc, char **argv)
 	test_init(argc, argv);
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
 		arm(i);
+	dupfd = dup2(fds[0], 100);
+	if (dupfd < 0)
+		fail_errno("dup2");
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
 		if (fds[i] >= 0)
@@ -148,5 +152,8 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
 		check(i);
+	/* one description: a status flag set through one fd shows on the other */
+	if (fcntl(dupfd, F_SETFL, O_NONBLOCK) || !(fcntl(fds[0], F_GETFL) & O_NONBLOCK))
+		fail("fd %d no longer shares the timer of fd %d", dupfd, fds[0]);
 	pass();
 }

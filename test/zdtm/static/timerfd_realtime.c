@@ -55,7 +55,7 @@ static int arm(struct tfd *t, long long in, long long interval)
 	t->fd = timerfd_create(t->clockid, TFD_NONBLOCK);
 	if (t->fd < 0) {
 		if (errno == EPERM && t->clockid == CLOCK_REALTIME_ALARM) {
-			test_msg("%s: no CAP_WAKE_ALARM, skipped\n", t->name);
+			test_msg("%s: no CAP_WAKE_ALARM, skipped", t->name);
 			return -1;
 		}
 		fail_errno("timerfd_create(%s)", t->name);
@@ -97,7 +97,7 @@ static void check_deadline(struct tfd *t)
 	t2 = now_ns(CLOCK_REALTIME);
 	at = t1 + its.it_value.tv_sec * NS + its.it_value.tv_nsec;
 	off = at - t->deadline;
-	test_msg("%s: deadline off by %lld ns (read in %lld ns)\n", t->name, off, t2 - t1);
+	test_msg("%s: deadline off by %lld ns (read in %lld ns)", t->name, off, t2 - t1);
 	if (off < -EXACT_NS || off > EXACT_NS + (t2 - t1))
 		fail("%s: the deadline moved by %lld ns", t->name, off);
 	if (its.it_interval.tv_sec * NS + its.it_interval.tv_nsec != t->interval)
@@ -148,7 +148,7 @@ int main(int argc, char **argv)
 		check_deadline(&alarm);
 
 	ticks = wait_ticks(&passing, &when);
-	test_msg("%s: read %.3f s after its deadline, at SIGTERM %.3f s after\n",
+	test_msg("%s: read %.3f s after its deadline, at SIGTERM %.3f s after",
 		 passing.name, (when - passing.deadline) / 1e9,
 		 (sigterm - passing.deadline) / 1e9);
 	if (ticks != 1)
@@ -161,7 +161,7 @@ int main(int argc, char **argv)
 
 	ticks = wait_ticks(&period, &when);
 	expect = (when - period.deadline) / PERIOD_NS + 1;
-	test_msg("%s: %lu expirations, %lld expected\n", period.name, (unsigned long)ticks,
+	test_msg("%s: %lu expirations, %lld expected", period.name, (unsigned long)ticks,
 		 expect);
 	if ((long long)ticks + 2 < expect || (long long)ticks > expect + 1)
 		fail("%s: %lu expirations, expected %lld", period.name, (unsigned long)ticks,

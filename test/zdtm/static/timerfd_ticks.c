@@ -59,7 +59,7 @@ static void set_ticks(struct tcase *c)
 		if (errno != ENOTTY)
 			fail_errno("TFD_IOC_SET_TICKS(%s)", c->name);
 		/* no CONFIG_CHECKPOINT_RESTORE: criu can't restore them either */
-		test_msg("no TFD_IOC_SET_TICKS: skipping the set counts\n");
+		test_msg("no TFD_IOC_SET_TICKS: skipping the set counts");
 		set_ticks_works = 0;
 	}
 }
