@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The dump driver: freeze -> check -> ask inside -> write -> resume or kill.
- * Until every image is written and synced the task is only borrowed: any
- * failure puts its registers and mask back and lets it go as it was.
+ *
+ * The tree is frozen from the root down: each task's threads are seized
+ * until no new one shows up, then its children are listed and seized the
+ * same way; a stopped task can neither fork nor clone. Until every image
+ * is written and synced the tree is only borrowed: any failure puts
+ * registers and masks back and lets every task go as it was.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,92 +32,222 @@
 
 #define DUMP_BATCH_ENTRIES	256
 #define DUMP_BATCH_DATA		(64 << 10)
+#define MAX_TASKS		(1 << 16)
 
-static int check_tree(const struct opts *o, struct dtask *t)
-{
-	pid_t *children;
+struct dtree {
+	struct dtask **tasks;	/* parents before children; tasks[0] is the root */
 	int nr;
+};
 
-	if (t->status.tracer && t->status.tracer != getpid()) {
-		pr_err("Task %d is already traced by %d", t->pid, t->status.tracer);
+static struct dtask *tree_find(struct dtree *tree, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < tree->nr; i++)
+		if (tree->tasks[i]->pid == pid)
+			return tree->tasks[i];
+	return NULL;
+}
+
+static struct dtask *tree_add(struct dtree *tree, pid_t pid, struct dtask *parent)
+{
+	struct dtask **n, *t;
+
+	if (tree->nr == MAX_TASKS) {
+		pr_err("Task %d: the tree has more than %d tasks", pid, MAX_TASKS);
+		return NULL;
+	}
+	n = xrealloc(tree->tasks, (tree->nr + 1) * sizeof(*n));
+	t = xzalloc(sizeof(*t));
+	if (!n || !t) {
+		free(t);
+		return NULL;
+	}
+	tree->tasks = n;
+	t->pid = pid;
+	t->parent = parent;
+	tree->tasks[tree->nr++] = t;
+	return t;
+}
+
+static struct dthread *find_thread(struct dtask *t, pid_t tid)
+{
+	int i;
+
+	for (i = 0; i < t->nr_threads; i++)
+		if (t->th[i].tid == tid)
+			return &t->th[i];
+	return NULL;
+}
+
+static int add_thread(struct dtask *t, pid_t tid)
+{
+	struct dthread *n = xrealloc(t->th, (t->nr_threads + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	t->th = n;
+	memset(&t->th[t->nr_threads], 0, sizeof(*n));
+	t->th[t->nr_threads++].tid = tid;
+	return 0;
+}
+
+/* Seizes every thread of @t, again and again until none appears. */
+static int seize_threads(struct dtask *t)
+{
+	struct dthread *th;
+	pid_t *tids;
+	int i, nr, fresh;
+
+	do {
+		nr = proc_list_threads(t->pid, &tids);
+		if (nr < 0)
+			return -1;
+		fresh = 0;
+		for (i = 0; i < nr; i++) {
+			if (find_thread(t, tids[i]))
+				continue;
+			if (add_thread(t, tids[i]))
+				goto err;
+			th = &t->th[t->nr_threads - 1];
+			if (ptrace_seize_stop(tids[i])) {
+				/* a thread may exit between the listing and us */
+				if (errno == ESRCH && tids[i] != t->pid) {
+					t->nr_threads--;
+					continue;
+				}
+				goto err;
+			}
+			th->seized = 1;
+			fresh = 1;
+		}
+		free(tids);
+	} while (fresh);
+	/* the leader first, as everything else expects */
+	for (i = 0; i < t->nr_threads; i++)
+		if (t->th[i].tid == t->pid && i) {
+			struct dthread x = t->th[0];
+
+			t->th[0] = t->th[i];
+			t->th[i] = x;
+		}
+	return 0;
+err:
+	free(tids);
+	return -1;
+}
+
+static int seize_task(struct dtask *t)
+{
+	if (proc_read_stat(t->pid, 0, &t->stat))
+		return -1;
+	if (t->stat.state == 'Z' || t->stat.state == 'X') {
+		t->zombie = 1;
+		t->exit_code = t->stat.exit_code;
+		return 0;
+	}
+	if (seize_threads(t))
+		return -1;
+	/* stat again: the first read raced with the task */
+	return proc_read_stat(t->pid, 0, &t->stat);
+}
+
+static int collect_children(struct dtree *tree, struct dtask *t)
+{
+	struct dtask *c;
+	pid_t *kids;
+	int i, j, nr;
+
+	for (i = 0; i < t->nr_threads; i++) {
+		nr = proc_list_children(t->pid, t->th[i].tid, &kids);
+		if (nr < 0)
+			return -1;
+		for (j = 0; j < nr; j++) {
+			if (tree_find(tree, kids[j]))
+				continue;
+			c = tree_add(tree, kids[j], t);
+			if (!c || seize_task(c)) {
+				free(kids);
+				return -1;
+			}
+		}
+		free(kids);
+	}
+	return 0;
+}
+
+static int collect_tree(const struct opts *o, struct dtree *tree)
+{
+	struct dtask *root;
+	int i;
+
+	root = tree_add(tree, o->pid, NULL);
+	if (!root || seize_task(root))
+		return -1;
+	fault_point("seized");
+	if (root->zombie) {
+		pr_err("Task %d is a zombie: nothing to dump", o->pid);
 		return -1;
 	}
-	nr = proc_list_threads(t->pid, &t->tids);
-	if (nr < 0)
-		return -1;
-	t->nr_threads = nr;
-	if (nr != 1) {
-		pr_err("Task %d has %d threads; multi-threaded tasks are not supported yet",
-		       t->pid, nr);
-		return -1;
-	}
-	nr = proc_list_children(t->pid, t->pid, &children);
-	if (nr < 0)
-		return -1;
-	free(children);
-	if (nr) {
-		pr_err("Task %d has %d child process(es); process trees are not supported yet",
-		       t->pid, nr);
-		return -1;
-	}
-	if (t->stat.sid != t->pid && !o->shell_job) {
+	for (i = 0; i < tree->nr; i++)
+		if (!tree->tasks[i]->zombie && collect_children(tree, tree->tasks[i]))
+			return -1;
+	if (root->stat.sid != root->pid && !o->shell_job) {
 		pr_err("Task %d is not a session leader (session %d); use --shell-job",
-		       t->pid, t->stat.sid);
+		       root->pid, root->stat.sid);
 		return -1;
 	}
 	return 0;
 }
 
-static int write_tree(struct dump_ctx *dc, struct dtask *t)
+/* Registers and masks, and the per-thread list the parts walk. */
+static int read_threads(struct dtask *t)
 {
-	PstreeEntry e = PSTREE_ENTRY__INIT;
-	PstreeTask pt = PSTREE_TASK__INIT, *ppt = &pt;
-	uint32_t tids[1] = { t->pid };
+	int i;
 
-	pt.pid = t->pid;
-	pt.ppid = t->stat.ppid;
-	pt.pgid = t->stat.pgid;
-	pt.sid = t->stat.sid;
-	pt.threads = tids;
-	pt.n_threads = 1;
-	e.tasks = &ppt;
-	e.n_tasks = 1;
-	return img_write(dc->dirfd, IMG_PSTREE, 0, &e.base);
+	t->tids = xmalloc(t->nr_threads * sizeof(pid_t));
+	if (!t->tids)
+		return -1;
+	for (i = 0; i < t->nr_threads; i++) {
+		t->tids[i] = t->th[i].tid;
+		if (ptrace_get_regs(t->th[i].tid, &t->th[i].regs) ||
+		    ptrace_get_sigmask(t->th[i].tid, &t->th[i].sigmask))
+			return -1;
+	}
+	t->regs = t->th[0].regs;
+	t->sigmask = t->th[0].sigmask;
+	return 0;
 }
 
-static int write_inventory(struct dump_ctx *dc, struct dtask *t)
+/* In-task questions of every part, one round trip per thread. */
+static int ask_inside(struct dump_ctx *dc, struct dtask *t, void **buf)
 {
-	InventoryEntry e = INVENTORY_ENTRY__INIT;
-
-	e.fmt_version = IMG_FMT_VERSION;
-	e.root_pid = t->pid;
-	e.criu_version = CRIU_VERSION;
-	e.has_dump_realtime_ns = e.has_page_size = e.has_ntasks = 1;
-	e.dump_realtime_ns = clock_ns(CLOCK_REALTIME);
-	e.page_size = PAGE_SIZE;
-	e.ntasks = 1;
-	return img_write(dc->dirfd, IMG_INVENTORY, 0, &e.base);
-}
-
-/* In-task questions of every part, in one round trip. */
-static int ask_inside(struct dump_ctx *dc, struct dtask *t, struct batch *b, void **buf)
-{
+	size_t per = batch_area_size(DUMP_BATCH_ENTRIES, DUMP_BATCH_DATA);
 	struct infect inf;
-	size_t size = batch_area_size(DUMP_BATCH_ENTRIES, DUMP_BATCH_DATA);
-	int i, ret = -1;
+	int i, j, ret = -1;
 
-	*buf = xzalloc(size);
+	*buf = xzalloc(per * t->nr_threads);
 	if (!*buf)
 		return -1;
-	if (infect_start(&inf, t->pid, &t->regs, t->sigmask, &t->maps, size))
+	if (infect_start(&inf, t->pid, &t->regs, t->sigmask, &t->maps,
+			 per * t->nr_threads))
 		return -1;
-	if (batch_init(b, *buf, inf.area, size, DUMP_BATCH_ENTRIES))
-		goto out;
-	for (i = 0; i < PART_NR; i++)
-		if (parts[i]->prepare && parts[i]->prepare(dc, t, b))
+	for (i = 0; i < t->nr_threads; i++)
+		if (batch_init(&t->th[i].b, (char *)*buf + i * per, inf.area + i * per,
+			       per, DUMP_BATCH_ENTRIES))
 			goto out;
-	if (b->nr && infect_run(&inf, b))
-		goto out;
+	for (j = 0; j < PART_NR; j++)
+		if (parts[j]->prepare && parts[j]->prepare(dc, t, &t->th[0].b))
+			goto out;
+	for (i = 0; i < t->nr_threads; i++)
+		for (j = 0; j < PART_NR; j++)
+			if (parts[j]->prepare_thread &&
+			    parts[j]->prepare_thread(dc, t, i, &t->th[i].b))
+				goto out;
+	for (i = 0; i < t->nr_threads; i++)
+		if (t->th[i].b.nr && infect_run(&inf, t->th[i].tid, &t->th[i].regs,
+						t->th[i].sigmask, &t->th[i].b))
+			goto out;
 	ret = 0;
 out:
 	if (infect_stop(&inf))
@@ -123,113 +257,190 @@ out:
 
 static int dump_task(struct dump_ctx *dc, struct dtask *t)
 {
-	struct batch b;
 	void *buf = NULL;
 	int i, ret = -1;
 
-	if (proc_read_status(t->pid, &t->status) ||
-	    proc_read_stat(t->pid, 0, &t->stat) || check_tree(dc->opts, t))
+	if (proc_read_status(t->pid, &t->status) || read_threads(t))
 		return -1;
+	if (t->status.tracer && t->status.tracer != getpid()) {
+		pr_err("Task %d is traced by %d", t->pid, t->status.tracer);
+		return -1;
+	}
 	/* the scratch area comes and goes without a trace: one read serves all */
 	if (proc_read_maps(t->pid, 1, &t->maps))
 		return -1;
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->check && parts[i]->check(dc, t))
 			return -1;
-	if (ptrace_get_regs(t->pid, &t->regs) || ptrace_get_sigmask(t->pid, &t->sigmask))
-		return -1;
-	/* the clocks as the task saw them when it stopped */
-	if (timens_dump(dc, t->pid))
-		return -1;
-	if (ask_inside(dc, t, &b, &buf))
+	if (ask_inside(dc, t, &buf))
 		goto out;
 	fault_point("infected");
 	for (i = 0; i < PART_NR; i++) {
-		if (parts[i]->dump && parts[i]->dump(dc, t, &b))
+		if (parts[i]->dump && parts[i]->dump(dc, t, &t->th[0].b))
 			goto out;
 		if (i == PART_MM)
 			fault_point("memory");
 	}
-	if (write_tree(dc, t))
-		goto out;
 	ret = 0;
 out:
 	free(buf);
 	return ret;
 }
 
-static int finish(const struct opts *o, pid_t pid)
+static int write_tree(struct dump_ctx *dc, struct dtree *tree)
 {
-	int status;
+	PstreeEntry e = PSTREE_ENTRY__INIT;
+	PstreeTask *pts, **ppt;
+	uint32_t *tids;
+	int i, j, n = 0, ret;
 
-	if (o->leave_running || o->leave_stopped) {
-		if (ptrace(PTRACE_DETACH, pid, 0, o->leave_stopped ? SIGSTOP : 0)) {
-			pr_perror("Task %d: can't detach from it", pid);
-			return -1;
+	for (i = 0; i < tree->nr; i++)
+		n += tree->tasks[i]->nr_threads;
+	pts = xzalloc(tree->nr * sizeof(*pts));
+	ppt = xzalloc(tree->nr * sizeof(*ppt));
+	tids = xzalloc((n + 1) * sizeof(*tids));
+	if (!pts || !ppt || !tids) {
+		ret = -1;
+		goto out;
+	}
+	for (i = 0, n = 0; i < tree->nr; i++) {
+		struct dtask *t = tree->tasks[i];
+
+		pstree_task__init(&pts[i]);
+		pts[i].pid = t->pid;
+		pts[i].ppid = t->parent ? t->parent->pid : t->stat.ppid;
+		pts[i].pgid = t->stat.pgid;
+		pts[i].sid = t->stat.sid;
+		pts[i].threads = tids + n;
+		for (j = 0; j < t->nr_threads; j++)
+			tids[n++] = t->th[j].tid;
+		pts[i].n_threads = t->nr_threads;
+		if (t->zombie) {
+			pts[i].has_zombie = pts[i].has_exit_code = 1;
+			pts[i].zombie = 1;
+			pts[i].exit_code = t->exit_code;
 		}
-		return 0;
+		ppt[i] = &pts[i];
 	}
-	if (kill(pid, SIGKILL)) {
-		pr_perror("Task %d: can't kill it after the dump", pid);
-		return -1;
-	}
-	/* as its tracer we see it die; its parent reaps it */
-	while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR)
-		;
-	return 0;
+	e.tasks = ppt;
+	e.n_tasks = tree->nr;
+	ret = img_write(dc->dirfd, IMG_PSTREE, 0, &e.base);
+out:
+	free(pts);
+	free(ppt);
+	free(tids);
+	return ret;
 }
 
-static int open_images_dir(const char *dir)
+static int write_inventory(struct dump_ctx *dc, struct dtree *tree)
 {
-	int fd;
+	InventoryEntry e = INVENTORY_ENTRY__INIT;
 
-	if (mkdir(dir, 0700) && errno != EEXIST) {
-		pr_perror("Can't create the images directory %s", dir);
-		return -1;
+	e.fmt_version = IMG_FMT_VERSION;
+	e.root_pid = tree->tasks[0]->pid;
+	e.criu_version = CRIU_VERSION;
+	e.has_dump_realtime_ns = e.has_page_size = e.has_ntasks = 1;
+	e.dump_realtime_ns = clock_ns(CLOCK_REALTIME);
+	e.page_size = PAGE_SIZE;
+	e.ntasks = tree->nr;
+	return img_write(dc->dirfd, IMG_INVENTORY, 0, &e.base);
+}
+
+static void release_tree(struct dtree *tree, int detach)
+{
+	struct dtask *t;
+	int i, j;
+
+	for (i = 0; i < tree->nr; i++) {
+		t = tree->tasks[i];
+		for (j = 0; detach && j < t->nr_threads; j++)
+			if (t->th[j].seized && ptrace(PTRACE_DETACH, t->th[j].tid, 0, 0))
+				pr_perror("Task %d: can't detach from thread %d", t->pid,
+					  t->th[j].tid);
+		proc_maps_free(&t->maps);
+		proc_status_free(&t->status);
+		free(t->tids);
+		free(t->th);
+		free(t);
 	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		pr_perror("Can't open the images directory %s", dir);
-	return fd;
+	free(tree->tasks);
+}
+
+/* After the images are safe: kill the tree, or let it go on. */
+static int finish(const struct opts *o, struct dtree *tree)
+{
+	int i, j, status, ret = 0;
+	struct dtask *t;
+
+	for (i = 0; i < tree->nr; i++) {
+		t = tree->tasks[i];
+		if (t->zombie)
+			continue;
+		if (o->leave_running || o->leave_stopped) {
+			for (j = 0; j < t->nr_threads; j++)
+				if (ptrace(PTRACE_DETACH, t->th[j].tid, 0,
+					   o->leave_stopped && !j ? SIGSTOP : 0)) {
+					pr_perror("Task %d: can't detach from it", t->pid);
+					ret = -1;
+				}
+		} else if (kill(t->pid, SIGKILL)) {
+			pr_perror("Task %d: can't kill it after the dump", t->pid);
+			ret = -1;
+		}
+		for (j = 0; j < t->nr_threads; j++)
+			t->th[j].seized = 0;
+	}
+	if (o->leave_running || o->leave_stopped)
+		return ret;
+	/*
+	 * As their tracer we see them die (their parents reap them); a leader
+	 * is reported only after its other threads, so those go first.
+	 */
+	for (i = 0; i < tree->nr; i++)
+		for (j = tree->tasks[i]->nr_threads - 1; j >= 0; j--)
+			while (waitpid(tree->tasks[i]->th[j].tid, &status, __WALL) < 0 &&
+			       errno == EINTR)
+				;
+	return ret;
 }
 
 int cr_dump(const struct opts *o)
 {
 	struct dump_ctx dc = { .opts = o };
-	struct dtask t = { .pid = o->pid };
-	int ret = -1, seized = 0;
+	struct dtree tree = { 0 };
+	int i, ret = -1;
 
 	if (o->pid <= 1 || o->pid == getpid()) {
 		pr_err("Can't dump task %d", o->pid);
 		return -1;
 	}
-	dc.dirfd = open_images_dir(o->images_dir);
-	if (dc.dirfd < 0)
+	dc.dirfd = open(o->images_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dc.dirfd < 0) {
+		pr_perror("Can't open the images directory %s", o->images_dir);
 		return -1;
+	}
 	/* no inventory means no checkpoint, whatever else is left here */
 	unlinkat(dc.dirfd, "inventory.img", 0);
-	if (ptrace_seize_stop(o->pid))
+	if (collect_tree(o, &tree))
 		goto out;
-	seized = 1;
-	fault_point("seized");
-	if (dump_task(&dc, &t))
+	pr_info("Frozen %d task(s)", tree.nr);
+	/* the clocks as the tree saw them when it stopped */
+	if (timens_dump(&dc, tree.tasks[0]->pid))
 		goto out;
-	if (write_inventory(&dc, &t) || syncfs(dc.dirfd)) {
+	for (i = 0; i < tree.nr; i++)
+		if (!tree.tasks[i]->zombie && dump_task(&dc, tree.tasks[i]))
+			goto out;
+	if (write_tree(&dc, &tree) || write_inventory(&dc, &tree) || syncfs(dc.dirfd)) {
 		pr_perror("Can't write and sync the images");
 		goto out;
 	}
 	fault_point("written");
-	ret = finish(o, o->pid);
-	seized = 0;
-	pr_info("Dumped task %d", o->pid);
+	ret = finish(o, &tree);
+	pr_info("Dumped %d task(s)", tree.nr);
 out:
-	if (seized && ptrace(PTRACE_DETACH, o->pid, 0, 0))
-		pr_perror("Task %d: can't detach from it", o->pid);
 	if (ret)
 		unlinkat(dc.dirfd, "inventory.img", 0);
-	proc_maps_free(&t.maps);
-	proc_status_free(&t.status);
-	free(t.tids);
+	release_tree(&tree, ret != 0);
 	close(dc.dirfd);
 	return ret;
 }

@@ -1,171 +1,115 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The restore driver: read -> namespaces -> fork -> parts -> resume.
+ * The restore driver: read -> namespaces -> fork the tree -> parts -> resume.
  *
- * The new task starts as a copy of criu, created with its old pid by
- * clone3(set_tid). As itself it sets up what ordinary code can (files,
- * cwd, limits...), builds a batch of system calls in a trampoline area
- * placed where neither criu nor the dumped task has memory, and stops.
- * criu then runs the batch inside it: that unmaps criu, maps the dumped
- * memory and reads the pages straight from the page store. Last, criu
- * removes the trampoline, loads the registers and lets the task go.
- * Until then the task is traced with PTRACE_O_EXITKILL: if criu dies, so
- * does the half-restored task, and nothing is left behind.
+ * Each task starts as a copy of criu with its old pid (clone3 set_tid),
+ * created by its own parent; it prepares itself (restore-task.c) and waits.
+ * criu then seizes each task and runs its batch inside it: that unmaps
+ * criu, maps the dumped memory, reads the pages straight from the page
+ * store and clones the threads, which run their own small batches. Last,
+ * criu removes the trampoline, loads every thread's registers and lets the
+ * whole tree go at once. Seized tasks carry PTRACE_O_EXITKILL, the others
+ * die with their parent: if criu dies, nothing half-restored is left.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/sched.h>
-#include <sched.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
 #include "core/util.h"
 #include "dump.h"
 #include "image/image.h"
-#include "parts/part.h"
 #include "parts/timens.h"
+#include "restore.h"
 #include "task/ptrace.h"
 #include "inventory.pb-c.h"
-#include "pstree.pb-c.h"
 
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE	0x100000
-#endif
 #define RSEQ_FLAG_UNREGISTER	1
-
-/* Top of the trampoline: room for moving the vDSO areas through. */
-#define AREA_RESERVE		(32 * PAGE_SIZE)
 #define AREA_MIN_ADDR		(1ULL << 30)
+#define READY_TIMEOUT_S		60
+#define MAX_PID			(1 << 22)
 
-/* Shared page between criu and the new task before it stops. */
-struct child_report {
-	int nr, max;
-	size_t size;
-	char error[1024];
-};
+extern const char executor_code_start[], executor_syscall_insn[];
 
-static int task_uses(struct rtask *t, int fd)
+static struct rnode *find_node(struct rtree *tree, uint32_t pid, int upto)
 {
-	int lo = 0, hi = t->nr_task_fds - 1, mid;
+	int i;
 
-	while (lo <= hi) {
-		mid = (lo + hi) / 2;
-		if (t->task_fds[mid] == fd)
-			return 1;
-		if (t->task_fds[mid] < fd)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
+	for (i = 0; i < upto; i++)
+		if ((uint32_t)tree->nodes[i].t.pid == pid)
+			return &tree->nodes[i];
+	return NULL;
+}
+
+static int bad_tree(const char *why, uint32_t pid)
+{
+	pr_err("Image pstree.img is invalid: %s (task %u)", why, pid);
+	return -1;
+}
+
+static int check_task(struct rtree *tree, int i, PstreeTask *pt)
+{
+	size_t j, k;
+
+	if (pt->pid < 2 || pt->pid > MAX_PID || find_node(tree, pt->pid, i))
+		return bad_tree("pid out of range or repeated", pt->pid);
+	if (!pt->n_threads || pt->threads[0] != pt->pid ||
+	    (pt->zombie && pt->n_threads != 1) || pt->n_threads > 4096)
+		return bad_tree("bad thread list", pt->pid);
+	for (j = 1; j < pt->n_threads; j++) {
+		if (pt->threads[j] < 2 || pt->threads[j] > MAX_PID)
+			return bad_tree("thread id out of range", pt->pid);
+		for (k = 0; k < j; k++)
+			if (pt->threads[k] == pt->threads[j])
+				return bad_tree("thread id repeated", pt->pid);
 	}
+	if (i && !find_node(tree, pt->ppid, i))
+		return bad_tree("parent not restored before it", pt->pid);
 	return 0;
 }
 
-int rst_park_fd(struct rtask *t, int fd)
+static int link_node(struct rtree *tree, int i)
 {
-	int slot;
+	struct rnode *n = &tree->nodes[i], *p, **kids;
+	size_t j;
 
-	if (fd < 0)
+	n->t.pid = n->pt->pid;
+	n->t.nr_threads = n->pt->n_threads;
+	n->t.tids = xmalloc(n->t.nr_threads * sizeof(pid_t));
+	if (!n->t.tids)
 		return -1;
-	while (t->next_slot >= 0 &&
-	       (task_uses(t, t->next_slot) || fcntl(t->next_slot, F_GETFD) >= 0))
-		t->next_slot--;
-	slot = t->next_slot--;
-	if (slot < 0 || dup3(fd, slot, O_CLOEXEC) < 0) {
-		pr_perror("Task %d: no free fd slot for criu's fd %d", t->pid, fd);
-		close(fd);
+	for (j = 0; j < n->pt->n_threads; j++)
+		n->t.tids[j] = n->pt->threads[j];
+	if (!i)
+		return 0;
+	p = find_node(tree, n->pt->ppid, i);
+	if (p->pt->zombie)
+		return bad_tree("a zombie has children", p->t.pid);
+	kids = xrealloc(p->kids, (p->nr_kids + 1) * sizeof(*kids));
+	if (!kids)
 		return -1;
-	}
-	close(fd);
-	return slot;
-}
-
-static int keep_private(struct rtask *t, int fd)
-{
-	int *n = xrealloc(t->priv_fds, (t->nr_priv_fds + 1) * sizeof(int));
-
-	if (!n)
-		return -1;
-	t->priv_fds = n;
-	t->priv_fds[t->nr_priv_fds++] = fd;
+	p->kids = kids;
+	p->kids[p->nr_kids++] = n;
+	n->parent = p;
 	return 0;
 }
 
-int rst_private_fd(struct rtask *t, int fd)
-{
-	fd = rst_park_fd(t, fd);
-	if (fd >= 0 && keep_private(t, fd)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
-/* In the new task: close every fd but criu's private ones. */
-static int close_others(struct rtask *t)
-{
-	int *keep, i, from = 0;
-
-	keep = xmalloc(t->nr_priv_fds * sizeof(int));
-	if (!keep)
-		return -1;
-	memcpy(keep, t->priv_fds, t->nr_priv_fds * sizeof(int));
-	qsort(keep, t->nr_priv_fds, sizeof(int), cmp_int);
-	for (i = 0; i <= t->nr_priv_fds; i++) {
-		unsigned int to = i < t->nr_priv_fds ? (unsigned int)keep[i] - 1 : ~0U;
-
-		if ((i == t->nr_priv_fds || keep[i] > from) &&
-		    syscall(SYS_close_range, from, to, 0)) {
-			pr_perror("Task %d: can't close criu's fds", t->pid);
-			free(keep);
-			return -1;
-		}
-		if (i < t->nr_priv_fds)
-			from = keep[i] + 1;
-	}
-	free(keep);
-	return 0;
-}
-
-/*
- * criu's fds go to the top of what the task may use: raise the soft
- * RLIMIT_NOFILE to the hard one (allowed without privileges; the rlimit
- * part puts the task's own back later) and start a little above the
- * task's highest fd, so the fd table does not grow to the hard limit.
- */
-static int init_slots(struct rtask *t)
-{
-	struct rlimit rl;
-	int top = t->nr_task_fds ? t->task_fds[t->nr_task_fds - 1] : 0;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return -1;
-	rl.rlim_cur = rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl))
-		return -1;
-	t->next_slot = min((uint64_t)max(top + 128, 1024), (uint64_t)rl.rlim_max - 1);
-	return 0;
-}
-
-static int read_tree(struct rst_ctx *rc, struct rtask *t, PstreeTask **root)
+static int read_tree(struct rst_ctx *rc, struct rtree *tree, PstreeEntry **pe)
 {
 	InventoryEntry *inv;
 	PstreeEntry *pt;
-	int ret = -1;
+	int i, ret = -1;
 
 	if (img_read(rc->dirfd, IMG_INVENTORY, 0, (void **)&inv, 0) < 0)
 		return -1;
@@ -176,19 +120,24 @@ static int read_tree(struct rst_ctx *rc, struct rtask *t, PstreeTask **root)
 	}
 	if (img_read(rc->dirfd, IMG_PSTREE, 0, (void **)&pt, 0) < 0)
 		goto out;
-	if (pt->n_tasks != 1 || pt->tasks[0]->pid != inv->root_pid ||
-	    pt->tasks[0]->n_threads != 1 || pt->tasks[0]->pid < 2 ||
-	    pt->tasks[0]->pid > (1U << 22)) {
-		pr_err("Image pstree.img does not describe one single-threaded task %u",
-		       inv->root_pid);
-		img_free(IMG_PSTREE, pt);
+	*pe = pt;
+	if (!pt->n_tasks || pt->n_tasks > (1 << 16) || pt->tasks[0]->pid != inv->root_pid ||
+	    pt->tasks[0]->zombie) {
+		bad_tree("no live root task as the inventory names", inv->root_pid);
 		goto out;
 	}
-	t->pid = inv->root_pid;
-	*root = pt->tasks[0];
-	pt->tasks[0] = NULL;
-	pt->n_tasks = 0;
-	img_free(IMG_PSTREE, pt);
+	tree->nodes = xzalloc(pt->n_tasks * sizeof(*tree->nodes));
+	if (!tree->nodes)
+		goto out;
+	for (i = 0; i < (int)pt->n_tasks; i++) {
+		tree->nodes[i].pt = pt->tasks[i];
+		if (check_task(tree, i, pt->tasks[i]))
+			goto out;
+		tree->nodes[i].t.pid = pt->tasks[i]->pid;
+		tree->nr = i + 1;
+		if (link_node(tree, i))
+			goto out;
+	}
 	ret = 0;
 out:
 	img_free(IMG_INVENTORY, inv);
@@ -203,24 +152,20 @@ static int range_cmp(const void *a, const void *b)
 }
 
 /* A place for the trampoline that neither criu nor the task uses. */
-static uint64_t pick_area(struct rtask *t, size_t size)
+static uint64_t pick_area(struct proc_maps *self, struct rtask *t, size_t size)
 {
-	struct proc_maps self;
 	struct rst_range *all;
 	uint64_t from = AREA_MIN_ADDR, found = 0;
-	int i, nr;
+	int i, nr = self->nr + t->nr_used;
 
-	if (proc_read_maps(getpid(), 0, &self))
-		return 0;
-	nr = self.nr + t->nr_used;
 	all = xmalloc(nr * sizeof(*all));
 	if (!all)
-		goto out;
-	for (i = 0; i < self.nr; i++) {
-		all[i].start = self.vma[i].start;
-		all[i].end = self.vma[i].end;
+		return 0;
+	for (i = 0; i < self->nr; i++) {
+		all[i].start = self->vma[i].start;
+		all[i].end = self->vma[i].end;
 	}
-	memcpy(all + self.nr, t->used, t->nr_used * sizeof(*all));
+	memcpy(all + self->nr, t->used, t->nr_used * sizeof(*all));
 	qsort(all, nr, sizeof(*all), range_cmp);
 	for (i = 0; i < nr && !found; i++) {
 		if (all[i].start >= from + size + PAGE_SIZE)
@@ -228,118 +173,131 @@ static uint64_t pick_area(struct rtask *t, size_t size)
 		from = max(from, all[i].end + PAGE_SIZE);
 	}
 	free(all);
-out:
-	proc_maps_free(&self);
 	return found;
 }
 
-static void child_fail(struct child_report *rep)
+static int load_task(struct rst_ctx *rc, struct rnode *n, struct proc_maps *self)
 {
-	const char *e = log_first_error();
+	struct rtask *t = &n->t;
+	int i, thr = t->nr_threads - 1;
 
-	snprintf(rep->error, sizeof(rep->error), "%s", e ? e : "unknown error");
-	_exit(1);
-}
-
-static void child_main(struct rst_ctx *rc, struct rtask *t, PstreeTask *pt,
-		       struct child_report *rep, pid_t criu)
-{
-	struct batch b;
-	sigset_t all;
-	void *area;
-	int i, max;
-
-	/* until criu traces us (and EXITKILL takes over), die with criu */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != criu)
-		_exit(3);
-
-	if (pt->sid == (uint32_t)t->pid ? setsid() < 0 :
-	    (pt->pgid == (uint32_t)t->pid && setpgid(0, 0))) {
-		pr_perror("Task %d: can't restore its session/group", t->pid);
-		child_fail(rep);
-	}
-	/* criu's own fds move out of the task's way; everything else goes */
-	if (init_slots(t))
-		child_fail(rep);
-	rc->dirfd = rst_private_fd(t, rc->dirfd);
-	if (rc->dirfd < 0)
-		child_fail(rep);
-	if (log_fd() >= 0) {
-		int lfd = rst_private_fd(t, dup(log_fd()));
-
-		if (lfd >= 0)
-			log_set_fd(lfd);
-	}
-	if (close_others(t))
-		child_fail(rep);
-	pr_debug("Task %d: started", t->pid);
-	for (i = 0; i < PART_NR; i++) {
-		if (parts[i]->child && parts[i]->child(rc, t))
-			child_fail(rep);
-		pr_debug("Task %d: %s done", t->pid, parts[i]->name);
-	}
-	area = mmap((void *)t->area, t->area_size, PROT_READ | PROT_WRITE | PROT_EXEC,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-	if (area != (void *)t->area) {
-		pr_perror("Task %d: can't map the trampoline at %#lx", t->pid, t->area);
-		child_fail(rep);
-	}
-	max = 64 + t->batch_entries + t->nr_priv_fds;
-	if (batch_init(&b, area, t->area, t->area_size - AREA_RESERVE, max))
-		child_fail(rep);
-	pr_debug("Task %d: trampoline mapped", t->pid);
-	/* entry 0: criu's inherited rseq registration, filled in by the parent */
-	if (BATCH(&b, "rseq unregistration", __NR_getpid) < 0 ||
-	    BATCH(&b, "prctl(PR_SET_PDEATHSIG, 0)", __NR_prctl, PR_SET_PDEATHSIG, 0) < 0)
-		child_fail(rep);
 	for (i = 0; i < PART_NR; i++)
-		if (parts[i]->batch && parts[i]->batch(rc, t, &b))
-			child_fail(rep);
-	for (i = 0; i < t->nr_priv_fds; i++)
-		if (BATCH(&b, "close of criu's fd", __NR_close, t->priv_fds[i]) < 0)
-			child_fail(rep);
-	pr_debug("Task %d: batch built", t->pid);
-	rep->nr = b.nr;
-	rep->max = b.max;
-	rep->size = b.size;
-	/*
-	 * Nothing of the task's may run before it is whole, but SIGTRAP stays
-	 * open: the executor's int3 would otherwise reset its handler.
-	 */
-	sigfillset(&all);
-	sigdelset(&all, SIGTRAP);
-	sigprocmask(SIG_SETMASK, &all, NULL);
-	if (ptrace(PTRACE_TRACEME, 0, 0, 0)) {
-		pr_perror("Task %d: can't let criu trace it", t->pid);
-		child_fail(rep);
-	}
-	raise(SIGSTOP);
-	_exit(2);	/* never resumed here */
-}
-
-static pid_t fork_task(struct rst_ctx *rc, struct rtask *t, PstreeTask *pt,
-		       struct child_report *rep)
-{
-	pid_t want = t->pid;
-	struct clone_args args = {
-		.exit_signal = SIGCHLD,
-		.set_tid = (uint64_t)(uintptr_t)&want,
-		.set_tid_size = 1,
-	};
-	pid_t criu = getpid();
-	long pid;
-
-	pid = syscall(SYS_clone3, &args, sizeof(args));
-	if (pid == 0)
-		child_main(rc, t, pt, rep, criu);
-	if (pid < 0) {
-		if (errno == EEXIST)
-			pr_err("Task %d: can't restore, pid %d is in use", t->pid, t->pid);
-		else
-			pr_perror("Task %d: can't create it with its pid", t->pid);
+		if (parts[i]->load && parts[i]->load(rc, t))
+			return -1;
+	/* criu's fds in the task (one per mapped file at most) are closed by the batch */
+	n->main_max = 320 + t->batch_entries + 2 * thr;
+	n->main_size = batch_area_size(n->main_max, (64 << 10) + t->batch_data + 128 * thr);
+	n->thread_size = batch_area_size(THREAD_BATCH_ENTRIES, THREAD_BATCH_DATA);
+	t->area_size = n->main_size + thr * n->thread_size + AREA_RESERVE;
+	t->area = pick_area(self, t, t->area_size);
+	if (!t->area) {
+		pr_err("Task %d: no free place for the restore trampoline", t->pid);
 		return -1;
 	}
-	return pid;
+	return 0;
+}
+
+static int load_tree(struct rst_ctx *rc, struct rtree *tree)
+{
+	struct proc_maps self;
+	int i, ret = 0;
+
+	if (proc_read_maps(getpid(), 0, &self))
+		return -1;
+	for (i = 0; i < tree->nr && !ret; i++)
+		if (!tree->nodes[i].pt->zombie)
+			ret = load_task(rc, &tree->nodes[i], &self);
+	proc_maps_free(&self);
+	return ret;
+}
+
+/* Memory every new task shares with criu: its report and a ready count. */
+static int share_reports(struct rtree *tree)
+{
+	size_t size = sizeof(int) + tree->nr * sizeof(struct child_report);
+	void *p;
+	int i;
+
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		pr_perror("Can't map the shared reports");
+		return -1;
+	}
+	tree->ready = p;
+	for (i = 0; i < tree->nr; i++)
+		tree->nodes[i].rep = (struct child_report *)((char *)p + sizeof(int)) + i;
+	return 0;
+}
+
+static int count_live(struct rtree *tree)
+{
+	int i, n = 0;
+
+	for (i = 0; i < tree->nr; i++)
+		n += !tree->nodes[i].pt->zombie;
+	return n;
+}
+
+/* Waits until every task is ready; names the first that failed or died. */
+static int wait_ready(struct rtree *tree)
+{
+	struct timespec tick = { 0, 100 * 1000 * 1000 };
+	int seen, i, status, want = count_live(tree);
+	time_t deadline = time(NULL) + READY_TIMEOUT_S;
+	struct rnode *n;
+
+	for (;;) {
+		seen = __atomic_load_n(tree->ready, __ATOMIC_ACQUIRE);
+		for (i = 0; i < tree->nr; i++) {
+			n = &tree->nodes[i];
+			if (n->rep->state == CHILD_FAILED) {
+				pr_err("%s", n->rep->error);
+				return -1;
+			}
+		}
+		if (seen >= want)
+			return 0;
+		if (waitpid(tree->nodes[0].t.pid, &status, WNOHANG | __WALL) > 0) {
+			pr_err("Task %d died while preparing its restore", tree->nodes[0].t.pid);
+			return -1;
+		}
+		for (i = 1; i < tree->nr; i++) {
+			n = &tree->nodes[i];
+			if (!n->pt->zombie && n->rep->state == CHILD_PREPARING &&
+			    kill(n->t.pid, 0) && errno == ESRCH && n->parent->rep->state) {
+				pr_err("Task %d died while preparing its restore", n->t.pid);
+				return -1;
+			}
+		}
+		if (time(NULL) > deadline) {
+			pr_err("Tasks were not ready after %d s", READY_TIMEOUT_S);
+			return -1;
+		}
+		syscall(SYS_futex, tree->ready, FUTEX_WAIT, seen, &tick, NULL, 0);
+	}
+}
+
+static int seize(pid_t pid)
+{
+	int status;
+
+	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD |
+		   PTRACE_O_TRACECLONE)) {
+		pr_perror("Task %d: can't seize it", pid);
+		return -1;
+	}
+	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0)) {
+		pr_perror("Task %d: can't interrupt it", pid);
+		return -1;
+	}
+	if (ptrace_wait(pid, &status))
+		return -1;
+	if (status >> 16 != PTRACE_EVENT_STOP) {
+		pr_err("Task %d: stopped by signal %d instead of our interrupt", pid,
+		       WSTOPSIG(status));
+		return -1;
+	}
+	return 0;
 }
 
 static int unregister_criu_rseq(struct rtask *t)
@@ -365,38 +323,40 @@ static int unregister_criu_rseq(struct rtask *t)
 	return 0;
 }
 
-/* Runs the task's batch; on failure names the step that failed. */
-static int run_batch(struct rtask *t, struct child_report *rep,
-		     struct user_regs_struct *base)
+/* Runs the batch at @at in thread @tid; on failure names the step. */
+static int run_batch(pid_t pid, pid_t tid, uint64_t at, size_t size)
 {
-	struct batch b;
+	struct user_regs_struct base;
 	struct iovec l, r;
+	struct batch b;
 	void *buf;
 	int done, ret = -1;
 
-	buf = xmalloc(rep->size);
+	buf = xmalloc(size);
 	if (!buf)
 		return -1;
-	b.local = buf;
-	b.remote = t->area;
-	b.size = rep->size;
-	b.nr = rep->nr;
-	b.max = rep->max;
-	done = executor_run(t->pid, base, &b, t->area + t->area_size - AREA_RESERVE);
+	l.iov_base = buf;
+	l.iov_len = size;
+	r.iov_base = (void *)at;
+	r.iov_len = size;
+	if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)size ||
+	    batch_attach(&b, buf, at) || ptrace_get_regs(tid, &base)) {
+		pr_err("Task %d: can't read the batch of thread %d", pid, tid);
+		goto out;
+	}
+	pr_debug("Task %d: thread %d runs a batch of %d", pid, tid, b.nr);
+	done = executor_run(tid, &base, &b, at + size - 64);
 	if (done < 0)
 		goto out;
 	if (done < b.nr) {
-		l.iov_base = buf;
-		l.iov_len = batch_area_size(b.max, 0);
-		r.iov_base = (void *)t->area;
-		r.iov_len = l.iov_len;
-		if (process_vm_readv(t->pid, &l, 1, &r, 1, 0) != (ssize_t)l.iov_len) {
-			pr_perror("Task %d: step %d of its restore failed", t->pid, done);
+		l.iov_len = r.iov_len = batch_table_size(b.max);
+		if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)l.iov_len) {
+			pr_perror("Task %d: step %d of its restore failed", pid, done);
 			goto out;
 		}
 		errno = -batch_entry(&b, done)->ret;
-		pr_perror("Task %d: %s (step %d of %d) failed", t->pid,
-			  batch_desc(&b, done), done, b.nr);
+		pr_perror("Task %d: %s (step %d of %d, thread %d) failed", pid,
+			  batch_desc(&b, done), done, b.nr, tid);
 		goto out;
 	}
 	ret = 0;
@@ -405,50 +365,68 @@ out:
 	return ret;
 }
 
-static int bring_to_life(struct rst_ctx *rc, struct rtask *t, struct child_report *rep)
+/* A thread the batch cloned sits in its first stop; take it from there. */
+static int wait_thread(pid_t pid, pid_t tid)
 {
-	struct user_regs_struct base;
-	uint64_t insn;
-	long rc_munmap;
-	int status, i;
+	int status;
 
-	while (waitpid(t->pid, &status, __WALL) < 0)
-		if (errno != EINTR) {
-			pr_perror("Task %d: can't wait for it", t->pid);
-			return -1;
-		}
-	if (!WIFSTOPPED(status)) {
-		/* the task's own error names what failed */
-		pr_err("%s", rep->error[0] ? rep->error : "the new task died while preparing");
+	if (ptrace_wait(tid, &status))
 		return -1;
-	}
-	if (WSTOPSIG(status) != SIGSTOP) {
-		pr_err("Task %d: stopped by signal %d while preparing", t->pid,
+	if (status >> 16 != PTRACE_EVENT_STOP) {
+		pr_err("Task %d: new thread %d stopped by signal %d", pid, tid,
 		       WSTOPSIG(status));
 		return -1;
 	}
-	pr_debug("Task %d: prepared itself, running its batch of %d", t->pid, rep->nr);
-	if (ptrace(PTRACE_SETOPTIONS, t->pid, 0,
-		   PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD)) {
-		pr_perror("Task %d: can't set ptrace options", t->pid);
+	return 0;
+}
+
+static int take_over(struct rst_ctx *rc, struct rnode *n)
+{
+	struct rtask *t = &n->t;
+	struct user_regs_struct base;
+	uint64_t insn;
+	long ret;
+	int i;
+
+	if (seize(t->pid) || unregister_criu_rseq(t) ||
+	    run_batch(t->pid, t->pid, t->area, n->main_size))
 		return -1;
-	}
-	if (ptrace_get_regs(t->pid, &base) || unregister_criu_rseq(t) ||
-	    run_batch(t, rep, &base))
-		return -1;
-	pr_debug("Task %d: batch done", t->pid);
+	for (i = 1; i < t->nr_threads; i++)
+		if (wait_thread(t->pid, t->tids[i]) ||
+		    run_batch(t->pid, t->tids[i], thread_batch_addr(n, i), n->thread_size))
+			return -1;
 	/* the executor's own syscall instruction removes the trampoline */
-	extern const char executor_code_start[], executor_syscall_insn[];
 	insn = t->area + (executor_syscall_insn - executor_code_start);
-	if (remote_syscall(t->pid, &base, insn, &rc_munmap, __NR_munmap, t->area,
-			   t->area_size, 0, 0, 0, 0) || rc_munmap) {
-		pr_err("Task %d: can't unmap the trampoline (%ld)", t->pid, rc_munmap);
+	if (ptrace_get_regs(t->pid, &base) ||
+	    remote_syscall(t->pid, &base, insn, &ret, __NR_munmap, t->area,
+			   t->area_size, 0, 0, 0, 0) || ret) {
+		pr_err("Task %d: can't unmap the trampoline (%ld)", t->pid, ret);
 		return -1;
 	}
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->final && parts[i]->final(rc, t))
 			return -1;
+	pr_debug("Task %d: restored", t->pid);
 	return 0;
+}
+
+/* Everything is in place: let every thread of every task go, at once. */
+static int let_go(struct rtree *tree)
+{
+	int i, j, ret = 0;
+	struct rtask *t;
+
+	for (i = 0; i < tree->nr; i++) {
+		t = &tree->nodes[i].t;
+		if (tree->nodes[i].pt->zombie)
+			continue;
+		for (j = 0; j < t->nr_threads; j++)
+			if (ptrace(PTRACE_DETACH, t->tids[j], 0, 0)) {
+				pr_perror("Task %d: can't let thread %d go", t->pid, t->tids[j]);
+				ret = -1;
+			}
+	}
+	return ret;
 }
 
 static int write_pidfile(const char *path, pid_t pid)
@@ -485,68 +463,86 @@ static int wait_task(pid_t pid)
 	return 128 + WTERMSIG(status);
 }
 
+/* After a failure: nothing may stay behind, not even a zombie. */
+static void kill_tree(struct rtree *tree)
+{
+	int i;
+
+	for (i = 0; i < tree->nr; i++)
+		kill(tree->nodes[i].t.pid, SIGKILL);
+	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+		;
+}
+
+static void free_tree(struct rtree *tree)
+{
+	int i, j;
+
+	for (i = 0; i < tree->nr; i++) {
+		struct rtask *t = &tree->nodes[i].t;
+
+		for (j = 0; j < PART_NR; j++)
+			if (parts[j]->release)
+				parts[j]->release(t);
+		free(t->used);
+		free(t->priv_fds);
+		free(t->task_fds);
+		free(t->tids);
+		free(tree->nodes[i].kids);
+	}
+	if (tree->ready)
+		munmap(tree->ready, sizeof(int) + tree->nr * sizeof(struct child_report));
+	free(tree->nodes);
+}
+
+static int restore_tree(struct rst_ctx *rc, struct rtree *tree)
+{
+	int i;
+
+	if (restore_fork(rc, tree, &tree->nodes[0]) < 0 || wait_ready(tree))
+		return -1;
+	for (i = 0; i < tree->nr; i++)
+		if (!tree->nodes[i].pt->zombie && take_over(rc, &tree->nodes[i]))
+			return -1;
+	return 0;
+}
+
 int cr_restore(const struct opts *o)
 {
 	struct rst_ctx rc = { .opts = o };
-	struct rtask t = { 0 };
-	struct child_report *rep = MAP_FAILED;
-	PstreeTask *pt = NULL;
-	pid_t pid = -1;
-	int i, ret = -1;
+	struct rtree tree = { 0 };
+	PstreeEntry *pe = NULL;
+	pid_t root;
+	int ret = -1, forked = 0;
 
 	rc.dirfd = open(o->images_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rc.dirfd < 0) {
 		pr_perror("Can't open the images directory %s", o->images_dir);
 		return -1;
 	}
-	if (read_tree(&rc, &t, &pt) || timens_load(&rc))
+	/* orphans of a failed restore come to us, to be reaped */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	tree.criu = getpid();
+	if (read_tree(&rc, &tree, &pe) || timens_load(&rc) || load_tree(&rc, &tree) ||
+	    share_reports(&tree) || timens_prepare(&rc))
 		goto out;
-	for (i = 0; i < PART_NR; i++)
-		if (parts[i]->load && parts[i]->load(&rc, &t))
-			goto out;
-	t.area_size = batch_area_size(64 + t.batch_entries, (64 << 10) + t.batch_data) +
-		      AREA_RESERVE;
-	t.area = pick_area(&t, t.area_size);
-	if (!t.area) {
-		pr_err("Task %d: no free place for the restore trampoline", t.pid);
+	forked = 1;
+	if (restore_tree(&rc, &tree))
 		goto out;
-	}
-	rep = mmap(NULL, sizeof(*rep), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-		   -1, 0);
-	if (rep == MAP_FAILED) {
-		pr_perror("Can't map a page");
+	root = tree.nodes[0].t.pid;
+	if (o->pidfile && write_pidfile(o->pidfile, root))
 		goto out;
-	}
-	if (timens_prepare(&rc))
+	if (let_go(&tree))
 		goto out;
-	pr_debug("Forking task %d", t.pid);
-	pid = fork_task(&rc, &t, pt, rep);
-	if (pid < 0 || bring_to_life(&rc, &t, rep))
-		goto out;
-	if (o->pidfile && write_pidfile(o->pidfile, pid))
-		goto out;
-	if (ptrace(PTRACE_DETACH, pid, 0, 0)) {
-		pr_perror("Task %d: can't let it go", pid);
-		goto out;
-	}
-	pr_info("Restored task %d", pid);
-	ret = o->restore_detached ? 0 : wait_task(pid);
-	pid = -1;
+	forked = 0;
+	pr_info("Restored %d task(s)", tree.nr);
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	ret = o->restore_detached ? 0 : wait_task(root);
 out:
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, __WALL);
-	}
-	for (i = 0; i < PART_NR; i++)
-		if (parts[i]->release)
-			parts[i]->release(&t);
-	if (rep != MAP_FAILED)
-		munmap(rep, sizeof(*rep));
-	if (pt)
-		pstree_task__free_unpacked(pt, NULL);
-	free(t.used);
-	free(t.priv_fds);
-	free(t.task_fds);
+	if (forked)
+		kill_tree(&tree);
+	free_tree(&tree);
+	img_free(IMG_PSTREE, pe);
 	close(rc.dirfd);
 	return ret;
 }

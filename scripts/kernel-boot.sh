@@ -186,7 +186,7 @@ set -e
 [ -n "$console" ] && cp "$log" "$console"
 
 tr -d '\r' < "$log" > "$work/console.txt"
-status=$(grep -ao "$endm[0-9]*" "$work/console.txt" | tail -1 | sed "s/^$endm//")
+status=$(grep -ao "$endm[0-9]*" "$work/console.txt" | tail -1 | sed "s/^$endm//" || true)
 if grep -aq "$begin" "$work/console.txt"; then
 	# Lines after the start marker up to the exit marker; text that ran
 	# into the marker's line (output without a final newline) is kept.

@@ -5,7 +5,7 @@
 #   1. the unit tests           meson test -C build --print-errorlogs
 #   2. the python unit tests    pytest test/unit       (when there are any)
 #   3. the zdtm suite           pytest test/zdtm
-#   4. a short fuzz run         build/test/fuzz/fuzz_image, 60 s (when built)
+#   4. a short fuzz run         test/fuzz/run.sh 60 (builds the libFuzzer target)
 # Every step runs even when an earlier one failed; the exit status is 0 only
 # when all of them passed.
 #
@@ -144,26 +144,35 @@ else
 	echo "(no test/zdtm)"
 fi
 
-# 4. A short fuzz run on a scratch corpus seeded from test/fuzz/corpus*.
+# 4. A short fuzz run of the image readers.  test/fuzz/run.sh (the fuzz
+# target's own runner) builds build/test/fuzz/fuzz_image with clang when
+# needed and seeds it; without it, a fuzzer that is already built runs on a
+# scratch corpus seeded from test/fuzz/corpus*.
 FUZZER=$BUILD_DIR/test/fuzz/fuzz_image
-if [ -x "$FUZZER" ] && [ "$FUZZ_TIME" != 0 ]; then
-	step "fuzz: $FUZZER -max_total_time=$FUZZ_TIME"
+if [ "$FUZZ_TIME" != 0 ] && { [ -x test/fuzz/run.sh ] || [ -x "$FUZZER" ]; }; then
 	fuzz_dir=$(mktemp -d /tmp/criu-fuzz.XXXXXX)
-	mkdir -p "$fuzz_dir/corpus" "$fuzz_dir/crashes"
-	for seeds in test/fuzz/corpus*; do
-		[ -d "$seeds" ] && cp -r "$seeds/." "$fuzz_dir/corpus/"
-	done
 	rc=0
-	"$FUZZER" -max_total_time="$FUZZ_TIME" -print_final_stats=1 \
-		-artifact_prefix="$fuzz_dir/crashes/" \
-		"$fuzz_dir/corpus" >"$fuzz_dir/fuzz.log" 2>&1 || rc=$?
-	grep -E '^(stat::number_of_executed_units|stat::new_units_added|Done)' \
-		"$fuzz_dir/fuzz.log" || true
+	if [ -x test/fuzz/run.sh ]; then
+		step "fuzz: test/fuzz/run.sh $FUZZ_TIME"
+		BUILD_DIR=$BUILD_DIR PYTHON=$PYTHON test/fuzz/run.sh "$FUZZ_TIME" \
+			>"$fuzz_dir/fuzz.log" 2>&1 || rc=$?
+	else
+		step "fuzz: $FUZZER -max_total_time=$FUZZ_TIME"
+		mkdir -p "$fuzz_dir/corpus" "$fuzz_dir/crashes"
+		for seeds in test/fuzz/corpus*; do
+			[ -d "$seeds" ] && cp -r "$seeds/." "$fuzz_dir/corpus/"
+		done
+		"$FUZZER" -max_total_time="$FUZZ_TIME" -print_final_stats=1 \
+			-artifact_prefix="$fuzz_dir/crashes/" \
+			"$fuzz_dir/corpus" >"$fuzz_dir/fuzz.log" 2>&1 || rc=$?
+	fi
+	grep -E '^(run\.sh:|build\.sh:|stat::number_of_executed_units|stat::new_units_added|Done )' \
+		"$fuzz_dir/fuzz.log" | awk '!seen[$0]++'
 	if [ "$rc" = 0 ]; then
 		rm -rf "$fuzz_dir"
 	else
-		grep -E 'ERROR|SUMMARY|Test unit written' "$fuzz_dir/fuzz.log" | head -n 20
-		echo "fuzz: failed; log and crashing inputs kept in $fuzz_dir"
+		grep -E 'ERROR|SUMMARY|Test unit written|error:' "$fuzz_dir/fuzz.log" | head -n 20
+		echo "fuzz: failed; its output is in $fuzz_dir/fuzz.log"
 	fi
 	result "fuzz" "$rc"
 	[ "$rc" = 0 ] && n_passed=$((n_passed + 1))

@@ -461,10 +461,16 @@ static int check_cpu(struct rst_ctx *rc, struct rtask *t, CpuEntry *e)
 	CpuinfoEntry *img;
 	char why[512];
 	size_t i;
-	int ret = -1;
+	int ret;
 
-	if (img_read(rc->dirfd, IMG_CPUINFO, 0, (void **)&img, 0) < 0)
+	ret = img_read(rc->dirfd, IMG_CPUINFO, 0, (void **)&img, 1);
+	if (ret <= 0) {
+		if (!ret)
+			pr_err("Task %d: cpuinfo.img is missing, the CPU can't be checked; "
+			       "--cpu-cap=none skips the check", t->pid);
 		return -1;
+	}
+	ret = -1;
 	if (cpuinfo_validate(img))
 		goto out;
 	for (i = 0; i < e->n_threads; i++) {
@@ -522,34 +528,54 @@ static int cpu_load(struct rst_ctx *rc, struct rtask *t)
 	return plan_affinity(rc, t, r);
 }
 
-/*
- * In the new task, as itself. Only the task's own (main) thread: other
- * threads will apply theirs where they are created.
- */
-static int cpu_child(struct rst_ctx *rc, struct rtask *t)
+static int apply_affinity(struct rtask *t, pid_t who, const struct cpus *c)
 {
 	static uint64_t every[MAX_WORDS / 8];	/* 8192 CPUs: any real machine */
-	struct cpu_rst *r = t->img[PART_CPU];
-	const struct cpus *c = NULL;
 	char buf[256];
-	size_t i;
 
-	for (i = 0; i < r->e->n_threads && !c; i++)
-		if (r->e->threads[i]->tid == (uint32_t)t->pid)
-			c = &r->set[i];
 	if (!c->nw) {
 		/* the kernel keeps the CPUs that exist and the cpuset allows */
 		memset(every, 0xff, sizeof(every));
-		if (sched_setaffinity(0, sizeof(every), (cpu_set_t *)every)) {
-			pr_perror("Task %d: can't let it run on every CPU", t->pid);
+		if (sched_setaffinity(who, sizeof(every), (cpu_set_t *)every)) {
+			pr_perror("Task %d: can't let thread %d run on every CPU", t->pid, who);
 			return -1;
 		}
 		return 0;
 	}
-	if (sched_setaffinity(0, c->nw * sizeof(uint64_t), (cpu_set_t *)c->w)) {
-		pr_perror("Task %d: can't set its CPU affinity to %s", t->pid,
-			  cpus_str(c, buf, sizeof(buf)));
+	if (sched_setaffinity(who, c->nw * sizeof(uint64_t), (cpu_set_t *)c->w)) {
+		pr_perror("Task %d: can't set the CPU affinity of thread %d to %s", t->pid,
+			  who, cpus_str(c, buf, sizeof(buf)));
 		return -1;
+	}
+	return 0;
+}
+
+static const struct cpus *thread_set(struct cpu_rst *r, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < r->e->n_threads; i++)
+		if (r->e->threads[i]->tid == (uint32_t)tid)
+			return &r->set[i];
+	return NULL;
+}
+
+/* In the new task, as itself: the main thread, before its threads exist. */
+static int cpu_child(struct rst_ctx *rc, struct rtask *t)
+{
+	return apply_affinity(t, 0, thread_set(t->img[PART_CPU], t->pid));
+}
+
+/* The other threads, from criu, once they exist. */
+static int cpu_final(struct rst_ctx *rc, struct rtask *t)
+{
+	const struct cpus *c;
+	int i;
+
+	for (i = 1; i < t->nr_threads; i++) {
+		c = thread_set(t->img[PART_CPU], t->tids[i]);
+		if (c && apply_affinity(t, t->tids[i], c))
+			return -1;
 	}
 	return 0;
 }
@@ -575,5 +601,6 @@ const struct part part_cpu = {
 	.dump = cpu_dump,
 	.load = cpu_load,
 	.child = cpu_child,
+	.final = cpu_final,
 	.release = cpu_release,
 };

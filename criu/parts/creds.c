@@ -61,7 +61,7 @@ static int same_creds(const struct proc_status *a, const struct proc_status *b)
 {
 	return !memcmp(a->uid, b->uid, sizeof(a->uid)) &&
 	       !memcmp(a->gid, b->gid, sizeof(a->gid)) && a->ngroups == b->ngroups &&
-	       !memcmp(a->groups, b->groups, a->ngroups * sizeof(*a->groups)) &&
+	       (!a->ngroups || !memcmp(a->groups, b->groups, a->ngroups * sizeof(*a->groups))) &&
 	       a->cap_inh == b->cap_inh && a->cap_prm == b->cap_prm &&
 	       a->cap_eff == b->cap_eff && a->cap_bnd == b->cap_bnd &&
 	       a->cap_amb == b->cap_amb && a->no_new_privs == b->no_new_privs;
@@ -357,7 +357,11 @@ static int queue_caps(struct batch *b, const CredsEntry *ce, struct cur_creds *c
 	return 0;
 }
 
-static int creds_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
+/*
+ * Credentials belong to each thread: every thread, the leader last of all
+ * its steps, changes its own (they start as criu's, all the same).
+ */
+static int creds_thread_batch(struct rst_ctx *rc, struct rtask *t, int th, struct batch *b)
 {
 	CredsEntry *ce = t->img[PART_CREDS];
 	struct cur_creds c = { 0 };
@@ -459,7 +463,7 @@ const struct part part_creds = {
 	.prepare = creds_prepare,
 	.dump = creds_dump,
 	.load = creds_load,
-	.batch = creds_batch,
+	.thread_batch = creds_thread_batch,
 	.final = creds_final,
 	.release = creds_release,
 };

@@ -39,11 +39,24 @@ struct dump_ctx {
 	const struct opts *opts;
 };
 
+/* A thread of a task being dumped, stopped by the driver. */
+struct dthread {
+	pid_t tid;
+	struct user_regs_struct regs;	/* as it stopped */
+	uint64_t sigmask;
+	int seized;
+	struct batch b;			/* its in-task questions and answers */
+};
+
 /* A task being dumped, frozen by the driver. */
 struct dtask {
 	pid_t pid;
-	pid_t *tids;
+	pid_t *tids;			/* th[i].tid, sorted, th[0] the leader */
 	int nr_threads;
+	struct dthread *th;
+	struct dtask *parent;		/* NULL for the root */
+	int zombie;			/* dead, not reaped: only pstree data */
+	int exit_code;			/* a zombie's wait status */
 	struct proc_status status;
 	struct proc_stat stat;
 	struct proc_maps maps;		/* smaps, read after the task was cured */
@@ -60,6 +73,8 @@ struct rst_ctx {
 /* A task being restored. Image data is loaded in the parent. */
 struct rtask {
 	pid_t pid;
+	pid_t *tids;		/* tids[0] == pid */
+	int nr_threads;
 	int *task_fds;		/* the task's fd numbers, sorted (fdinfo load) */
 	int nr_task_fds;
 	int next_slot;		/* criu's own fds take free slots from the top */
@@ -82,9 +97,11 @@ struct part {
 	enum part_id id;
 	/* dump: refuse what is not supported, before anything is changed */
 	int (*check)(struct dump_ctx *dc, struct dtask *t);
-	/* dump: queue system calls to run inside the task */
+	/* dump: queue system calls to run inside the task (its leader) */
 	int (*prepare)(struct dump_ctx *dc, struct dtask *t, struct batch *b);
-	/* dump: write the image, with the batch's results */
+	/* dump: the same for what each thread must be asked itself */
+	int (*prepare_thread)(struct dump_ctx *dc, struct dtask *t, int th, struct batch *b);
+	/* dump: write the image; @b is the leader's batch, t->th[i].b each thread's */
 	int (*dump)(struct dump_ctx *dc, struct dtask *t, struct batch *b);
 	/* restore, in criu: read and validate the image into t->img[id] */
 	int (*load)(struct rst_ctx *rc, struct rtask *t);
@@ -92,6 +109,12 @@ struct part {
 	int (*child)(struct rst_ctx *rc, struct rtask *t);
 	/* restore, in the new task: queue system calls for the executor */
 	int (*batch)(struct rst_ctx *rc, struct rtask *t, struct batch *b);
+	/*
+	 * restore: what thread @th must do itself (set_tid_address, rseq,
+	 * credentials...). For the leader it follows every part's batch; the
+	 * other threads run theirs once they exist, after the leader's.
+	 */
+	int (*thread_batch)(struct rst_ctx *rc, struct rtask *t, int th, struct batch *b);
 	/* restore, in criu, via ptrace, after the batch and the trampoline are gone */
 	int (*final)(struct rst_ctx *rc, struct rtask *t);
 	void (*release)(struct rtask *t);

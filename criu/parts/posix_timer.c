@@ -334,6 +334,7 @@ static int validate(struct rtask *t, const PosixTimer *pt)
 	if (pt->id > INT32_MAX || !valid_clock(pt->clockid, t->pid) ||
 	    !valid_notify(pt->notify) || pt->value_ns > INT64_MAX / 2 ||
 	    pt->interval_ns > INT64_MAX / 2 ||
+	    (pt->has_deadline_ns && (pt->deadline_ns < 0 || pt->deadline_ns > INT64_MAX / 2)) ||
 	    ((pt->notify & ~SIGEV_THREAD_ID) != SIGEV_NONE &&
 	     (pt->signo < 1 || pt->signo > SIGRTMAX))) {
 		pr_err("Task %d: image posix_timer has an invalid timer %u (clock %d, "

@@ -118,79 +118,108 @@ static void from_image(const UserRegsX86 *e, struct user_regs_struct *r)
 
 #undef R
 
-static int regs_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+static int dump_thread(struct dump_ctx *dc, pid_t tid, struct user_regs_struct r)
 {
 	RegsEntry e = REGS_ENTRY__INIT;
 	UserRegsX86 gp = USER_REGS_X86__INIT;
-	struct user_regs_struct r = t->regs;
 	void *xs = NULL;
 	size_t xlen;
 	int ret;
 
-	e.tid = t->pid;
+	e.tid = tid;
 	e.has_syscall_interrupted = 1;
-	e.syscall_interrupted = fixup_syscall(t->pid, &r);
-	fixup_rseq(t->pid, &r);
+	e.syscall_interrupted = fixup_syscall(tid, &r);
+	fixup_rseq(tid, &r);
 	r.orig_rax = -1;
 	to_image(&r, &gp);
 	e.gpregs = &gp;
-	if (ptrace_get_xstate(t->pid, &xs, &xlen))
+	if (ptrace_get_xstate(tid, &xs, &xlen))
 		return -1;
 	e.has_xstate = 1;
 	e.xstate.data = xs;
 	e.xstate.len = xlen;
 	if (xlen >= XSAVE_MIN) {
 		e.has_xfeatures = 1;
-		memcpy(&e.xfeatures, (char *)xs + XSAVE_SW_BYTES_OFF + 8, 8);
+		/* ptrace puts XCR0 in the first word of the software-reserved bytes */
+		memcpy(&e.xfeatures, (char *)xs + XSAVE_SW_BYTES_OFF, 8);
 	}
-	ret = img_write(dc->dirfd, IMG_REGS, t->pid, &e.base);
+	ret = img_write(dc->dirfd, IMG_REGS, tid, &e.base);
 	free(xs);
 	return ret;
 }
 
-static int regs_load(struct rst_ctx *rc, struct rtask *t)
+/* One image per thread, named by its tid. */
+static int regs_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 {
-	struct regs_loaded *l = xzalloc(sizeof(*l));
+	int i;
 
-	if (!l)
+	for (i = 0; i < t->nr_threads; i++)
+		if (dump_thread(dc, t->th[i].tid, t->th[i].regs))
+			return -1;
+	return 0;
+}
+
+static int load_thread(struct rst_ctx *rc, pid_t pid, pid_t tid, struct regs_loaded *l)
+{
+	if (img_read(rc->dirfd, IMG_REGS, tid, (void **)&l->e, 0) < 0)
 		return -1;
-	t->img[PART_REGS] = l;
-	if (img_read(rc->dirfd, IMG_REGS, t->pid, (void **)&l->e, 0) < 0)
+	if (l->e->tid != (uint32_t)tid) {
+		pr_err("Task %d: image regs-%d.img is of thread %u", pid, tid, l->e->tid);
 		return -1;
+	}
 	if (l->e->has_xstate && (l->e->xstate.len < XSAVE_MIN ||
 				 l->e->xstate.len > (64 << 10))) {
-		pr_err("Task %d: image regs has an xstate of %zu bytes", t->pid,
+		pr_err("Task %d: image regs-%d.img has an xstate of %zu bytes", pid, tid,
 		       l->e->xstate.len);
 		return -1;
 	}
 	from_image(l->e->gpregs, &l->regs);
 	if (l->regs.cs != 0x33 || l->regs.ss != 0x2b) {
-		pr_err("Task %d: image regs has segments cs %#llx ss %#llx, not 64-bit user ones",
-		       t->pid, l->regs.cs, l->regs.ss);
+		pr_err("Task %d: image regs-%d.img has segments cs %#llx ss %#llx, not 64-bit user ones",
+		       pid, tid, l->regs.cs, l->regs.ss);
 		return -1;
 	}
+	return 0;
+}
+
+static int regs_load(struct rst_ctx *rc, struct rtask *t)
+{
+	struct regs_loaded *l = xzalloc(t->nr_threads * sizeof(*l));
+	int i;
+
+	if (!l)
+		return -1;
+	t->img[PART_REGS] = l;
+	for (i = 0; i < t->nr_threads; i++)
+		if (load_thread(rc, t->pid, t->tids[i], &l[i]))
+			return -1;
 	return 0;
 }
 
 static int regs_final(struct rst_ctx *rc, struct rtask *t)
 {
 	struct regs_loaded *l = t->img[PART_REGS];
+	int i;
 
-	if (ptrace_set_regs(t->pid, &l->regs))
-		return -1;
-	if (l->e->has_xstate &&
-	    ptrace_set_xstate(t->pid, l->e->xstate.data, l->e->xstate.len))
-		return -1;
+	for (i = 0; i < t->nr_threads; i++) {
+		if (ptrace_set_regs(t->tids[i], &l[i].regs))
+			return -1;
+		if (l[i].e->has_xstate &&
+		    ptrace_set_xstate(t->tids[i], l[i].e->xstate.data, l[i].e->xstate.len))
+			return -1;
+	}
 	return 0;
 }
 
 static void regs_release(struct rtask *t)
 {
 	struct regs_loaded *l = t->img[PART_REGS];
+	int i;
 
 	if (!l)
 		return;
-	img_free(IMG_REGS, l->e);
+	for (i = 0; i < t->nr_threads; i++)
+		img_free(IMG_REGS, l[i].e);
 	free(l);
 	t->img[PART_REGS] = NULL;
 }

@@ -150,18 +150,26 @@ static int sched_load(struct rst_ctx *rc, struct rtask *t)
 
 static int sched_final(struct rst_ctx *rc, struct rtask *t)
 {
-	SchedThread *st = find_thread(t->img[PART_SCHED], t->pid);
-	struct sched_param sp = { .sched_priority = st->priority };
-	int policy = st->policy | (st->reset_on_fork ? SCHED_RESET_ON_FORK : 0);
+	struct sched_param sp;
+	SchedThread *st;
+	int i, policy;
 
-	if (setpriority(PRIO_PROCESS, t->pid, st->nice)) {
-		pr_perror("Task %d: can't set its nice value to %d", t->pid, st->nice);
-		return -1;
-	}
-	if (sched_setscheduler(t->pid, policy, &sp)) {
-		pr_perror("Task %d: can't set its scheduling policy %u, priority %u",
-			  t->pid, st->policy, st->priority);
-		return -1;
+	for (i = 0; i < t->nr_threads; i++) {
+		st = find_thread(t->img[PART_SCHED], t->tids[i]);
+		if (!st)
+			continue;	/* a thread the image has no entry for keeps criu's */
+		sp.sched_priority = st->priority;
+		policy = st->policy | (st->reset_on_fork ? SCHED_RESET_ON_FORK : 0);
+		if (setpriority(PRIO_PROCESS, t->tids[i], st->nice)) {
+			pr_perror("Task %d: can't set the nice value of thread %d to %d",
+				  t->pid, t->tids[i], st->nice);
+			return -1;
+		}
+		if (sched_setscheduler(t->tids[i], policy, &sp)) {
+			pr_perror("Task %d: can't set the scheduling policy %u, priority %u of thread %d",
+				  t->pid, st->policy, st->priority, t->tids[i]);
+			return -1;
+		}
 	}
 	return 0;
 }

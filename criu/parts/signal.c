@@ -73,21 +73,22 @@ static int signal_check(struct dump_ctx *dc, struct dtask *t)
 	return 0;
 }
 
-struct signal_dump_priv {
-	uint64_t ss;		/* remote struct kstack */
-};
-
-static int signal_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+/* Where each thread's sigaltstack answer lands in its batch. */
+static int signal_prepare_thread(struct dump_ctx *dc, struct dtask *t, int th,
+				 struct batch *b)
 {
-	struct signal_dump_priv *p = xzalloc(sizeof(*p));
+	uint64_t *ss = t->priv[PART_SIGNAL];
 
-	if (!p)
+	if (!ss) {
+		ss = xzalloc(t->nr_threads * sizeof(*ss));
+		if (!ss)
+			return -1;
+		t->priv[PART_SIGNAL] = ss;
+	}
+	ss[th] = batch_put(b, NULL, sizeof(struct kstack));
+	if (!ss[th])
 		return -1;
-	t->priv[PART_SIGNAL] = p;
-	p->ss = batch_put(b, NULL, sizeof(struct kstack));
-	if (!p->ss)
-		return -1;
-	return BATCH(b, "sigaltstack(get)", __NR_sigaltstack, 0, p->ss) < 0 ? -1 : 0;
+	return BATCH(b, "sigaltstack(get)", __NR_sigaltstack, 0, ss[th]) < 0 ? -1 : 0;
 }
 
 struct sig_queue {
@@ -181,17 +182,15 @@ static int peek_queue(pid_t tid, int shared, uint64_t pending, struct sig_queue 
 	return add_bare(q, pending, found);
 }
 
-static int dump_thread(struct dtask *t, pid_t tid, struct sig_queue *q,
+static int dump_thread(struct dtask *t, int th, struct sig_queue *q,
 		       struct sig_queue *shared, ThreadSignalEntry *te)
 {
+	pid_t tid = t->th[th].tid;
 	struct proc_status st;
 	int ret;
 
 	te->tid = tid;
-	if (tid == t->pid)
-		te->blocked = t->sigmask;
-	else if (ptrace_get_sigmask(tid, &te->blocked))
-		return -1;
+	te->blocked = t->th[th].sigmask;
 	/* the bitmaps first: a signal sent meanwhile then shows in the queue */
 	if (proc_read_status(tid, &st))
 		return -1;
@@ -210,9 +209,9 @@ static int dump_thread(struct dtask *t, pid_t tid, struct sig_queue *q,
 
 static int signal_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 {
-	struct signal_dump_priv *p = t->priv[PART_SIGNAL];
+	uint64_t *remote_ss = t->priv[PART_SIGNAL];
 	SignalEntry se = SIGNAL_ENTRY__INIT;
-	SigaltstackEntry ss = SIGALTSTACK_ENTRY__INIT;
+	SigaltstackEntry *ss = NULL;
 	ThreadSignalEntry *te = NULL, **pte = NULL;
 	struct sig_queue *qs = NULL, shared = { 0 };
 	struct kstack *ks;
@@ -221,22 +220,21 @@ static int signal_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	te = xzalloc(t->nr_threads * sizeof(*te));
 	pte = xzalloc(t->nr_threads * sizeof(*pte));
 	qs = xzalloc(t->nr_threads * sizeof(*qs));
-	if (!te || !pte || !qs)
+	ss = xzalloc(t->nr_threads * sizeof(*ss));
+	if (!te || !pte || !qs || !ss || !remote_ss)
 		goto out;
 	for (i = 0; i < t->nr_threads; i++) {
 		thread_signal_entry__init(&te[i]);
 		pte[i] = &te[i];
-		if (dump_thread(t, t->tids[i], &qs[i], &shared, &te[i]))
+		if (dump_thread(t, i, &qs[i], &shared, &te[i]))
 			goto out;
-		/* the batch ran in the main thread only */
-		if (t->tids[i] != t->pid)
-			continue;
-		ks = batch_local(b, p->ss);
-		ss.sp = ks->sp;
+		sigaltstack_entry__init(&ss[i]);
+		ks = batch_local(&t->th[i].b, remote_ss[i]);
+		ss[i].sp = ks->sp;
 		/* on the stack is a property of the registers, not of the setting */
-		ss.flags = (uint32_t)ks->flags & ~SS_ONSTACK;
-		ss.size = ks->size;
-		te[i].altstack = &ss;
+		ss[i].flags = (uint32_t)ks->flags & ~SS_ONSTACK;
+		ss[i].size = ks->size;
+		te[i].altstack = &ss[i];
 	}
 	se.threads = pte;
 	se.n_threads = t->nr_threads;
@@ -250,7 +248,8 @@ out:
 	free(qs);
 	free(pte);
 	free(te);
-	free(p);
+	free(ss);
+	free(remote_ss);
 	t->priv[PART_SIGNAL] = NULL;
 	return ret;
 }
@@ -282,34 +281,42 @@ static int signal_load(struct rst_ctx *rc, struct rtask *t)
 {
 	ThreadSignalEntry *te;
 	SignalEntry *se;
-	size_t nr;
+	size_t nr, i;
 
 	if (img_read(rc->dirfd, IMG_SIGNAL, t->pid, (void **)&se, 0) < 0)
 		return -1;
 	t->img[PART_SIGNAL] = se;
-	if (se->n_threads != 1 || se->threads[0]->tid != (uint32_t)t->pid) {
-		pr_err("Task %d: image signal has %zu threads (first %d); only the "
-		       "main thread is supported", t->pid, se->n_threads,
-		       se->n_threads ? (int)se->threads[0]->tid : 0);
+	if (se->n_threads != (size_t)t->nr_threads) {
+		pr_err("Task %d: image signal has %zu threads, the tree %d", t->pid,
+		       se->n_threads, t->nr_threads);
 		return -1;
 	}
-	te = se->threads[0];
-	if (te->altstack && (te->altstack->flags & ~(SS_DISABLE | SS_AUTODISARM))) {
-		pr_err("Task %d: image signal has invalid sigaltstack flags %#x",
-		       t->pid, te->altstack->flags);
-		return -1;
+	nr = se->n_shared_pending;
+	for (i = 0; i < se->n_threads; i++) {
+		te = se->threads[i];
+		if (te->tid != (uint32_t)t->tids[i]) {
+			pr_err("Task %d: image signal has thread %u where the tree has %d",
+			       t->pid, te->tid, t->tids[i]);
+			return -1;
+		}
+		if (te->altstack && (te->altstack->flags & ~(SS_DISABLE | SS_AUTODISARM))) {
+			pr_err("Task %d: image signal has invalid sigaltstack flags %#x",
+			       t->pid, te->altstack->flags);
+			return -1;
+		}
+		if (check_queue(t, te->pending, te->n_pending, "private"))
+			return -1;
+		nr += te->n_pending;
 	}
-	if (check_queue(t, te->pending, te->n_pending, "private") ||
-	    check_queue(t, se->shared_pending, se->n_shared_pending, "shared"))
+	if (check_queue(t, se->shared_pending, se->n_shared_pending, "shared"))
 		return -1;
-	nr = te->n_pending + se->n_shared_pending;
-	t->batch_entries += 1 + nr;
-	t->batch_data += sizeof(struct kstack) + nr * SIGINFO_SIZE;
+	t->batch_entries += nr;
+	t->batch_data += nr * SIGINFO_SIZE;
 	return 0;
 }
 
 static int queue_signals(struct rtask *t, struct batch *b, SiginfoEntry **q, size_t n,
-			 int shared)
+			 pid_t tid)
 {
 	uint64_t info;
 	size_t i;
@@ -320,22 +327,34 @@ static int queue_signals(struct rtask *t, struct batch *b, SiginfoEntry **q, siz
 		info = batch_put(b, q[i]->siginfo.data, SIGINFO_SIZE);
 		if (!info)
 			return -1;
-		if (shared)
+		if (!tid)
 			idx = BATCH(b, "rt_sigqueueinfo of a shared pending signal",
 				    __NR_rt_sigqueueinfo, t->pid, sig, info);
 		else
 			idx = BATCH(b, "rt_tgsigqueueinfo of a pending signal",
-				    __NR_rt_tgsigqueueinfo, t->pid, t->pid, sig, info);
+				    __NR_rt_tgsigqueueinfo, t->pid, tid, sig, info);
 		if (idx < 0)
 			return -1;
 	}
 	return 0;
 }
 
+/* In the leader, once every thread exists: each thread's queue, then the shared one. */
 static int signal_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 {
 	SignalEntry *se = t->img[PART_SIGNAL];
-	ThreadSignalEntry *te = se->threads[0];
+	size_t i;
+
+	for (i = 0; i < se->n_threads; i++)
+		if (queue_signals(t, b, se->threads[i]->pending, se->threads[i]->n_pending,
+				  t->tids[i]))
+			return -1;
+	return queue_signals(t, b, se->shared_pending, se->n_shared_pending, 0);
+}
+
+static int signal_thread_batch(struct rst_ctx *rc, struct rtask *t, int th, struct batch *b)
+{
+	ThreadSignalEntry *te = ((SignalEntry *)t->img[PART_SIGNAL])->threads[th];
 	struct kstack ks = { .flags = SS_DISABLE };
 	uint64_t addr;
 
@@ -348,17 +367,18 @@ static int signal_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 	addr = batch_put(b, &ks, sizeof(ks));
 	if (!addr || BATCH(b, "sigaltstack(set)", __NR_sigaltstack, addr, 0) < 0)
 		return -1;
-	if (queue_signals(t, b, te->pending, te->n_pending, 0) ||
-	    queue_signals(t, b, se->shared_pending, se->n_shared_pending, 1))
-		return -1;
 	return 0;
 }
 
 static int signal_final(struct rst_ctx *rc, struct rtask *t)
 {
 	SignalEntry *se = t->img[PART_SIGNAL];
+	int i;
 
-	return ptrace_set_sigmask(t->pid, se->threads[0]->blocked);
+	for (i = 0; i < t->nr_threads; i++)
+		if (ptrace_set_sigmask(t->tids[i], se->threads[i]->blocked))
+			return -1;
+	return 0;
 }
 
 static void signal_release(struct rtask *t)
@@ -371,10 +391,11 @@ const struct part part_signal = {
 	.name = "signal",
 	.id = PART_SIGNAL,
 	.check = signal_check,
-	.prepare = signal_prepare,
+	.prepare_thread = signal_prepare_thread,
 	.dump = signal_dump,
 	.load = signal_load,
 	.batch = signal_batch,
+	.thread_batch = signal_thread_batch,
 	.final = signal_final,
 	.release = signal_release,
 };

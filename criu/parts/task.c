@@ -7,12 +7,11 @@
  *
  * Read from outside where the kernel shows them (/proc personality and
  * comm, get_robust_list(2), PTRACE_GET_RSEQ_CONFIGURATION); the prctl()
- * getters only answer for the calling task, so they run inside it. They
- * run in the leader only: a thread's own tid address needs a batch in that
- * thread, which the dump driver does not have yet (it refuses threads).
+ * getters only answer for the calling thread, so they run inside it: the
+ * tid address in each thread, the others in the leader.
  *
- * Restore sets the name and the subreaper flag as the new task itself
- * (child hook). The rest waits for the batch, after the memory: the
+ * Restore sets the subreaper flag as the new task itself (child hook). The
+ * rest waits for the batch, after the memory: the
  * per-thread pointers point into it, READ_IMPLIES_EXEC in the personality
  * would make its PROT_READ areas executable as they are mapped, and the
  * driver keeps the parent death signal at SIGKILL until criu traces the
@@ -40,37 +39,63 @@
 #define RSEQ_MIN_LEN		32	/* the original struct rseq */
 
 struct task_dump_priv {
-	int pdeath_idx, subreaper_idx, tidaddr_idx;
-	uint64_t pdeath, subreaper, tidaddr;	/* out buffers in the task */
+	int pdeath_idx, subreaper_idx;
+	uint64_t pdeath, subreaper;	/* out buffers in the task */
+	uint64_t *tidaddr;		/* per thread, in its own batch */
 };
 
 struct task_loaded {
 	TaskEntry *te;
-	TaskThread *self;	/* the entry of the task's own (main) thread */
 	pid_t criu;		/* the restoring process, the new task's parent */
 };
 
 /* ---------------------------------------------------------------- dump */
 
+static struct task_dump_priv *dump_priv(struct dtask *t)
+{
+	struct task_dump_priv *p = t->priv[PART_TASK];
+
+	if (p)
+		return p;
+	p = xzalloc(sizeof(*p));
+	if (p)
+		p->tidaddr = xzalloc(t->nr_threads * sizeof(uint64_t));
+	if (!p || !p->tidaddr) {
+		free(p);
+		return NULL;
+	}
+	t->priv[PART_TASK] = p;
+	return p;
+}
+
 static int task_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 {
-	struct task_dump_priv *p = xzalloc(sizeof(*p));
+	struct task_dump_priv *p = dump_priv(t);
 
 	if (!p)
 		return -1;
-	t->priv[PART_TASK] = p;
 	p->pdeath = batch_put(b, NULL, sizeof(int));
 	p->subreaper = batch_put(b, NULL, sizeof(int));
-	p->tidaddr = batch_put(b, NULL, sizeof(uint64_t));
-	if (!p->pdeath || !p->subreaper || !p->tidaddr)
+	if (!p->pdeath || !p->subreaper)
 		return -1;
 	p->pdeath_idx = BATCH(b, "prctl(PR_GET_PDEATHSIG)", __NR_prctl,
 			      PR_GET_PDEATHSIG, p->pdeath);
 	p->subreaper_idx = BATCH(b, "prctl(PR_GET_CHILD_SUBREAPER)", __NR_prctl,
 				 PR_GET_CHILD_SUBREAPER, p->subreaper);
-	p->tidaddr_idx = BATCH(b, "prctl(PR_GET_TID_ADDRESS)", __NR_prctl,
-			       PR_GET_TID_ADDRESS, p->tidaddr);
-	return p->pdeath_idx < 0 || p->subreaper_idx < 0 || p->tidaddr_idx < 0 ? -1 : 0;
+	return p->pdeath_idx < 0 || p->subreaper_idx < 0 ? -1 : 0;
+}
+
+static int task_prepare_thread(struct dump_ctx *dc, struct dtask *t, int th, struct batch *b)
+{
+	struct task_dump_priv *p = dump_priv(t);
+
+	if (!p)
+		return -1;
+	p->tidaddr[th] = batch_put(b, NULL, sizeof(uint64_t));
+	if (!p->tidaddr[th] || BATCH(b, "prctl(PR_GET_TID_ADDRESS)", __NR_prctl,
+				     PR_GET_TID_ADDRESS, p->tidaddr[th]) < 0)
+		return -1;
+	return 0;
 }
 
 static int read_personality(pid_t pid, uint32_t *pers)
@@ -165,8 +190,7 @@ static int task_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 		pth[i] = &th[i];
 		if (fill_thread(t->pid, t->tids[i], &th[i], &rs[i]))
 			goto out;
-		if (t->tids[i] == t->pid)
-			th[i].tid_address = *(uint64_t *)batch_local(b, p->tidaddr);
+		th[i].tid_address = *(uint64_t *)batch_local(&t->th[i].b, p->tidaddr[i]);
 	}
 	te.threads = pth;
 	te.n_threads = t->nr_threads;
@@ -177,6 +201,7 @@ out:
 	free(th);
 	free(pth);
 	free(rs);
+	free(p->tidaddr);
 	free(p);
 	t->priv[PART_TASK] = NULL;
 	return ret;
@@ -215,18 +240,19 @@ static int task_load(struct rst_ctx *rc, struct rtask *t)
 		why = "personality 0xffffffff only queries";
 	else if (te->pdeath_sig >= _NSIG)
 		why = "the parent death signal is out of range";
+	else if (te->n_threads != (size_t)t->nr_threads)
+		why = "its threads are not the tree's";
 	for (i = 0; !why && i < te->n_threads; i++) {
 		why = thread_invalid(te->threads[i]);
-		if (te->threads[i]->tid == (uint32_t)t->pid)
-			l->self = te->threads[i];
+		if (!why && te->threads[i]->tid != (uint32_t)t->tids[i])
+			why = "its threads are not the tree's";
 	}
-	if (!why && !l->self)
-		why = "no entry for the task's own thread";
 	if (why) {
 		pr_err("Task %d: image task is invalid: %s", t->pid, why);
 		return -1;
 	}
 	t->batch_entries += 5;
+	t->batch_data += TASK_COMM_LEN;
 	return 0;
 }
 
@@ -235,9 +261,8 @@ static int task_child(struct rst_ctx *rc, struct rtask *t)
 	struct task_loaded *l = t->img[PART_TASK];
 	TaskEntry *te = l->te;
 
-	if (prctl(PR_SET_NAME, l->self->comm, 0, 0, 0) ||
-	    prctl(PR_SET_CHILD_SUBREAPER, te->child_subreaper, 0, 0, 0)) {
-		pr_perror("Task %d: can't set its name or subreaper flag", t->pid);
+	if (prctl(PR_SET_CHILD_SUBREAPER, te->child_subreaper, 0, 0, 0)) {
+		pr_perror("Task %d: can't set its subreaper flag", t->pid);
 		return -1;
 	}
 	return 0;
@@ -246,17 +271,9 @@ static int task_child(struct rst_ctx *rc, struct rtask *t)
 static int task_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 {
 	struct task_loaded *l = t->img[PART_TASK];
-	TaskThread *th = l->self;
 
 	/* after the memory: READ_IMPLIES_EXEC would make its PROT_READ areas executable */
-	if (BATCH(b, "personality", __NR_personality, l->te->personality) < 0 ||
-	    BATCH(b, "set_tid_address", __NR_set_tid_address, th->tid_address) < 0 ||
-	    BATCH(b, "set_robust_list", __NR_set_robust_list, th->robust_list,
-		  th->robust_list_len) < 0)
-		return -1;
-	if (th->rseq && th->rseq->ptr &&
-	    BATCH(b, "rseq registration", __NR_rseq, th->rseq->ptr, th->rseq->len, 0,
-		  th->rseq->sig) < 0)
+	if (BATCH(b, "personality", __NR_personality, l->te->personality) < 0)
 		return -1;
 	/* not in the child hook: until the batch, the driver's SIGKILL is armed */
 	if (!l->te->pdeath_sig)
@@ -268,6 +285,24 @@ static int task_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 	if (rc->opts->restore_detached && getppid() == l->criu)
 		pr_warn("Task %d: its parent death signal %u will fire when criu exits",
 			t->pid, l->te->pdeath_sig);
+	return 0;
+}
+
+/* What each thread sets for itself: its name and its own pointers. */
+static int task_thread_batch(struct rst_ctx *rc, struct rtask *t, int i, struct batch *b)
+{
+	TaskThread *th = ((struct task_loaded *)t->img[PART_TASK])->te->threads[i];
+	uint64_t name = batch_put(b, th->comm, strlen(th->comm) + 1);
+
+	if (!name || BATCH(b, "prctl(PR_SET_NAME)", __NR_prctl, PR_SET_NAME, name) < 0 ||
+	    BATCH(b, "set_tid_address", __NR_set_tid_address, th->tid_address) < 0 ||
+	    BATCH(b, "set_robust_list", __NR_set_robust_list, th->robust_list,
+		  th->robust_list_len) < 0)
+		return -1;
+	if (th->rseq && th->rseq->ptr &&
+	    BATCH(b, "rseq registration", __NR_rseq, th->rseq->ptr, th->rseq->len, 0,
+		  th->rseq->sig) < 0)
+		return -1;
 	return 0;
 }
 
@@ -286,9 +321,11 @@ const struct part part_task = {
 	.name = "task",
 	.id = PART_TASK,
 	.prepare = task_prepare,
+	.prepare_thread = task_prepare_thread,
 	.dump = task_dump,
 	.load = task_load,
 	.child = task_child,
 	.batch = task_batch,
+	.thread_batch = task_thread_batch,
 	.release = task_release,
 };

@@ -110,12 +110,15 @@ static int tfd_match(const char *link, const struct stat *st)
 /* The timerfd lines of an fdinfo text (fs/timerfd.c: timerfd_show()). */
 static int parse_tfd_fdinfo(const char *buf, struct tfd_info *ti)
 {
-	const char *p;
+	const char *p, *next;
 	unsigned long long ticks;
 	unsigned int flags;
 	int clockid, seen = 0;
 
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+	for (p = buf; p && *p; p = next) {
+		next = strchr(p, '\n');
+		if (next)
+			next++;
 		if (sscanf(p, "clockid: %d", &clockid) == 1)
 			seen |= 1;
 		else if (sscanf(p, "ticks: %llu", &ticks) == 1)
@@ -178,10 +181,13 @@ static int read_offsets(const char *path, int64_t *mono, int64_t *boot)
 	if (!buf)
 		return errno == ENOENT ? 0 : -1;	/* no time namespaces */
 	for (p = buf; sscanf(p, "%31s %lld %lld%n", name, &sec, &nsec, &n) == 3; p += n) {
-		if (!strcmp(name, "monotonic") || !strcmp(name, "1"))
-			*mono = sec * NSEC_PER_SEC + nsec, seen |= 1;
-		else if (!strcmp(name, "boottime") || !strcmp(name, "7"))
-			*boot = sec * NSEC_PER_SEC + nsec, seen |= 2;
+		if (!strcmp(name, "monotonic") || !strcmp(name, "1")) {
+			*mono = sec * NSEC_PER_SEC + nsec;
+			seen |= 1;
+		} else if (!strcmp(name, "boottime") || !strcmp(name, "7")) {
+			*boot = sec * NSEC_PER_SEC + nsec;
+			seen |= 2;
+		}
 	}
 	free(buf);
 	return seen == 3 ? 0 : -1;
@@ -213,12 +219,13 @@ static int ns_delta(pid_t pid, int64_t *mono, int64_t *boot)
 	*mono = *boot = 0;
 	if (same_ns(pid, "time", getpid(), "time") == 1)
 		return 0;
-	if (same_ns(pid, "time", pid, "time_for_children") != 1 ||
-	    same_ns(getpid(), "time", getpid(), "time_for_children") != 1)
-		return 1;
 	snprintf(path, sizeof(path), "/proc/%d/timens_offsets", pid);
-	if (read_offsets(path, &tm, &tb) || read_offsets("/proc/self/timens_offsets", &sm, &sb))
+	if (same_ns(pid, "time", pid, "time_for_children") != 1 ||
+	    same_ns(getpid(), "time", getpid(), "time_for_children") != 1 ||
+	    read_offsets(path, &tm, &tb) || read_offsets("/proc/self/timens_offsets", &sm, &sb)) {
+		pr_debug("Task %d: its time namespace's offsets are unknown", pid);
 		return 1;
+	}
 	*mono = tm - sm;
 	*boot = tb - sb;
 	return 0;
@@ -288,9 +295,8 @@ static int tfd_dump(pid_t pid, int fd, const char *fdinfo, FileDesc *d)
 	e->interval_ns = its_ns(&its.it_interval);
 	d->tfd = e;
 	clk = ref_clock(ti.clockid, ti.flags);
+	/* the wall clock is the same everywhere; the others need the offsets */
 	ret = clk == CLOCK_REALTIME ? 0 : ns_delta(pid, &mono, &boot);
-	if (ret < 0)
-		return -1;
 	if (e->value_ns && !ret) {
 		e->has_deadline_ns = 1;
 		e->deadline_ns = now + (int64_t)e->value_ns;

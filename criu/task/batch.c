@@ -8,6 +8,12 @@
 extern const char executor_code_start[], executor_code_end[], executor_syscall_insn[];
 
 #define CODE_SIZE	PAGE_SIZE
+#define HDR_OFF		2048	/* in the code page, after the executor */
+
+static struct batch_hdr *hdr(struct batch *b)
+{
+	return (struct batch_hdr *)(b->local + HDR_OFF);
+}
 
 static size_t ent_off(void)
 {
@@ -40,7 +46,35 @@ int batch_init(struct batch *b, void *local, uint64_t remote, size_t size, int m
 	b->max = max;
 	b->data_used = 0;
 	memcpy(b->local, executor_code_start, executor_code_end - executor_code_start);
+	hdr(b)->nr = 0;
+	hdr(b)->max = max;
+	hdr(b)->size = size;
 	return 0;
+}
+
+int batch_attach(struct batch *b, void *local, uint64_t remote)
+{
+	struct batch_hdr *h = (struct batch_hdr *)((uint8_t *)local + HDR_OFF);
+
+	if (h->max <= 0 || h->nr < 0 || h->nr > h->max || h->size < data_off(h->max))
+		return -1;
+	b->local = local;
+	b->remote = remote;
+	b->size = h->size;
+	b->nr = h->nr;
+	b->max = h->max;
+	b->data_used = 0;
+	return 0;
+}
+
+size_t batch_header_size(void)
+{
+	return HDR_OFF + sizeof(struct batch_hdr);
+}
+
+size_t batch_table_size(int max_entries)
+{
+	return data_off(max_entries);
 }
 
 int batch_add(struct batch *b, const char *desc, long nr, const long args[6])
@@ -57,6 +91,7 @@ int batch_add(struct batch *b, const char *desc, long nr, const long args[6])
 	e->ret = -1;
 	strncpy((char *)b->local + desc_off(b->max) + b->nr * SC_DESC_LEN, desc,
 		SC_DESC_LEN - 1);
+	hdr(b)->nr = b->nr + 1;
 	return b->nr++;
 }
 

@@ -21,6 +21,12 @@ struct sc_entry {
 #define SC_MAY_FAIL	(1LL << 62)
 #define SC_DESC_LEN	64
 
+/* Kept in the code page, so a batch built by the task can be found by criu. */
+struct batch_hdr {
+	int32_t nr, max;
+	uint64_t size;
+};
+
 struct batch {
 	uint8_t *local;
 	uint64_t remote;
@@ -32,6 +38,10 @@ struct batch {
 size_t batch_area_size(int max_entries, size_t data);
 int batch_init(struct batch *b, void *local, uint64_t remote, size_t size, int max_entries);
 int batch_add(struct batch *b, const char *desc, long nr, const long args[6]);
+/* Takes up a batch from a copy of its area (header, table, descriptions). */
+int batch_attach(struct batch *b, void *local, uint64_t remote);
+size_t batch_header_size(void);
+size_t batch_table_size(int max_entries);
 /* Copies @len bytes of @data (zeroes if NULL) into the area; returns its remote address or 0. */
 uint64_t batch_put(struct batch *b, const void *data, size_t len);
 void *batch_local(struct batch *b, uint64_t remote);

@@ -96,8 +96,17 @@ int executor_run(pid_t pid, const struct user_regs_struct *base, struct batch *b
 		pr_perror("Task %d: can't start the executor", pid);
 		return -1;
 	}
-	if (ptrace_wait(pid, &status))
-		return -1;
+	for (;;) {
+		if (ptrace_wait(pid, &status))
+			return -1;
+		/* threads the batch clones stop on their own; go on */
+		if (!(status >> 16))
+			break;
+		if (ptrace(PTRACE_CONT, pid, 0, 0)) {
+			pr_perror("Task %d: can't continue the executor", pid);
+			return -1;
+		}
+	}
 	if (WSTOPSIG(status) != SIGTRAP) {
 		pr_err("Task %d: executor stopped by signal %d", pid, WSTOPSIG(status));
 		ptrace_get_regs(pid, &regs);
@@ -127,15 +136,21 @@ static int copy_area(pid_t pid, struct batch *b, size_t len, int to_task)
 	return 0;
 }
 
-int infect_run(struct infect *inf, struct batch *b)
+int infect_run(struct infect *inf, pid_t tid, const struct user_regs_struct *regs,
+	       uint64_t sigmask, struct batch *b)
 {
 	size_t len = b->size;
 	struct sc_entry *e;
-	int done;
+	int done, other = tid != inf->pid, ret = -1;
 
 	if (copy_area(inf->pid, b, len, 1))
 		return -1;
-	done = executor_run(inf->pid, &inf->regs, b, inf->area + inf->size - 64);
+	/* the leader's mask is taken care of by infect_start/stop */
+	if (other && ptrace_set_sigmask(tid, ~(1ULL << (SIGTRAP - 1))))
+		return -1;
+	done = executor_run(tid, regs, b, b->remote + b->size - 64);
+	if (other && (ptrace_set_regs(tid, regs) | ptrace_set_sigmask(tid, sigmask)))
+		done = -1;
 	if (done < 0)
 		return -1;
 	if (copy_area(inf->pid, b, len, 0))
@@ -143,10 +158,12 @@ int infect_run(struct infect *inf, struct batch *b)
 	if (done < b->nr) {
 		e = batch_entry(b, done);
 		errno = -e->ret;
-		pr_perror("Task %d: %s failed", inf->pid, batch_desc(b, done));
-		return -1;
+		pr_perror("Task %d: %s failed in thread %d", inf->pid, batch_desc(b, done), tid);
+		goto out;
 	}
-	return 0;
+	ret = 0;
+out:
+	return ret;
 }
 
 int infect_stop(struct infect *inf)

@@ -26,7 +26,9 @@ struct infect {
 
 int infect_start(struct infect *inf, pid_t pid, const struct user_regs_struct *regs,
 		 uint64_t sigmask, const struct proc_maps *maps, size_t size);
-int infect_run(struct infect *inf, struct batch *b);
+/* Runs @b in thread @tid of the infected task; @regs, @sigmask are its own. */
+int infect_run(struct infect *inf, pid_t tid, const struct user_regs_struct *regs,
+	       uint64_t sigmask, struct batch *b);
 /* Removes the scratch area, puts back registers and mask. Idempotent. */
 int infect_stop(struct infect *inf);
 

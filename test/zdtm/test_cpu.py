@@ -298,6 +298,21 @@ def test_restore_refuses_missing_instructions():
         r.finish()
 
 
+def test_restore_without_cpuinfo():
+    """No cpuinfo.img: the default check can't be made and says so;
+    --cpu-cap=none restores without it."""
+    with zdtm.Run("cpu_affinity_keep", "no-cpuinfo", args=["0", "0"]) as r:
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        (img / "cpuinfo.img").unlink()
+        res, _ = r.restore(img)
+        check_clean_error(r, res, "restore without cpuinfo.img", ("cpuinfo.img",),
+                          pid=r.pid)
+        r.restore_ok(img, ["--cpu-cap=none"])
+        r.finish()
+
+
 # ------------------------------------------------ affinity mapping
 
 def test_remap_auto_warns():

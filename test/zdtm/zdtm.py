@@ -13,6 +13,7 @@ Environment:
   ZDTM_SELFCHECK  1: run only the "none" flavour, no criu at all
   ZDTM_KEEP       1: keep the work directories of passing runs too
   ZDTM_WORKDIR    where each session makes its zdtm.XXXX directory (/tmp)
+  ZDTM_CRIU_TIMEOUT  seconds before a criu run counts as hung (60)
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ WORKDIR = Path(os.environ.get("ZDTM_WORKDIR", tempfile.gettempdir()))
 FLAVOURS = ["plain", "leave-running", "twice"]
 READY_TIMEOUT = 20.0
 EXIT_TIMEOUT = 20.0
-CRIU_TIMEOUT = 120.0
+CRIU_TIMEOUT = float(os.environ.get("ZDTM_CRIU_TIMEOUT", "60"))
 
 PR_SET_CHILD_SUBREAPER = 36
 

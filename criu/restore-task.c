@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The in-task half of restore. Every new task starts as a copy of criu,
+ * with its old pid. It first creates its own children (so they are its
+ * children), sets up what ordinary code can set up (session, files, cwd,
+ * limits...), then writes into a trampoline area the batch of system calls
+ * that will turn it into the dumped task, says it is ready and waits for
+ * criu to take it over with ptrace.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "restore.h"
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE	0x100000
+#endif
+
+#define THREAD_FLAGS	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | \
+			 CLONE_THREAD | CLONE_SYSVSEM)
+
+static int task_uses(struct rtask *t, int fd)
+{
+	int lo = 0, hi = t->nr_task_fds - 1, mid;
+
+	while (lo <= hi) {
+		mid = (lo + hi) / 2;
+		if (t->task_fds[mid] == fd)
+			return 1;
+		if (t->task_fds[mid] < fd)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return 0;
+}
+
+int rst_park_fd(struct rtask *t, int fd)
+{
+	int slot;
+
+	if (fd < 0)
+		return -1;
+	while (t->next_slot >= 0 &&
+	       (task_uses(t, t->next_slot) || fcntl(t->next_slot, F_GETFD) >= 0))
+		t->next_slot--;
+	slot = t->next_slot--;
+	if (slot < 0 || dup3(fd, slot, O_CLOEXEC) < 0) {
+		pr_perror("Task %d: no free fd slot for criu's fd %d", t->pid, fd);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return slot;
+}
+
+static int keep_private(struct rtask *t, int fd)
+{
+	int *n = xrealloc(t->priv_fds, (t->nr_priv_fds + 1) * sizeof(int));
+
+	if (!n)
+		return -1;
+	t->priv_fds = n;
+	t->priv_fds[t->nr_priv_fds++] = fd;
+	return 0;
+}
+
+int rst_private_fd(struct rtask *t, int fd)
+{
+	fd = rst_park_fd(t, fd);
+	if (fd >= 0 && keep_private(t, fd)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Close every fd but criu's private ones. */
+static int close_others(struct rtask *t)
+{
+	int *keep, i, from = 0;
+
+	keep = xmalloc(t->nr_priv_fds * sizeof(int));
+	if (!keep)
+		return -1;
+	memcpy(keep, t->priv_fds, t->nr_priv_fds * sizeof(int));
+	qsort(keep, t->nr_priv_fds, sizeof(int), cmp_int);
+	for (i = 0; i <= t->nr_priv_fds; i++) {
+		unsigned int to = i < t->nr_priv_fds ? (unsigned int)keep[i] - 1 : ~0U;
+
+		if ((i == t->nr_priv_fds || keep[i] > from) &&
+		    syscall(SYS_close_range, from, to, 0)) {
+			pr_perror("Task %d: can't close criu's fds", t->pid);
+			free(keep);
+			return -1;
+		}
+		if (i < t->nr_priv_fds)
+			from = keep[i] + 1;
+	}
+	free(keep);
+	return 0;
+}
+
+/*
+ * criu's fds go to the top of what the task may use: raise the soft
+ * RLIMIT_NOFILE to the hard one (allowed without privileges; the rlimit
+ * part puts the task's own back later) and start a little above the
+ * task's highest fd, so the fd table does not grow to the hard limit.
+ */
+static int init_slots(struct rtask *t)
+{
+	struct rlimit rl;
+	int top = t->nr_task_fds ? t->task_fds[t->nr_task_fds - 1] : 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -1;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return -1;
+	t->next_slot = min((uint64_t)max(top + 128, 1024), (uint64_t)rl.rlim_max - 1);
+	return 0;
+}
+
+static void report(struct rtree *tree, struct rnode *n, int state)
+{
+	const char *e = log_first_error();
+
+	if (state == CHILD_FAILED)
+		snprintf(n->rep->error, sizeof(n->rep->error), "%s",
+			 e ? e : "unknown error");
+	__atomic_store_n(&n->rep->state, state, __ATOMIC_RELEASE);
+	__atomic_add_fetch(tree->ready, 1, __ATOMIC_ACQ_REL);
+	syscall(SYS_futex, tree->ready, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+static void __attribute__((noreturn)) child_fail(struct rtree *tree, struct rnode *n)
+{
+	report(tree, n, CHILD_FAILED);
+	_exit(1);
+}
+
+/* A zombie is a child that exits at once, the way it once did. */
+static void __attribute__((noreturn)) become_zombie(struct rnode *n)
+{
+	int status = n->pt->exit_code, sig = WTERMSIG(status);
+	struct rlimit no_core = { 0, 0 };
+	sigset_t all;
+
+	if (WIFSIGNALED(status) && sig > 0 && sig < 65) {
+		setrlimit(RLIMIT_CORE, &no_core);
+		signal(sig, SIG_DFL);
+		sigfillset(&all);
+		sigprocmask(SIG_UNBLOCK, &all, NULL);
+		syscall(SYS_tgkill, getpid(), getpid(), sig);
+	}
+	_exit(WEXITSTATUS(status));
+}
+
+/* Session and group as dumped: see fork_kids for who creates what. */
+static int set_session(struct rnode *n)
+{
+	pid_t pid = n->t.pid;
+
+	if (n->pt->sid == (uint32_t)pid && setsid() < 0) {
+		pr_perror("Task %d: can't create its session", pid);
+		return -1;
+	}
+	if (n->pt->pgid != (uint32_t)getpgid(0) && setpgid(0, n->pt->pgid)) {
+		pr_perror("Task %d: can't join process group %u", pid, n->pt->pgid);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Children that stayed in our old session are created before we make a
+ * session of our own; the others after, so each inherits the right one.
+ */
+static int fork_kids(struct rst_ctx *rc, struct rtree *tree, struct rnode *n, int before)
+{
+	struct rnode *k;
+	int i;
+
+	for (i = 0; i < n->nr_kids; i++) {
+		k = n->kids[i];
+		if (before != (k->pt->sid != n->pt->sid))
+			continue;
+		if (restore_fork(rc, tree, k) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int queue_threads(struct rnode *n, struct batch *b)
+{
+	struct clone_args args = { .flags = THREAD_FLAGS, .set_tid_size = 1 };
+	uint64_t tid, a;
+	int i;
+
+	for (i = 1; i < n->t.nr_threads; i++) {
+		tid = batch_put(b, &n->t.tids[i], sizeof(pid_t));
+		args.set_tid = tid;
+		a = batch_put(b, &args, sizeof(args));
+		if (!tid || !a || BATCH(b, "clone3 of a thread", __NR_clone3, a, sizeof(args)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int build_batches(struct rst_ctx *rc, struct rtree *tree, struct rnode *n)
+{
+	struct rtask *t = &n->t;
+	struct batch b;
+	void *area;
+	int i, th;
+
+	area = mmap((void *)t->area, t->area_size, PROT_READ | PROT_WRITE | PROT_EXEC,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (area != (void *)t->area) {
+		pr_perror("Task %d: can't map the trampoline at %#lx", t->pid, t->area);
+		return -1;
+	}
+	if (batch_init(&b, area, t->area, n->main_size, n->main_max))
+		return -1;
+	/* entry 0: criu's inherited rseq registration, filled in by criu */
+	if (BATCH(&b, "rseq unregistration", __NR_getpid) < 0 ||
+	    BATCH(&b, "prctl(PR_SET_PDEATHSIG, 0)", __NR_prctl, PR_SET_PDEATHSIG, 0) < 0)
+		return -1;
+	for (i = 0; i < PART_NR; i++) {
+		if (parts[i]->batch && parts[i]->batch(rc, t, &b))
+			return -1;
+		/* threads come once memory is back, before timers may aim at them */
+		if (i == PART_MM && queue_threads(n, &b))
+			return -1;
+	}
+	for (i = 0; i < t->nr_priv_fds; i++)
+		if (BATCH(&b, "close of criu's fd", __NR_close, t->priv_fds[i]) < 0)
+			return -1;
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->thread_batch && parts[i]->thread_batch(rc, t, 0, &b))
+			return -1;
+	for (th = 1; th < t->nr_threads; th++) {
+		uint64_t at = thread_batch_addr(n, th);
+
+		if (batch_init(&b, (void *)at, at, n->thread_size, THREAD_BATCH_ENTRIES))
+			return -1;
+		for (i = 0; i < PART_NR; i++)
+			if (parts[i]->thread_batch && parts[i]->thread_batch(rc, t, th, &b))
+				return -1;
+	}
+	return 0;
+}
+
+static void __attribute__((noreturn)) child_main(struct rst_ctx *rc, struct rtree *tree,
+						 struct rnode *n, pid_t parent)
+{
+	struct rtask *t = &n->t;
+	uint64_t all;
+	int i, never = 0;
+
+	/* until criu traces us (and EXITKILL takes over), die with our parent */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(3);
+	if (n->pt->zombie)
+		become_zombie(n);
+	if (fork_kids(rc, tree, n, 1) || set_session(n) || fork_kids(rc, tree, n, 0))
+		child_fail(tree, n);
+
+	/* criu's own fds move out of the task's way; everything else goes */
+	if (init_slots(t))
+		child_fail(tree, n);
+	rc->dirfd = rst_private_fd(t, rc->dirfd);
+	if (rc->dirfd < 0)
+		child_fail(tree, n);
+	if (log_fd() >= 0) {
+		int lfd = rst_private_fd(t, dup(log_fd()));
+
+		if (lfd >= 0)
+			log_set_fd(lfd);
+	}
+	if (close_others(t))
+		child_fail(tree, n);
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->child && parts[i]->child(rc, t))
+			child_fail(tree, n);
+	if (build_batches(rc, tree, n))
+		child_fail(tree, n);
+	pr_debug("Task %d: ready", t->pid);
+	/*
+	 * Nothing of the task's may run before it is whole, but SIGTRAP stays
+	 * open: the executor's int3 would otherwise reset its handler.
+	 */
+	/* the raw call: glibc's would leave its own signals 32 and 33 open */
+	all = ~(1ULL << (SIGTRAP - 1));
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof(all));
+	report(tree, n, CHILD_READY);
+	for (;;)	/* criu seizes and interrupts us here */
+		syscall(SYS_futex, &never, FUTEX_WAIT, 0, NULL, NULL, 0);
+}
+
+pid_t restore_fork(struct rst_ctx *rc, struct rtree *tree, struct rnode *n)
+{
+	pid_t want = n->t.pid, self = getpid();
+	struct clone_args args = {
+		.exit_signal = SIGCHLD,
+		.set_tid = (uint64_t)(uintptr_t)&want,
+		.set_tid_size = 1,
+	};
+	long pid;
+
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid == 0)
+		child_main(rc, tree, n, self);
+	if (pid < 0) {
+		if (errno == EEXIST)
+			pr_err("Task %d: can't restore, pid %d is in use", n->t.pid, n->t.pid);
+		else
+			pr_perror("Task %d: can't create it with its pid", n->t.pid);
+		return -1;
+	}
+	return pid;
+}
+
+uint64_t thread_batch_addr(struct rnode *n, int th)
+{
+	return n->t.area + n->main_size + (uint64_t)(th - 1) * n->thread_size;
+}

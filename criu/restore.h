@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_RESTORE_H
+#define CRIU_RESTORE_H
+
+/* Shared by the restore driver (restore.c) and its in-task half (restore-task.c). */
+#include "parts/part.h"
+#include "pstree.pb-c.h"
+
+#define AREA_RESERVE		(32 * PAGE_SIZE)	/* room to move the vDSO through */
+#define THREAD_BATCH_ENTRIES	128
+#define THREAD_BATCH_DATA	(16 << 10)
+
+enum {
+	CHILD_PREPARING,
+	CHILD_READY,
+	CHILD_FAILED,
+};
+
+/* One per task, in memory shared by criu and every new task. */
+struct child_report {
+	int state;
+	char error[1020];
+};
+
+struct rnode {
+	struct rtask t;			/* what the parts see */
+	PstreeTask *pt;
+	struct rnode *parent;
+	struct rnode **kids;
+	int nr_kids;
+	struct child_report *rep;
+	size_t main_size;		/* the leader's batch area */
+	size_t thread_size;		/* each other thread's */
+	int main_max;
+};
+
+struct rtree {
+	struct rnode *nodes;		/* parents before children; [0] is the root */
+	int nr;
+	int *ready;			/* shared: tasks that are ready or failed */
+	pid_t criu;
+};
+
+/* Creates the task of @n with its pid; in the new task, never returns. */
+pid_t restore_fork(struct rst_ctx *rc, struct rtree *tree, struct rnode *n);
+
+/* Address of thread @th's batch in the trampoline of @n. */
+uint64_t thread_batch_addr(struct rnode *n, int th);
+
+#endif

@@ -1,0 +1,63 @@
+"""pytest glue for the kernel tests: the marker, and the built kernel."""
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / "scripts" / "kernel-build.sh"
+BOOT = ROOT / "scripts" / "kernel-boot.sh"
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "kernel: boots the patched kernel of kernel/ under QEMU "
+        "(skipped unless scripts/kernel-build.sh has built it)")
+
+
+def _image_dir():
+    r = subprocess.run([str(BUILD), "--print-dir"], capture_output=True, text=True)
+    return Path(r.stdout.strip()) if r.returncode == 0 else None
+
+
+@pytest.fixture(scope="session")
+def kernel_image():
+    """The image directory (bzImage, config, selftests/) of the current
+    kernel/ inputs.  Skips when it is not built, unless CRIU_KERNEL_BUILD=1
+    asks to build it here (5-20 minutes from scratch)."""
+    if not shutil.which("qemu-system-x86_64"):
+        pytest.skip("qemu-system-x86_64 is not installed (scripts/kernel-build.sh installs it)")
+    img = _image_dir()
+    if img is None and os.environ.get("CRIU_KERNEL_BUILD") == "1":
+        subprocess.run([str(BUILD), "-q"], check=True, stdout=subprocess.DEVNULL)
+        img = _image_dir()
+    if img is None:
+        pytest.skip("kernel not built for the current kernel/ inputs: "
+                    "run scripts/kernel-build.sh (or set CRIU_KERNEL_BUILD=1)")
+    return img
+
+
+class Guest:
+    """Runs commands in a freshly booted guest."""
+
+    def __init__(self, image):
+        self.image = image
+
+    def run(self, command, timeout=300, smp=4, selftests=True, extra=()):
+        args = [str(BOOT), "--kernel", str(self.image / "bzImage"),
+                "--smp", str(smp), "--timeout", str(timeout)]
+        if selftests:
+            args.append("--selftests")
+        for e in extra:
+            args += ["--add", e]
+        args += ["--", command]
+        r = subprocess.run(args, capture_output=True, text=True, timeout=timeout + 60)
+        return r.returncode, r.stdout, r.stderr
+
+
+@pytest.fixture(scope="session")
+def guest(kernel_image):
+    return Guest(kernel_image)
