@@ -463,13 +463,22 @@ static int wait_task(pid_t pid)
 	return 128 + WTERMSIG(status);
 }
 
-/* After a failure: nothing may stay behind, not even a zombie. */
-static void kill_tree(struct rtree *tree)
+/*
+ * After a failure: nothing may stay behind, not even a zombie, and nothing
+ * else may be hit: a pid we could not have may be someone else's. Only the
+ * root (our child) and tasks that reported are surely ours; the others die
+ * with their parent, and being our subreaped orphans, are reaped here.
+ */
+static void kill_tree(struct rtree *tree, int root_forked)
 {
+	struct rnode *n;
 	int i;
 
-	for (i = 0; i < tree->nr; i++)
-		kill(tree->nodes[i].t.pid, SIGKILL);
+	for (i = 0; i < tree->nr; i++) {
+		n = &tree->nodes[i];
+		if ((!i && root_forked) || n->rep->state != CHILD_PREPARING)
+			kill(n->t.pid, SIGKILL);
+	}
 	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
 		;
 }
@@ -495,11 +504,14 @@ static void free_tree(struct rtree *tree)
 	free(tree->nodes);
 }
 
-static int restore_tree(struct rst_ctx *rc, struct rtree *tree)
+static int restore_tree(struct rst_ctx *rc, struct rtree *tree, int *forked)
 {
 	int i;
 
-	if (restore_fork(rc, tree, &tree->nodes[0]) < 0 || wait_ready(tree))
+	if (restore_fork(rc, tree, &tree->nodes[0]) < 0)
+		return -1;
+	*forked = 1;
+	if (wait_ready(tree))
 		return -1;
 	for (i = 0; i < tree->nr; i++)
 		if (!tree->nodes[i].pt->zombie && take_over(rc, &tree->nodes[i]))
@@ -513,7 +525,7 @@ int cr_restore(const struct opts *o)
 	struct rtree tree = { 0 };
 	PstreeEntry *pe = NULL;
 	pid_t root;
-	int ret = -1, forked = 0;
+	int ret = -1, forked = 0, released = 0;
 
 	rc.dirfd = open(o->images_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rc.dirfd < 0) {
@@ -526,21 +538,20 @@ int cr_restore(const struct opts *o)
 	if (read_tree(&rc, &tree, &pe) || timens_load(&rc) || load_tree(&rc, &tree) ||
 	    share_reports(&tree) || timens_prepare(&rc))
 		goto out;
-	forked = 1;
-	if (restore_tree(&rc, &tree))
+	if (restore_tree(&rc, &tree, &forked))
 		goto out;
 	root = tree.nodes[0].t.pid;
 	if (o->pidfile && write_pidfile(o->pidfile, root))
 		goto out;
 	if (let_go(&tree))
 		goto out;
-	forked = 0;
+	released = 1;
 	pr_info("Restored %d task(s)", tree.nr);
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
 	ret = o->restore_detached ? 0 : wait_task(root);
 out:
-	if (forked)
-		kill_tree(&tree);
+	if (!released && tree.ready)
+		kill_tree(&tree, forked);
 	free_tree(&tree);
 	img_free(IMG_PSTREE, pe);
 	close(rc.dirfd);

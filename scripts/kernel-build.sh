@@ -29,6 +29,9 @@ JOBS=${KERNEL_JOBS:-2}
 SRC="$CACHE/src/linux-$DEB_VERSION"
 OBJ="$CACHE/obj/linux-$DEB_VERSION"
 NICE="nice -n 19"
+# Bump when the way the kernel is configured or built changes: it is part
+# of the cache key, with the Debian version, the fragment and the series.
+RECIPE=1
 PKGS="build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
       qemu-system-x86 busybox-static git"
 
@@ -58,8 +61,8 @@ series_patches() {
 # The cache key: everything that decides what gets built.
 cache_key() {
 	{
-		echo "deb $DEB_VERSION"
-		sha256sum "$KDIR/config.fragment" "$0"
+		echo "deb $DEB_VERSION recipe $RECIPE"
+		sha256sum "$KDIR/config.fragment"
 		[ -f "$KDIR/selftests.list" ] && sha256sum "$KDIR/selftests.list"
 		[ -f "$KDIR/patches/series" ] && sha256sum "$KDIR/patches/series"
 		series_patches | while read -r p; do
@@ -161,7 +164,7 @@ cfgtmp="$OBJ/.config.wanted"
 	# Configure in a scratch copy so an unchanged result keeps the old
 	# .config (and its mtime) untouched.
 	tmp=$(mktemp -d)
-	make -s -C "$SRC" O="$tmp" ARCH=x86_64 tinyconfig >/dev/null
+	make -s -C "$SRC" O="$tmp" ARCH=x86_64 tinyconfig >/dev/null 2>&1
 	"$SRC/scripts/kconfig/merge_config.sh" -m -O "$tmp" "$tmp/.config" "$KDIR/config.fragment" >/dev/null 2>&1
 	make -s -C "$SRC" O="$tmp" ARCH=x86_64 olddefconfig >/dev/null 2>&1
 	cp "$tmp/.config" "$cfgtmp"
@@ -198,14 +201,16 @@ stdir="$OBJ/selftests"
 rm -rf "$stdir"
 mkdir -p "$stdir"
 if [ -f "$KDIR/selftests.list" ]; then
-	while read -r src; do
-		src=${src%%#*}
-		src=$(echo "$src" | xargs)
-		[ -n "$src" ] || continue
+	# One program per line: its main source, then any other sources.
+	while read -r line; do
+		line=${line%%#*}
+		read -r -a srcs <<< "$line"
+		[ ${#srcs[@]} -gt 0 ] || continue
+		src=${srcs[0]}
 		[ -f "$SRC/$src" ] || { log "selftest $src is not in the tree (series not applied?), skipped"; continue; }
 		name=$(basename "$src" .c)
 		$NICE gcc -static -O2 -Wall -I"$OBJ/usr/include" -I"$(dirname "$SRC/$src")" \
-			-o "$stdir/$name" "$SRC/$src" -lpthread ||
+			-o "$stdir/$name" "${srcs[@]/#/$SRC/}" -lpthread ||
 			die "selftest $src does not build"
 	done < "$KDIR/selftests.list"
 fi

@@ -144,17 +144,22 @@ static int pt_check(struct dump_ctx *dc, struct dtask *t)
 	if (nr < 0)
 		return -1;
 	for (i = 0; i < nr && !ret; i++) {
-		if (!valid_clock(pt[i].clockid, t->pid)) {
+		ret = -1;
+		if (!valid_clock(pt[i].clockid, t->pid))
 			pr_err("Task %d: POSIX timer %d runs on clock %d (%s), which is not "
 			       "supported", t->pid, pt[i].id, pt[i].clockid,
 			       pt[i].clockid < 0 && (pt[i].clockid & 7) != CPUCLOCK_CLOCKFD ?
-			       "the CPU time of another process" : "unknown or fd-based");
-			ret = -1;
-		} else if (!valid_notify(pt[i].notify)) {
+			       "the CPU time of another thread or process" : "fd-based or unknown");
+		else if (!valid_notify(pt[i].notify))
 			pr_err("Task %d: POSIX timer %d has notification %d, which is not "
 			       "supported", t->pid, pt[i].id, pt[i].notify);
-			ret = -1;
-		}
+		/* restore creates the timers before the other threads exist */
+		else if ((pt[i].notify & SIGEV_THREAD_ID) && pt[i].target != t->pid)
+			pr_err("Task %d: POSIX timer %d notifies thread %d; timers aimed at "
+			       "another thread than the main one are not supported yet",
+			       t->pid, pt[i].id, pt[i].target);
+		else
+			ret = 0;
 	}
 	free(pt);
 	return ret;

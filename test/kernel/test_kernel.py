@@ -55,8 +55,8 @@ def test_cpu_ns_selftest(guest):
 
 def test_interfaces_present(guest):
     rc, out, _ = guest.run(
-        "ls /proc/self/start_time /proc/self/task/$$/start_time /proc/self/cpu_map "
+        "ls /proc/self/start_time /proc/$$/task/$$/start_time /proc/self/cpu_map "
         "/proc/self/ns/cpu /proc/self/ns/cpu_for_children /proc/sys/user/max_cpu_namespaces "
         "&& cat /proc/self/cpu_map", selftests=False)
     assert rc == 0, out
-    assert out.strip().endswith("0 0\n1 1\n2 2\n3 3".replace("\n", "\n")), out
+    assert out.strip().endswith("0 0\n1 1\n2 2\n3 3"), out
