@@ -430,6 +430,9 @@ int cr_dump(const struct opts *o)
 	for (i = 0; i < tree.nr; i++)
 		if (!tree.tasks[i]->zombie && dump_task(&dc, tree.tasks[i]))
 			goto out;
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->dump_tree && parts[i]->dump_tree(&dc))
+			goto out;
 	if (write_tree(&dc, &tree) || write_inventory(&dc, &tree) || syncfs(dc.dirfd)) {
 		pr_perror("Can't write and sync the images");
 		goto out;

@@ -288,6 +288,9 @@ static void __attribute__((noreturn)) child_main(struct rst_ctx *rc, struct rtre
 	/* criu's own fds move out of the task's way; everything else goes */
 	if (init_slots(t))
 		child_fail(tree, n);
+	for (i = 0; i < rc->nr_inherited; i++)
+		if (keep_private(t, rc->inherited[i]))
+			child_fail(tree, n);
 	rc->dirfd = rst_private_fd(t, rc->dirfd);
 	if (rc->dirfd < 0)
 		child_fail(tree, n);
@@ -321,6 +324,7 @@ pid_t restore_fork(struct rst_ctx *rc, struct rtree *tree, struct rnode *n)
 {
 	pid_t want = n->t.pid, self = getpid();
 	struct clone_args args = {
+		.flags = n == &tree->nodes[0] ? rc->root_flags : 0,
 		.exit_signal = SIGCHLD,
 		.set_tid = (uint64_t)(uintptr_t)&want,
 		.set_tid_size = 1,

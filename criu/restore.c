@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -202,6 +203,9 @@ static int load_tree(struct rst_ctx *rc, struct rtree *tree)
 	struct proc_maps self;
 	int i, ret = 0;
 
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->load_tree && parts[i]->load_tree(rc))
+			return -1;
 	if (proc_read_maps(getpid(), 0, &self))
 		return -1;
 	for (i = 0; i < tree->nr && !ret; i++)
@@ -209,6 +213,52 @@ static int load_tree(struct rst_ctx *rc, struct rtree *tree)
 			ret = load_task(rc, &tree->nodes[i], &self);
 	proc_maps_free(&self);
 	return ret;
+}
+
+int rst_inherit_fd(struct rst_ctx *rc, int fd)
+{
+	int *n, to;
+
+	if (fd < 0)
+		return -1;
+	n = xrealloc(rc->inherited, (rc->nr_inherited + 1) * sizeof(int));
+	if (!n)
+		goto err;
+	rc->inherited = n;
+	to = rc->next_inherit++;
+	if (dup3(fd, to, O_CLOEXEC) < 0) {
+		pr_perror("Can't move fd %d to %d for the new tasks", fd, to);
+		goto err;
+	}
+	close(fd);
+	rc->inherited[rc->nr_inherited++] = to;
+	return to;
+err:
+	close(fd);
+	return -1;
+}
+
+/* What the tree shares is opened by criu, above any fd of any task. */
+static int prefork(struct rst_ctx *rc, struct rtree *tree)
+{
+	struct rlimit rl;
+	int i, top = 0;
+
+	for (i = 0; i < tree->nr; i++) {
+		struct rtask *t = &tree->nodes[i].t;
+
+		if (t->nr_task_fds)
+			top = max(top, t->task_fds[t->nr_task_fds - 1]);
+	}
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	rc->next_inherit = max(top + 1, 16);
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->prefork && parts[i]->prefork(rc))
+			return -1;
+	return 0;
 }
 
 /* Memory every new task shares with criu: its report and a ready count. */
@@ -483,10 +533,16 @@ static void kill_tree(struct rtree *tree, int root_forked)
 		;
 }
 
-static void free_tree(struct rtree *tree)
+static void free_tree(struct rst_ctx *rc, struct rtree *tree)
 {
 	int i, j;
 
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->release_tree)
+			parts[i]->release_tree(rc);
+	for (i = 0; i < rc->nr_inherited; i++)
+		close(rc->inherited[i]);
+	free(rc->inherited);
 	for (i = 0; i < tree->nr; i++) {
 		struct rtask *t = &tree->nodes[i].t;
 
@@ -536,7 +592,7 @@ int cr_restore(const struct opts *o)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	tree.criu = getpid();
 	if (read_tree(&rc, &tree, &pe) || timens_load(&rc) || load_tree(&rc, &tree) ||
-	    share_reports(&tree) || timens_prepare(&rc))
+	    share_reports(&tree) || prefork(&rc, &tree) || timens_prepare(&rc))
 		goto out;
 	if (restore_tree(&rc, &tree, &forked))
 		goto out;
@@ -552,7 +608,7 @@ int cr_restore(const struct opts *o)
 out:
 	if (!released && tree.ready)
 		kill_tree(&tree, forked);
-	free_tree(&tree);
+	free_tree(&rc, &tree);
 	img_free(IMG_PSTREE, pe);
 	close(rc.dirfd);
 	return ret;

@@ -37,6 +37,7 @@ enum part_id {
 struct dump_ctx {
 	int dirfd;			/* the images directory */
 	const struct opts *opts;
+	void *shared[PART_NR];		/* a part's tree-wide data during a dump */
 };
 
 /* A thread of a task being dumped, stopped by the driver. */
@@ -68,6 +69,16 @@ struct dtask {
 struct rst_ctx {
 	int dirfd;
 	const struct opts *opts;
+	void *shared[PART_NR];		/* a part's tree-wide data during a restore */
+	unsigned long root_flags;	/* extra clone3 flags for the root (CLONE_NEW*) */
+	/*
+	 * fds criu opened before the first fork (objects several tasks share):
+	 * every task inherits them and keeps them until its batch closes them.
+	 * They are numbered above every fd of every task (rst_inherit_fd).
+	 */
+	int *inherited;
+	int nr_inherited;
+	int next_inherit;
 };
 
 /* A task being restored. Image data is loaded in the parent. */
@@ -103,8 +114,14 @@ struct part {
 	int (*prepare_thread)(struct dump_ctx *dc, struct dtask *t, int th, struct batch *b);
 	/* dump: write the image; @b is the leader's batch, t->th[i].b each thread's */
 	int (*dump)(struct dump_ctx *dc, struct dtask *t, struct batch *b);
+	/* dump: once every task is dumped, write what the tree shares */
+	int (*dump_tree)(struct dump_ctx *dc);
+	/* restore, in criu, before any task's load: what the tree shares */
+	int (*load_tree)(struct rst_ctx *rc);
 	/* restore, in criu: read and validate the image into t->img[id] */
 	int (*load)(struct rst_ctx *rc, struct rtask *t);
+	/* restore, in criu, right before the root is forked (after every load) */
+	int (*prefork)(struct rst_ctx *rc);
 	/* restore, in the new task, as ordinary code, before it stops */
 	int (*child)(struct rst_ctx *rc, struct rtask *t);
 	/* restore, in the new task: queue system calls for the executor */
@@ -118,6 +135,7 @@ struct part {
 	/* restore, in criu, via ptrace, after the batch and the trampoline are gone */
 	int (*final)(struct rst_ctx *rc, struct rtask *t);
 	void (*release)(struct rtask *t);
+	void (*release_tree)(struct rst_ctx *rc);
 };
 
 extern const struct part *const parts[PART_NR];
@@ -129,5 +147,7 @@ extern const struct part *const parts[PART_NR];
  */
 int rst_private_fd(struct rtask *t, int fd);
 int rst_park_fd(struct rtask *t, int fd);
+/* In criu before the fork: move @fd where every task will find it; returns the new fd. */
+int rst_inherit_fd(struct rst_ctx *rc, int fd);
 
 #endif

@@ -406,6 +406,8 @@ class Run:
         except ProcessLookupError:
             pass
         self._wait(10)
+        if self.session_leader:
+            reap_session(self.pid)
         self.alive = False
 
     def gone_after_dump(self, res: CriuResult) -> None:
@@ -413,6 +415,10 @@ class Run:
         rc = self._wait(10)
         if rc is None:
             self.fail("the task still runs after a dump without --leave-running", res)
+        if self.session_leader:
+            left = reap_session(self.pid)
+            if left:
+                self.fail(f"processes of the dumped session still run: {left}", res)
         self.ours = False
         self.note(f"task gone after dump (status {rc})")
 
@@ -571,6 +577,36 @@ def reap_leftovers() -> None:
             return
         if pid == 0:
             return
+
+
+def session_members(sid: int) -> list[int]:
+    """Pids of the processes in session sid (zombies included)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[3]) == sid:      # field 6: session
+            out.append(int(name))
+    return out
+
+
+def reap_session(sid: int, timeout: float = 5.0) -> list[int]:
+    """Wait for every process of session sid to be gone, reaping those
+    that were reparented to us. A leftover zombie would keep its session
+    and group ids in use, and a restore of the leader's pid would fail.
+    Returns what is still there after timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        reap_leftovers()
+        left = session_members(sid)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.01)
 
 
 def pid_exists(pid: int) -> bool:

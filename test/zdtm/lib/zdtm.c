@@ -34,6 +34,7 @@ static double gap = -1;
 static const char *extra;
 
 /* state of the extras */
+static int extra_threads;
 static pid_t extra_child = -1;
 static int extra_fd = -1;
 static unsigned char *extra_mem;
@@ -176,6 +177,7 @@ static void extra_setup(void)
 		if (pthread_create(&t, NULL, extra_thread_fn, NULL))
 			fail("pthread_create failed");
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		extra_threads = 1;
 	} else if (!strcmp(extra, "child")) {
 		extra_child = fork();
 		if (extra_child < 0)
@@ -233,6 +235,16 @@ static const char *extra_check(void)
 	}
 	if (extra_fd >= 0 && fcntl(extra_fd, F_GETFD) < 0)
 		return "extra fd is gone";
+	if (extra_threads) {
+		char buf[64];
+		const char *n = test_status_field("Threads", buf, sizeof(buf));
+
+		if (!n || atoi(n) != 1 + extra_threads) {
+			snprintf(why, sizeof(why), "%s threads, not %d",
+				 n ? n : "?", 1 + extra_threads);
+			return why;
+		}
+	}
 	if (extra_child > 0) {
 		if (kill(extra_child, 0))
 			return "extra child is gone";
