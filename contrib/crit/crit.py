@@ -70,6 +70,7 @@ IMAGES: list[ImageKind] = [
     ImageKind("cpuinfo", "cpuinfo.img", 0x43490020, "cpuinfo_entry"),
     ImageKind("cpu", "cpu-%d.img", 0x43500021, "cpu_entry"),
     ImageKind("posix_timer", "posix_timer-%d.img", 0x50540030, "posix_timer_entry"),
+    ImageKind("files", "files.img", 0x464C0040, "files_entry"),
 ]
 BY_NAME = {k.name: k for k in IMAGES}
 BY_MAGIC = {k.magic: k for k in IMAGES if k.magic}

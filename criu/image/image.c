@@ -60,6 +60,7 @@ static const struct img_desc descs[IMG_NR] = {
 	[IMG_CPUINFO]	= { "cpuinfo.img", 0x43490020, &cpuinfo_entry__descriptor },
 	[IMG_CPU]	= { "cpu-%d.img", 0x43500021, &cpu_entry__descriptor },
 	[IMG_POSIX_TIMER] = { "posix_timer-%d.img", 0x50540030, &posix_timer_entry__descriptor },
+	[IMG_FILES]	= { "files.img", 0x464c0040, &files_entry__descriptor },
 };
 
 const char *img_name(enum img_type t, int id, char *buf, size_t len)

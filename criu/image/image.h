@@ -28,6 +28,7 @@ enum img_type {
 	IMG_CPUINFO,	/* one per checkpoint, id 0 */
 	IMG_CPU,
 	IMG_POSIX_TIMER,
+	IMG_FILES,	/* the tree's open file descriptions, id 0 */
 	IMG_NR,
 };
 

@@ -18,6 +18,10 @@
 #include "task/infect.h"
 
 enum part_id {
+	PART_NS,		/* first: refusals before anything else is asked */
+	PART_NS_PID,
+	PART_NS_UTS,
+	PART_TIMENS,
 	PART_FDINFO,
 	PART_FS,
 	PART_SCHED,
@@ -49,11 +53,19 @@ struct dthread {
 	struct batch b;			/* its in-task questions and answers */
 };
 
-/* A task being dumped, frozen by the driver. */
+/*
+ * A task being dumped, frozen by the driver. Two views of its ids: pid and
+ * tids are criu's (its /proc and ptrace); ns_pid and ns_tids are the task's
+ * own, in its pid namespace: images record those and are named by them.
+ * They differ only when the tree has a pid namespace of its own.
+ */
 struct dtask {
 	pid_t pid;
 	pid_t *tids;			/* th[i].tid, sorted, th[0] the leader */
 	int nr_threads;
+	pid_t ns_pid;
+	pid_t *ns_tids;			/* ns_tids[i] is tids[i] as the task sees it */
+	pid_t ns_pgid, ns_sid;		/* 0: outside the task's pid namespace */
 	struct dthread *th;
 	struct dtask *parent;		/* NULL for the root */
 	int zombie;			/* dead, not reaped: only pstree data */
@@ -81,11 +93,20 @@ struct rst_ctx {
 	int next_inherit;
 };
 
-/* A task being restored. Image data is loaded in the parent. */
+/*
+ * A task being restored. Image data is loaded in the parent. pid and tids
+ * are the ids in the task's own pid namespace, as the images have them:
+ * what it is created with and what the batch passes to the kernel from
+ * inside. host_pid and host_tids are criu's view, for everything criu
+ * does from outside (ptrace, /proc, sched_setaffinity...); the driver sets
+ * them once the task (and its threads) exist, before the final hooks.
+ */
 struct rtask {
 	pid_t pid;
 	pid_t *tids;		/* tids[0] == pid */
 	int nr_threads;
+	pid_t host_pid;
+	pid_t *host_tids;
 	int *task_fds;		/* the task's fd numbers, sorted (fdinfo load) */
 	int nr_task_fds;
 	int next_slot;		/* criu's own fds take free slots from the top */
@@ -122,6 +143,11 @@ struct part {
 	int (*load)(struct rst_ctx *rc, struct rtask *t);
 	/* restore, in criu, right before the root is forked (after every load) */
 	int (*prefork)(struct rst_ctx *rc);
+	/*
+	 * restore, in the new task, first of all, before it creates its
+	 * children: the namespaces it lives in and they are born into.
+	 */
+	int (*early)(struct rst_ctx *rc, struct rtask *t);
 	/* restore, in the new task, as ordinary code, before it stops */
 	int (*child)(struct rst_ctx *rc, struct rtask *t);
 	/* restore, in the new task: queue system calls for the executor */

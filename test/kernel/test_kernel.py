@@ -37,6 +37,12 @@ def test_boot_reports_output_and_status(guest):
     assert "to-stderr" in out
 
 
+def test_boot_timeout_is_reported(guest):
+    rc, _, err = guest.run("sleep 100", timeout=2, selftests=False)
+    assert rc == 124
+    assert "timed out" in err
+
+
 def test_kernel_has_the_new_options(kernel_image):
     config = (kernel_image / "config").read_text()
     assert "CONFIG_CPU_NS=y" in config
@@ -50,7 +56,7 @@ def test_start_time_selftest(guest):
 
 
 def test_cpu_ns_selftest(guest):
-    run_selftest(guest, "cpu_ns_test", expect_pass=11)
+    run_selftest(guest, "cpu_ns_test", expect_pass=12)
 
 
 def test_interfaces_present(guest):

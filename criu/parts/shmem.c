@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared memory objects: the shmem file the kernel creates behind a
+ * MAP_SHARED|MAP_ANONYMOUS area (maps call it "/dev/zero (deleted)") and
+ * memfd_create() files. Tasks that shared one before the dump (a parent
+ * and the children it forked, or tasks that passed a memfd around) must
+ * share one after the restore, so an object is saved once for the whole
+ * tree, whoever maps it or holds it open, and created once by criu before
+ * the first fork. Every task inherits an fd of each object: mm.c maps it
+ * where the areas were, file-memfd.c reopens it for the task's own fds.
+ *
+ * The identity of an object is the dev/ino that stat() of
+ * /proc/PID/map_files/START-END or /proc/PID/fd/N shows; areas and fds
+ * record it, and restore finds the new object by it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "image/image.h"
+#include "parts/part.h"
+#include "parts/shmem.h"
+#include "shmem.pb-c.h"
+
+/* Linux 6.3; Debian 12's headers are 6.1's. */
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL		0x0008U
+#define MFD_EXEC		0x0010U
+#endif
+#ifndef F_SEAL_EXEC
+#define F_SEAL_EXEC		0x0020
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+
+#define MEMFD_PREFIX		"/memfd:"
+#define DELETED			" (deleted)"
+#define MEMFD_NAME_MAX		249	/* NAME_MAX minus "memfd:" */
+#define MAX_RUN			((uint64_t)(1U << 31) * PAGE_SIZE)	/* nr_pages is 32-bit */
+#define SEALS_KNOWN		(F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | \
+				 F_SEAL_WRITE | F_SEAL_FUTURE_WRITE | F_SEAL_EXEC)
+
+/* ------------------------------------------------------------ naming */
+
+/*
+ * The device of the kernel's internal shmem mount, which both kinds live
+ * on: a deleted file of a tmpfs someone mounted shows the same names but
+ * another device.
+ */
+static int shm_dev(uint64_t *dev)
+{
+	static uint64_t cached;
+	static int known;
+	struct stat st;
+	int fd;
+
+	if (!known) {
+		fd = memfd_create("criu-probe", MFD_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st)) {
+			pr_perror("Can't create a memfd to learn the shmem device");
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		close(fd);
+		cached = st.st_dev;
+		known = 1;
+	}
+	*dev = cached;
+	return 0;
+}
+
+static int ends_deleted(const char *s)
+{
+	size_t len = strlen(s), d = strlen(DELETED);
+
+	return len > d && !strcmp(s + len - d, DELETED);
+}
+
+static int kind_of(const char *path, uint64_t dev)
+{
+	uint64_t shm;
+
+	if (!path || !ends_deleted(path) || shm_dev(&shm))
+		return SHM_NONE;
+	if (!strncmp(path, MEMFD_PREFIX, strlen(MEMFD_PREFIX)))
+		return dev == shm ? SHM_MEMFD : SHM_HUGETLB;
+	if (!strncmp(path, "/SYSV", 5) && strlen(path) == 13 + strlen(DELETED))
+		return dev == shm ? SHM_SYSV : SHM_HUGETLB;
+	if (dev == shm && !strcmp(path, "/dev/zero" DELETED))
+		return SHM_ANON;
+	return SHM_NONE;
+}
+
+int shmem_vma_kind(const struct proc_vma *v)
+{
+	int k = kind_of(v->path, makedev(v->dev_major, v->dev_minor));
+
+	/* a private mapping of the file behind a shared anonymous area is rare: refuse it */
+	return k == SHM_ANON && !v->shared ? SHM_NONE : k;
+}
+
+int shmem_link_kind(const char *link, uint64_t dev)
+{
+	return kind_of(link, dev);
+}
+
+/* ---------------------------------------------------------------- dump */
+
+struct shm_dump_obj {
+	ShmemObject o;
+	char *src;		/* a /proc path that opens it while the tree is frozen */
+};
+
+struct shm_dump {
+	struct shm_dump_obj *objs;
+	int nr;
+};
+
+static struct shm_dump *dump_state(struct dump_ctx *dc)
+{
+	if (!dc->shared[PART_SHMEM])
+		dc->shared[PART_SHMEM] = xzalloc(sizeof(struct shm_dump));
+	return dc->shared[PART_SHMEM];
+}
+
+static char *memfd_name(const char *link)
+{
+	size_t len = strlen(link) - strlen(MEMFD_PREFIX) - strlen(DELETED);
+	char *name = xmalloc(len + 1);
+
+	if (name) {
+		memcpy(name, link + strlen(MEMFD_PREFIX), len);
+		name[len] = '\0';
+	}
+	return name;
+}
+
+static int add_object(struct dump_ctx *dc, pid_t pid, const char *src, int kind,
+		      const char *link)
+{
+	struct shm_dump *s = dump_state(dc);
+	struct shm_dump_obj *n, *d;
+	struct stat st;
+	int i, fd, seals;
+
+	if (!s)
+		return -1;
+	if (stat(src, &st)) {
+		pr_perror("Task %d: can't stat the shared memory object %s (%s)", pid,
+			  src, link);
+		return -1;
+	}
+	for (i = 0; i < s->nr; i++)
+		if (s->objs[i].o.dev == st.st_dev && s->objs[i].o.ino == st.st_ino)
+			return 0;
+	n = xrealloc(s->objs, (s->nr + 1) * sizeof(*n));
+	if (!n)
+		return -1;
+	s->objs = n;
+	d = &s->objs[s->nr];
+	memset(d, 0, sizeof(*d));
+	shmem_object__init(&d->o);
+	d->o.kind = kind == SHM_MEMFD ? SHMEM_KIND__SHMEM_MEMFD : SHMEM_KIND__SHMEM_ANON;
+	d->o.dev = st.st_dev;
+	d->o.ino = st.st_ino;
+	d->o.size = st.st_size;
+	d->src = xstrdup(src);
+	if (!d->src)
+		return -1;
+	s->nr++;
+	if (kind != SHM_MEMFD)
+		return 0;
+	d->o.name = memfd_name(link);
+	if (!d->o.name)
+		return -1;
+	if (strlen(d->o.name) > MEMFD_NAME_MAX) {
+		pr_err("Task %d: memfd name '%.40s...' is too long", pid, d->o.name);
+		return -1;
+	}
+	fd = open(src, O_RDONLY | O_CLOEXEC);
+	seals = fd < 0 ? -1 : fcntl(fd, F_GET_SEALS);
+	if (seals < 0) {
+		pr_perror("Task %d: can't read the seals of memfd %s", pid, link);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	if (seals & ~SEALS_KNOWN) {
+		pr_err("Task %d: memfd %s has unknown seals %#x", pid, link, seals);
+		return -1;
+	}
+	d->o.has_seals = d->o.has_mode = d->o.has_uid = d->o.has_gid = 1;
+	d->o.seals = seals;
+	d->o.mode = st.st_mode & 07777;
+	d->o.uid = st.st_uid;
+	d->o.gid = st.st_gid;
+	return 0;
+}
+
+/* memfds the task holds open; the fd table saves the fds themselves */
+static int dump_fds(struct dump_ctx *dc, pid_t pid)
+{
+	char dir[64], path[96], link[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	ssize_t len;
+	int ret = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	d = opendir(dir);
+	if (!d) {
+		pr_perror("Task %d: can't list its fds", pid);
+		return -1;
+	}
+	while (!ret && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len < 0 || strncmp(link, MEMFD_PREFIX, strlen(MEMFD_PREFIX)))
+			continue;
+		link[len] = '\0';
+		if (stat(path, &st))
+			continue;	/* the fd table part names what it can't read */
+		if (shmem_link_kind(link, st.st_dev) == SHM_MEMFD)
+			ret = add_object(dc, pid, path, SHM_MEMFD, link);
+	}
+	closedir(d);
+	return ret;
+}
+
+static int shmem_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+{
+	const struct proc_vma *v;
+	char src[96];
+	int i, k;
+
+	for (i = 0; i < t->maps.nr; i++) {
+		v = &t->maps.vma[i];
+		k = shmem_vma_kind(v);
+		if (k != SHM_ANON && k != SHM_MEMFD)
+			continue;
+		snprintf(src, sizeof(src), "/proc/%d/map_files/%lx-%lx", t->pid, v->start,
+			 v->end);
+		if (add_object(dc, t->pid, src, k, v->path))
+			return -1;
+	}
+	return dump_fds(dc, t->pid);
+}
+
+static int add_run(ShmemObject *o, uint64_t off, uint64_t len)
+{
+	ShmemRun **n, *r;
+
+	n = xrealloc(o->runs, (o->n_runs + 1) * sizeof(*n));
+	if (!n)
+		return -1;
+	o->runs = n;
+	r = xmalloc(sizeof(*r));
+	if (!r)
+		return -1;
+	shmem_run__init(r);
+	r->off = off;
+	r->nr_pages = len / PAGE_SIZE;
+	o->runs[o->n_runs++] = r;
+	return 0;
+}
+
+/*
+ * The pages of one object that hold data (SEEK_DATA knows them: in memory
+ * or swapped), copied by the kernel from the object into the store.
+ */
+static int dump_contents(struct shm_dump_obj *d, int out, uint64_t *total)
+{
+	ShmemObject *o = &d->o;
+	off_t data, hole, size = o->size, from;
+	uint64_t len, chunk;
+	ssize_t n;
+	int fd, ret = -1;
+
+	o->pages_off = *total;
+	fd = open(d->src, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("Can't open the shared memory object %s", d->src);
+		return -1;
+	}
+	for (data = 0; data < size; data = hole) {
+		data = lseek(fd, data, SEEK_DATA);
+		if (data < 0 && errno == ENXIO)
+			break;
+		hole = data < 0 ? -1 : lseek(fd, data, SEEK_HOLE);
+		if (hole < 0) {
+			pr_perror("Can't find the data of %s", d->src);
+			goto out;
+		}
+		data &= PAGE_MASK;
+		hole = min((uint64_t)hole + PAGE_SIZE - 1, (uint64_t)size + PAGE_SIZE - 1) &
+		       PAGE_MASK;
+		for (from = data; from < hole; from += len) {
+			len = min((uint64_t)(hole - from), MAX_RUN);
+			if (add_run(o, from, len))
+				goto out;
+			for (chunk = 0; chunk < len; chunk += n) {
+				off_t at = from + chunk;
+
+				n = sendfile(out, fd, &at, len - chunk);
+				if (n < 0) {
+					pr_perror("Can't copy %s into the store", d->src);
+					goto out;
+				}
+				if (!n)
+					break;	/* the end of the file, in its last page */
+			}
+			/* the store stays page-aligned: the tail of a last page is a hole */
+			if (chunk < len && lseek(out, len - chunk, SEEK_CUR) < 0)
+				goto out;
+			*total += len;
+		}
+	}
+	ret = 0;
+out:
+	close(fd);
+	return ret;
+}
+
+static int shmem_dump_tree(struct dump_ctx *dc)
+{
+	struct shm_dump *s = dc->shared[PART_SHMEM];
+	ShmemEntry e = SHMEM_ENTRY__INIT;
+	ShmemObject **po;
+	uint64_t total = 0;
+	int i, out, ret = -1;
+
+	if (!s || !s->nr)
+		return 0;
+	po = xmalloc(s->nr * sizeof(*po));
+	out = img_open_raw(dc->dirfd, IMG_SHMEM_PAGES, 0, 1);
+	if (!po || out < 0)
+		goto out;
+	for (i = 0; i < s->nr; i++) {
+		if (dump_contents(&s->objs[i], out, &total))
+			goto out;
+		po[i] = &s->objs[i].o;
+	}
+	if (ftruncate(out, total)) {
+		pr_perror("Can't size the shared memory store");
+		goto out;
+	}
+	e.objects = po;
+	e.n_objects = s->nr;
+	e.pages_size = total;
+	ret = img_write(dc->dirfd, IMG_SHMEM, 0, &e.base);
+	pr_info("%d shared memory object(s), %lu bytes", s->nr, total);
+out:
+	if (out >= 0)
+		close(out);
+	free(po);
+	for (i = 0; i < s->nr; i++) {
+		ShmemObject *o = &s->objs[i].o;
+
+		while (o->n_runs)
+			free(o->runs[--o->n_runs]);
+		free(o->runs);
+		free(o->name);
+		free(s->objs[i].src);
+	}
+	free(s->objs);
+	free(s);
+	dc->shared[PART_SHMEM] = NULL;
+	return ret;
+}
+
+/* ------------------------------------------------------------- restore */
+
+struct shm_rst {
+	struct rst_ctx *rc;
+	ShmemEntry *e;
+	int *fds;		/* per object: the inherited fd, -1 until created */
+	int pages_fd;
+};
+
+/* One restore per criu process: the fd kinds find the objects here too. */
+static struct shm_rst *rst;
+
+static int validate(ShmemEntry *e, uint64_t store_size)
+{
+	uint64_t pos = 0, end;
+	size_t i, j;
+
+	for (i = 0; i < e->n_objects; i++) {
+		ShmemObject *o = e->objects[i];
+
+		if (o->pages_off != pos || o->size > (1ULL << 46) ||
+		    (o->kind == SHMEM_KIND__SHMEM_ANON && (!o->size || (o->size & ~PAGE_MASK))) ||
+		    (o->kind == SHMEM_KIND__SHMEM_MEMFD &&
+		     (!o->name || strlen(o->name) > MEMFD_NAME_MAX || !o->has_seals ||
+		      (o->seals & ~SEALS_KNOWN))))
+			goto bad;
+		for (j = 0; j < i; j++)
+			if (e->objects[j]->dev == o->dev && e->objects[j]->ino == o->ino)
+				goto bad;
+		end = 0;
+		for (j = 0; j < o->n_runs; j++) {
+			ShmemRun *r = o->runs[j];
+
+			if ((r->off & ~PAGE_MASK) || r->off < end || !r->nr_pages ||
+			    r->off + (uint64_t)r->nr_pages * PAGE_SIZE >
+			    ((o->size + PAGE_SIZE - 1) & PAGE_MASK))
+				goto bad;
+			end = r->off + (uint64_t)r->nr_pages * PAGE_SIZE;
+			pos += (uint64_t)r->nr_pages * PAGE_SIZE;
+		}
+		continue;
+bad:
+		pr_err("Image shmem.img has an invalid object #%zu", i);
+		return -1;
+	}
+	if (pos != e->pages_size || pos != store_size) {
+		pr_err("Image shmem-pages.img is %lu bytes, shmem.img says %lu and lists %lu",
+		       store_size, e->pages_size, pos);
+		return -1;
+	}
+	return 0;
+}
+
+static int shmem_load_tree(struct rst_ctx *rc)
+{
+	struct stat st;
+	ShmemEntry *e;
+	size_t i;
+	int ret;
+
+	ret = img_read(rc->dirfd, IMG_SHMEM, 0, (void **)&e, 1);
+	if (ret <= 0)
+		return ret;
+	rst = xzalloc(sizeof(*rst));
+	if (!rst) {
+		img_free(IMG_SHMEM, e);
+		return -1;
+	}
+	rc->shared[PART_SHMEM] = rst;
+	rst->rc = rc;
+	rst->e = e;
+	rst->pages_fd = img_open_raw(rc->dirfd, IMG_SHMEM_PAGES, 0, 0);
+	rst->fds = xmalloc(e->n_objects * sizeof(int));
+	if (rst->pages_fd < 0 || !rst->fds)
+		return -1;
+	for (i = 0; i < e->n_objects; i++)
+		rst->fds[i] = -1;
+	if (fstat(rst->pages_fd, &st)) {
+		pr_perror("Can't stat shmem-pages.img");
+		return -1;
+	}
+	return validate(e, st.st_size);
+}
+
+/* The saved pages into @p, the object mapped shared in criu. */
+static int fill(ShmemObject *o, uint8_t *p)
+{
+	uint64_t pos = o->pages_off, len;
+	size_t i;
+
+	for (i = 0; i < o->n_runs; i++) {
+		len = (uint64_t)o->runs[i]->nr_pages * PAGE_SIZE;
+		/* allocating in one go is much cheaper than a fault per page */
+		madvise(p + o->runs[i]->off, len, MADV_POPULATE_WRITE);
+		if (read_full(rst->pages_fd, p + o->runs[i]->off, len, pos)) {
+			pr_perror("Can't read shmem-pages.img at %lu", pos);
+			return -1;
+		}
+		pos += len;
+	}
+	return 0;
+}
+
+static int create_anon(ShmemObject *o)
+{
+	char path[96];
+	uint8_t *p;
+	int fd = -1;
+
+	/* the kernel names the file of a shared anonymous area itself: make one */
+	p = mmap(NULL, o->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		pr_perror("Can't create a shared memory object of %lu bytes", o->size);
+		return -1;
+	}
+	if (!fill(o, p)) {
+		snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx",
+			 (unsigned long)p, (unsigned long)p + o->size);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			pr_perror("Can't open the new shared memory object %s", path);
+	}
+	munmap(p, o->size);
+	return fd;
+}
+
+static int create_memfd(ShmemObject *o)
+{
+	unsigned int flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
+	uint64_t len = (o->size + PAGE_SIZE - 1) & PAGE_MASK;
+	struct stat st;
+	uint8_t *p;
+	int fd;
+
+	/* the exec seal and mode come from how it was created (Linux 6.3) */
+	fd = memfd_create(o->name, flags | ((o->seals & F_SEAL_EXEC) ? MFD_NOEXEC_SEAL : MFD_EXEC));
+	if (fd < 0 && errno == EINVAL && !(o->seals & F_SEAL_EXEC))
+		fd = memfd_create(o->name, flags);
+	if (fd < 0) {
+		pr_perror("Can't create memfd %s", o->name);
+		return -1;
+	}
+	if (ftruncate(fd, o->size)) {
+		pr_perror("Can't size memfd %s to %lu", o->name, o->size);
+		goto err;
+	}
+	if (o->n_runs) {
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED) {
+			pr_perror("Can't map memfd %s", o->name);
+			goto err;
+		}
+		if (fill(o, p)) {
+			munmap(p, len);
+			goto err;
+		}
+		munmap(p, len);
+	}
+	if (fstat(fd, &st) ||
+	    (o->has_mode && (st.st_mode & 07777) != o->mode && fchmod(fd, o->mode)) ||
+	    (o->has_uid && o->has_gid && (st.st_uid != o->uid || st.st_gid != o->gid) &&
+	     fchown(fd, o->uid, o->gid))) {
+		pr_perror("Can't give memfd %s its owner and mode", o->name);
+		goto err;
+	}
+	/* seals last: they may forbid the writes that filled it */
+	if ((o->seals & ~F_SEAL_EXEC) &&
+	    fcntl(fd, F_ADD_SEALS, o->seals & ~F_SEAL_EXEC)) {
+		pr_perror("Can't seal memfd %s with %#x", o->name, o->seals);
+		goto err;
+	}
+	return fd;
+err:
+	close(fd);
+	return -1;
+}
+
+static int create(size_t i)
+{
+	ShmemObject *o = rst->e->objects[i];
+	int fd;
+
+	if (rst->fds[i] >= 0)
+		return 0;
+	fd = o->kind == SHMEM_KIND__SHMEM_MEMFD ? create_memfd(o) : create_anon(o);
+	fd = rst_inherit_fd(rst->rc, fd);
+	if (fd < 0)
+		return -1;
+	rst->fds[i] = fd;
+	return 0;
+}
+
+static int find(uint64_t dev, uint64_t ino)
+{
+	size_t i;
+
+	for (i = 0; rst && i < rst->e->n_objects; i++)
+		if (rst->e->objects[i]->dev == dev && rst->e->objects[i]->ino == ino)
+			return i;
+	return -1;
+}
+
+int shmem_known(uint64_t dev, uint64_t ino)
+{
+	return find(dev, ino) >= 0;
+}
+
+int shmem_fd(uint64_t dev, uint64_t ino)
+{
+	int i = find(dev, ino);
+
+	if (i < 0) {
+		pr_err("No shared memory object %lu:%lu in shmem.img", dev, ino);
+		return -1;
+	}
+	if (rst->fds[i] < 0) {
+		pr_err("Shared memory object %lu:%lu was not created", dev, ino);
+		return -1;
+	}
+	return rst->fds[i];
+}
+
+static int shmem_prefork(struct rst_ctx *rc)
+{
+	size_t i;
+
+	for (i = 0; rst && i < rst->e->n_objects; i++)
+		if (create(i))
+			return -1;
+	return 0;
+}
+
+static void shmem_release_tree(struct rst_ctx *rc)
+{
+	if (!rst)
+		return;
+	if (rst->pages_fd >= 0)
+		close(rst->pages_fd);
+	/* the inherited fds are criu's to close */
+	free(rst->fds);
+	img_free(IMG_SHMEM, rst->e);
+	free(rst);
+	rst = NULL;
+	rc->shared[PART_SHMEM] = NULL;
+}
+
+const struct part part_shmem = {
+	.name = "shmem",
+	.id = PART_SHMEM,
+	.dump = shmem_dump,
+	.dump_tree = shmem_dump_tree,
+	.load_tree = shmem_load_tree,
+	.prefork = shmem_prefork,
+	.release_tree = shmem_release_tree,
+};
