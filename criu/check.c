@@ -102,6 +102,17 @@ static int probe_cap_cr(void)
 	return probe_cap(CAP_CHECKPOINT_RESTORE) || probe_cap(CAP_SYS_ADMIN);
 }
 
+/* The primitives of the kernel/ patch series (see kernel/README.md). */
+static int probe_start_time(void)
+{
+	return access("/proc/self/start_time", F_OK) == 0;
+}
+
+static int probe_cpu_ns(void)
+{
+	return access("/proc/self/ns/cpu", F_OK) == 0;
+}
+
 static const struct feature features[] = {
 	{ "time namespaces", 1, probe_timens },
 	{ "clone3 with set_tid", 1, probe_clone3 },
@@ -113,6 +124,8 @@ static const struct feature features[] = {
 	{ "PAGEMAP_SCAN (6.7+, else pagemap is read)", 0, probe_pagemap_scan },
 	{ "PR_TIMER_CREATE_RESTORE_IDS (6.16+)", 0, probe_timer_ids },
 	{ "/proc", 1, probe_rseq_conf },
+	{ "start time restore (kernel/ patches)", 0, probe_start_time },
+	{ "CPU namespaces (kernel/ patches)", 0, probe_cpu_ns },
 };
 
 int cr_check(const struct opts *o)

@@ -25,7 +25,6 @@
 #include "dump.h"
 #include "image/image.h"
 #include "parts/part.h"
-#include "parts/timens.h"
 #include "task/ptrace.h"
 #include "inventory.pb-c.h"
 #include "pstree.pb-c.h"
@@ -200,6 +199,39 @@ static int collect_tree(const struct opts *o, struct dtree *tree)
 	return 0;
 }
 
+/*
+ * The ids as the task sees them, in its pid namespace: the images hold
+ * those. /proc and ptrace go on with criu's own view of them.
+ */
+static int read_ns_ids(struct dtask *t)
+{
+	struct proc_status st;
+	int i, levels;
+
+	if (proc_read_status(t->pid, &st))
+		return -1;
+	levels = st.ns_levels;
+	t->ns_pid = st.ns_pid;
+	t->ns_pgid = levels > 1 ? st.ns_pgid : t->stat.pgid;
+	t->ns_sid = levels > 1 ? st.ns_sid : t->stat.sid;
+	proc_status_free(&st);
+	t->ns_tids = xmalloc((t->nr_threads + 1) * sizeof(pid_t));
+	if (!t->ns_tids)
+		return -1;
+	for (i = 0; i < t->nr_threads; i++) {
+		t->ns_tids[i] = t->th[i].tid;
+		if (levels == 1)
+			continue;
+		if (proc_read_status(t->th[i].tid, &st))
+			return -1;
+		t->ns_tids[i] = st.ns_pid;
+		proc_status_free(&st);
+	}
+	if (t->ns_pid != t->pid)
+		pr_info("Task %d is %d in its pid namespace", t->pid, t->ns_pid);
+	return 0;
+}
+
 /* Registers and masks, and the per-thread list the parts walk. */
 static int read_threads(struct dtask *t)
 {
@@ -307,13 +339,15 @@ static int write_tree(struct dump_ctx *dc, struct dtree *tree)
 		struct dtask *t = tree->tasks[i];
 
 		pstree_task__init(&pts[i]);
-		pts[i].pid = t->pid;
-		pts[i].ppid = t->parent ? t->parent->pid : t->stat.ppid;
-		pts[i].pgid = t->stat.pgid;
-		pts[i].sid = t->stat.sid;
+		pts[i].pid = t->ns_pid;
+		/* the parent of a pid namespace's init is outside it: 0 */
+		pts[i].ppid = t->parent ? t->parent->ns_pid :
+			      t->ns_pid == t->pid ? t->stat.ppid : 0;
+		pts[i].pgid = t->ns_pgid;
+		pts[i].sid = t->ns_sid;
 		pts[i].threads = tids + n;
 		for (j = 0; j < t->nr_threads; j++)
-			tids[n++] = t->th[j].tid;
+			tids[n++] = t->ns_tids[j];
 		pts[i].n_threads = t->nr_threads;
 		if (t->zombie) {
 			pts[i].has_zombie = pts[i].has_exit_code = 1;
@@ -337,7 +371,7 @@ static int write_inventory(struct dump_ctx *dc, struct dtree *tree)
 	InventoryEntry e = INVENTORY_ENTRY__INIT;
 
 	e.fmt_version = IMG_FMT_VERSION;
-	e.root_pid = tree->tasks[0]->pid;
+	e.root_pid = tree->tasks[0]->ns_pid;
 	e.criu_version = CRIU_VERSION;
 	e.has_dump_realtime_ns = e.has_page_size = e.has_ntasks = 1;
 	e.dump_realtime_ns = clock_ns(CLOCK_REALTIME);
@@ -360,6 +394,7 @@ static void release_tree(struct dtree *tree, int detach)
 		proc_maps_free(&t->maps);
 		proc_status_free(&t->status);
 		free(t->tids);
+		free(t->ns_tids);
 		free(t->th);
 		free(t);
 	}
@@ -424,9 +459,9 @@ int cr_dump(const struct opts *o)
 	if (collect_tree(o, &tree))
 		goto out;
 	pr_info("Frozen %d task(s)", tree.nr);
-	/* the clocks as the tree saw them when it stopped */
-	if (timens_dump(&dc, tree.tasks[0]->pid))
-		goto out;
+	for (i = 0; i < tree.nr; i++)
+		if (read_ns_ids(tree.tasks[i]))
+			goto out;
 	for (i = 0; i < tree.nr; i++)
 		if (!tree.tasks[i]->zombie && dump_task(&dc, tree.tasks[i]))
 			goto out;

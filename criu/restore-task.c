@@ -184,7 +184,8 @@ static int set_session(struct rnode *n)
 		pr_perror("Task %d: can't create its session", pid);
 		return -1;
 	}
-	if (n->pt->pgid != (uint32_t)getpgid(0) && setpgid(0, n->pt->pgid)) {
+	/* pgid 0: a group outside the tree's pid namespace, criu's (--shell-job) */
+	if (n->pt->pgid && n->pt->pgid != (uint32_t)getpgid(0) && setpgid(0, n->pt->pgid)) {
 		pr_perror("Task %d: can't join process group %u", pid, n->pt->pgid);
 		return -1;
 	}
@@ -270,6 +271,32 @@ static int build_batches(struct rst_ctx *rc, struct rtree *tree, struct rnode *n
 	return 0;
 }
 
+/*
+ * Our pid as criu sees it: /proc is criu's, so /proc/self names us in
+ * criu's pid namespace even when we are in one of the tree's own.
+ */
+static pid_t host_pid(void)
+{
+	char buf[32];
+	ssize_t len = readlink("/proc/self", buf, sizeof(buf) - 1);
+
+	if (len <= 0)
+		return getpid();
+	buf[len] = '\0';
+	return atoi(buf);
+}
+
+/* Our parent's pid as @parent is given: the root of a pid namespace asks /proc. */
+static pid_t parent_pid(pid_t self)
+{
+	struct proc_stat st;
+	pid_t ppid = getppid();
+
+	if (ppid || proc_read_stat(self, 0, &st))
+		return ppid;
+	return st.ppid;
+}
+
 static void __attribute__((noreturn)) child_main(struct rst_ctx *rc, struct rtree *tree,
 						 struct rnode *n, pid_t parent)
 {
@@ -277,11 +304,16 @@ static void __attribute__((noreturn)) child_main(struct rst_ctx *rc, struct rtre
 	uint64_t all;
 	int i, never = 0;
 
+	t->host_pid = host_pid();
+	__atomic_store_n(&n->rep->host_pid, t->host_pid, __ATOMIC_RELEASE);
 	/* until criu traces us (and EXITKILL takes over), die with our parent */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || parent_pid(t->host_pid) != parent)
 		_exit(3);
 	if (n->pt->zombie)
 		become_zombie(n);
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->early && parts[i]->early(rc, t))
+			child_fail(tree, n);
 	if (fork_kids(rc, tree, n, 1) || set_session(n) || fork_kids(rc, tree, n, 0))
 		child_fail(tree, n);
 

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,7 +32,6 @@
 #include "core/util.h"
 #include "dump.h"
 #include "image/image.h"
-#include "parts/timens.h"
 #include "restore.h"
 #include "task/ptrace.h"
 #include "inventory.pb-c.h"
@@ -63,7 +63,8 @@ static int check_task(struct rtree *tree, int i, PstreeTask *pt)
 {
 	size_t j, k;
 
-	if (pt->pid < 2 || pt->pid > MAX_PID || find_node(tree, pt->pid, i))
+	/* pid 1: the root is the init of a pid namespace of the tree's own */
+	if (pt->pid < (i ? 2U : 1U) || pt->pid > MAX_PID || find_node(tree, pt->pid, i))
 		return bad_tree("pid out of range or repeated", pt->pid);
 	if (!pt->n_threads || pt->threads[0] != pt->pid ||
 	    (pt->zombie && pt->n_threads != 1) || pt->n_threads > 4096)
@@ -215,6 +216,52 @@ static int load_tree(struct rst_ctx *rc, struct rtree *tree)
 	return ret;
 }
 
+/* Every task's fds, sorted: inherited fds must stay out of their way. */
+static struct {
+	int *fds;
+	int nr;
+} task_fds;
+
+static int task_fd_busy(int fd)
+{
+	int lo = 0, hi = task_fds.nr - 1, mid;
+
+	while (lo <= hi) {
+		mid = (lo + hi) / 2;
+		if (task_fds.fds[mid] == fd)
+			return 1;
+		if (task_fds.fds[mid] < fd)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return 0;
+}
+
+/*
+ * A number no task uses and criu has free: above every task's fds while
+ * the limit allows, else in a gap below (a task may use the highest fd).
+ */
+static int inherit_slot(struct rst_ctx *rc)
+{
+	struct rlimit rl;
+	int to, wrapped = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -1;
+	for (to = rc->next_inherit;; to++) {
+		if ((rlim_t)to >= rl.rlim_cur) {
+			if (wrapped++)
+				return -1;
+			to = 3;
+		}
+		if (!task_fd_busy(to) && fcntl(to, F_GETFD) < 0)
+			break;
+	}
+	rc->next_inherit = to + 1;
+	return to;
+}
+
 int rst_inherit_fd(struct rst_ctx *rc, int fd)
 {
 	int *n, to;
@@ -225,8 +272,8 @@ int rst_inherit_fd(struct rst_ctx *rc, int fd)
 	if (!n)
 		goto err;
 	rc->inherited = n;
-	to = rc->next_inherit++;
-	if (dup3(fd, to, O_CLOEXEC) < 0) {
+	to = inherit_slot(rc);
+	if (to < 0 || dup3(fd, to, O_CLOEXEC) < 0) {
 		pr_perror("Can't move fd %d to %d for the new tasks", fd, to);
 		goto err;
 	}
@@ -236,6 +283,11 @@ int rst_inherit_fd(struct rst_ctx *rc, int fd)
 err:
 	close(fd);
 	return -1;
+}
+
+static int cmp_fd(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
 }
 
 /* What the tree shares is opened by criu, above any fd of any task. */
@@ -255,6 +307,17 @@ static int prefork(struct rst_ctx *rc, struct rtree *tree)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	rc->next_inherit = max(top + 1, 16);
+	for (i = 0; i < tree->nr; i++) {
+		struct rtask *t = &tree->nodes[i].t;
+		int *n = xrealloc(task_fds.fds, (task_fds.nr + t->nr_task_fds + 1) * sizeof(int));
+
+		if (!n)
+			return -1;
+		task_fds.fds = n;
+		memcpy(n + task_fds.nr, t->task_fds, t->nr_task_fds * sizeof(int));
+		task_fds.nr += t->nr_task_fds;
+	}
+	qsort(task_fds.fds, task_fds.nr, sizeof(int), cmp_fd);
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->prefork && parts[i]->prefork(rc))
 			return -1;
@@ -307,14 +370,16 @@ static int wait_ready(struct rtree *tree)
 		}
 		if (seen >= want)
 			return 0;
-		if (waitpid(tree->nodes[0].t.pid, &status, WNOHANG | __WALL) > 0) {
+		if (waitpid(tree->nodes[0].t.host_pid, &status, WNOHANG | __WALL) > 0) {
 			pr_err("Task %d died while preparing its restore", tree->nodes[0].t.pid);
 			return -1;
 		}
 		for (i = 1; i < tree->nr; i++) {
 			n = &tree->nodes[i];
+			/* a task says who it is first of all: until then, the deadline */
 			if (!n->pt->zombie && n->rep->state == CHILD_PREPARING &&
-			    kill(n->t.pid, 0) && errno == ESRCH && n->parent->rep->state) {
+			    n->rep->host_pid && kill(n->rep->host_pid, 0) && errno == ESRCH &&
+			    n->parent->rep->state) {
 				pr_err("Task %d died while preparing its restore", n->t.pid);
 				return -1;
 			}
@@ -356,7 +421,7 @@ static int unregister_criu_rseq(struct rtask *t)
 	struct sc_entry e = { .nr = __NR_rseq };
 	struct iovec l = { &e, sizeof(e) }, r;
 
-	if (ptrace_get_rseq(t->pid, &c))
+	if (ptrace_get_rseq(t->host_pid, &c))
 		return c.rseq_abi_pointer ? -1 : 0;
 	if (!c.rseq_abi_pointer)
 		return 0;
@@ -366,7 +431,7 @@ static int unregister_criu_rseq(struct rtask *t)
 	e.args[3] = c.signature;
 	r.iov_base = (void *)(t->area + PAGE_SIZE);	/* entry 0 */
 	r.iov_len = sizeof(e);
-	if (process_vm_writev(t->pid, &l, 1, &r, 1, 0) != sizeof(e)) {
+	if (process_vm_writev(t->host_pid, &l, 1, &r, 1, 0) != sizeof(e)) {
 		pr_perror("Task %d: can't write its trampoline", t->pid);
 		return -1;
 	}
@@ -430,25 +495,67 @@ static int wait_thread(pid_t pid, pid_t tid)
 	return 0;
 }
 
+/*
+ * The tids of the threads the batch cloned, as criu sees them: in a pid
+ * namespace of the tree's own, each one's NSpid says which it is.
+ */
+static int find_host_tids(struct rst_ctx *rc, struct rtask *t)
+{
+	struct proc_status st;
+	pid_t *host;
+	int i, j, nr;
+
+	t->host_tids = xzalloc(t->nr_threads * sizeof(pid_t));
+	if (!t->host_tids)
+		return -1;
+	t->host_tids[0] = t->host_pid;
+	if (!(rc->root_flags & CLONE_NEWPID)) {
+		memcpy(t->host_tids, t->tids, t->nr_threads * sizeof(pid_t));
+		return 0;
+	}
+	if (t->nr_threads == 1)
+		return 0;
+	nr = proc_list_threads(t->host_pid, &host);
+	if (nr < 0)
+		return -1;
+	for (i = 0; i < nr; i++) {
+		if (host[i] == t->host_pid || proc_read_status(host[i], &st))
+			continue;
+		for (j = 1; j < t->nr_threads; j++)
+			if (t->tids[j] == st.ns_pid)
+				t->host_tids[j] = host[i];
+		proc_status_free(&st);
+	}
+	free(host);
+	for (j = 1; j < t->nr_threads; j++)
+		if (!t->host_tids[j]) {
+			pr_err("Task %d: thread %d is not there after its clone", t->pid,
+			       t->tids[j]);
+			return -1;
+		}
+	return 0;
+}
+
 static int take_over(struct rst_ctx *rc, struct rnode *n)
 {
 	struct rtask *t = &n->t;
 	struct user_regs_struct base;
+	pid_t pid = t->host_pid;
 	uint64_t insn;
 	long ret;
 	int i;
 
-	if (seize(t->pid) || unregister_criu_rseq(t) ||
-	    run_batch(t->pid, t->pid, t->area, n->main_size))
+	if (seize(pid) || unregister_criu_rseq(t) ||
+	    run_batch(pid, pid, t->area, n->main_size) || find_host_tids(rc, t))
 		return -1;
 	for (i = 1; i < t->nr_threads; i++)
-		if (wait_thread(t->pid, t->tids[i]) ||
-		    run_batch(t->pid, t->tids[i], thread_batch_addr(n, i), n->thread_size))
+		if (wait_thread(pid, t->host_tids[i]) ||
+		    run_batch(pid, t->host_tids[i], thread_batch_addr(n, i), n->thread_size))
 			return -1;
 	/* the executor's own syscall instruction removes the trampoline */
 	insn = t->area + (executor_syscall_insn - executor_code_start);
-	if (ptrace_get_regs(t->pid, &base) ||
-	    remote_syscall(t->pid, &base, insn, &ret, __NR_munmap, t->area,
+	if (ptrace_get_regs(pid, &base) ||
+	    remote_syscall(pid, &base, insn, &ret, __NR_munmap, t->area,
 			   t->area_size, 0, 0, 0, 0) || ret) {
 		pr_err("Task %d: can't unmap the trampoline (%ld)", t->pid, ret);
 		return -1;
@@ -471,7 +578,7 @@ static int let_go(struct rtree *tree)
 		if (tree->nodes[i].pt->zombie)
 			continue;
 		for (j = 0; j < t->nr_threads; j++)
-			if (ptrace(PTRACE_DETACH, t->tids[j], 0, 0)) {
+			if (ptrace(PTRACE_DETACH, t->host_tids[j], 0, 0)) {
 				pr_perror("Task %d: can't let thread %d go", t->pid, t->tids[j]);
 				ret = -1;
 			}
@@ -526,8 +633,10 @@ static void kill_tree(struct rtree *tree, int root_forked)
 
 	for (i = 0; i < tree->nr; i++) {
 		n = &tree->nodes[i];
-		if ((!i && root_forked) || n->rep->state != CHILD_PREPARING)
-			kill(n->t.pid, SIGKILL);
+		if (i && n->rep->state != CHILD_PREPARING && n->rep->host_pid > 0)
+			kill(n->rep->host_pid, SIGKILL);
+		else if (!i && root_forked && n->t.host_pid > 0)
+			kill(n->t.host_pid, SIGKILL);
 	}
 	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
 		;
@@ -543,6 +652,9 @@ static void free_tree(struct rst_ctx *rc, struct rtree *tree)
 	for (i = 0; i < rc->nr_inherited; i++)
 		close(rc->inherited[i]);
 	free(rc->inherited);
+	free(task_fds.fds);
+	task_fds.fds = NULL;
+	task_fds.nr = 0;
 	for (i = 0; i < tree->nr; i++) {
 		struct rtask *t = &tree->nodes[i].t;
 
@@ -553,6 +665,7 @@ static void free_tree(struct rst_ctx *rc, struct rtree *tree)
 		free(t->priv_fds);
 		free(t->task_fds);
 		free(t->tids);
+		free(t->host_tids);
 		free(tree->nodes[i].kids);
 	}
 	if (tree->ready)
@@ -562,13 +675,18 @@ static void free_tree(struct rst_ctx *rc, struct rtree *tree)
 
 static int restore_tree(struct rst_ctx *rc, struct rtree *tree, int *forked)
 {
+	pid_t root;
 	int i;
 
-	if (restore_fork(rc, tree, &tree->nodes[0]) < 0)
+	root = restore_fork(rc, tree, &tree->nodes[0]);
+	if (root < 0)
 		return -1;
+	tree->nodes[0].t.host_pid = root;
 	*forked = 1;
 	if (wait_ready(tree))
 		return -1;
+	for (i = 1; i < tree->nr; i++)
+		tree->nodes[i].t.host_pid = tree->nodes[i].rep->host_pid;
 	for (i = 0; i < tree->nr; i++)
 		if (!tree->nodes[i].pt->zombie && take_over(rc, &tree->nodes[i]))
 			return -1;
@@ -591,12 +709,12 @@ int cr_restore(const struct opts *o)
 	/* orphans of a failed restore come to us, to be reaped */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	tree.criu = getpid();
-	if (read_tree(&rc, &tree, &pe) || timens_load(&rc) || load_tree(&rc, &tree) ||
-	    share_reports(&tree) || prefork(&rc, &tree) || timens_prepare(&rc))
+	if (read_tree(&rc, &tree, &pe) || load_tree(&rc, &tree) || share_reports(&tree) ||
+	    prefork(&rc, &tree))
 		goto out;
 	if (restore_tree(&rc, &tree, &forked))
 		goto out;
-	root = tree.nodes[0].t.pid;
+	root = tree.nodes[0].t.host_pid;
 	if (o->pidfile && write_pidfile(o->pidfile, root))
 		goto out;
 	if (let_go(&tree))

@@ -19,7 +19,8 @@ enum {
 /* One per task, in memory shared by criu and every new task. */
 struct child_report {
 	int state;
-	char error[1020];
+	pid_t host_pid;		/* the task's pid in criu's view, its first write */
+	char error[1016];
 };
 
 struct rnode {

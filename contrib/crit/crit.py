@@ -71,6 +71,10 @@ IMAGES: list[ImageKind] = [
     ImageKind("cpu", "cpu-%d.img", 0x43500021, "cpu_entry"),
     ImageKind("posix_timer", "posix_timer-%d.img", 0x50540030, "posix_timer_entry"),
     ImageKind("files", "files.img", 0x464C0040, "files_entry"),
+    ImageKind("shmem", "shmem.img", 0x53480040, "shmem_entry"),
+    ImageKind("shmem-pages", "shmem-pages.img", 0, None),
+    ImageKind("sysvipc", "sysvipc.img", 0x53560041, "sysvipc_entry"),
+    ImageKind("sysvipc-pages", "sysvipc-pages.img", 0, None),
 ]
 BY_NAME = {k.name: k for k in IMAGES}
 BY_MAGIC = {k.magic: k for k in IMAGES if k.magic}

@@ -33,6 +33,9 @@
 #include "fdinfo.pb-c.h"
 #include "cpu.pb-c.h"
 #include "posix_timer.pb-c.h"
+#include "shmem.pb-c.h"
+#include "sysvipc.pb-c.h"
+#include "uts.pb-c.h"
 
 struct img_desc {
 	const char *fmt;	/* file name; %d is the task's pid */
@@ -61,6 +64,11 @@ static const struct img_desc descs[IMG_NR] = {
 	[IMG_CPU]	= { "cpu-%d.img", 0x43500021, &cpu_entry__descriptor },
 	[IMG_POSIX_TIMER] = { "posix_timer-%d.img", 0x50540030, &posix_timer_entry__descriptor },
 	[IMG_FILES]	= { "files.img", 0x464c0040, &files_entry__descriptor },
+	[IMG_SHMEM]	= { "shmem.img", 0x53480040, &shmem_entry__descriptor },
+	[IMG_SHMEM_PAGES] = { "shmem-pages.img", 0, NULL },
+	[IMG_SYSVIPC]	= { "sysvipc.img", 0x53560041, &sysvipc_entry__descriptor },
+	[IMG_SYSVIPC_PAGES] = { "sysvipc-pages.img", 0, NULL },
+	[IMG_UTS]	= { "uts-%d.img", 0x55540040, &uts_entry__descriptor },
 };
 
 const char *img_name(enum img_type t, int id, char *buf, size_t len)

@@ -29,6 +29,11 @@ enum img_type {
 	IMG_CPU,
 	IMG_POSIX_TIMER,
 	IMG_FILES,	/* the tree's open file descriptions, id 0 */
+	IMG_SHMEM,		/* one per checkpoint, id 0 */
+	IMG_SHMEM_PAGES,	/* raw, no framing */
+	IMG_SYSVIPC,		/* one per checkpoint, id 0 */
+	IMG_SYSVIPC_PAGES,	/* raw, no framing */
+	IMG_UTS,
 	IMG_NR,
 };
 

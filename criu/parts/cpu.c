@@ -243,7 +243,7 @@ static int cpu_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	}
 	for (i = 0; i < t->nr_threads; i++) {
 		cpu_thread__init(&th[i]);
-		th[i].tid = t->tids[i];
+		th[i].tid = t->ns_tids[i];
 		if (read_affinity(t->tids[i], &aff[i]) || read_xstate_bv(t->tids[i], &th[i]))
 			goto out;
 		th[i].affinity = aff[i].w;
@@ -256,7 +256,7 @@ static int cpu_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	e.threads = pth;
 	e.n_threads = t->nr_threads;
 	/* rewritten per task: the last one holds what every task used */
-	ret = img_write(dc->dirfd, IMG_CPU, t->pid, &e.base) ||
+	ret = img_write(dc->dirfd, IMG_CPU, t->ns_pid, &e.base) ||
 	      write_cpuinfo(dc, online_str) ? -1 : 0;
 out:
 	for (i = 0; aff && i < t->nr_threads; i++)
@@ -574,7 +574,7 @@ static int cpu_final(struct rst_ctx *rc, struct rtask *t)
 
 	for (i = 1; i < t->nr_threads; i++) {
 		c = thread_set(t->img[PART_CPU], t->tids[i]);
-		if (c && apply_affinity(t, t->tids[i], c))
+		if (c && apply_affinity(t, t->host_tids[i], c))
 			return -1;
 	}
 	return 0;

@@ -130,7 +130,7 @@ static int creds_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	ce.has_keep_caps = ce.has_dumpable = 1;
 	ce.keep_caps = batch_entry(b, p->keepcaps_idx)->ret > 0;
 	ce.dumpable = batch_entry(b, p->dumpable_idx)->ret;
-	ret = img_write(dc->dirfd, IMG_CREDS, t->pid, &ce.base);
+	ret = img_write(dc->dirfd, IMG_CREDS, t->ns_pid, &ce.base);
 	free(p);
 	t->priv[PART_CREDS] = NULL;
 	return ret;
@@ -429,7 +429,7 @@ static int creds_final(struct rst_ctx *rc, struct rtask *t)
 	int last;
 
 	bnd = read_bounding(&last);
-	if (proc_read_status(t->pid, &st))
+	if (proc_read_status(t->host_pid, &st))
 		return -1;
 	if (memcmp(st.uid, uid, sizeof(uid)) || memcmp(st.gid, gid, sizeof(gid)))
 		why = "user or group ids";

@@ -14,6 +14,7 @@
  * socket pair (whose other end may be elsewhere), is opened by criu before
  * the first fork and inherited by every task, which dup()s it into place.
  */
+#include <fcntl.h>
 #include <stddef.h>
 #include <sys/stat.h>
 
@@ -80,6 +81,7 @@ struct file_kind {
 /* Kinds that live in their own file. */
 extern const struct file_kind fk_reg, fk_chr, fk_timerfd, fk_pipe, fk_unix, fk_eventfd,
 	fk_epoll, fk_signalfd, fk_inotify;
+extern const struct file_kind fk_memfd;	/* file-memfd.c */
 
 /* Our own reference to the open file description behind fd @fd of @pid. */
 int files_grab_fd(pid_t pid, int fd);

@@ -79,7 +79,7 @@ static int fs_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	fe.cwd = cwd;
 	fe.root = root;
 	fe.umask = t->status.umask;
-	return img_write(dc->dirfd, IMG_FS, t->pid, &fe.base);
+	return img_write(dc->dirfd, IMG_FS, t->ns_pid, &fe.base);
 }
 
 /* ------------------------------------------------------------- restore */

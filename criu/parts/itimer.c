@@ -95,7 +95,7 @@ static int itimer_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 				 itimer_names[which], vals[which].value_ns,
 				 vals[which].interval_ns);
 	}
-	ret = img_write(dc->dirfd, IMG_ITIMER, t->pid, &ie.base);
+	ret = img_write(dc->dirfd, IMG_ITIMER, t->ns_pid, &ie.base);
 	free(p);
 	t->priv[PART_ITIMER] = NULL;
 	return ret;

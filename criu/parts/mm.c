@@ -2,12 +2,14 @@
 /*
  * The address space: every area with its protection, flags and backing
  * file, the mm fields (code/data/brk/stack/arg/env bounds, auxv, exe),
- * the vDSO position and the contents of the pages that hold data.
+ * the vDSO position; the contents of private pages are mm-pages.c's.
  *
- * Dump reads /proc (smaps, stat, auxv, pagemap) from outside and copies
- * pages with process_vm_readv into a raw, page-aligned store. Restore runs
- * inside the new task: unmap what criu left there, move the vDSO where it
- * was, map every area and pread() its pages straight from the store.
+ * Dump reads /proc (smaps, stat, auxv) from outside. Restore runs inside
+ * the new task: unmap what criu left there, move the vDSO where it was,
+ * map every area and pread() its pages straight from the store. Shared
+ * memory is not the task's alone: an area of a shared anonymous mapping
+ * or of a memfd maps the one object shmem.c created for the whole tree,
+ * and a System V segment is attached again by its id (sysvipc.c made it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -25,10 +28,8 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "image/pagestore.h"
-#include "parts/part.h"
-#include "mm.pb-c.h"
-#include "pagemap.pb-c.h"
+#include "parts/mm.h"
+#include "parts/shmem.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
@@ -41,25 +42,16 @@
 /* Linux 6.13: pages that fault on access, inside an ordinary area */
 #define MADV_GUARD_INSTALL	102
 
-/* Linux 5.14; Debian 12's headers have it, older ones may not. */
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE	23
-#endif
-
-#define IOV_BATCH	512
-
 struct mm_loaded {
 	MmEntry *mm;
 	PagemapEntry *pm;
 	/* in the new task */
-	int *fds;		/* per area: fd of its file, or -1 */
+	int *fds;		/* per area: fd of its file or object, or -1 */
 	int exe_fd;
-	int pages_fd;
+	struct mm_stores stores;
 };
 
-/* ---------------------------------------------------------------- dump */
-
-static int vma_special(const struct proc_vma *v, VmaKind *kind)
+int vma_special(const struct proc_vma *v, VmaKind *kind)
 {
 	static const struct {
 		const char *name;
@@ -80,17 +72,32 @@ static int vma_special(const struct proc_vma *v, VmaKind *kind)
 	return 0;
 }
 
-/* MAP_SHARED|MAP_ANONYMOUS: a shmem file the kernel names /dev/zero. */
-static int vma_is_shmem_anon(const struct proc_vma *v)
-{
-	return v->shared && v->path && v->dev_major == 0 &&
-	       !strcmp(v->path, "/dev/zero (deleted)");
-}
-
-static int vma_is_anon(const struct proc_vma *v)
+int vma_is_anon(const struct proc_vma *v)
 {
 	return !v->path || !strcmp(v->path, "[heap]") || !strcmp(v->path, "[stack]") ||
 	       !strncmp(v->path, "[anon:", 6);
+}
+
+/* The contents of shared areas live in their file or shared object. */
+int vma_has_pages(const struct proc_vma *v)
+{
+	VmaKind k;
+
+	return !vma_special(v, &k) && !v->shared;
+}
+
+int vma_entry_has_pages(const VmaEntry *v)
+{
+	switch (v->kind) {
+	case VMA_KIND__VMA_ANON_PRIVATE:
+	case VMA_KIND__VMA_FILE_PRIVATE:
+	case VMA_KIND__VMA_MEMFD_PRIVATE:
+		return 1;
+	case VMA_KIND__VMA_ANON_SHARED:
+		return !v->has_ino;	/* images from before shmem.img */
+	default:
+		return 0;
+	}
 }
 
 static const char *vma_unsupported(const struct proc_vma *v)
@@ -105,12 +112,14 @@ static const char *vma_unsupported(const struct proc_vma *v)
 	if (v->path[0] == '[')
 		return "special mapping";
 	len = strlen(v->path);
-	if (!strncmp(v->path, "/memfd:", 7))
-		return "memfd mapping";
-	if (!strncmp(v->path, "/SYSV", 5))
-		return "System V shared memory";
-	if (vma_is_shmem_anon(v))
+	switch (shmem_vma_kind(v)) {
+	case SHMO_ANON:
+	case SHMO_MEMFD:
+	case SHMO_SYSV:
 		return NULL;
+	case SHMO_HUGETLB:
+		return "hugetlbfs shared memory (MFD_HUGETLB, SHMO_HUGETLB)";
+	}
 	if (len > 10 && !strcmp(v->path + len - 10, " (deleted)"))
 		return "mapping of a deleted file";
 	if (v->path[0] != '/')
@@ -120,6 +129,34 @@ static const char *vma_unsupported(const struct proc_vma *v)
 	return NULL;
 }
 
+/*
+ * shmat() attaches a whole segment; restore does that again and mprotect()s
+ * the pieces. An attachment partly unmapped since can't be made that way.
+ */
+static const char *sysv_unsupported(struct dtask *t, int i)
+{
+	const struct proc_vma *v = &t->maps.vma[i], *p = i ? v - 1 : NULL;
+	uint64_t covered = v->end - v->start;
+	struct stat st;
+	char path[96];
+	int j;
+
+	if (v->pgoff)
+		return p && p->end == v->start && p->ino == v->ino &&
+		       shmem_vma_kind(p) == SHMO_SYSV &&
+		       p->pgoff + (p->end - p->start) == v->pgoff ? NULL :
+		       "partly unmapped System V segment";
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", t->pid, v->start, v->end);
+	if (stat(path, &st))
+		return "System V segment that can't be looked at";
+	for (j = i + 1; j < t->maps.nr && t->maps.vma[j].start == t->maps.vma[j - 1].end &&
+	     t->maps.vma[j].ino == v->ino && t->maps.vma[j].pgoff == covered &&
+	     shmem_vma_kind(&t->maps.vma[j]) == SHMO_SYSV; j++)
+		covered += t->maps.vma[j].end - t->maps.vma[j].start;
+	return covered < (((uint64_t)st.st_size + PAGE_SIZE - 1) & PAGE_MASK) ?
+	       "partly unmapped System V segment" : NULL;
+}
+
 static int mm_check(struct dump_ctx *dc, struct dtask *t)
 {
 	const char *why;
@@ -127,6 +164,8 @@ static int mm_check(struct dump_ctx *dc, struct dtask *t)
 
 	for (i = 0; i < t->maps.nr; i++) {
 		why = vma_unsupported(&t->maps.vma[i]);
+		if (!why && shmem_vma_kind(&t->maps.vma[i]) == SHMO_SYSV)
+			why = sysv_unsupported(t, i);
 		if (why) {
 			pr_err("Task %d: %s at %#lx-%#lx (%s) is not supported",
 			       t->pid, why, t->maps.vma[i].start, t->maps.vma[i].end,
@@ -205,14 +244,12 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 				VMF_LOCKED);
 	if (vma_special(v, &e->kind))
 		return 0;
-	if (vma_is_anon(v) || vma_is_shmem_anon(v)) {
-		e->kind = v->shared ? VMA_KIND__VMA_ANON_SHARED : VMA_KIND__VMA_ANON_PRIVATE;
+	if (vma_is_anon(v)) {
+		e->kind = VMA_KIND__VMA_ANON_PRIVATE;
 		return 0;
 	}
-	e->kind = v->shared ? VMA_KIND__VMA_FILE_SHARED : VMA_KIND__VMA_FILE_PRIVATE;
 	e->has_pgoff = 1;
 	e->pgoff = v->pgoff;
-	e->path = v->path;
 	/* map_files names the very file mapped, even if its path was reused */
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, v->start, v->end);
 	if (stat(path, &st)) {
@@ -220,232 +257,30 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 			  v->start, v->path);
 		return -1;
 	}
-	e->has_dev = e->has_ino = e->has_file_size = e->has_file_mtime_ns = 1;
+	e->has_dev = e->has_ino = e->has_file_size = 1;
 	e->dev = st.st_dev;
-	e->ino = st.st_ino;
+	e->ino = st.st_ino;		/* the shmid of a System V segment */
 	e->file_size = st.st_size;
-	e->file_mtime_ns = ts_to_ns(&st.st_mtim);
 	e->has_open_flags = 1;
 	e->open_flags = (v->shared && (v->vmflags & VMF_MAYWRITE)) ? O_RDWR : O_RDONLY;
-	return 0;
-}
-
-/* Collects runs of pages to save and copies them into the page store. */
-struct page_writer {
-	pid_t pid;
-	int memfd;		/* /proc/PID/mem, for areas we can't read directly */
-	struct pstore *out;
-	uint8_t *buf;
-	size_t used;
-	struct iovec liov[IOV_BATCH], riov[IOV_BATCH];
-	int niov;
-	int readable;
-	int vma_start;		/* a run must not grow across areas */
-	PagemapRun **runs;
-	size_t nr_runs, max_runs;
-	uint64_t total;
-};
-
-static int pw_flush(struct page_writer *w)
-{
-	ssize_t n;
-	int i;
-
-	if (!w->niov)
+	switch (shmem_vma_kind(v)) {
+	case SHMO_ANON:
+		e->kind = VMA_KIND__VMA_ANON_SHARED;
 		return 0;
-	if (w->readable) {
-		n = process_vm_readv(w->pid, w->liov, w->niov, w->riov, w->niov, 0);
-		if (n != (ssize_t)w->used) {
-			pr_perror("Task %d: can't read its memory at %p (%zd of %zu bytes)",
-				  w->pid, w->riov[0].iov_base, n, w->used);
-			return -1;
-		}
-	} else {
-		for (i = 0; i < w->niov; i++)
-			if (read_full(w->memfd, w->liov[i].iov_base, w->liov[i].iov_len,
-				      (off_t)(uintptr_t)w->riov[i].iov_base)) {
-				pr_perror("Task %d: can't read its memory at %p", w->pid,
-					  w->riov[i].iov_base);
-				return -1;
-			}
-	}
-	pstore_submit(w->out, w->used);
-	w->buf = pstore_buf(w->out);
-	if (!w->buf)
-		return -1;
-	w->total += w->used;
-	w->used = 0;
-	w->niov = 0;
-	return 0;
-}
-
-static int pw_add_run(struct page_writer *w, uint64_t start, uint64_t end)
-{
-	PagemapRun *r, **n;
-	int first = w->vma_start;
-
-	w->vma_start = 0;
-	if (!first && w->nr_runs && w->runs[w->nr_runs - 1]->vaddr +
-	    (uint64_t)w->runs[w->nr_runs - 1]->nr_pages * PAGE_SIZE == start &&
-	    w->runs[w->nr_runs - 1]->nr_pages + (end - start) / PAGE_SIZE < (1U << 31)) {
-		w->runs[w->nr_runs - 1]->nr_pages += (end - start) / PAGE_SIZE;
+	case SHMO_MEMFD:
+		e->kind = v->shared ? VMA_KIND__VMA_MEMFD_SHARED : VMA_KIND__VMA_MEMFD_PRIVATE;
+		e->path = v->path;
+		return 0;
+	case SHMO_SYSV:
+		e->kind = VMA_KIND__VMA_SYSV_SHM;
+		e->path = v->path;
 		return 0;
 	}
-	if (w->nr_runs == w->max_runs) {
-		w->max_runs = w->max_runs ? w->max_runs * 2 : 256;
-		n = xrealloc(w->runs, w->max_runs * sizeof(*n));
-		if (!n)
-			return -1;
-		w->runs = n;
-	}
-	r = xmalloc(sizeof(*r));
-	if (!r)
-		return -1;
-	pagemap_run__init(r);
-	r->vaddr = start;
-	r->nr_pages = (end - start) / PAGE_SIZE;
-	w->runs[w->nr_runs++] = r;
+	e->kind = v->shared ? VMA_KIND__VMA_FILE_SHARED : VMA_KIND__VMA_FILE_PRIVATE;
+	e->path = v->path;
+	e->has_file_mtime_ns = 1;
+	e->file_mtime_ns = ts_to_ns(&st.st_mtim);
 	return 0;
-}
-
-static int pw_cb(void *arg, uint64_t start, uint64_t end)
-{
-	struct page_writer *w = arg;
-	size_t len;
-
-	if (pw_add_run(w, start, end))
-		return -1;
-	while (start < end) {
-		len = min(end - start, PSTORE_BUF - w->used);
-		w->liov[w->niov].iov_base = w->buf + w->used;
-		w->liov[w->niov].iov_len = len;
-		w->riov[w->niov].iov_base = (void *)start;
-		w->riov[w->niov].iov_len = len;
-		w->niov++;
-		w->used += len;
-		start += len;
-		if (w->used == PSTORE_BUF || w->niov == IOV_BATCH)
-			if (pw_flush(w))
-				return -1;
-	}
-	return 0;
-}
-
-/* Shared anonymous memory: its pages live in a shmem file, not our tables. */
-static int dump_shmem(struct page_writer *w, const struct proc_vma *v)
-{
-	char path[64];
-	off_t data, hole, size = v->end - v->start;
-	int fd, ret = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", w->pid, v->start, v->end);
-	fd = open(path, O_RDONLY);
-	if (fd < 0) {
-		pr_perror("Task %d: can't open shared memory at %#lx", w->pid, v->start);
-		return -1;
-	}
-	for (data = 0; data < size; data = hole) {
-		data = lseek(fd, data, SEEK_DATA);
-		if (data < 0 || data >= size)
-			break;
-		hole = lseek(fd, data, SEEK_HOLE);
-		if (hole < 0 || hole > size)
-			hole = size;
-		if (pw_cb(w, v->start + data, v->start + hole)) {
-			ret = -1;
-			break;
-		}
-	}
-	close(fd);
-	return ret;
-}
-
-static int guard_cb(void *arg, uint64_t start, uint64_t end)
-{
-	MmEntry *mm = arg;
-	GuardRange **n, *g;
-
-	n = xrealloc(mm->guards, (mm->n_guards + 1) * sizeof(*n));
-	if (!n)
-		return -1;
-	mm->guards = n;
-	g = xmalloc(sizeof(*g));
-	if (!g)
-		return -1;
-	guard_range__init(g);
-	g->start = start;
-	g->nr_pages = (end - start) / PAGE_SIZE;
-	mm->guards[mm->n_guards++] = g;
-	return 0;
-}
-
-static int dump_pages(struct dump_ctx *dc, struct dtask *t, PagemapEntry *pm, MmEntry *mm)
-{
-	struct page_writer w = { .pid = t->pid, .memfd = -1 };
-	const struct proc_vma *v;
-	char path[64];
-	int pmfd, i, ret = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", t->pid);
-	pmfd = open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/proc/%d/mem", t->pid);
-	w.memfd = open(path, O_RDONLY | O_CLOEXEC);
-	w.out = pstore_create(dc->dirfd, t->pid);
-	if (w.out)
-		w.buf = pstore_buf(w.out);
-	if (pmfd < 0 || w.memfd < 0 || !w.buf) {
-		pr_perror("Task %d: can't open pagemap, mem or the page store", t->pid);
-		goto out;
-	}
-	for (i = 0; i < t->maps.nr; i++) {
-		VmaKind k;
-
-		v = &t->maps.vma[i];
-		if (vma_special(v, &k))
-			continue;
-		if (pw_flush(&w))
-			goto out;
-		w.readable = !!(v->prot & PROT_READ);
-		w.vma_start = 1;
-		if (vma_is_shmem_anon(v)) {
-			if (dump_shmem(&w, v))
-				goto out;
-			continue;
-		}
-		if (v->shared)
-			continue;	/* file contents are in the file */
-		if (pagemap_scan(pmfd, v->start, v->end,
-				 vma_is_anon(v) ? PM_SCAN_DATA : PM_SCAN_ANON, pw_cb, &w))
-			goto out;
-		if (pagemap_scan(pmfd, v->start, v->end, PM_SCAN_GUARDS, guard_cb, mm))
-			goto out;
-	}
-	if (pw_flush(&w))
-		goto out;
-	ret = pstore_close(w.out, NULL);
-	w.out = NULL;
-	if (ret)
-		goto out;
-	ret = -1;
-	pm->pages_size = w.total;
-	pm->runs = w.runs;
-	pm->n_runs = w.nr_runs;
-	w.runs = NULL;
-	pr_info("Task %d: %lu bytes of memory in %zu runs", t->pid, w.total, w.nr_runs);
-	ret = 0;
-out:
-	if (w.runs) {
-		while (w.nr_runs)
-			free(w.runs[--w.nr_runs]);
-		free(w.runs);
-	}
-	if (w.out)
-		pstore_close(w.out, NULL);
-	if (w.memfd >= 0)
-		close(w.memfd);
-	if (pmfd >= 0)
-		close(pmfd);
-	return ret;
 }
 
 static int read_auxv(pid_t pid, MmEntry *mm)
@@ -517,10 +352,10 @@ static int mm_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	mm.vmas = pv;
 	mm.n_vmas = t->maps.nr;
 
-	if (dump_pages(dc, t, &pm, &mm))
+	if (mm_dump_pages(dc, t, &mm, &pm))
 		goto out;
-	if (img_write(dc->dirfd, IMG_MM, t->pid, &mm.base) ||
-	    img_write(dc->dirfd, IMG_PAGEMAP, t->pid, &pm.base))
+	if (img_write(dc->dirfd, IMG_MM, t->ns_pid, &mm.base) ||
+	    img_write(dc->dirfd, IMG_PAGEMAP, t->ns_pid, &pm.base))
 		goto out;
 	ret = 0;
 out:
@@ -538,6 +373,12 @@ out:
 	return ret;
 }
 
+static int mm_dump_tree(struct dump_ctx *dc)
+{
+	mm_dump_pages_done(dc);
+	return 0;
+}
+
 /* ------------------------------------------------------------- restore */
 
 static int is_special(VmaKind k)
@@ -546,42 +387,39 @@ static int is_special(VmaKind k)
 	       k == VMA_KIND__VMA_VVAR_VCLOCK || k == VMA_KIND__VMA_VSYSCALL;
 }
 
-static int validate(struct rtask *t, MmEntry *mm, PagemapEntry *pm)
+static int bad_vma(const VmaEntry *v)
 {
-	uint64_t prev_end = 0, total = 0;
+	switch (v->kind) {
+	case VMA_KIND__VMA_FILE_PRIVATE:
+	case VMA_KIND__VMA_FILE_SHARED:
+		return !v->path || v->path[0] != '/';
+	case VMA_KIND__VMA_ANON_SHARED:
+		return v->has_ino && (!v->has_dev || !shmem_known(v->dev, v->ino));
+	case VMA_KIND__VMA_MEMFD_SHARED:
+	case VMA_KIND__VMA_MEMFD_PRIVATE:
+		return !v->has_ino || !v->has_dev || !shmem_known(v->dev, v->ino);
+	case VMA_KIND__VMA_SYSV_SHM:
+		return !v->has_ino || v->ino > INT_MAX || !v->has_pgoff;
+	default:
+		return v->kind < 1 || v->kind > VMA_KIND__VMA_SYSV_SHM;
+	}
+}
+
+static int validate(struct rtask *t, MmEntry *mm)
+{
+	uint64_t prev_end = 0;
 	size_t i, j = 0;
 	VmaEntry *v;
-	PagemapRun *r;
 
 	for (i = 0; i < mm->n_vmas; i++) {
 		v = mm->vmas[i];
 		if ((v->start | v->end) & ~PAGE_MASK || v->start >= v->end ||
-		    v->start < prev_end || v->kind < 1 || v->kind > 8 ||
-		    (v->kind >= VMA_KIND__VMA_FILE_PRIVATE &&
-		     v->kind <= VMA_KIND__VMA_FILE_SHARED && (!v->path || v->path[0] != '/'))) {
+		    v->start < prev_end || bad_vma(v)) {
 			pr_err("Task %d: image mm has an invalid area #%zu (%#lx-%#lx)",
 			       t->pid, i, v->start, v->end);
 			return -1;
 		}
 		prev_end = v->end;
-	}
-	prev_end = 0;
-	for (i = 0; i < pm->n_runs; i++) {
-		r = pm->runs[i];
-		while (j < mm->n_vmas && mm->vmas[j]->end <= r->vaddr)
-			j++;
-		if (!r->nr_pages || (r->vaddr & ~PAGE_MASK) || r->vaddr < prev_end ||
-		    r->vaddr + (uint64_t)r->nr_pages * PAGE_SIZE < r->vaddr ||
-		    j == mm->n_vmas || r->vaddr < mm->vmas[j]->start ||
-		    r->vaddr + (uint64_t)r->nr_pages * PAGE_SIZE > mm->vmas[j]->end ||
-		    is_special(mm->vmas[j]->kind) ||
-		    mm->vmas[j]->kind == VMA_KIND__VMA_FILE_SHARED) {
-			pr_err("Task %d: image pagemap run #%zu (%#lx, %u pages) is outside any area",
-			       t->pid, i, r->vaddr, r->nr_pages);
-			return -1;
-		}
-		total += (uint64_t)r->nr_pages * PAGE_SIZE;
-		prev_end = r->vaddr + (uint64_t)r->nr_pages * PAGE_SIZE;
 	}
 	for (i = 0, j = 0; i < mm->n_guards; i++) {
 		GuardRange *g = mm->guards[i];
@@ -595,30 +433,6 @@ static int validate(struct rtask *t, MmEntry *mm, PagemapEntry *pm)
 			       t->pid, i);
 			return -1;
 		}
-	}
-	if (total != pm->pages_size) {
-		pr_err("Task %d: image pagemap lists %lu bytes, its header says %lu",
-		       t->pid, total, pm->pages_size);
-		return -1;
-	}
-	return 0;
-}
-
-static int check_pages_size(struct rst_ctx *rc, struct rtask *t, uint64_t size)
-{
-	char name[64];
-	struct stat st;
-
-	img_name(IMG_PAGES, t->pid, name, sizeof(name));
-	if (fstatat(rc->dirfd, name, &st, 0)) {
-		pr_perror("Can't stat image %s", name);
-		return -1;
-	}
-	if ((uint64_t)st.st_size != size) {
-		pr_err("Image %s is %s: %lu bytes, pagemap needs %lu", name,
-		       (uint64_t)st.st_size < size ? "truncated" : "corrupted",
-		       (uint64_t)st.st_size, size);
-		return -1;
 	}
 	return 0;
 }
@@ -668,11 +482,11 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 	if (!l)
 		return -1;
 	t->img[PART_MM] = l;
-	l->exe_fd = l->pages_fd = -1;
+	l->exe_fd = l->stores.own = -1;
 	if (img_read(rc->dirfd, IMG_MM, t->pid, (void **)&l->mm, 0) < 0 ||
 	    img_read(rc->dirfd, IMG_PAGEMAP, t->pid, (void **)&l->pm, 0) < 0)
 		return -1;
-	if (validate(t, l->mm, l->pm) || check_pages_size(rc, t, l->pm->pages_size) ||
+	if (validate(t, l->mm) || mm_check_pages(rc, t, l->mm, l->pm) ||
 	    check_vdso(t, l->mm))
 		return -1;
 	t->used = xzalloc(l->mm->n_vmas * sizeof(*t->used));
@@ -708,12 +522,43 @@ static int open_checked(struct rtask *t, const VmaEntry *v)
 	return rst_private_fd(t, fd);
 }
 
+static int is_file(const VmaEntry *v)
+{
+	return v->kind == VMA_KIND__VMA_FILE_PRIVATE || v->kind == VMA_KIND__VMA_FILE_SHARED;
+}
+
+static int is_object(const VmaEntry *v)
+{
+	return (v->kind == VMA_KIND__VMA_ANON_SHARED && v->has_ino) ||
+	       v->kind == VMA_KIND__VMA_MEMFD_SHARED || v->kind == VMA_KIND__VMA_MEMFD_PRIVATE;
+}
+
+/*
+ * The fd an area of a shared object is mapped from: the one criu made for
+ * the tree, or a read-only reopening of it for a shared area that could
+ * never be made writable (as if mapped from an fd opened O_RDONLY).
+ */
+static int object_fd(struct rtask *t, const VmaEntry *v)
+{
+	char path[64];
+	int fd = shmem_fd(v->dev, v->ino);
+
+	if (fd < 0 || v->kind != VMA_KIND__VMA_MEMFD_SHARED || v->open_flags != O_RDONLY)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("Task %d: can't reopen memfd %s read-only", t->pid, v->path);
+		return -1;
+	}
+	return rst_private_fd(t, fd);
+}
+
 static int mm_child(struct rst_ctx *rc, struct rtask *t)
 {
 	struct mm_loaded *l = t->img[PART_MM];
 	size_t i, j;
-	VmaEntry *v;
-	char name[64];
+	VmaEntry *v, *w;
 
 	l->fds = xmalloc(l->mm->n_vmas * sizeof(int));
 	if (!l->fds)
@@ -721,15 +566,19 @@ static int mm_child(struct rst_ctx *rc, struct rtask *t)
 	for (i = 0; i < l->mm->n_vmas; i++) {
 		v = l->mm->vmas[i];
 		l->fds[i] = -1;
-		if (v->kind != VMA_KIND__VMA_FILE_PRIVATE && v->kind != VMA_KIND__VMA_FILE_SHARED)
+		if (!is_file(v) && !is_object(v))
 			continue;
-		/* one fd per file and mode serves all of its areas */
-		for (j = 0; j < i; j++)
-			if (l->fds[j] >= 0 && !strcmp(l->mm->vmas[j]->path, v->path) &&
-			    l->mm->vmas[j]->open_flags == v->open_flags)
+		/* one fd per file (or object) and mode serves all of its areas */
+		for (j = 0; j < i && l->fds[i] < 0; j++) {
+			w = l->mm->vmas[j];
+			if (l->fds[j] >= 0 && is_file(v) == is_file(w) &&
+			    w->open_flags == v->open_flags &&
+			    (is_file(v) ? !strcmp(w->path, v->path) :
+			     w->dev == v->dev && w->ino == v->ino && w->kind == v->kind))
 				l->fds[i] = l->fds[j];
+		}
 		if (l->fds[i] < 0)
-			l->fds[i] = open_checked(t, v);
+			l->fds[i] = is_file(v) ? open_checked(t, v) : object_fd(t, v);
 		if (l->fds[i] < 0)
 			return -1;
 	}
@@ -742,14 +591,9 @@ static int mm_child(struct rst_ctx *rc, struct rtask *t)
 		}
 		l->exe_fd = rst_private_fd(t, l->exe_fd);
 	}
-	img_name(IMG_PAGES, t->pid, name, sizeof(name));
-	l->pages_fd = openat(rc->dirfd, name, O_RDONLY | O_CLOEXEC);
-	if (l->pages_fd < 0) {
-		pr_perror("Can't open image %s", name);
+	if (l->mm->exe_path && l->exe_fd < 0)
 		return -1;
-	}
-	l->pages_fd = rst_private_fd(t, l->pages_fd);
-	return l->pages_fd < 0 || (l->mm->exe_path && l->exe_fd < 0) ? -1 : 0;
+	return mm_open_stores(rc, t, l->pm, &l->stores);
 }
 
 #define SPECIAL_SLOTS	3
@@ -837,53 +681,62 @@ static int move_specials(struct rtask *t, struct batch *b, struct proc_maps *sel
 	return 0;
 }
 
+/*
+ * A System V segment is attached whole at the first of its areas (the one
+ * at offset 0, see sysv_unsupported); the others only get their protection.
+ */
+static int attach_sysv(struct batch *b, VmaEntry *v, unsigned int *prot)
+{
+	int rdonly = v->open_flags == O_RDONLY;
+
+	*prot = PROT_READ | (rdonly ? 0 : PROT_WRITE) | (v->prot & PROT_EXEC);
+	if (v->pgoff)
+		return 0;
+	return BATCH(b, "shmat of a System V segment", __NR_shmat, v->ino, v->start,
+		     (rdonly ? SHM_RDONLY : 0) | ((v->prot & PROT_EXEC) ? SHM_EXEC : 0));
+}
+
 static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_t i,
 		    size_t *run, uint64_t *off)
 {
 	VmaEntry *v = l->mm->vmas[i];
-	PagemapRun **runs = l->pm->runs;
-	uint64_t len = v->end - v->start, rlen;
+	uint64_t len = v->end - v->start;
 	unsigned int prot = v->prot, flags = MAP_FIXED | (v->flags & MAP_GROWSDOWN);
-	int fd = -1, fill = *run < l->pm->n_runs && runs[*run]->vaddr < v->end;
+	int fd = -1;
 
-	if (fill)
-		prot |= PROT_READ | PROT_WRITE;
+	if (*run < l->pm->n_runs && l->pm->runs[*run]->vaddr < v->end)
+		prot |= PROT_READ | PROT_WRITE;		/* to be filled */
 	switch (v->kind) {
 	case VMA_KIND__VMA_ANON_PRIVATE:
 		flags |= MAP_PRIVATE | MAP_ANONYMOUS;
 		break;
 	case VMA_KIND__VMA_ANON_SHARED:
-		flags |= MAP_SHARED | MAP_ANONYMOUS;
+		fd = v->has_ino ? l->fds[i] : -1;
+		flags |= MAP_SHARED | (fd < 0 ? MAP_ANONYMOUS : 0);
 		break;
 	case VMA_KIND__VMA_FILE_PRIVATE:
+	case VMA_KIND__VMA_MEMFD_PRIVATE:
 		flags |= MAP_PRIVATE;
 		fd = l->fds[i];
 		break;
 	case VMA_KIND__VMA_FILE_SHARED:
+	case VMA_KIND__VMA_MEMFD_SHARED:
 		flags |= MAP_SHARED;
 		fd = l->fds[i];
 		break;
+	case VMA_KIND__VMA_SYSV_SHM:
+		if (attach_sysv(b, v, &prot) < 0)
+			return -1;
+		goto protect;
 	default:
 		return 0;
 	}
 	if (BATCH(b, "mmap of a memory area", __NR_mmap, v->start, len, prot, flags, fd,
 		  v->has_pgoff ? v->pgoff : 0) < 0)
 		return -1;
-	for (; *run < l->pm->n_runs && runs[*run]->vaddr < v->end; (*run)++) {
-		rlen = (uint64_t)runs[*run]->nr_pages * PAGE_SIZE;
-		/*
-		 * Allocating the pages in one go costs a fraction of taking a
-		 * fault on each as pread() fills them; older kernels say EINVAL.
-		 */
-		if (runs[*run]->nr_pages > 1 &&
-		    BATCH(b, "madvise(MADV_POPULATE_WRITE)", __NR_madvise | SC_MAY_FAIL,
-			  runs[*run]->vaddr, rlen, MADV_POPULATE_WRITE) < 0)
-			return -1;
-		if (BATCH(b, "pread of saved pages", __NR_pread64, l->pages_fd,
-			  runs[*run]->vaddr, rlen, *off) < 0)
-			return -1;
-		*off += rlen;
-	}
+	if (mm_queue_reads(b, &l->stores, l->pm, v->end, run, off))
+		return -1;
+protect:
 	if (prot != v->prot &&
 	    BATCH(b, "mprotect of a memory area", __NR_mprotect, v->start, len, v->prot) < 0)
 		return -1;
@@ -996,6 +849,7 @@ static void mm_release(struct rtask *t)
 		return;
 	img_free(IMG_MM, l->mm);
 	img_free(IMG_PAGEMAP, l->pm);
+	mm_free_stores(&l->stores);
 	free(l->fds);
 	free(l);
 	t->img[PART_MM] = NULL;
@@ -1007,6 +861,7 @@ const struct part part_mm = {
 	.check = mm_check,
 	.prepare = mm_prepare,
 	.dump = mm_dump,
+	.dump_tree = mm_dump_tree,
 	.load = mm_load,
 	.child = mm_child,
 	.batch = mm_batch,

@@ -22,11 +22,13 @@ enum part_id {
 	PART_NS_PID,
 	PART_NS_UTS,
 	PART_TIMENS,
+	PART_SHMEM,		/* before the fds and areas that name its objects */
 	PART_FDINFO,
 	PART_FS,
 	PART_SCHED,
 	PART_CPU,
 	PART_MM,
+	PART_SYSVIPC,
 	PART_RLIMIT,
 	PART_TASK,
 	PART_SIGACT,

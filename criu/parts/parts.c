@@ -11,13 +11,21 @@ extern const struct part part_fdinfo, part_fs, part_sched, part_rlimit, part_mm,
 	part_task, part_sigact, part_signal, part_itimer, part_regs, part_creds, part_cpu;
 
 extern const struct part part_posix_timer;
+extern const struct part part_ns, part_ns_pid, part_ns_uts, part_timens;
+extern const struct part part_shmem, part_sysvipc;
 
 const struct part *const parts[PART_NR] = {
+	[PART_NS] = &part_ns,
+	[PART_NS_PID] = &part_ns_pid,
+	[PART_NS_UTS] = &part_ns_uts,
+	[PART_TIMENS] = &part_timens,
 	[PART_FDINFO] = &part_fdinfo,
 	[PART_FS] = &part_fs,
 	[PART_SCHED] = &part_sched,
 	[PART_CPU] = &part_cpu,
+	[PART_SHMEM] = &part_shmem,
 	[PART_MM] = &part_mm,
+	[PART_SYSVIPC] = &part_sysvipc,
 	[PART_RLIMIT] = &part_rlimit,
 	[PART_TASK] = &part_task,
 	[PART_SIGACT] = &part_sigact,

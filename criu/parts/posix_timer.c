@@ -145,7 +145,8 @@ static int pt_check(struct dump_ctx *dc, struct dtask *t)
 		return -1;
 	for (i = 0; i < nr && !ret; i++) {
 		ret = -1;
-		if (!valid_clock(pt[i].clockid, t->pid))
+		/* a CPU clock names its process as the task sees it */
+		if (!valid_clock(pt[i].clockid, t->ns_pid))
 			pr_err("Task %d: POSIX timer %d runs on clock %d (%s), which is not "
 			       "supported", t->pid, pt[i].id, pt[i].clockid,
 			       pt[i].clockid < 0 && (pt[i].clockid & 7) != CPUCLOCK_CLOCKFD ?
@@ -289,8 +290,9 @@ static int pt_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 		pt->signo = p->pt[i].signo;
 		pt->sigev_value = p->pt[i].value;
 		if (pt->notify & SIGEV_THREAD_ID) {
+			/* /proc shows criu's view of the tid, pt_check made it the leader */
 			pt->has_tid = 1;
-			pt->tid = p->pt[i].target;
+			pt->tid = t->ns_pid;
 		}
 		k = batch_local(b, p->its + i * sizeof(*k));
 		pt->value_ns = k->value_sec * NSEC_PER_SEC + k->value_nsec;
@@ -310,7 +312,7 @@ static int pt_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	}
 	e.timers = pe;
 	e.n_timers = p->nr;
-	ret = img_write(dc->dirfd, IMG_POSIX_TIMER, t->pid, &e.base);
+	ret = img_write(dc->dirfd, IMG_POSIX_TIMER, t->ns_pid, &e.base);
 out:
 	free(ents);
 	free(pe);

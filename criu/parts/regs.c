@@ -118,7 +118,8 @@ static void from_image(const UserRegsX86 *e, struct user_regs_struct *r)
 
 #undef R
 
-static int dump_thread(struct dump_ctx *dc, pid_t tid, struct user_regs_struct r)
+static int dump_thread(struct dump_ctx *dc, pid_t tid, pid_t ns_tid,
+		       struct user_regs_struct r)
 {
 	RegsEntry e = REGS_ENTRY__INIT;
 	UserRegsX86 gp = USER_REGS_X86__INIT;
@@ -126,7 +127,7 @@ static int dump_thread(struct dump_ctx *dc, pid_t tid, struct user_regs_struct r
 	size_t xlen;
 	int ret;
 
-	e.tid = tid;
+	e.tid = ns_tid;
 	e.has_syscall_interrupted = 1;
 	e.syscall_interrupted = fixup_syscall(tid, &r);
 	fixup_rseq(tid, &r);
@@ -143,7 +144,7 @@ static int dump_thread(struct dump_ctx *dc, pid_t tid, struct user_regs_struct r
 		/* ptrace puts XCR0 in the first word of the software-reserved bytes */
 		memcpy(&e.xfeatures, (char *)xs + XSAVE_SW_BYTES_OFF, 8);
 	}
-	ret = img_write(dc->dirfd, IMG_REGS, tid, &e.base);
+	ret = img_write(dc->dirfd, IMG_REGS, ns_tid, &e.base);
 	free(xs);
 	return ret;
 }
@@ -154,7 +155,7 @@ static int regs_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	int i;
 
 	for (i = 0; i < t->nr_threads; i++)
-		if (dump_thread(dc, t->th[i].tid, t->th[i].regs))
+		if (dump_thread(dc, t->th[i].tid, t->ns_tids[i], t->th[i].regs))
 			return -1;
 	return 0;
 }
@@ -202,10 +203,10 @@ static int regs_final(struct rst_ctx *rc, struct rtask *t)
 	int i;
 
 	for (i = 0; i < t->nr_threads; i++) {
-		if (ptrace_set_regs(t->tids[i], &l[i].regs))
+		if (ptrace_set_regs(t->host_tids[i], &l[i].regs))
 			return -1;
 		if (l[i].e->has_xstate &&
-		    ptrace_set_xstate(t->tids[i], l[i].e->xstate.data, l[i].e->xstate.len))
+		    ptrace_set_xstate(t->host_tids[i], l[i].e->xstate.data, l[i].e->xstate.len))
 			return -1;
 	}
 	return 0;

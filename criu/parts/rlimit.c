@@ -58,7 +58,7 @@ static int rlimit_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	}
 	re.limits = pone;
 	re.n_limits = nr;
-	return img_write(dc->dirfd, IMG_RLIMIT, t->pid, &re.base);
+	return img_write(dc->dirfd, IMG_RLIMIT, t->ns_pid, &re.base);
 }
 
 /* ------------------------------------------------------------- restore */

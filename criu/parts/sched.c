@@ -97,11 +97,12 @@ static int sched_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	for (i = 0; i < t->nr_threads; i++) {
 		if (read_sched(t->tids[i], &st[i]))
 			goto out;
+		st[i].tid = t->ns_tids[i];
 		pst[i] = &st[i];
 	}
 	se.threads = pst;
 	se.n_threads = t->nr_threads;
-	ret = img_write(dc->dirfd, IMG_SCHED, t->pid, &se.base);
+	ret = img_write(dc->dirfd, IMG_SCHED, t->ns_pid, &se.base);
 out:
 	free(st);
 	free(pst);
@@ -160,12 +161,12 @@ static int sched_final(struct rst_ctx *rc, struct rtask *t)
 			continue;	/* a thread the image has no entry for keeps criu's */
 		sp.sched_priority = st->priority;
 		policy = st->policy | (st->reset_on_fork ? SCHED_RESET_ON_FORK : 0);
-		if (setpriority(PRIO_PROCESS, t->tids[i], st->nice)) {
+		if (setpriority(PRIO_PROCESS, t->host_tids[i], st->nice)) {
 			pr_perror("Task %d: can't set the nice value of thread %d to %d",
 				  t->pid, t->tids[i], st->nice);
 			return -1;
 		}
-		if (sched_setscheduler(t->tids[i], policy, &sp)) {
+		if (sched_setscheduler(t->host_tids[i], policy, &sp)) {
 			pr_perror("Task %d: can't set the scheduling policy %u, priority %u of thread %d",
 				  t->pid, st->policy, st->priority, t->tids[i]);
 			return -1;

@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <dirent.h>
@@ -92,14 +93,14 @@ static int kind_of(const char *path, uint64_t dev)
 	uint64_t shm;
 
 	if (!path || !ends_deleted(path) || shm_dev(&shm))
-		return SHM_NONE;
+		return SHMO_NONE;
 	if (!strncmp(path, MEMFD_PREFIX, strlen(MEMFD_PREFIX)))
-		return dev == shm ? SHM_MEMFD : SHM_HUGETLB;
+		return dev == shm ? SHMO_MEMFD : SHMO_HUGETLB;
 	if (!strncmp(path, "/SYSV", 5) && strlen(path) == 13 + strlen(DELETED))
-		return dev == shm ? SHM_SYSV : SHM_HUGETLB;
+		return dev == shm ? SHMO_SYSV : SHMO_HUGETLB;
 	if (dev == shm && !strcmp(path, "/dev/zero" DELETED))
-		return SHM_ANON;
-	return SHM_NONE;
+		return SHMO_ANON;
+	return SHMO_NONE;
 }
 
 int shmem_vma_kind(const struct proc_vma *v)
@@ -107,7 +108,7 @@ int shmem_vma_kind(const struct proc_vma *v)
 	int k = kind_of(v->path, makedev(v->dev_major, v->dev_minor));
 
 	/* a private mapping of the file behind a shared anonymous area is rare: refuse it */
-	return k == SHM_ANON && !v->shared ? SHM_NONE : k;
+	return k == SHMO_ANON && !v->shared ? SHMO_NONE : k;
 }
 
 int shmem_link_kind(const char *link, uint64_t dev)
@@ -171,7 +172,7 @@ static int add_object(struct dump_ctx *dc, pid_t pid, const char *src, int kind,
 	d = &s->objs[s->nr];
 	memset(d, 0, sizeof(*d));
 	shmem_object__init(&d->o);
-	d->o.kind = kind == SHM_MEMFD ? SHMEM_KIND__SHMEM_MEMFD : SHMEM_KIND__SHMEM_ANON;
+	d->o.kind = kind == SHMO_MEMFD ? SHMEM_KIND__SHMEM_MEMFD : SHMEM_KIND__SHMEM_ANON;
 	d->o.dev = st.st_dev;
 	d->o.ino = st.st_ino;
 	d->o.size = st.st_size;
@@ -179,7 +180,7 @@ static int add_object(struct dump_ctx *dc, pid_t pid, const char *src, int kind,
 	if (!d->src)
 		return -1;
 	s->nr++;
-	if (kind != SHM_MEMFD)
+	if (kind != SHMO_MEMFD)
 		return 0;
 	d->o.name = memfd_name(link);
 	if (!d->o.name)
@@ -212,7 +213,7 @@ static int add_object(struct dump_ctx *dc, pid_t pid, const char *src, int kind,
 /* memfds the task holds open; the fd table saves the fds themselves */
 static int dump_fds(struct dump_ctx *dc, pid_t pid)
 {
-	char dir[64], path[96], link[PATH_MAX];
+	char dir[64], path[320], link[PATH_MAX];
 	struct dirent *de;
 	struct stat st;
 	ssize_t len;
@@ -235,8 +236,8 @@ static int dump_fds(struct dump_ctx *dc, pid_t pid)
 		link[len] = '\0';
 		if (stat(path, &st))
 			continue;	/* the fd table part names what it can't read */
-		if (shmem_link_kind(link, st.st_dev) == SHM_MEMFD)
-			ret = add_object(dc, pid, path, SHM_MEMFD, link);
+		if (shmem_link_kind(link, st.st_dev) == SHMO_MEMFD)
+			ret = add_object(dc, pid, path, SHMO_MEMFD, link);
 	}
 	closedir(d);
 	return ret;
@@ -251,7 +252,7 @@ static int shmem_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	for (i = 0; i < t->maps.nr; i++) {
 		v = &t->maps.vma[i];
 		k = shmem_vma_kind(v);
-		if (k != SHM_ANON && k != SHM_MEMFD)
+		if (k != SHMO_ANON && k != SHMO_MEMFD)
 			continue;
 		snprintf(src, sizeof(src), "/proc/%d/map_files/%lx-%lx", t->pid, v->start,
 			 v->end);
@@ -598,10 +599,12 @@ int shmem_fd(uint64_t dev, uint64_t ino)
 		pr_err("No shared memory object %lu:%lu in shmem.img", dev, ino);
 		return -1;
 	}
-	if (rst->fds[i] < 0) {
-		pr_err("Shared memory object %lu:%lu was not created", dev, ino);
+	/*
+	 * Only criu, before the first fork, can find it missing (the fd
+	 * table's prefork may come first): every object exists by the fork.
+	 */
+	if (rst->fds[i] < 0 && create(i))
 		return -1;
-	}
 	return rst->fds[i];
 }
 

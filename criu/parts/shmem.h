@@ -13,11 +13,11 @@
 #include "proc/proc.h"
 
 enum {
-	SHM_NONE,
-	SHM_ANON,	/* "/dev/zero (deleted)", MAP_SHARED|MAP_ANONYMOUS */
-	SHM_MEMFD,	/* "/memfd:NAME (deleted)" */
-	SHM_SYSV,	/* "/SYSV%08x (deleted)", a System V segment (key) */
-	SHM_HUGETLB,	/* on hugetlbfs: not supported */
+	SHMO_NONE,
+	SHMO_ANON,	/* "/dev/zero (deleted)", MAP_SHARED|MAP_ANONYMOUS */
+	SHMO_MEMFD,	/* "/memfd:NAME (deleted)" */
+	SHMO_SYSV,	/* "/SYSV%08x (deleted)", a System V segment (key) */
+	SHMO_HUGETLB,	/* on hugetlbfs: not supported */
 };
 
 /* What kind of shared memory object an area maps, if any. */

@@ -107,7 +107,7 @@ static int sigact_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 			 sig, ka->handler, ka->flags, ka->mask);
 	}
 	se.acts = pents;
-	ret = img_write(dc->dirfd, IMG_SIGACT, t->pid, &se.base);
+	ret = img_write(dc->dirfd, IMG_SIGACT, t->ns_pid, &se.base);
 	free(p);
 	t->priv[PART_SIGACT] = NULL;
 	return ret;

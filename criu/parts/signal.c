@@ -189,7 +189,7 @@ static int dump_thread(struct dtask *t, int th, struct sig_queue *q,
 	struct proc_status st;
 	int ret;
 
-	te->tid = tid;
+	te->tid = t->ns_tids[th];
 	te->blocked = t->th[th].sigmask;
 	/* the bitmaps first: a signal sent meanwhile then shows in the queue */
 	if (proc_read_status(tid, &st))
@@ -240,7 +240,7 @@ static int signal_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	se.n_threads = t->nr_threads;
 	se.shared_pending = shared.ents;
 	se.n_shared_pending = shared.nr;
-	ret = img_write(dc->dirfd, IMG_SIGNAL, t->pid, &se.base);
+	ret = img_write(dc->dirfd, IMG_SIGNAL, t->ns_pid, &se.base);
 out:
 	for (i = 0; qs && i < t->nr_threads; i++)
 		queue_free(&qs[i]);
@@ -376,7 +376,7 @@ static int signal_final(struct rst_ctx *rc, struct rtask *t)
 	int i;
 
 	for (i = 0; i < t->nr_threads; i++)
-		if (ptrace_set_sigmask(t->tids[i], se->threads[i]->blocked))
+		if (ptrace_set_sigmask(t->host_tids[i], se->threads[i]->blocked))
 			return -1;
 	return 0;
 }

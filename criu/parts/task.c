@@ -20,6 +20,8 @@
  * dumped task had none. criu's rseq registration is dropped by the driver
  * before the batch runs.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -137,8 +139,23 @@ static char *read_comm(pid_t pid, pid_t tid)
 	return buf;
 }
 
+/* The start time where the kernel can set it again (kernel/ patches). */
+static int read_start_time(pid_t pid, pid_t tid, uint64_t *ns)
+{
+	char path[64], *buf;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/start_time", pid, tid);
+	buf = read_file(-1, path, NULL);
+	if (!buf)
+		return -1;
+	*ns = strtoull(buf, NULL, 10);
+	free(buf);
+	return 0;
+}
+
 static int fill_thread(pid_t pid, pid_t tid, TaskThread *th, RseqEntry *rs)
 {
+	struct proc_stat st;
 	struct ptrace_rseq_conf rc;
 	struct robust_list_head *head;
 	size_t len;
@@ -148,6 +165,12 @@ static int fill_thread(pid_t pid, pid_t tid, TaskThread *th, RseqEntry *rs)
 	th->comm = read_comm(pid, tid);
 	if (!th->comm)
 		return -1;
+	if (!proc_read_stat(pid, tid, &st)) {
+		th->has_start_ticks = 1;
+		th->start_ticks = st.starttime;
+	}
+	if (!read_start_time(pid, tid, &th->start_time_ns))
+		th->has_start_time_ns = 1;
 	if (syscall(SYS_get_robust_list, tid, &head, &len)) {
 		pr_perror("Thread %d: can't read its robust futex list", tid);
 		return -1;
@@ -190,11 +213,12 @@ static int task_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 		pth[i] = &th[i];
 		if (fill_thread(t->pid, t->tids[i], &th[i], &rs[i]))
 			goto out;
+		th[i].tid = t->ns_tids[i];
 		th[i].tid_address = *(uint64_t *)batch_local(&t->th[i].b, p->tidaddr[i]);
 	}
 	te.threads = pth;
 	te.n_threads = t->nr_threads;
-	ret = img_write(dc->dirfd, IMG_TASK, t->pid, &te.base);
+	ret = img_write(dc->dirfd, IMG_TASK, t->ns_pid, &te.base);
 out:
 	for (i = 0; th && i < t->nr_threads; i++)
 		free(th[i].comm);
@@ -306,6 +330,42 @@ static int task_thread_batch(struct rst_ctx *rc, struct rtask *t, int i, struct 
 	return 0;
 }
 
+/*
+ * The start time, where the kernel lets criu set it (kernel/ patches):
+ * after the task exists in its time namespace, before it runs again.
+ */
+static int task_final(struct rst_ctx *rc, struct rtask *t)
+{
+	TaskEntry *te = ((struct task_loaded *)t->img[PART_TASK])->te;
+	static int said;
+	char path[64], buf[32];
+	size_t i;
+	int fd, len;
+
+	for (i = 0; i < te->n_threads; i++) {
+		if (!te->threads[i]->has_start_time_ns)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/start_time", t->pid, t->tids[i]);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT) {
+			if (!said++)
+				pr_info("This kernel can't set start times: /proc/PID/stat "
+					"starttime of restored tasks will differ");
+			return 0;
+		}
+		len = snprintf(buf, sizeof(buf), "%lu", te->threads[i]->start_time_ns);
+		if (fd < 0 || write(fd, buf, len) != len) {
+			pr_perror("Task %d: can't set the start time of thread %d", t->pid,
+				  t->tids[i]);
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
 static void task_release(struct rtask *t)
 {
 	struct task_loaded *l = t->img[PART_TASK];
@@ -327,5 +387,6 @@ const struct part part_task = {
 	.child = task_child,
 	.batch = task_batch,
 	.thread_batch = task_thread_batch,
+	.final = task_final,
 	.release = task_release,
 };

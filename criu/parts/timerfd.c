@@ -269,8 +269,10 @@ static int read_state(pid_t pid, int fd, int tfd, struct tfd_info *ti,
 	return 0;
 }
 
-static int tfd_dump(pid_t pid, int fd, const char *fdinfo, FileDesc *d)
+static int tfd_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
 {
+	pid_t pid = f->pid;
+	int fd = f->fd;
 	struct itimerspec its;
 	struct tfd_info ti;
 	TimerfdEntry *e;
@@ -370,7 +372,7 @@ static void arm_value(const TimerfdEntry *e, struct timespec *value, int64_t *in
  * settime and the ioctl would be lost. One that is due at once (a wall
  * clock deadline passed during the downtime) is waited for and added.
  */
-static int set_ticks(struct rtask *t, int fd, const TimerfdEntry *e, int64_t in)
+static int set_ticks(pid_t pid, int fd, const TimerfdEntry *e, int64_t in)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	uint64_t ticks = e->ticks, fired = 0;
@@ -385,16 +387,16 @@ static int set_ticks(struct rtask *t, int fd, const TimerfdEntry *e, int64_t in)
 	if (ioctl(fd, TFD_IOC_SET_TICKS, &ticks)) {
 		if (errno == ENOTTY)
 			pr_err("Task %d: the kernel can't set a timerfd's unread expirations "
-			       "(TFD_IOC_SET_TICKS needs CONFIG_CHECKPOINT_RESTORE)", t->pid);
+			       "(TFD_IOC_SET_TICKS needs CONFIG_CHECKPOINT_RESTORE)", pid);
 		else
 			pr_perror("Task %d: can't set %lu unread expirations of a timerfd",
-				  t->pid, ticks);
+				  pid, ticks);
 		return -1;
 	}
 	return 0;
 }
 
-static int tfd_open(struct rtask *t, const FileDesc *d)
+static int tfd_open(pid_t pid, const FileDesc *d)
 {
 	const TimerfdEntry *e = d->tfd;
 	struct itimerspec its;
@@ -405,10 +407,10 @@ static int tfd_open(struct rtask *t, const FileDesc *d)
 	if (fd < 0) {
 		if (errno == EPERM)
 			pr_err("Task %d: creating a timerfd on alarm clock %d needs "
-			       "CAP_WAKE_ALARM", t->pid, e->clockid);
+			       "CAP_WAKE_ALARM", pid, e->clockid);
 		else
 			pr_perror("Task %d: can't create a timerfd on clock %d",
-				  t->pid, e->clockid);
+				  pid, e->clockid);
 		return -1;
 	}
 	ns_to_ts(e->interval_ns, &its.it_interval);
@@ -416,12 +418,12 @@ static int tfd_open(struct rtask *t, const FileDesc *d)
 	if ((e->value_ns || e->interval_ns || e->settime_flags) &&
 	    timerfd_settime(fd, e->settime_flags, &its, NULL)) {
 		pr_perror("Task %d: can't arm a timerfd (clock %d, flags %#x, %ld.%09ld s, "
-			  "interval %ld.%09ld s)", t->pid, e->clockid, e->settime_flags,
+			  "interval %ld.%09ld s)", pid, e->clockid, e->settime_flags,
 			  its.it_value.tv_sec, its.it_value.tv_nsec,
 			  its.it_interval.tv_sec, its.it_interval.tv_nsec);
 		goto err;
 	}
-	if (set_ticks(t, fd, e, in))
+	if (set_ticks(pid, fd, e, in))
 		goto err;
 	return fd;
 err:
@@ -437,4 +439,5 @@ const struct file_kind fk_timerfd = {
 	.validate = tfd_validate,
 	.open = tfd_open,
 	.free = tfd_free,
+	.task_clocks = 1,
 };

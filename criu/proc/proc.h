@@ -60,6 +60,13 @@ struct proc_status {
 	int no_new_privs;
 	int seccomp;
 	char state;
+	/*
+	 * The last value of NStgid, NSpid, NSpgid, NSsid: the ids in the task's
+	 * own pid namespace (0: that group or session is outside it);
+	 * ns_levels counts the namespaces from /proc's down to the task's.
+	 * Without those lines (old kernels): tgid and pid, one level.
+	 */
+	int ns_tgid, ns_pid, ns_pgid, ns_sid, ns_levels;
 };
 
 int proc_parse_status(char *buf, struct proc_status *st);
@@ -136,5 +143,11 @@ struct proc_timer {
 /* Returns the number of timers and a malloc()ed array, or -1. */
 int proc_parse_timers(char *buf, struct proc_timer **out);
 int proc_read_timers(pid_t pid, struct proc_timer **out);
+
+/*
+ * The id (nsfs inode number) of the namespace NAME ("pid", "time_for_children"...)
+ * of task @pid (0: criu itself), or of its thread @tid; 0 on error, logged.
+ */
+uint64_t proc_ns_id(pid_t pid, pid_t tid, const char *name);
 
 #endif

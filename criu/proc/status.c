@@ -9,6 +9,26 @@
 #include "core/util.h"
 #include "proc/proc.h"
 
+/* The last of the tab-separated numbers; *levels gets how many there are. */
+static int last_id(const char *s, int *levels)
+{
+	int v = 0, n = 0;
+	char *end;
+
+	for (;;) {
+		long x = strtol(s, &end, 10);
+
+		if (end == s)
+			break;
+		v = x;
+		n++;
+		s = end;
+	}
+	if (levels)
+		*levels = n;
+	return v;
+}
+
 static int parse_groups(const char *s, struct proc_status *st)
 {
 	unsigned int *g = NULL, *n;
@@ -104,6 +124,19 @@ int proc_parse_status(char *buf, struct proc_status *st)
 			st->no_new_privs = atoi(val);
 		else if (!strcmp(line, "Seccomp"))
 			st->seccomp = atoi(val);
+		else if (!strcmp(line, "NStgid"))
+			st->ns_tgid = last_id(val, NULL);
+		else if (!strcmp(line, "NSpid"))
+			st->ns_pid = last_id(val, &st->ns_levels);
+		else if (!strcmp(line, "NSpgid"))
+			st->ns_pgid = last_id(val, NULL);
+		else if (!strcmp(line, "NSsid"))
+			st->ns_sid = last_id(val, NULL);
+	}
+	if (!st->ns_levels) {
+		st->ns_levels = 1;
+		st->ns_pid = st->pid;
+		st->ns_tgid = st->tgid;
 	}
 	if (seen < 4) {
 		pr_err("/proc status is missing Pid, Uid, Gid or CapInh");

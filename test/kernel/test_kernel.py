@@ -56,7 +56,7 @@ def test_start_time_selftest(guest):
 
 
 def test_cpu_ns_selftest(guest):
-    run_selftest(guest, "cpu_ns_test", expect_pass=12)
+    run_selftest(guest, "cpu_ns_test", expect_pass=13)
 
 
 def test_interfaces_present(guest):

@@ -201,6 +201,7 @@ static const struct {
 	{ IMG_CPUINFO, &cpuinfo_entry__descriptor },
 	{ IMG_CPU, &cpu_entry__descriptor },
 	{ IMG_POSIX_TIMER, &posix_timer_entry__descriptor },
+	{ IMG_FILES, &files_entry__descriptor },
 };
 
 static const ProtobufCMessageDescriptor *desc_of(enum img_type t)
@@ -385,6 +386,7 @@ static FileDesc *file_ptrs[2] = { &files[0], &files[1] };
 static FdEntry fds[3] = { FD_ENTRY__INIT, FD_ENTRY__INIT, FD_ENTRY__INIT };
 static FdEntry *fd_ptrs[3] = { &fds[0], &fds[1], &fds[2] };
 static FdinfoEntry fdinfo = FDINFO_ENTRY__INIT;
+static FilesEntry filesimg = FILES_ENTRY__INIT;
 
 /* One sample message per framed image type, indexed by enum img_type. */
 static ProtobufCMessage *samples[IMG_NR];
@@ -630,8 +632,9 @@ static void build_samples(void)
 	fds[2].fd = 1000;
 	fds[2].file_id = 2;
 	fds[2].cloexec = 1;
-	fdinfo.n_files = 2;
-	fdinfo.files = file_ptrs;
+	filesimg.n_files = 2;
+	filesimg.files = file_ptrs;
+	samples[IMG_FILES] = &filesimg.base;
 	fdinfo.n_fds = 3;
 	fdinfo.fds = fd_ptrs;
 	samples[IMG_FDINFO] = &fdinfo.base;
@@ -898,18 +901,20 @@ static void test_roundtrip_timens(void)
 static void test_roundtrip_fdinfo(void)
 {
 	FdinfoEntry *m = roundtrip(IMG_FDINFO);
+	FilesEntry *f = roundtrip(IMG_FILES);
 
-	require(m, "no message");
-	require(m->n_files == 2 && m->n_fds == 3, "%zu files, %zu fds", m->n_files, m->n_fds);
-	expect(m->files[0]->kind == FILE_KIND__FILE_CHR &&
-	       !strcmp(m->files[0]->path, "/dev/null") &&
-	       m->files[0]->has_rdev && m->files[0]->rdev == 259 && !m->files[0]->has_size,
+	require(m && f, "no message");
+	require(f->n_files == 2 && m->n_fds == 3, "%zu files, %zu fds", f->n_files, m->n_fds);
+	expect(f->files[0]->kind == FILE_KIND__FILE_CHR &&
+	       !strcmp(f->files[0]->path, "/dev/null") &&
+	       f->files[0]->has_rdev && f->files[0]->rdev == 259 && !f->files[0]->has_size,
 	       "file 0");
-	expect(m->files[1]->kind == FILE_KIND__FILE_REG && m->files[1]->pos == 1ULL << 40 &&
-	       m->files[1]->flags == (O_WRONLY | O_APPEND), "file 1");
+	expect(f->files[1]->kind == FILE_KIND__FILE_REG && f->files[1]->pos == 1ULL << 40 &&
+	       f->files[1]->flags == (O_WRONLY | O_APPEND), "file 1");
 	expect(m->fds[2]->fd == 1000 && m->fds[2]->file_id == 2 && m->fds[2]->cloexec, "fd 1000");
 	expect(!m->fds[0]->cloexec, "fd 0 cloexec");
 	img_free(IMG_FDINFO, m);
+	img_free(IMG_FILES, f);
 }
 
 static void test_roundtrip_task_creds_sched_rlimit(void)

@@ -96,13 +96,14 @@ class Desc:
     restore_env: dict[str, str] = field(default_factory=dict)
     expect: str = "pass"
     args: list[str] = field(default_factory=list)
+    pidns: bool = False     # run as the init of a pid namespace (--pidns)
 
 
 def load_desc(name: str) -> Desc:
     path = STATIC / (name + ".desc")
     data = json.loads(path.read_text()) if path.exists() else {}
     known = {"flavors", "dump_opts", "restore_opts", "restore_env", "expect", "args",
-             "doc"}
+             "doc", "pidns"}
     unknown = set(data) - known
     if unknown:
         raise ValueError(f"{path}: unknown fields {sorted(unknown)}")
@@ -143,16 +144,43 @@ def tracer_pid(pid: int) -> int:
     return 0
 
 
+def ns_pid(pid: int) -> int:
+    """The pid of task pid in its own pid namespace (last of NSpid), 0 if gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("NSpid:"):
+                return int(line.split()[-1])
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return 0
+
+
+def is_shm_object(path: str) -> bool:
+    """A shared memory object restore creates anew: its inode number can't
+    be kept (shared anonymous memory, memfd)."""
+    return path.endswith(" (deleted)") and (path.startswith("/memfd:") or
+                                            path == "/dev/zero (deleted)")
+
+
+def shm_label(labels: dict[str, str], ino: str) -> str:
+    """The same object gets the same label, in order of first sight."""
+    return labels.setdefault(ino, f"shm#{len(labels)}")
+
+
 def read_maps(pid: int) -> list[str]:
     """/proc/PID/maps with adjacent VMAs that only differ in where a
     boundary lies merged, so that a different but equivalent split is not
-    reported as a change."""
+    reported as a change, and the inode numbers of shared memory objects
+    replaced by labels that still tell which areas map the same one."""
     out: list[list] = []
+    labels: dict[str, str] = {}
     for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
         parts = line.split(maxsplit=5)
         start, end = (int(x, 16) for x in parts[0].split("-"))
         perms, off, dev, ino = parts[1], int(parts[2], 16), parts[3], parts[4]
         path = parts[5] if len(parts) > 5 else ""
+        if is_shm_object(path):
+            ino = shm_label(labels, ino)
         if out:
             p = out[-1]
             anon = ino == "0"
@@ -167,6 +195,7 @@ def read_maps(pid: int) -> list[str]:
 
 def read_fds(pid: int) -> dict[int, str]:
     fds: dict[int, str] = {}
+    labels: dict[str, str] = {}
     base = Path(f"/proc/{pid}")
     for name in os.listdir(base / "fd"):
         fd = int(name)
@@ -177,6 +206,8 @@ def read_fds(pid: int) -> dict[int, str]:
                         if ":" in line)
         except FileNotFoundError:
             continue
+        if is_shm_object(target) and "ino" in info:
+            info["ino"] = shm_label(labels, info["ino"].strip())
         keep = " ".join(f"{k}={info[k].strip()}" for k in ("pos", "flags", "ino")
                         if k in info)
         fds[fd] = f"{target} {keep}"
@@ -251,8 +282,12 @@ class Run:
 
     def __init__(self, name: str, flavour: str, extra: Optional[str] = None,
                  session_leader: bool = True, args: Optional[list[str]] = None,
-                 gap: float = GAP):
+                 gap: float = GAP, pidns: bool = False):
         self.name = name
+        # --pidns: the program forks the test as the init of a pid namespace
+        # and waits for it (the launcher); the dumped tree is that init's
+        self.pidns = pidns
+        self.launcher: Optional[subprocess.Popen] = None
         self.flavour = flavour
         self.extra = extra
         self.session_leader = session_leader
@@ -277,6 +312,10 @@ class Run:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.kill()
+        if self.launcher is not None:
+            self.launcher.kill()
+            self.launcher.wait()
+            self.launcher = None
         if exc_type is None:
             self.failed = False
         if not self.failed and not KEEP:
@@ -315,6 +354,8 @@ class Run:
         cmd = [str(binary), "--outfile", str(self.out), "--readyfile", str(self.ready)]
         if self.extra:
             cmd += ["--extra", self.extra]
+        if self.pidns:
+            cmd.append("--pidns")
         cmd += self.args
         # an odd variable makes the environment block distinctive
         env = dict(os.environ, ZDTM_GAP=str(self.gap), ZDTM_ODD="a=b c\td\u00e9")
@@ -336,7 +377,17 @@ class Run:
             if time.monotonic() > deadline:
                 self.fail("not ready in time")
             time.sleep(0.01)
-        if int(self.ready.read_text()) != self.pid:
+        ready = int(self.ready.read_text())
+        if self.pidns:
+            if ready == self.pid or ns_pid(ready) != 1:
+                self.fail(f"--pidns: task {ready} of the ready file is not the init "
+                          "of a pid namespace")
+            # the init is the launcher's child: we reap the launcher, which
+            # relays the init's exit status
+            self.launcher, self.proc, self.pid = self.proc, None, ready
+            self.ours = False
+            self.note(f"pid namespace init {ready}")
+        elif ready != self.pid:
             self.fail("the ready file holds another pid")
 
     def snapshot(self) -> Snapshot:
@@ -381,6 +432,16 @@ class Run:
             try:
                 pid, status = os.waitpid(self.pid, os.WNOHANG)
             except ChildProcessError:
+                if self.launcher is not None:
+                    # a pid namespace's first init: its launcher tells its status
+                    try:
+                        rc = self.launcher.wait(
+                            timeout=max(0.0, deadline - time.monotonic()))
+                    except subprocess.TimeoutExpired:
+                        return None
+                    self.launcher = None
+                    self.alive = False
+                    return rc
                 # not ours: all we can do is wait for it to vanish
                 if proc_state(self.pid) in (None, "X"):
                     self.alive = False
@@ -486,6 +547,10 @@ class Run:
             pid = int(pidfile.read_text().strip())
         except (OSError, ValueError) as e:
             self.fail(f"no pid in --pidfile {pidfile}: {e}", res)
+        if pid != self.pid and self.pidns and ns_pid(pid) == 1:
+            # a new pid namespace: the init is 1 inside, with a new pid outside
+            self.note(f"restored as pid namespace init {pid}")
+            self.pid = pid
         if pid != self.pid:
             msg = f"restored with pid {pid}, not {self.pid}"
             self.alive, self.ours, self.pid = True, True, pid
@@ -530,7 +595,7 @@ def run_flavour(desc: Desc, flavour: str) -> None:
     gap = 0.0 if flavour == "none" else GAP
     # restore_env: extra environment of criu restore (test hooks)
     env = dict(os.environ, **desc.restore_env) if desc.restore_env else None
-    with Run(desc.name, flavour, args=desc.args, gap=gap) as r:
+    with Run(desc.name, flavour, args=desc.args, gap=gap, pidns=desc.pidns) as r:
         r.start()
         snap = r.snapshot()
         if flavour == "none":

@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@ static char outfile[PATH_MAX];
 static char readyfile[PATH_MAX];
 static double gap = -1;
 static const char *extra;
+static int pidns;
 
 /* state of the extras */
 static int extra_threads;
@@ -76,6 +78,33 @@ static void abspath(char *dst, const char *src)
 		die("%s: path too long", test_name);
 }
 
+/*
+ * --pidns: the test goes on as the init (pid 1) of a new pid namespace and
+ * the leader of a new session; this process stays outside, waits for it and
+ * exits with its status. The init's handler makes SIGTERM deliverable from
+ * outside (an init only gets the signals it handles).
+ */
+static void become_pidns_init(void)
+{
+	int status;
+	pid_t pid;
+
+	if (unshare(CLONE_NEWPID))
+		die("%s: unshare(CLONE_NEWPID): %m", test_name);
+	pid = fork();
+	if (pid < 0)
+		die("%s: fork: %m", test_name);
+	if (pid == 0) {
+		if (setsid() < 0)
+			die("%s: setsid: %m", test_name);
+		return;
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			exit(2);
+	exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
 void test_init(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -83,6 +112,7 @@ void test_init(int argc, char **argv)
 		{ "readyfile", required_argument, NULL, 'r' },
 		{ "gap", required_argument, NULL, 'g' },
 		{ "extra", required_argument, NULL, 'x' },
+		{ "pidns", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sigaction sa;
@@ -92,7 +122,7 @@ void test_init(int argc, char **argv)
 	slash = strrchr(argv[0], '/');
 	test_name = slash ? slash + 1 : argv[0];
 
-	while ((c = getopt_long(argc, argv, "+o:r:g:x:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:r:g:x:n", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			abspath(outfile, optarg);
@@ -106,8 +136,11 @@ void test_init(int argc, char **argv)
 		case 'x':
 			extra = optarg;
 			break;
+		case 'n':
+			pidns = 1;
+			break;
 		default:
-			die("usage: %s --outfile F --readyfile R [--gap S] [--extra KIND]",
+			die("usage: %s --outfile F --readyfile R [--gap S] [--extra KIND] [--pidns]",
 			    test_name);
 		}
 	}
@@ -125,6 +158,24 @@ void test_init(int argc, char **argv)
 	/* no SA_RESTART: blocking calls must see the signal */
 	if (sigaction(SIGTERM, &sa, NULL))
 		die("%s: sigaction: %m", test_name);
+	if (pidns)
+		become_pidns_init();
+}
+
+int test_pidns(void)
+{
+	return pidns;
+}
+
+pid_t test_host_pid(void)
+{
+	char buf[32];
+	ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return getpid();
+	buf[n] = 0;
+	return atoi(buf);
 }
 
 double test_gap(void)
@@ -268,7 +319,8 @@ void test_ready(void)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		fail_errno("open %s", tmp);
-	n = snprintf(buf, sizeof(buf), "%d\n", getpid());
+	/* the runner's view of us: not 1 with --pidns */
+	n = snprintf(buf, sizeof(buf), "%d\n", pidns ? test_host_pid() : getpid());
 	if (write(fd, buf, n) != n)
 		fail_errno("write %s", tmp);
 	close(fd);

@@ -30,6 +30,14 @@ void test_waitsig(void);
 double test_gap(void);
 
 /*
+ * With --pidns (a "pidns" .desc), test_init() made the test the init of a
+ * new pid namespace: getpid() is 1. test_host_pid() is the pid the runner
+ * (and /proc, which is the runner's) knows it by.
+ */
+int test_pidns(void);
+pid_t test_host_pid(void);
+
+/*
  * For tests that chroot: the outfile and readyfile paths are rewritten
  * relative to the new root, which must contain them.
  */

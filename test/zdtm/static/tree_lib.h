@@ -60,6 +60,12 @@ struct node {
 	int kill_sig;		/* ... or the signal it dies of */
 };
 
+/* a live task; a zombie (exit code, or the signal it died of) */
+#define LIVE(name, parent, before, setsid, pgrp, threads) \
+	{ name, parent, before, setsid, pgrp, threads, 0, 0, 0 }
+#define ZOMBIE(name, parent, setsid, pgrp, code, sig) \
+	{ name, parent, 0, setsid, pgrp, 0, 1, code, sig }
+
 struct tree_shared {
 	pid_t pid[TREE_MAX];
 	int grouped[TREE_MAX];	/* its pgid is final */

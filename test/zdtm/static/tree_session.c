@@ -11,23 +11,24 @@
 #include "tree_lib.h"
 
 static const struct node nodes[] = {
-	/* name       parent  before setsid pgrp  threads */
-	{ "ts-root",  -1,     0,     0,     KEEP, 0 },	/* 0 */
-	{ "ts-a",      0,     0,     0,     KEEP, 0 },	/* 1 */
-	{ "ts-a1",     1,     0,     0,     KEEP, 0 },	/* 2 */
-	{ "ts-a1a",    2,     0,     0,     KEEP, 0 },	/* 3 */
-	{ "ts-c",      0,     0,     0,     4,    0 },	/* 4 */
-	{ "ts-c1",     4,     0,     0,     KEEP, 0 },	/* 5 */
-	{ "ts-d",      0,     0,     0,     4,    0 },	/* 6 */
-	{ "ts-b",      0,     0,     1,     KEEP, 0 },	/* 7 */
-	{ "ts-b1",     7,     0,     0,     8,    0 },	/* 8 */
-	{ "ts-b1a",    8,     0,     0,     KEEP, 0 },	/* 9 */
-	{ "ts-b2",     7,     0,     0,     KEEP,    0 },	/* 10 */
-	{ "ts-b3",     7,     0,     0,     KEEP, 0 },	/* 11 */
-	{ "ts-b0",     7,     0,     0,     KEEP, 0 },	/* 12 */
-	{ "ts-a1b",    2,     0,     0,     4,    0 },	/* 13 */
-	{ "ts-thr",    0,     0,     0,     KEEP, 2 },	/* 14 */
-	{ "ts-b1t",    8,     0,     0,     KEEP, 3 },	/* 15 */
+	/* LIVE(name, parent, before parent's setsid, setsid, pgrp, threads)
+	 * ZOMBIE(name, parent, setsid, pgrp, exit code, signal) */
+	LIVE("ts-root", -1, 0, 0, KEEP, 0),	/* 0 */
+	LIVE("ts-a", 0, 0, 0, KEEP, 0),		/* 1 */
+	LIVE("ts-a1", 1, 0, 0, KEEP, 0),	/* 2 */
+	LIVE("ts-a1a", 2, 0, 0, KEEP, 0),	/* 3 */
+	LIVE("ts-c", 0, 0, 0, 4, 0),		/* 4 */
+	LIVE("ts-c1", 4, 0, 0, KEEP, 0),	/* 5 */
+	LIVE("ts-d", 0, 0, 0, 4, 0),		/* 6 */
+	LIVE("ts-b", 0, 0, 1, KEEP, 0),		/* 7 */
+	LIVE("ts-b1", 7, 0, 0, 8, 0),		/* 8 */
+	LIVE("ts-b1a", 8, 0, 0, KEEP, 0),	/* 9 */
+	LIVE("ts-b2", 7, 0, 0, 8, 0),		/* 10 */
+	LIVE("ts-b3", 7, 0, 0, KEEP, 0),	/* 11 */
+	LIVE("ts-b0", 7, 1, 0, KEEP, 0),	/* 12 */
+	LIVE("ts-a1b", 2, 0, 0, 4, 0),		/* 13 */
+	LIVE("ts-thr", 0, 0, 0, KEEP, 2),	/* 14 */
+	LIVE("ts-b1t", 8, 0, 0, KEEP, 3),	/* 15 */
 };
 
 int main(int argc, char **argv)

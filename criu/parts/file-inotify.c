@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inotify: a kind of open file for the fd table (fdinfo.c).
+ *
+ * /proc/PID/fdinfo lists each watch: its watch descriptor (wd), mask, the
+ * watched inode and a file handle for it. The path comes from the handle:
+ * open_by_handle_at() (CAP_DAC_READ_SEARCH) on a mount of the inode's
+ * filesystem, then the /proc/self/fd link of what it opened. A watch on a
+ * file that is gone (deleted, or a filesystem without file handles) is
+ * refused.
+ *
+ * Restore adds the watches again by path, in wd order. The kernel hands
+ * out wds one after the other (cyclically, never reusing one soon), so a
+ * gap is skipped with dummy watches, each removed at once; their removal
+ * queues IN_IGNORED events, read away before the task runs. Events that
+ * were queued and not read at dump time are lost (the kernel does not show
+ * them), as are events between dump and restore; the dump warns about the
+ * former. The next wd a new watch gets may be lower than it would have been.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "parts/files.h"
+
+#define MAX_WD		(1 << 20)	/* wds to skip at most, by dummy watches */
+#define HANDLE_MAX	128
+
+/* filesystems that are always there, as dummy watches */
+static const char *const dummies[] = { "/", "/proc", "/dev", "/sys", "/tmp", "/etc", "/usr" };
+
+static int inotify_match(const char *link, const struct stat *st)
+{
+	return !strcmp(link, "anon_inode:inotify");
+}
+
+/* ------------------------------------------------------------------ dump */
+
+struct wd_line {
+	unsigned int wd, mask, sdev, hbytes;
+	int htype;
+	unsigned long ino;
+	unsigned char handle[HANDLE_MAX];
+};
+
+static int parse_line(const char *p, struct wd_line *w)
+{
+	char hex[2 * HANDLE_MAX + 1];
+	unsigned int ignored, i;
+	int n;
+
+	n = sscanf(p, "inotify wd:%x ino:%lx sdev:%x mask:%x ignored_mask:%x "
+		   "fhandle-bytes:%x fhandle-type:%x f_handle:%256s", &w->wd, &w->ino, &w->sdev,
+		   &w->mask, &ignored, &w->hbytes, &w->htype, hex);
+	if (n < 4)
+		return -1;
+	if (n < 8 || !w->hbytes || w->hbytes > HANDLE_MAX || strlen(hex) < 2 * w->hbytes) {
+		w->hbytes = 0;
+		return 0;
+	}
+	for (i = 0; i < w->hbytes; i++)
+		if (sscanf(hex + 2 * i, "%2hhx", &w->handle[i]) != 1)
+			return -1;
+	return 0;
+}
+
+/* A mount of the filesystem of kernel device @sdev, its root preferred. */
+static int open_mount(unsigned int sdev)
+{
+	unsigned int maj, min, want_maj = sdev >> 20, want_min = sdev & 0xfffff;
+	char *buf, *p, root[PATH_MAX], mnt[PATH_MAX];
+	int fd = -1, best = 0;
+
+	buf = read_file(-1, "/proc/self/mountinfo", NULL);
+	if (!buf)
+		return -1;
+	for (p = buf; p && *p && best < 2; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (sscanf(p, "%*d %*d %u:%u %4095s %4095s", &maj, &min, root, mnt) != 4 ||
+		    maj != want_maj || min != want_min)
+			continue;
+		if (fd >= 0 && strcmp(root, "/"))
+			continue;
+		if (fd >= 0)
+			close(fd);
+		fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		best = fd >= 0 ? 1 + !strcmp(root, "/") : 0;
+	}
+	free(buf);
+	return fd;
+}
+
+/* The path of the watched inode; NULL when it has none (logged). */
+static char *watch_path(const struct fd_dump *f, const struct wd_line *w)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char bytes[HANDLE_MAX];
+	} h;
+	char link[64], path[PATH_MAX];
+	struct stat st;
+	int mfd, fd;
+	ssize_t len;
+
+	if (!w->hbytes) {
+		pr_err("Task %d: inotify fd %d watches inode %lu (wd %u) on a filesystem "
+		       "without file handles, which is not supported", f->pid, f->fd, w->ino, w->wd);
+		return NULL;
+	}
+	mfd = open_mount(w->sdev);
+	if (mfd < 0) {
+		pr_err("Task %d: inotify fd %d watches inode %lu (wd %u) on device %u:%u, "
+		       "which is not mounted here", f->pid, f->fd, w->ino, w->wd, w->sdev >> 20,
+		       w->sdev & 0xfffff);
+		return NULL;
+	}
+	h.fh.handle_bytes = w->hbytes;
+	h.fh.handle_type = w->htype;
+	memcpy(h.fh.f_handle, w->handle, w->hbytes);
+	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
+	close(mfd);
+	if (fd < 0) {
+		pr_perror("Task %d: inotify fd %d watches inode %lu (wd %u), which can't be "
+			  "opened by its handle (deleted?)", f->pid, f->fd, w->ino, w->wd);
+		return NULL;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	len = readlink(link, path, sizeof(path) - 1);
+	close(fd);
+	if (len > 0)
+		path[len] = '\0';
+	/* the path must lead to the very inode: not deleted, not moved out of reach */
+	if (len <= 0 || path[0] != '/' || lstat(path, &st) || st.st_ino != w->ino) {
+		pr_err("Task %d: inotify fd %d watches inode %lu (wd %u), which has no path "
+		       "(deleted?), which is not supported", f->pid, f->fd, w->ino, w->wd);
+		return NULL;
+	}
+	return xstrdup(path);
+}
+
+static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path)
+{
+	InotifyWdEntry **pw, *n;
+	struct stat st;
+	size_t i;
+
+	pw = xrealloc(e->wds, (e->n_wds + 1) * sizeof(*pw));
+	n = xmalloc(sizeof(*n));
+	if (!pw || !n || lstat(path, &st)) {
+		free(n);
+		free(path);
+		return -1;
+	}
+	e->wds = pw;
+	inotify_wd_entry__init(n);
+	n->wd = w->wd;
+	n->mask = w->mask;
+	n->path = path;
+	n->ino = st.st_ino;
+	n->dev = st.st_dev;
+	/* in wd order */
+	for (i = e->n_wds; i > 0 && e->wds[i - 1]->wd > n->wd; i--)
+		e->wds[i] = e->wds[i - 1];
+	e->wds[i] = n;
+	e->n_wds++;
+	return 0;
+}
+
+static void warn_pending(const struct fd_dump *f)
+{
+	int fd = files_grab_fd(f->pid, f->fd), queued = 0;
+
+	if (fd >= 0 && !ioctl(fd, FIONREAD, &queued) && queued)
+		pr_warn("Task %d: inotify fd %d has %d bytes of events not read yet; they are "
+			"not saved", f->pid, f->fd, queued);
+	if (fd >= 0)
+		close(fd);
+}
+
+static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
+{
+	InotifyEntry *e = xzalloc(sizeof(*e));
+	struct wd_line w;
+	const char *p;
+	char *path;
+
+	if (!e)
+		return -1;
+	inotify_entry__init(e);
+	d->inotify = e;
+	for (p = f->fdinfo; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, "inotify ", 8))
+			continue;
+		if (parse_line(p, &w)) {
+			pr_err("Task %d: can't parse a watch of inotify fd %d", f->pid, f->fd);
+			return -1;
+		}
+		path = watch_path(f, &w);
+		if (!path || add_wd(e, &w, path))
+			return -1;
+		pr_debug("Task %d: inotify fd %d: wd %u on %s, mask %#x", f->pid, f->fd, w.wd,
+			 path, w.mask);
+	}
+	warn_pending(f);
+	return 0;
+}
+
+static void inotify_free(FileDesc *d)
+{
+	size_t i;
+
+	if (!d->inotify)
+		return;
+	for (i = 0; i < d->inotify->n_wds; i++) {
+		free(d->inotify->wds[i]->path);
+		free(d->inotify->wds[i]);
+	}
+	free(d->inotify->wds);
+	free(d->inotify);
+	d->inotify = NULL;
+}
+
+/* --------------------------------------------------------------- restore */
+
+static int inotify_validate(pid_t pid, const FileDesc *d)
+{
+	const InotifyEntry *e = d->inotify;
+	size_t i;
+
+	if (!e)
+		goto bad;
+	for (i = 0; i < e->n_wds; i++)
+		if (!e->wds[i]->wd || e->wds[i]->wd > MAX_WD || e->wds[i]->path[0] != '/' ||
+		    (i && e->wds[i]->wd <= e->wds[i - 1]->wd))
+			goto bad;
+	return 0;
+bad:
+	pr_err("Task %d: image files.img has an invalid inotify #%u", pid, d->id);
+	return -1;
+}
+
+/* A path to watch for a moment: none of the instance's own inodes. */
+static const char *pick_dummy(const InotifyEntry *e)
+{
+	struct stat st;
+	size_t i, j;
+
+	for (i = 0; i < ARRAY_SIZE(dummies); i++) {
+		if (stat(dummies[i], &st))
+			continue;
+		for (j = 0; j < e->n_wds; j++) {
+			struct stat ws;
+
+			if (!stat(e->wds[j]->path, &ws) && ws.st_ino == st.st_ino &&
+			    ws.st_dev == st.st_dev)
+				break;
+		}
+		if (j == e->n_wds)
+			return dummies[i];
+	}
+	return NULL;
+}
+
+/* Dummy watches until the next wd the kernel hands out is @wd. */
+static int skip_to(pid_t pid, int fd, const InotifyEntry *e, int *next, unsigned int wd)
+{
+	const char *dummy = NULL;
+	int got;
+
+	while ((unsigned int)*next < wd) {
+		if (!dummy)
+			dummy = pick_dummy(e);
+		if (!dummy) {
+			pr_err("Task %d: no path to skip inotify wd %d with", pid, *next);
+			return -1;
+		}
+		got = inotify_add_watch(fd, dummy, IN_DONT_FOLLOW | IN_ATTRIB);
+		if (got < 0 || inotify_rm_watch(fd, got)) {
+			pr_perror("Task %d: can't skip inotify wd %d", pid, *next);
+			return -1;
+		}
+		if (got != *next) {
+			pr_err("Task %d: inotify gave wd %d instead of %d", pid, got, *next);
+			return -1;
+		}
+		(*next)++;
+	}
+	return 0;
+}
+
+/* Reads away the IN_IGNORED events of the dummy watches. */
+static int drain(pid_t pid, int fd)
+{
+	char buf[4096];
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK))
+		return -1;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	if (fcntl(fd, F_SETFL, flags)) {
+		pr_perror("Task %d: can't set the flags of an inotify instance", pid);
+		return -1;
+	}
+	return 0;
+}
+
+static int inotify_open(pid_t pid, const FileDesc *d)
+{
+	const InotifyEntry *e = d->inotify;
+	int fd, got, next = 1, skipped = 0;
+	size_t i;
+
+	fd = inotify_init1(IN_CLOEXEC | (d->flags & O_NONBLOCK ? IN_NONBLOCK : 0));
+	if (fd < 0) {
+		pr_perror("Task %d: can't create an inotify instance", pid);
+		return -1;
+	}
+	for (i = 0; i < e->n_wds; i++) {
+		const InotifyWdEntry *w = e->wds[i];
+
+		skipped |= (unsigned int)next < w->wd;
+		if (skip_to(pid, fd, e, &next, w->wd))
+			goto err;
+		/* the path leads to the watched inode itself, a symlink too */
+		got = inotify_add_watch(fd, w->path, w->mask | IN_DONT_FOLLOW);
+		if (got < 0) {
+			pr_perror("Task %d: can't watch %s again (inotify wd %u)", pid, w->path,
+				  w->wd);
+			goto err;
+		}
+		if ((unsigned int)got != w->wd) {
+			pr_err("Task %d: watching %s again gave inotify wd %d, not %u", pid,
+			       w->path, got, w->wd);
+			goto err;
+		}
+		next = got + 1;
+	}
+	if (skipped && drain(pid, fd))
+		goto err;
+	return fd;
+err:
+	close(fd);
+	return -1;
+}
+
+const struct file_kind fk_inotify = {
+	.name = "inotify",
+	.kind = FILE_KIND__FILE_INOTIFY,
+	.match = inotify_match,
+	.dump = inotify_dump,
+	.free = inotify_free,
+	.validate = inotify_validate,
+	.open = inotify_open,
+};

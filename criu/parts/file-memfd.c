@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memfd_create() files held open: a kind of open file for the fd table
+ * (fdinfo.c). The object itself (contents, size, name, seals, mode) is
+ * saved once for the tree by shmem.c, which also finds every memfd fd
+ * of every task; a description only names its object by the dev/ino it
+ * had. Restore reopens the object criu created through /proc/self/fd, a
+ * new description with the saved flags and offset on the same file.
+ * MFD_CLOEXEC is the fd's close-on-exec flag (the fd table keeps it) and
+ * MFD_ALLOW_SEALING shows in the seals: without it a memfd has F_SEAL_SEAL.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "parts/files.h"
+#include "parts/shmem.h"
+
+static int memfd_match(const char *link, const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && shmem_link_kind(link, st->st_dev) == SHMO_MEMFD;
+}
+
+static int memfd_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
+{
+	ShmemRef *r = xmalloc(sizeof(*r));
+
+	if (!r)
+		return -1;
+	shmem_ref__init(r);
+	r->dev = f->st->st_dev;
+	r->ino = f->st->st_ino;
+	d->memfd = r;
+	return 0;
+}
+
+static void memfd_free(FileDesc *d)
+{
+	free(d->memfd);
+	d->memfd = NULL;
+}
+
+static int memfd_validate(pid_t pid, const FileDesc *d)
+{
+	if (!d->memfd || !shmem_known(d->memfd->dev, d->memfd->ino)) {
+		pr_err("Task %d: image files.img has memfd #%u without its object in shmem.img",
+		       pid, d->id);
+		return -1;
+	}
+	return 0;
+}
+
+static int memfd_open(pid_t pid, const FileDesc *d)
+{
+	int obj = shmem_fd(d->memfd->dev, d->memfd->ino), fd;
+	char path[64];
+
+	if (obj < 0)
+		return -1;
+	/* a new description of the same file, as a reopening through /proc gives */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", obj);
+	fd = open(path, d->flags & OPEN_STATUS_MASK);
+	if (fd < 0) {
+		pr_perror("Task %d: can't reopen %s", pid, d->path);
+		return -1;
+	}
+	if (lseek(fd, d->pos, SEEK_SET) != (off_t)d->pos) {
+		pr_perror("Task %d: can't seek %s to %lu", pid, d->path, d->pos);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+const struct file_kind fk_memfd = {
+	.name = "memfd",
+	.kind = FILE_KIND__FILE_MEMFD,
+	.match = memfd_match,
+	.dump = memfd_dump,
+	.free = memfd_free,
+	.validate = memfd_validate,
+	.open = memfd_open,
+};

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Regular files, directories and character devices: kinds of open file
+ * for the fd table (fdinfo.c). They are reopened by path with their
+ * status flags; a regular file is seeked to its offset. A file that is
+ * no longer the one dumped (another device, a directory now...) is refused.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "parts/files.h"
+
+static int reg_match(const char *link, const struct stat *st)
+{
+	return link[0] == '/' && (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode));
+}
+
+static int chr_match(const char *link, const struct stat *st)
+{
+	return link[0] == '/' && S_ISCHR(st->st_mode);
+}
+
+static int reg_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
+{
+	if (S_ISCHR(f->st->st_mode)) {
+		d->has_rdev = 1;
+		d->rdev = f->st->st_rdev;
+	} else if (S_ISREG(f->st->st_mode)) {
+		d->has_size = 1;
+		d->size = f->st->st_size;
+	}
+	return 0;
+}
+
+static int reg_open(pid_t pid, const FileDesc *d)
+{
+	unsigned int flags = (d->flags & OPEN_STATUS_MASK) | O_NOCTTY;
+	struct stat st;
+	int fd;
+
+	fd = open(d->path, flags);
+	if (fd < 0) {
+		pr_perror("Task %d: can't reopen %s", pid, d->path);
+		return -1;
+	}
+	if (fstat(fd, &st) || (d->kind == FILE_KIND__FILE_CHR) != !!S_ISCHR(st.st_mode) ||
+	    (d->has_rdev && st.st_rdev != d->rdev)) {
+		pr_err("Task %d: %s is not the file it was at dump time", pid, d->path);
+		goto err;
+	}
+	if (S_ISREG(st.st_mode) && lseek(fd, d->pos, SEEK_SET) != (off_t)d->pos) {
+		pr_perror("Task %d: can't seek %s to %lu", pid, d->path, d->pos);
+		goto err;
+	}
+	return fd;
+err:
+	close(fd);
+	return -1;
+}
+
+static int reg_validate(pid_t pid, const FileDesc *d)
+{
+	if (d->path[0] != '/') {
+		pr_err("Task %d: image files.img has file #%u with a relative path", pid, d->id);
+		return -1;
+	}
+	return 0;
+}
+
+const struct file_kind fk_reg = {
+	.name = "regular file",
+	.kind = FILE_KIND__FILE_REG,
+	.match = reg_match,
+	.dump = reg_dump,
+	.validate = reg_validate,
+	.open = reg_open,
+};
+
+const struct file_kind fk_chr = {
+	.name = "character device",
+	.kind = FILE_KIND__FILE_CHR,
+	.match = chr_match,
+	.dump = reg_dump,
+	.validate = reg_validate,
+	.open = reg_open,
+};

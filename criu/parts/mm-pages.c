@@ -1,0 +1,605 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The contents of private memory: which pages are saved, where they are
+ * stored and how restore reads them back.
+ *
+ * Dump asks pagemap which pages hold data and copies them with
+ * process_vm_readv into the task's raw page store (pages-PID.img). A child
+ * forked from its parent shares the pages neither has written since, copy
+ * on write: for each of its present pages that is still the very physical
+ * page its parent has at the same address (same PFN in both pagemaps), the
+ * child's pagemap points into the store that already holds the parent's
+ * copy instead of storing it again. Restore reads every run with one
+ * pread() from whichever store holds it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "image/image.h"
+#include "image/pagestore.h"
+#include "parts/mm.h"
+
+/* Linux 5.14; Debian 12's headers have it, older ones may not. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+
+#define IOV_BATCH	512
+#define PFN_BATCH	4096		/* pagemap entries read at once */
+#define MAX_RUN_PAGES	(1U << 31)
+
+#define PM_PRESENT	(1ULL << 63)
+#define PM_EXCLUSIVE	(1ULL << 56)	/* mapped by this task only */
+#define PM_PFN_MASK	((1ULL << 55) - 1)
+
+/* ---------------------------------------------------------------- dump */
+
+/* Where a task's pages ended up: what its children's pagemaps may point at. */
+struct stored_run {
+	uint64_t vaddr;
+	uint64_t nr_pages;
+	pid_t owner;		/* whose pages-PID.img holds them (image pid) */
+	uint64_t off;		/* and where */
+};
+
+struct stored_task {
+	pid_t pid;
+	struct stored_run *runs;
+	size_t nr;
+};
+
+struct mm_tree {
+	struct stored_task *tasks;
+	int nr;
+	uint64_t shared_bytes;	/* pages not stored again, the whole tree */
+};
+
+/* Collects runs of pages to save and copies them into the page store. */
+struct page_writer {
+	pid_t pid;
+	int memfd;		/* /proc/PID/mem, for areas we can't read directly */
+	struct pstore *out;
+	uint8_t *buf;
+	size_t used;
+	struct iovec liov[IOV_BATCH], riov[IOV_BATCH];
+	int niov;
+	int readable;
+	int vma_start;		/* a run must not grow across areas */
+	PagemapRun **runs;
+	size_t nr_runs, max_runs;
+	uint64_t total;
+	/* pages shared with the parent */
+	int pmfd, parent_pmfd;
+	const struct stored_task *parent;
+	size_t hint;		/* the parent's run last found */
+	uint64_t shared;
+	uint64_t *pfns, *parent_pfns;
+};
+
+static int pw_flush(struct page_writer *w)
+{
+	ssize_t n;
+	int i;
+
+	if (!w->niov)
+		return 0;
+	if (w->readable) {
+		n = process_vm_readv(w->pid, w->liov, w->niov, w->riov, w->niov, 0);
+		if (n != (ssize_t)w->used) {
+			pr_perror("Task %d: can't read its memory at %p (%zd of %zu bytes)",
+				  w->pid, w->riov[0].iov_base, n, w->used);
+			return -1;
+		}
+	} else {
+		for (i = 0; i < w->niov; i++)
+			if (read_full(w->memfd, w->liov[i].iov_base, w->liov[i].iov_len,
+				      (off_t)(uintptr_t)w->riov[i].iov_base)) {
+				pr_perror("Task %d: can't read its memory at %p", w->pid,
+					  w->riov[i].iov_base);
+				return -1;
+			}
+	}
+	pstore_submit(w->out, w->used);
+	w->buf = pstore_buf(w->out);
+	if (!w->buf)
+		return -1;
+	w->total += w->used;
+	w->used = 0;
+	w->niov = 0;
+	return 0;
+}
+
+/* A run of @start-@end, stored here (@owner 0) or in @owner's store at @off. */
+static int pw_add_run(struct page_writer *w, uint64_t start, uint64_t end, pid_t owner,
+		      uint64_t off)
+{
+	PagemapRun *r, **n, *last = w->nr_runs ? w->runs[w->nr_runs - 1] : NULL;
+	uint64_t pages = (end - start) / PAGE_SIZE;
+	int first = w->vma_start;
+
+	w->vma_start = 0;
+	if (!first && last && last->vaddr + (uint64_t)last->nr_pages * PAGE_SIZE == start &&
+	    last->nr_pages + pages < MAX_RUN_PAGES && last->in_pid == (uint32_t)owner &&
+	    (!owner || last->in_off + (uint64_t)last->nr_pages * PAGE_SIZE == off)) {
+		last->nr_pages += pages;
+		return 0;
+	}
+	if (w->nr_runs == w->max_runs) {
+		w->max_runs = w->max_runs ? w->max_runs * 2 : 256;
+		n = xrealloc(w->runs, w->max_runs * sizeof(*n));
+		if (!n)
+			return -1;
+		w->runs = n;
+	}
+	r = xmalloc(sizeof(*r));
+	if (!r)
+		return -1;
+	pagemap_run__init(r);
+	r->vaddr = start;
+	r->nr_pages = pages;
+	if (owner) {
+		r->has_in_pid = r->has_in_off = 1;
+		r->in_pid = owner;
+		r->in_off = off;
+	}
+	w->runs[w->nr_runs++] = r;
+	return 0;
+}
+
+/* Queues @start-@end to be copied into this task's store. */
+static int pw_store(struct page_writer *w, uint64_t start, uint64_t end)
+{
+	size_t len;
+
+	if (pw_add_run(w, start, end, 0, 0))
+		return -1;
+	while (start < end) {
+		len = min(end - start, PSTORE_BUF - w->used);
+		w->liov[w->niov].iov_base = w->buf + w->used;
+		w->liov[w->niov].iov_len = len;
+		w->riov[w->niov].iov_base = (void *)start;
+		w->riov[w->niov].iov_len = len;
+		w->niov++;
+		w->used += len;
+		start += len;
+		if (w->used == PSTORE_BUF || w->niov == IOV_BATCH)
+			if (pw_flush(w))
+				return -1;
+	}
+	return 0;
+}
+
+/* Where the parent's page at @addr is stored, if it is. */
+static int parent_copy(struct page_writer *w, uint64_t addr, pid_t *owner, uint64_t *off)
+{
+	const struct stored_task *p = w->parent;
+	const struct stored_run *r;
+	size_t lo = 0, hi = p->nr;
+
+	r = w->hint < p->nr ? &p->runs[w->hint] : NULL;
+	if (!r || addr < r->vaddr || addr >= r->vaddr + r->nr_pages * PAGE_SIZE) {
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (p->runs[mid].vaddr + p->runs[mid].nr_pages * PAGE_SIZE <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == p->nr || addr < p->runs[lo].vaddr)
+			return 0;
+		w->hint = lo;
+		r = &p->runs[lo];
+	}
+	*owner = r->owner;
+	*off = r->off + (addr - r->vaddr);
+	return 1;
+}
+
+/*
+ * Splits @start-@end into pages that are still the parent's (same PFN:
+ * never written by either since the fork) and pages of the task's own.
+ */
+static int pw_split(struct page_writer *w, uint64_t start, uint64_t end)
+{
+	uint64_t addr, seg = start, seg_off = 0, off, c, n, i;
+	pid_t seg_owner = 0, owner;
+
+	for (addr = start; addr < end; ) {
+		n = min((end - addr) / PAGE_SIZE, (uint64_t)PFN_BATCH);
+		if (read_full(w->pmfd, w->pfns, n * 8, addr / PAGE_SIZE * 8) ||
+		    read_full(w->parent_pmfd, w->parent_pfns, n * 8, addr / PAGE_SIZE * 8)) {
+			pr_perror("Task %d: can't read pagemap at %#lx", w->pid, addr);
+			return -1;
+		}
+		for (i = 0; i < n; i++, addr += PAGE_SIZE) {
+			c = w->pfns[i];
+			owner = 0;
+			off = 0;
+			if ((c & PM_PRESENT) && !(c & PM_EXCLUSIVE) && (c & PM_PFN_MASK) &&
+			    (w->parent_pfns[i] & PM_PRESENT) &&
+			    (w->parent_pfns[i] & PM_PFN_MASK) == (c & PM_PFN_MASK))
+				parent_copy(w, addr, &owner, &off);
+			if (addr != seg && (owner != seg_owner ||
+			    (owner && off != seg_off + (addr - seg)))) {
+				if (seg_owner ? pw_add_run(w, seg, addr, seg_owner, seg_off) :
+				    pw_store(w, seg, addr))
+					return -1;
+				if (seg_owner)
+					w->shared += addr - seg;
+				seg = addr;
+			}
+			if (addr == seg) {
+				seg_owner = owner;
+				seg_off = owner ? off : 0;
+			}
+		}
+	}
+	if (seg_owner)
+		w->shared += end - seg;
+	return seg_owner ? pw_add_run(w, seg, end, seg_owner, seg_off) : pw_store(w, seg, end);
+}
+
+static int pw_cb(void *arg, uint64_t start, uint64_t end)
+{
+	struct page_writer *w = arg;
+
+	return w->parent ? pw_split(w, start, end) : pw_store(w, start, end);
+}
+
+static int guard_cb(void *arg, uint64_t start, uint64_t end)
+{
+	MmEntry *mm = arg;
+	GuardRange **n, *g;
+
+	n = xrealloc(mm->guards, (mm->n_guards + 1) * sizeof(*n));
+	if (!n)
+		return -1;
+	mm->guards = n;
+	g = xmalloc(sizeof(*g));
+	if (!g)
+		return -1;
+	guard_range__init(g);
+	g->start = start;
+	g->nr_pages = (end - start) / PAGE_SIZE;
+	mm->guards[mm->n_guards++] = g;
+	return 0;
+}
+
+static struct mm_tree *tree_state(struct dump_ctx *dc)
+{
+	if (!dc->shared[PART_MM])
+		dc->shared[PART_MM] = xzalloc(sizeof(struct mm_tree));
+	return dc->shared[PART_MM];
+}
+
+/* Remembers where @t's pages went, for its children. */
+static int remember(struct mm_tree *tr, pid_t pid, PagemapEntry *pm)
+{
+	struct stored_task *n, *s;
+	uint64_t off = 0;
+	size_t i;
+
+	n = xrealloc(tr->tasks, (tr->nr + 1) * sizeof(*n));
+	if (!n)
+		return -1;
+	tr->tasks = n;
+	s = &tr->tasks[tr->nr++];
+	s->pid = pid;
+	s->nr = pm->n_runs;
+	s->runs = xmalloc((pm->n_runs + 1) * sizeof(*s->runs));
+	if (!s->runs)
+		return -1;
+	for (i = 0; i < pm->n_runs; i++) {
+		PagemapRun *r = pm->runs[i];
+
+		s->runs[i].vaddr = r->vaddr;
+		s->runs[i].nr_pages = r->nr_pages;
+		if (r->has_in_pid) {
+			s->runs[i].owner = r->in_pid;
+			s->runs[i].off = r->in_off;
+		} else {
+			s->runs[i].owner = pid;
+			s->runs[i].off = off;
+			off += (uint64_t)r->nr_pages * PAGE_SIZE;
+		}
+	}
+	return 0;
+}
+
+static const struct stored_task *find_stored(struct mm_tree *tr, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < tr->nr; i++)
+		if (tr->tasks[i].pid == pid)
+			return &tr->tasks[i];
+	return NULL;
+}
+
+/* The parent's pagemap, to compare PFNs with, if its pages were saved. */
+static int open_parent(struct mm_tree *tr, struct dtask *t, struct page_writer *w)
+{
+	char path[64];
+
+	if (!t->parent || t->parent->zombie)
+		return 0;
+	w->parent = find_stored(tr, t->parent->ns_pid);
+	if (!w->parent)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", t->parent->pid);
+	w->parent_pmfd = open(path, O_RDONLY | O_CLOEXEC);
+	w->pfns = xmalloc(PFN_BATCH * 8);
+	w->parent_pfns = xmalloc(PFN_BATCH * 8);
+	if (w->parent_pmfd < 0 || !w->pfns || !w->parent_pfns) {
+		pr_perror("Task %d: can't read the pagemap of its parent %d", t->pid,
+			  t->parent->pid);
+		return -1;
+	}
+	return 0;
+}
+
+int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntry *pm)
+{
+	struct page_writer w = { .pid = t->pid, .memfd = -1, .pmfd = -1, .parent_pmfd = -1 };
+	struct mm_tree *tr = tree_state(dc);
+	const struct proc_vma *v;
+	char path[64];
+	int i, ret = -1;
+
+	if (!tr || open_parent(tr, t, &w))
+		goto out;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", t->pid);
+	w.pmfd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/mem", t->pid);
+	w.memfd = open(path, O_RDONLY | O_CLOEXEC);
+	w.out = pstore_create(dc->dirfd, t->ns_pid);
+	if (w.out)
+		w.buf = pstore_buf(w.out);
+	if (w.pmfd < 0 || w.memfd < 0 || !w.buf) {
+		pr_perror("Task %d: can't open pagemap, mem or the page store", t->pid);
+		goto out;
+	}
+	for (i = 0; i < t->maps.nr; i++) {
+		v = &t->maps.vma[i];
+		if (!vma_has_pages(v))
+			continue;
+		if (pw_flush(&w))
+			goto out;
+		w.readable = !!(v->prot & PROT_READ);
+		w.vma_start = 1;
+		if (pagemap_scan(w.pmfd, v->start, v->end,
+				 vma_is_anon(v) ? PM_SCAN_DATA : PM_SCAN_ANON, pw_cb, &w))
+			goto out;
+		if (pagemap_scan(w.pmfd, v->start, v->end, PM_SCAN_GUARDS, guard_cb, mm))
+			goto out;
+	}
+	if (pw_flush(&w))
+		goto out;
+	ret = pstore_close(w.out, NULL);
+	w.out = NULL;
+	if (ret)
+		goto out;
+	ret = -1;
+	pm->pages_size = w.total;
+	pm->runs = w.runs;
+	pm->n_runs = w.nr_runs;
+	w.runs = NULL;
+	if (remember(tr, t->ns_pid, pm))
+		goto out;
+	tr->shared_bytes += w.shared;
+	pr_info("Task %d: %lu bytes of memory in %zu runs, %lu more shared with its parent",
+		t->pid, w.total, w.nr_runs, w.shared);
+	ret = 0;
+out:
+	if (w.runs) {
+		while (w.nr_runs)
+			free(w.runs[--w.nr_runs]);
+		free(w.runs);
+	}
+	if (w.out)
+		pstore_close(w.out, NULL);
+	if (w.memfd >= 0)
+		close(w.memfd);
+	if (w.pmfd >= 0)
+		close(w.pmfd);
+	if (w.parent_pmfd >= 0)
+		close(w.parent_pmfd);
+	free(w.pfns);
+	free(w.parent_pfns);
+	return ret;
+}
+
+void mm_dump_pages_done(struct dump_ctx *dc)
+{
+	struct mm_tree *tr = dc->shared[PART_MM];
+	int i;
+
+	if (!tr)
+		return;
+	if (tr->shared_bytes)
+		pr_info("%lu bytes of memory shared by parents and children, stored once",
+			tr->shared_bytes);
+	for (i = 0; i < tr->nr; i++)
+		free(tr->tasks[i].runs);
+	free(tr->tasks);
+	free(tr);
+	dc->shared[PART_MM] = NULL;
+}
+
+/* ------------------------------------------------------------- restore */
+
+static int store_size(struct rst_ctx *rc, pid_t pid, uint64_t *size)
+{
+	char name[64];
+	struct stat st;
+
+	img_name(IMG_PAGES, pid, name, sizeof(name));
+	if (fstatat(rc->dirfd, name, &st, 0)) {
+		pr_perror("Can't stat image %s", name);
+		return -1;
+	}
+	*size = st.st_size;
+	return 0;
+}
+
+/* Runs must lie in areas whose pages are saved, stores must hold them. */
+int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntry *pm)
+{
+	uint64_t prev_end = 0, total = 0, len, size, other_size = 0;
+	pid_t other = 0;
+	size_t i, j = 0;
+	PagemapRun *r;
+
+	for (i = 0; i < pm->n_runs; i++) {
+		r = pm->runs[i];
+		len = (uint64_t)r->nr_pages * PAGE_SIZE;
+		while (j < mm->n_vmas && mm->vmas[j]->end <= r->vaddr)
+			j++;
+		if (!r->nr_pages || (r->vaddr & ~PAGE_MASK) || r->vaddr < prev_end ||
+		    r->vaddr + len < r->vaddr || j == mm->n_vmas ||
+		    r->vaddr < mm->vmas[j]->start || r->vaddr + len > mm->vmas[j]->end ||
+		    !vma_entry_has_pages(mm->vmas[j]) || r->has_in_pid != r->has_in_off ||
+		    (r->has_in_pid && (r->in_pid == (uint32_t)t->pid || !r->in_pid ||
+				       (r->in_off & ~PAGE_MASK)))) {
+			pr_err("Task %d: image pagemap run #%zu (%#lx, %u pages) is outside any area",
+			       t->pid, i, r->vaddr, r->nr_pages);
+			return -1;
+		}
+		prev_end = r->vaddr + len;
+		if (!r->has_in_pid) {
+			total += len;
+			continue;
+		}
+		if ((pid_t)r->in_pid != other) {
+			other = r->in_pid;
+			if (store_size(rc, other, &other_size))
+				return -1;
+		}
+		if (r->in_off + len > other_size || r->in_off + len < len) {
+			pr_err("Task %d: image pagemap run #%zu points past the end of "
+			       "pages-%u.img", t->pid, i, r->in_pid);
+			return -1;
+		}
+	}
+	if (total != pm->pages_size) {
+		pr_err("Task %d: image pagemap lists %lu bytes, its header says %lu",
+		       t->pid, total, pm->pages_size);
+		return -1;
+	}
+	if (store_size(rc, t->pid, &size))
+		return -1;
+	if (size != total) {
+		pr_err("Image pages-%d.img is %s: %lu bytes, pagemap needs %lu", t->pid,
+		       size < total ? "truncated" : "corrupted", size, total);
+		return -1;
+	}
+	return 0;
+}
+
+static int open_store(struct rst_ctx *rc, struct rtask *t, pid_t pid)
+{
+	char name[64];
+	int fd;
+
+	img_name(IMG_PAGES, pid, name, sizeof(name));
+	fd = openat(rc->dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("Can't open image %s", name);
+		return -1;
+	}
+	return rst_private_fd(t, fd);
+}
+
+int mm_open_stores(struct rst_ctx *rc, struct rtask *t, PagemapEntry *pm,
+		   struct mm_stores *s)
+{
+	size_t i;
+	int j;
+
+	s->own = open_store(rc, t, t->pid);
+	if (s->own < 0)
+		return -1;
+	for (i = 0; i < pm->n_runs; i++) {
+		pid_t pid = pm->runs[i]->in_pid;
+		void *n;
+
+		if (!pm->runs[i]->has_in_pid)
+			continue;
+		for (j = 0; j < s->nr; j++)
+			if (s->pids[j] == pid)
+				break;
+		if (j < s->nr)
+			continue;
+		n = xrealloc(s->pids, (s->nr + 1) * sizeof(pid_t));
+		if (!n)
+			return -1;
+		s->pids = n;
+		n = xrealloc(s->fds, (s->nr + 1) * sizeof(int));
+		if (!n)
+			return -1;
+		s->fds = n;
+		s->pids[s->nr] = pid;
+		s->fds[s->nr] = open_store(rc, t, pid);
+		if (s->fds[s->nr++] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int store_fd(struct mm_stores *s, PagemapRun *r)
+{
+	int i;
+
+	if (!r->has_in_pid)
+		return s->own;
+	for (i = 0; i < s->nr; i++)
+		if (s->pids[i] == (pid_t)r->in_pid)
+			return s->fds[i];
+	return -1;
+}
+
+int mm_queue_reads(struct batch *b, struct mm_stores *s, PagemapEntry *pm, uint64_t end,
+		   size_t *run, uint64_t *off)
+{
+	PagemapRun *r;
+	uint64_t len;
+
+	for (; *run < pm->n_runs && pm->runs[*run]->vaddr < end; (*run)++) {
+		r = pm->runs[*run];
+		len = (uint64_t)r->nr_pages * PAGE_SIZE;
+		/*
+		 * Allocating the pages in one go costs a fraction of taking a
+		 * fault on each as pread() fills them; older kernels say EINVAL.
+		 */
+		if (r->nr_pages > 1 &&
+		    BATCH(b, "madvise(MADV_POPULATE_WRITE)", __NR_madvise | SC_MAY_FAIL,
+			  r->vaddr, len, MADV_POPULATE_WRITE) < 0)
+			return -1;
+		if (BATCH(b, r->has_in_pid ? "pread of pages saved with the parent" :
+			  "pread of saved pages", __NR_pread64, store_fd(s, r), r->vaddr, len,
+			  r->has_in_pid ? r->in_off : *off) < 0)
+			return -1;
+		if (!r->has_in_pid)
+			*off += len;
+	}
+	return 0;
+}
+
+void mm_free_stores(struct mm_stores *s)
+{
+	free(s->pids);
+	free(s->fds);
+	s->pids = NULL;
+	s->fds = NULL;
+	s->nr = 0;
+}

@@ -1,0 +1,231 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Dump and restore times of many tasks and of many threads (reports figures,
+# asserts nothing): a trivial single process for reference, a tree of N
+# processes (the root and N-1 sleeping children) and one process with N
+# threads (test/bench/tree_bench.c), N = 100 by default.
+#
+#   scripts/bench-tree.sh [N]
+#
+# Per case: one warm-up round, then RUNS (5) measured rounds of
+#   start the target (a session leader) -> criu dump (kills it) ->
+#   criu restore -d -> the restored target checks it is whole -> kill, reap
+# with the images in /dev/shm and criu at -v4 (as the test suite runs it).
+# Each time is the wall clock around the criu command, in ms; the table
+# shows the median and the minimum. The aim: <= 50 ms each for N = 100.
+#
+# For the median round of each case the elapsed time criu's own log records
+# is shown too, and with PROFILE=1 (or when a median is above the aim) the
+# slowest steps between two log lines of that round and the time spent
+# per task/thread.
+#
+# Environment: SKIP_BUILD=1, BUILD_DIR, CRIU, RUNS, PROFILE=1, KEEP=1 (keep
+# the work directory).
+
+set -o errexit -o nounset -o pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD_DIR=${BUILD_DIR:-build}
+case "$BUILD_DIR" in
+/*) B=$BUILD_DIR ;;
+*) B=$ROOT/$BUILD_DIR ;;
+esac
+CRIU=${CRIU:-$B/criu/criu}
+BENCH=$B/test/bench/tree_bench
+SUBREAPER=$B/contrib/subreaper/subreaper
+N=${1:-100}
+RUNS=${RUNS:-5}
+AIM=50
+
+# Restored targets are orphans once criu exits: run under a reaper.
+if [ -z "${CRIU_BENCH_REAPED:-}" ]; then
+	if [ -z "${SKIP_BUILD:-}" ]; then
+		BUILD_DIR=$BUILD_DIR scripts/build.sh >/dev/null
+	fi
+	for f in "$CRIU" "$BENCH" "$SUBREAPER"; do
+		if [ ! -x "$f" ]; then
+			echo "bench-tree: $f is missing (did the build succeed?)" >&2
+			exit 1
+		fi
+	done
+	export CRIU_BENCH_REAPED=1
+	exec "$SUBREAPER" "$0" "$@"
+fi
+
+WORK=$(mktemp -d /dev/shm/criu-bench-tree.XXXXXX)
+PID=
+ok=
+
+# Kills the target's whole session (every task of it is in it) and waits
+# until none is left (the reaper above us reaps them).
+kill_target()
+{
+	local i
+
+	[ -n "$PID" ] || return 0
+	if [ "$(cat "/proc/$PID/comm" 2>/dev/null)" = tree_bench ]; then
+		kill -KILL -- "-$PID" 2>/dev/null || true
+	fi
+	for i in $(seq 500); do
+		pgrep -s "$PID" >/dev/null 2>&1 || break
+		sleep 0.01
+	done
+	PID=
+}
+
+cleanup()
+{
+	kill_target
+	if [ -n "$ok" ] && [ -z "${KEEP:-}" ]; then
+		rm -rf "$WORK"
+	else
+		echo "bench-tree: work directory kept: $WORK"
+	fi
+}
+trap cleanup EXIT
+
+die()
+{
+	echo "bench-tree: FAIL: $*" >&2
+	exit 1
+}
+
+wait_file()
+{
+	local i
+
+	for i in $(seq 2000); do
+		[ -s "$1" ] && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
+now_us()
+{
+	local t=$EPOCHREALTIME
+
+	echo $((${t/./} ))
+}
+
+# One round of a case; prints "dump_ms restore_ms", keeps the logs in $2.
+round()
+{
+	local mode=$1 dir=$2 t0 t1 t2 t3 v
+
+	rm -rf "$dir"
+	mkdir -p "$dir/img"
+	setsid "$BENCH" $mode "$dir/ready" </dev/null >"$dir/bench.out" 2>&1 &
+	PID=$!
+	disown "$PID"
+	wait_file "$dir/ready" || die "$mode: tree_bench did not become ready"
+	t0=$(now_us)
+	"$CRIU" dump -t "$PID" -D "$dir/img" -o dump.log -v4 ||
+		die "$mode: criu dump failed (see $dir/img/dump.log)"
+	t1=$(now_us)
+	# the dump killed the tree; its pids must be free before the restore
+	kill_target
+	t2=$(now_us)
+	"$CRIU" restore -D "$dir/img" -d -o restore.log -v4 --pidfile "$dir/img/pid" ||
+		die "$mode: criu restore failed (see $dir/img/restore.log)"
+	t3=$(now_us)
+	PID=$(cat "$dir/img/pid")
+	kill -USR1 "$PID"
+	wait_file "$dir/ready.verify" || die "$mode: the restored target did not answer"
+	v=$(cat "$dir/ready.verify")
+	[ "$v" = ok ] || die "$mode: the restored target is not whole: $v"
+	kill_target
+	echo "$(((t1 - t0) / 1000)).$(((t1 - t0) % 1000 / 100))" \
+		"$(((t3 - t2) / 1000)).$(((t3 - t2) % 1000 / 100))"
+}
+
+# The elapsed time of a -v4 log: the stamp of its last line, in ms.
+log_ms()
+{
+	awk -F'[()]' '/^\(/ { t = $2 } END { printf "%.1f", t * 1000 }' "$1"
+}
+
+# The slowest steps of a log: gaps between consecutive stamped lines.
+profile()
+{
+	python3 - "$1" <<'EOF'
+import re, sys
+from collections import defaultdict
+lines = []
+for line in open(sys.argv[1], errors="replace"):
+    m = re.match(r"\((\d+\.\d+)\) (.*)", line.rstrip("\n"))
+    if m:
+        lines.append((float(m.group(1)), m.group(2)))
+if not lines:
+    sys.exit(0)
+gaps = sorted(((b[0] - a[0], a[1], b[1]) for a, b in zip(lines, lines[1:])),
+              reverse=True)
+print("      slowest steps (ms, from the line before to the line):")
+for g, a, b in gaps[:6]:
+    print(f"      {g * 1000:7.2f}  {a[:60]!r}\n               -> {b[:60]!r}")
+# time attributed to each task: from its first to its last line
+span = defaultdict(lambda: [1e9, 0.0, 0])
+for t, text in lines:
+    m = re.match(r"(?:Task|Thread) (\d+)", text)
+    if m:
+        s = span[m.group(1)]
+        s[0] = min(s[0], t)
+        s[1] = max(s[1], t)
+        s[2] += 1
+if span:
+    per = sorted((s[1] - s[0], k, s[2]) for k, s in span.items())
+    tot = lines[-1][0] - lines[0][0]
+    print(f"      {len(span)} tasks/threads named in the log; per task: median "
+          f"{per[len(per) // 2][0] * 1000:.2f} ms, max {per[-1][0] * 1000:.2f} ms "
+          f"(task {per[-1][1]}); the log spans {tot * 1000:.1f} ms, "
+          f"{len(lines)} lines")
+EOF
+}
+
+stats()
+{
+	# median and min of a column of numbers on stdin
+	sort -n | awk '{ v[NR] = $1 } END {
+		if (NR % 2) m = v[(NR + 1) / 2]; else m = (v[NR / 2] + v[NR / 2 + 1]) / 2;
+		printf "%.1f %.1f", m, v[1] }'
+}
+
+echo "criu: $CRIU"
+echo "images in $WORK (tmpfs), criu -v4, $RUNS runs after a warm-up, wall clock in ms"
+printf '%-24s %10s %10s %10s %10s %12s %12s\n' case "dump med" "dump min" \
+	"rst med" "rst min" "dump log" "rst log"
+
+over=
+for mode in "tree 1" "tree $N" "threads $N"; do
+	name=${mode/ /-}
+	round "$mode" "$WORK/$name.warm" >/dev/null
+	: >"$WORK/$name.times"
+	for i in $(seq "$RUNS"); do
+		round "$mode" "$WORK/$name.$i" >>"$WORK/$name.times"
+	done
+	read -r dmed dmin < <(cut -d' ' -f1 "$WORK/$name.times" | stats)
+	read -r rmed rmin < <(cut -d' ' -f2 "$WORK/$name.times" | stats)
+	# the round whose dump time is the median, for the logs
+	mi=$(awk '{ print $1, NR }' "$WORK/$name.times" | sort -n |
+	     awk -v n="$RUNS" 'NR == int((n + 1) / 2) { print $2 }')
+	printf '%-24s %10s %10s %10s %10s %12s %12s\n' \
+		"$([ "$mode" = "tree 1" ] && echo "trivial process" ||
+		   echo "$mode")" "$dmed" "$dmin" "$rmed" "$rmin" \
+		"$(log_ms "$WORK/$name.$mi/img/dump.log")" \
+		"$(log_ms "$WORK/$name.$mi/img/restore.log")"
+	if [ -n "${PROFILE:-}" ] || awk -v a="$dmed" -v b="$rmed" -v m="$AIM" \
+		'BEGIN { exit !(a > m || b > m) }'; then
+		[ "$mode" = "tree 1" ] || over="$over $name.$mi"
+	fi
+done
+echo "aim: <= $AIM ms for the dump and for the restore of $N tasks and of $N threads"
+
+for r in $over; do
+	for what in dump restore; do
+		echo "--- $r: $what (run $(echo "$r" | sed 's/.*\.//'), -v4 log)"
+		profile "$WORK/$r/img/$what.log"
+	done
+done
+ok=1

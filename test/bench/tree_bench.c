@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * tree_bench: the target of scripts/bench-tree.sh, many tasks with little
+ * memory each.
+ *
+ *	tree_bench tree N READY_FILE      the caller and N-1 children that sleep
+ *	tree_bench threads N READY_FILE   one process, N threads that sleep
+ *
+ * "tree 1" is a trivial single process. READY_FILE is created (whole, by a
+ * rename) once every task or thread exists. On SIGUSR1 the main thread
+ * counts its children (all alive, none a zombie) or its threads and writes
+ * "ok" or "bad ..." to READY_FILE.verify, so that the benchmark can tell a
+ * restored tree is whole. Inherited descriptors above 2 are closed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t verify_requested;
+
+static void on_usr1(int sig)
+{
+	verify_requested = 1;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "tree_bench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static int write_file(const char *path, const char *text)
+{
+	char tmp[4200];
+	ssize_t len = strlen(text);
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, len) != len) {
+		close(fd);
+		return -1;
+	}
+	if (close(fd))
+		return -1;
+	return rename(tmp, path);
+}
+
+static void *sleeper(void *arg)
+{
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+/* Counts our live children (every thread's list), or -1. */
+static int live_children(char *why, size_t size)
+{
+	char path[64], buf[1 << 16], stat[512], *p, *end, *s;
+	int n = 0, pid;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", getpid());
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	for (p = buf;; p = end) {
+		pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		if (read_file(path, stat, sizeof(stat)) < 0)
+			continue;
+		s = strrchr(stat, ')');
+		if (s && s[2] != 'Z')
+			n++;
+		else
+			snprintf(why, size, "child %d is a zombie", pid);
+	}
+	return n;
+}
+
+static int threads(void)
+{
+	char buf[4096], *p;
+
+	if (read_file("/proc/self/status", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "\nThreads:");
+	return p ? atoi(p + 9) : -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	char path[4200], verdict[256], why[128] = "";
+	int n, i, tree, got, pfd[2];
+	sigset_t mask, old;
+	pthread_attr_t attr;
+	pthread_t t;
+	pid_t pid;
+	char c;
+
+	if (argc != 4 || (strcmp(argv[1], "tree") && strcmp(argv[1], "threads")) ||
+	    (n = atoi(argv[2])) < 1) {
+		fprintf(stderr, "usage: tree_bench tree|threads N READY_FILE\n");
+		return 2;
+	}
+	tree = !strcmp(argv[1], "tree");
+	syscall(SYS_close_range, 3, ~0U, 0);
+
+	/* SIGUSR1 stays blocked except while we wait for it */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	sigaction(SIGUSR1, &sa, NULL);
+
+	if (tree) {
+		if (pipe2(pfd, O_CLOEXEC))
+			die("pipe");
+		for (i = 1; i < n; i++) {
+			pid = fork();
+			if (pid < 0)
+				die("fork");
+			if (pid == 0) {
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				close(pfd[0]);
+				if (write(pfd[1], "x", 1) != 1)
+					_exit(1);
+				close(pfd[1]);
+				for (;;)
+					pause();
+			}
+		}
+		close(pfd[1]);
+		for (got = 0; got < n - 1; got++)
+			if (read(pfd[0], &c, 1) != 1)
+				die("a child died");
+		close(pfd[0]);
+	} else {
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 64 << 10);
+		for (i = 1; i < n; i++)
+			if ((errno = pthread_create(&t, &attr, sleeper, NULL)))
+				die("pthread_create");
+	}
+
+	if (write_file(argv[3], "ready\n"))
+		die("ready file");
+	while (!verify_requested)
+		sigsuspend(&old);
+
+	if (tree) {
+		got = live_children(why, sizeof(why));
+		if (got == n - 1)
+			snprintf(verdict, sizeof(verdict), "ok\n");
+		else
+			snprintf(verdict, sizeof(verdict), "bad: %d live children of %d %s\n",
+				 got, n - 1, why);
+	} else {
+		got = threads();
+		if (got == n)
+			snprintf(verdict, sizeof(verdict), "ok\n");
+		else
+			snprintf(verdict, sizeof(verdict), "bad: %d threads of %d\n", got, n);
+	}
+	snprintf(path, sizeof(path), "%s.verify", argv[3]);
+	if (write_file(path, verdict))
+		die("verify file");
+	for (;;)
+		pause();
+}

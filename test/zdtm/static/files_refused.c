@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Open files criu must refuse to dump, one per run (test_files_errors.py
+ * picks it with an argument): a listening TCP socket, a listening unix
+ * socket, a unix socket bound to a path, a socket pair whose other end a
+ * process outside the tree holds, and an epoll watching an fd the task
+ * has closed while the file stays registered (a dup() keeps it open).
+ * Whatever the dump did, the state is still there afterwards.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "zdtm.h"
+
+static int fd = -1, held = -1;
+
+/* A grandchild outside the tree holds sk[1] until we are gone (its pipe says so). */
+static void peer_outside(int sk[2])
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(p))
+		fail_errno("pipe");
+	pid = fork();
+	if (pid < 0)
+		fail_errno("fork");
+	if (pid == 0) {
+		if (fork() == 0) {
+			close(p[1]);
+			close(sk[0]);
+			/* reparented to the runner, a subreaper: outside our tree */
+			while (read(p[0], &c, 1) < 0 && errno == EINTR)
+				;
+			_exit(0);
+		}
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	close(p[0]);
+	close(sk[1]);
+	held = p[1];
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET };
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	const char *what = argc > 1 ? argv[argc - 1] : "";
+	socklen_t len = sizeof(in);
+	int sk[2], ep, p[2];
+
+	test_init(argc, argv);
+	snprintf(un.sun_path, sizeof(un.sun_path), "%s.sock", test_name);
+	unlink(un.sun_path);
+	if (!strcmp(what, "tcp-listen")) {
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0 || bind(fd, (void *)&in, sizeof(in)) || listen(fd, 4) ||
+		    getsockname(fd, (void *)&in, &len))
+			fail_errno("tcp");
+		test_msg("listening on port %d", ntohs(in.sin_port));
+	} else if (!strcmp(what, "unix-listen") || !strcmp(what, "unix-bound")) {
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (fd < 0 || bind(fd, (void *)&un, sizeof(un)) ||
+		    (!strcmp(what, "unix-listen") && listen(fd, 4)))
+			fail_errno("unix");
+	} else if (!strcmp(what, "unix-outside")) {
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sk))
+			fail_errno("socketpair");
+		peer_outside(sk);
+		fd = sk[0];
+	} else if (!strcmp(what, "epoll-closed")) {
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		ep = epoll_create1(0);
+		if (ep < 0 || pipe(p) || epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev))
+			fail_errno("epoll");
+		/* the file stays open (and watched) through the dup */
+		fd = dup(p[0]);
+		close(p[0]);
+	} else {
+		fail("what to hold? %s", what);
+	}
+
+	test_ready();
+	test_waitsig();
+
+	if (fd < 0 || fcntl(fd, F_GETFD) < 0)
+		fail("the fd is gone");
+	unlink(un.sun_path);
+	pass();
+}

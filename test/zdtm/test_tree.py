@@ -1,0 +1,346 @@
+"""Process trees and threads: the tree_* and thread_* programs of static/
+through plain, leave-running and twice, with a look at the whole tree from
+outside as well.
+
+Before the dump, after a dump that leaves the tree running and after every
+restore, the tree is walked from the root through
+/proc/PID/task/TID/children; every task must have the same pid, ppid, pgid,
+sid, zombie state, thread ids, thread names (comm) and memory map as when the
+program became ready. A program whose tree changes by itself (fork loops,
+thread pools) writes the tasks and threads that must stay to "tree.stable"
+in its working directory, one line per task: "PID" (with all its threads)
+or "PID TID..." (only these threads), and "-maps" at the end of the line if
+its memory map changes by itself (thread stacks come and go); only those
+are compared then.
+
+The runner's Run.kill() kills the root's process group and reaps its
+session; a tree with other sessions and groups needs more: TreeRun kills
+and reaps every task it has seen in the tree.
+
+Run: python3 -m pytest -q test/zdtm/test_tree.py
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+import zdtm
+
+FLAVOURS = ["plain", "leave-running", "twice"]
+STABLE_FILE = "tree.stable"
+
+
+def tree_programs() -> list[str]:
+    return sorted(p.stem for pat in ("tree_*.c", "thread_*.c")
+                  for p in zdtm.STATIC.glob(pat))
+
+
+# ---------------------------------------------------------------- /proc view
+
+@dataclass(frozen=True)
+class TaskView:
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    zombie: bool
+    threads: tuple[tuple[int, str], ...]     # (tid, comm), sorted by tid
+    maps: tuple[str, ...]
+
+    def describe(self) -> str:
+        return (f"ppid {self.ppid} pgid {self.pgid} sid {self.sid}"
+                f"{' zombie' if self.zombie else ''} threads "
+                + ",".join(f"{t}:{c}" for t, c in self.threads))
+
+
+def read_stat(pid: int) -> Optional[tuple[str, int, int, int]]:
+    """(state, ppid, pgid, sid) of /proc/PID/stat, None if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    f = stat[stat.rindex(")") + 2:].split()
+    return f[0], int(f[1]), int(f[2]), int(f[3])
+
+
+def list_threads(pid: int) -> list[int]:
+    try:
+        return sorted(int(t) for t in os.listdir(f"/proc/{pid}/task"))
+    except (FileNotFoundError, ProcessLookupError):
+        return []
+
+
+def list_children(pid: int) -> list[int]:
+    kids: list[int] = []
+    for tid in list_threads(pid):
+        try:
+            text = Path(f"/proc/{pid}/task/{tid}/children").read_text()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        kids += [int(k) for k in text.split()]
+    return kids
+
+
+def read_task(pid: int) -> Optional[TaskView]:
+    st = read_stat(pid)
+    if st is None:
+        return None
+    threads = []
+    for tid in list_threads(pid):
+        try:
+            comm = Path(f"/proc/{pid}/task/{tid}/comm").read_text().rstrip("\n")
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        threads.append((tid, comm))
+    try:
+        maps = tuple(zdtm.read_maps(pid))
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return TaskView(pid, st[1], st[2], st[3], st[0] == "Z", tuple(threads), maps)
+
+
+def walk_tree(root: int) -> dict[int, TaskView]:
+    """Every task below and including root, as it is now."""
+    out: dict[int, TaskView] = {}
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        if pid in out:
+            continue
+        t = read_task(pid)
+        if t is None:
+            continue
+        out[pid] = t
+        todo += list_children(pid)
+    return out
+
+
+def is_descendant(pid: int, ancestor: int) -> bool:
+    """pid is (a descendant of) ancestor: safe to kill and ours to reap."""
+    seen = 0
+    while pid > 1 and seen < 4096:
+        if pid == ancestor:
+            return True
+        st = read_stat(pid)
+        if st is None:
+            return False
+        pid = st[1]
+        seen += 1
+    return False
+
+
+@dataclass(frozen=True)
+class Stable:
+    tids: Optional[frozenset[int]]      # None: every thread
+    maps: bool                          # compare its memory map
+
+
+def read_stable(path: Path) -> Optional[dict[int, Stable]]:
+    """What tree.stable lists, or None: compare everything."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    out: dict[int, Stable] = {}
+    for line in text.splitlines():
+        words = line.split()
+        maps = "-maps" not in words
+        ids = [int(x) for x in words if x != "-maps"]
+        if ids:
+            out[ids[0]] = Stable(frozenset(ids[1:]) or None, maps)
+    return out
+
+
+def restrict(tree: dict[int, TaskView],
+             stable: Optional[dict[int, Stable]]) -> dict[int, TaskView]:
+    if stable is None:
+        return tree
+    out = {}
+    for pid, st in stable.items():
+        t = tree.get(pid)
+        if t is None:
+            continue
+        threads = t.threads if st.tids is None else \
+            tuple(x for x in t.threads if x[0] in st.tids)
+        out[pid] = TaskView(t.pid, t.ppid, t.pgid, t.sid, t.zombie, threads,
+                            t.maps if st.maps else ())
+    return out
+
+
+def tree_diff(before: dict[int, TaskView], now: dict[int, TaskView]) -> list[str]:
+    out = []
+    for pid in sorted(set(before) | set(now)):
+        a, b = before.get(pid), now.get(pid)
+        if a is None:
+            out.append(f"task {pid}: new: {b.describe()}")
+            continue
+        if b is None:
+            out.append(f"task {pid}: missing (was {a.describe()})")
+            continue
+        for f in ("ppid", "pgid", "sid", "zombie"):
+            if getattr(a, f) != getattr(b, f):
+                out.append(f"task {pid}: {f} {getattr(b, f)}, was {getattr(a, f)}")
+        if a.threads != b.threads:
+            out.append(f"task {pid}: threads {b.threads}, were {a.threads}")
+        if a.maps != b.maps:
+            gone = [m for m in a.maps if m not in b.maps]
+            new = [m for m in b.maps if m not in a.maps]
+            out.append(f"task {pid}: maps differ: gone {gone[:6]} new {new[:6]}")
+    return out
+
+
+# ---------------------------------------------------------------- the run
+
+class TreeRun(zdtm.Run):
+    """A Run that knows the whole tree: compares it, and kills all of it."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.seen: set[int] = set()
+        self.before: dict[int, TaskView] = {}
+
+    def stable(self) -> Optional[dict[int, Stable]]:
+        return read_stable(self.dir / STABLE_FILE)
+
+    def root_maps_stable(self) -> bool:
+        st = self.stable()
+        return st is None or self.pid not in st or st[self.pid].maps
+
+    def snapshot(self) -> zdtm.Snapshot:
+        snap = super().snapshot()
+        if not self.root_maps_stable():
+            snap.maps = []
+        return snap
+
+    def check_running(self, what: str, snap: Optional[zdtm.Snapshot] = None) -> None:
+        if snap is None or self.root_maps_stable():
+            super().check_running(what, snap)
+            return
+        # the root's map moves by itself: only its fds are compared
+        super().check_running(what, None)
+        d = snap.diff(zdtm.Snapshot([], zdtm.read_fds(self.pid)))
+        if d:
+            self.problems.append(f"{what}: the task changed\n{d}")
+            self.note(f"{what}: the task changed")
+
+    def tree(self) -> dict[int, TaskView]:
+        t = walk_tree(self.pid)
+        self.seen |= set(t)
+        return t
+
+    def record(self) -> None:
+        self.before = restrict(self.tree(), self.stable())
+        self.note(f"tree of {len(self.before)} tasks, "
+                  f"{sum(len(t.threads) for t in self.before.values())} threads")
+
+    def compare(self, what: str) -> None:
+        # a restored tree can take a moment to look settled (a thread that was
+        # leaving, a task reaping a child that was exiting): look a few times
+        deadline = time.monotonic() + 2
+        while True:
+            diff = tree_diff(self.before, restrict(self.tree(), self.stable()))
+            if not diff or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        if diff:
+            self.problems.append(f"{what}: the tree changed:\n  " + "\n  ".join(diff))
+            self.note(f"{what}: the tree changed")
+
+    def is_ours(self, pid: int) -> bool:
+        return is_descendant(pid, os.getpid()) and pid != os.getpid()
+
+    def kill_tree(self) -> list[int]:
+        """SIGKILL every task of the tree that is still ours; reap; returns
+        what is left after a while."""
+        deadline = time.monotonic() + 10
+        while True:
+            if zdtm.pid_exists(self.pid) and self.is_ours(self.pid):
+                self.seen |= set(walk_tree(self.pid))
+            left = [p for p in self.seen if zdtm.pid_exists(p) and self.is_ours(p)]
+            for p in left:
+                st = read_stat(p)
+                if st is not None and st[0] != "Z":
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+            zdtm.reap_leftovers()
+            if not left or time.monotonic() > deadline:
+                return left
+            time.sleep(0.01)
+
+    def kill(self) -> None:
+        if self.alive and self.pid:
+            # the root first, through the runner (it reaps what is its own)
+            super().kill()
+        self.kill_tree()
+        self.alive = False
+
+    def gone_after_dump(self, res: zdtm.CriuResult) -> None:
+        super().gone_after_dump(res)
+        left = self.kill_tree()
+        if left:
+            self.fail(f"tasks of the dumped tree still there: {sorted(left)}", res)
+
+
+def run_tree(name: str, flavour: str) -> None:
+    desc = zdtm.load_desc(name)
+    gap = 0.0 if flavour == "none" else zdtm.GAP
+    env = dict(os.environ, **desc.restore_env) if desc.restore_env else None
+    with TreeRun(name, flavour, args=desc.args, gap=gap) as r:
+        r.start()
+        r.record()
+        snap = r.snapshot()
+        if flavour == "none":
+            time.sleep(0.2)
+            r.check_running("self-check", snap)
+            r.compare("self-check")
+        elif flavour == "plain":
+            img = r.imgdir("img")
+            r.dump_ok(img, desc.dump_opts)
+            time.sleep(zdtm.GAP)
+            r.restore_ok(img, desc.restore_opts, env)
+            r.check_running("after restore", snap)
+            r.compare("after restore")
+        elif flavour == "leave-running":
+            img = r.imgdir("img")
+            r.dump_ok(img, desc.dump_opts, leave_running=True)
+            r.check_running("after dump --leave-running", snap)
+            r.compare("after dump --leave-running")
+            r.kill()
+            time.sleep(zdtm.GAP)
+            r.restore_ok(img, desc.restore_opts, env)
+            r.check_running("after restore", snap)
+            r.compare("after restore")
+        elif flavour == "twice":
+            img1 = r.imgdir("img1")
+            r.dump_ok(img1, desc.dump_opts)
+            time.sleep(zdtm.GAP)
+            r.restore_ok(img1, desc.restore_opts, env)
+            r.check_running("after the first restore", snap)
+            r.compare("after the first restore")
+            img2 = r.imgdir("img2")
+            r.dump_ok(img2, desc.dump_opts)
+            r.restore_ok(img2, desc.restore_opts, env)
+            r.check_running("after the second restore", snap)
+            r.compare("after the second restore")
+        r.finish(desc.expect)
+
+
+def _params():
+    for name in tree_programs():
+        for fl in (["none"] if zdtm.SELFCHECK else FLAVOURS):
+            yield pytest.param(name, fl, id=f"{name}-{fl}")
+
+
+@pytest.mark.parametrize("name,flavour", list(_params()))
+def test_tree(name: str, flavour: str) -> None:
+    if flavour != "none" and not zdtm.criu_available():
+        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+    run_tree(name, flavour)
