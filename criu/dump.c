@@ -109,12 +109,17 @@ static int seize_threads(struct dtask *t)
 			if (add_thread(t, tids[i]))
 				goto err;
 			th = &t->th[t->nr_threads - 1];
-			if (ptrace_seize_stop(tids[i])) {
+			switch (ptrace_seize_stop(tids[i])) {
+			case 0:
+				break;
+			case 1:
 				/* a thread may exit between the listing and us */
-				if (errno == ESRCH && tids[i] != t->pid) {
-					t->nr_threads--;
+				t->nr_threads--;
+				if (tids[i] != t->pid)
 					continue;
-				}
+				free(tids);
+				return 1;	/* the whole task is exiting */
+			default:
 				goto err;
 			}
 			th->seized = 1;
@@ -136,17 +141,56 @@ err:
 	return -1;
 }
 
+/* A task that exited while we froze it: let its threads go, see what is left. */
+static int exited_meanwhile(struct dtask *t)
+{
+	char path[64];
+	int i;
+
+	for (i = 0; i < t->nr_threads; i++)
+		if (t->th[i].seized)
+			ptrace(PTRACE_DETACH, t->th[i].tid, 0, 0);
+	t->nr_threads = 0;
+	snprintf(path, sizeof(path), "/proc/%d", t->pid);
+	if (access(path, F_OK))
+		return 1;	/* reaped already (its parent ignores SIGCHLD) */
+	return 0;
+}
+
 static int seize_task(struct dtask *t)
 {
+	pid_t *tids;
+	int nr, ret;
+
+again:
 	if (proc_read_stat(t->pid, 0, &t->stat))
-		return -1;
+		return exited_meanwhile(t) ? 1 : -1;
 	if (t->stat.state == 'Z' || t->stat.state == 'X') {
+		/* a dead leader with live threads shows as a zombie too */
+		nr = proc_list_threads(t->pid, &tids);
+		if (nr > 1) {
+			free(tids);
+			pr_err("Task %d: its main thread has exited while %d others run; "
+			       "not supported", t->pid, nr - 1);
+			return -1;
+		}
+		if (nr >= 0)
+			free(tids);
 		t->zombie = 1;
 		t->exit_code = t->stat.exit_code;
-		return 0;
+		return add_thread(t, t->pid);
 	}
-	if (seize_threads(t))
+	/* stopped by a signal: it comes back stopped */
+	t->stopped = t->stat.state == 'T';
+	ret = seize_threads(t);
+	if (ret < 0)
 		return -1;
+	if (ret > 0) {
+		/* it died under us: a zombie now, since its parent is frozen */
+		if (exited_meanwhile(t))
+			return 1;
+		goto again;
+	}
 	/* stat again: the first read raced with the task */
 	return proc_read_stat(t->pid, 0, &t->stat);
 }
@@ -155,7 +199,7 @@ static int collect_children(struct dtree *tree, struct dtask *t)
 {
 	struct dtask *c;
 	pid_t *kids;
-	int i, j, nr;
+	int i, j, nr, ret;
 
 	for (i = 0; i < t->nr_threads; i++) {
 		nr = proc_list_children(t->pid, t->th[i].tid, &kids);
@@ -165,12 +209,44 @@ static int collect_children(struct dtree *tree, struct dtask *t)
 			if (tree_find(tree, kids[j]))
 				continue;
 			c = tree_add(tree, kids[j], t);
-			if (!c || seize_task(c)) {
+			ret = c ? seize_task(c) : -1;
+			if (ret > 0) {
+				free(c->th);
+				free(c);
+				tree->nr--;	/* gone without a trace */
+				continue;
+			}
+			if (ret < 0) {
 				free(kids);
 				return -1;
 			}
 		}
 		free(kids);
+	}
+	return 0;
+}
+
+/*
+ * A session or group is recreated by its leader: one that left the tree
+ * (or was never in it) can't be, unless it is the root's own (--shell-job).
+ */
+static int check_ids(struct dtree *tree)
+{
+	struct dtask *root = tree->tasks[0], *t;
+	int i;
+
+	for (i = 1; i < tree->nr; i++) {
+		t = tree->tasks[i];
+		if (t->stat.sid != root->stat.sid && !tree_find(tree, t->stat.sid)) {
+			pr_err("Task %d is in session %d, whose leader is gone; not supported",
+			       t->pid, t->stat.sid);
+			return -1;
+		}
+		if (t->stat.pgid != root->stat.pgid && !tree_find(tree, t->stat.pgid)) {
+			pr_err("Task %d is in process group %d, whose leader is gone; not supported",
+			       t->pid, t->stat.pgid);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -181,8 +257,11 @@ static int collect_tree(const struct opts *o, struct dtree *tree)
 	int i;
 
 	root = tree_add(tree, o->pid, NULL);
-	if (!root || seize_task(root))
+	if (!root || seize_task(root)) {
+		if (root && !root->nr_threads)
+			pr_err("Task %d exited", o->pid);
 		return -1;
+	}
 	fault_point("seized");
 	if (root->zombie) {
 		pr_err("Task %d is a zombie: nothing to dump", o->pid);
@@ -196,7 +275,7 @@ static int collect_tree(const struct opts *o, struct dtree *tree)
 		       root->pid, root->stat.sid);
 		return -1;
 	}
-	return 0;
+	return check_ids(tree);
 }
 
 /*
@@ -349,10 +428,15 @@ static int write_tree(struct dump_ctx *dc, struct dtree *tree)
 		for (j = 0; j < t->nr_threads; j++)
 			tids[n++] = t->ns_tids[j];
 		pts[i].n_threads = t->nr_threads;
+		if (t->stopped) {
+			pts[i].has_stopped = 1;
+			pts[i].stopped = 1;
+		}
 		if (t->zombie) {
 			pts[i].has_zombie = pts[i].has_exit_code = 1;
 			pts[i].zombie = 1;
 			pts[i].exit_code = t->exit_code;
+			pts[i].comm = t->stat.comm;
 		}
 		ppt[i] = &pts[i];
 	}
@@ -388,7 +472,8 @@ static void release_tree(struct dtree *tree, int detach)
 	for (i = 0; i < tree->nr; i++) {
 		t = tree->tasks[i];
 		for (j = 0; detach && j < t->nr_threads; j++)
-			if (t->th[j].seized && ptrace(PTRACE_DETACH, t->th[j].tid, 0, 0))
+			if (t->th[j].seized && ptrace(PTRACE_DETACH, t->th[j].tid, 0,
+						      t->stopped && !j ? SIGSTOP : 0))
 				pr_perror("Task %d: can't detach from thread %d", t->pid,
 					  t->th[j].tid);
 		proc_maps_free(&t->maps);
@@ -404,7 +489,7 @@ static void release_tree(struct dtree *tree, int detach)
 /* After the images are safe: kill the tree, or let it go on. */
 static int finish(const struct opts *o, struct dtree *tree)
 {
-	int i, j, status, ret = 0;
+	int i, j, status, left, ret = 0;
 	struct dtask *t;
 
 	for (i = 0; i < tree->nr; i++) {
@@ -414,7 +499,7 @@ static int finish(const struct opts *o, struct dtree *tree)
 		if (o->leave_running || o->leave_stopped) {
 			for (j = 0; j < t->nr_threads; j++)
 				if (ptrace(PTRACE_DETACH, t->th[j].tid, 0,
-					   o->leave_stopped && !j ? SIGSTOP : 0)) {
+					   (o->leave_stopped || t->stopped) && !j ? SIGSTOP : 0)) {
 					pr_perror("Task %d: can't detach from it", t->pid);
 					ret = -1;
 				}
@@ -428,14 +513,29 @@ static int finish(const struct opts *o, struct dtree *tree)
 	if (o->leave_running || o->leave_stopped)
 		return ret;
 	/*
-	 * As their tracer we see them die (their parents reap them); a leader
-	 * is reported only after its other threads, so those go first.
+	 * As their tracer we see them die (their parents reap them), in an
+	 * order the kernel chooses: a leader after its other threads, and a
+	 * pid namespace's init only once the rest of the namespace is gone,
+	 * while the thread that tears the namespace down waits for its own
+	 * dead siblings to be reaped first. So take them as they come.
 	 */
-	for (i = 0; i < tree->nr; i++)
-		for (j = tree->tasks[i]->nr_threads - 1; j >= 0; j--)
-			while (waitpid(tree->tasks[i]->th[j].tid, &status, __WALL) < 0 &&
-			       errno == EINTR)
-				;
+	do {
+		left = 0;
+		for (i = 0; i < tree->nr; i++)
+			for (j = 0; j < tree->tasks[i]->nr_threads; j++) {
+				pid_t *tid = &tree->tasks[i]->th[j].tid, r;
+
+				if (!*tid)
+					continue;
+				r = waitpid(*tid, &status, __WALL | WNOHANG);
+				if (r == 0 || (r < 0 && errno == EINTR))
+					left++;
+				else
+					*tid = 0;	/* reaped (or never ours to reap) */
+			}
+		if (left)
+			usleep(1000);
+	} while (left);
 	return ret;
 }
 

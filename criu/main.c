@@ -44,6 +44,8 @@ static void usage(FILE *f)
 "  --cpu-cap[=CAP[,CAP]]   CPU checks on restore and cpuinfo check: fpu, ins, cpu,\n"
 "                          all, none, ^CAP to drop one (default fpu,ins)\n"
 "  --cpu-map SRC:DST[,...] run on CPU DST what was allowed on CPU SRC\n"
+"  --cpu-ns=ignore         restore a tree dumped in a CPU namespace without one\n"
+"                          (its affinities go to this machine's CPUs)\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -54,6 +56,7 @@ enum {
 	OPT_PIDFILE,
 	OPT_CPU_CAP,
 	OPT_CPU_MAP,
+	OPT_CPU_NS,
 };
 
 static const struct option long_opts[] = {
@@ -69,6 +72,7 @@ static const struct option long_opts[] = {
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "cpu-cap", optional_argument, NULL, OPT_CPU_CAP },
 	{ "cpu-map", required_argument, NULL, OPT_CPU_MAP },
+	{ "cpu-ns", required_argument, NULL, OPT_CPU_NS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -164,6 +168,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case OPT_CPU_MAP: o->cpu_map = optarg; break;
+		case OPT_CPU_NS:
+			if (strcmp(optarg, "ignore") && strcmp(optarg, "restore")) {
+				fprintf(stderr, "Error: bad value '%s' for option --cpu-ns "
+					"(restore or ignore)\n", optarg);
+				return -1;
+			}
+			o->cpu_ns_ignore = !strcmp(optarg, "ignore");
+			break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("Version: %s\n", CRIU_VERSION); exit(0);
 		case ':':

@@ -165,6 +165,8 @@ static void __attribute__((noreturn)) become_zombie(struct rnode *n)
 	struct rlimit no_core = { 0, 0 };
 	sigset_t all;
 
+	if (n->pt->comm)
+		prctl(PR_SET_NAME, n->pt->comm, 0, 0, 0);
 	if (WIFSIGNALED(status) && sig > 0 && sig < 65) {
 		setrlimit(RLIMIT_CORE, &no_core);
 		signal(sig, SIG_DFL);
@@ -175,7 +177,10 @@ static void __attribute__((noreturn)) become_zombie(struct rnode *n)
 	_exit(WEXITSTATUS(status));
 }
 
-/* Session and group as dumped: see fork_kids for who creates what. */
+/*
+ * Session as dumped, and the group if the task leads one; members join
+ * their group in the batch, once every task, leaders included, exists.
+ */
 static int set_session(struct rnode *n)
 {
 	pid_t pid = n->t.pid;
@@ -184,31 +189,50 @@ static int set_session(struct rnode *n)
 		pr_perror("Task %d: can't create its session", pid);
 		return -1;
 	}
-	/* pgid 0: a group outside the tree's pid namespace, criu's (--shell-job) */
-	if (n->pt->pgid && n->pt->pgid != (uint32_t)getpgid(0) && setpgid(0, n->pt->pgid)) {
-		pr_perror("Task %d: can't join process group %u", pid, n->pt->pgid);
+	if (n->pt->pgid == (uint32_t)pid && n->pt->sid != (uint32_t)pid && setpgid(0, 0)) {
+		pr_perror("Task %d: can't create its process group", pid);
+		return -1;
+	}
+	/* a session whose leader forked no longer (a zombie leader's) can't be joined */
+	if (n->parent && getsid(0) != (pid_t)n->pt->sid) {
+		pr_err("Task %d: can't be put back into session %u (it is in %d); not supported",
+		       pid, n->pt->sid, getsid(0));
 		return -1;
 	}
 	return 0;
 }
 
 /*
- * Children that stayed in our old session are created before we make a
- * session of our own; the others after, so each inherits the right one.
+ * A child that stayed in our old session (neither ours nor its own) is
+ * created before we make a session of our own; the others after, so each
+ * inherits the right one.
  */
 static int fork_kids(struct rst_ctx *rc, struct rtree *tree, struct rnode *n, int before)
 {
 	struct rnode *k;
-	int i;
+	int i, old;
 
 	for (i = 0; i < n->nr_kids; i++) {
 		k = n->kids[i];
-		if (before != (k->pt->sid != n->pt->sid))
+		old = k->pt->sid != n->pt->sid && k->pt->sid != (uint32_t)k->t.pid;
+		if (before != old)
 			continue;
 		if (restore_fork(rc, tree, k) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+static int in_tree(struct rtree *tree, uint32_t pid);
+
+/* Joins the dumped process group, unless it leads it or it is criu's (--shell-job). */
+static int queue_pgid(struct rtree *tree, struct rnode *n, struct batch *b)
+{
+	uint32_t pgid = n->pt->pgid;
+
+	if (pgid == (uint32_t)n->t.pid || (n == &tree->nodes[0] && !in_tree(tree, pgid)))
+		return 0;
+	return BATCH(b, "setpgid into its process group", __NR_setpgid, 0, pgid) < 0 ? -1 : 0;
 }
 
 static int queue_threads(struct rnode *n, struct batch *b)
@@ -224,6 +248,16 @@ static int queue_threads(struct rnode *n, struct batch *b)
 		if (!tid || !a || BATCH(b, "clone3 of a thread", __NR_clone3, a, sizeof(args)) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+static int in_tree(struct rtree *tree, uint32_t pid)
+{
+	int i;
+
+	for (i = 0; i < tree->nr; i++)
+		if ((uint32_t)tree->nodes[i].t.pid == pid)
+			return 1;
 	return 0;
 }
 
@@ -244,7 +278,8 @@ static int build_batches(struct rst_ctx *rc, struct rtree *tree, struct rnode *n
 		return -1;
 	/* entry 0: criu's inherited rseq registration, filled in by criu */
 	if (BATCH(&b, "rseq unregistration", __NR_getpid) < 0 ||
-	    BATCH(&b, "prctl(PR_SET_PDEATHSIG, 0)", __NR_prctl, PR_SET_PDEATHSIG, 0) < 0)
+	    BATCH(&b, "prctl(PR_SET_PDEATHSIG, 0)", __NR_prctl, PR_SET_PDEATHSIG, 0) < 0 ||
+	    queue_pgid(tree, n, &b))
 		return -1;
 	for (i = 0; i < PART_NR; i++) {
 		if (parts[i]->batch && parts[i]->batch(rc, t, &b))

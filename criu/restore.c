@@ -578,7 +578,9 @@ static int let_go(struct rtree *tree)
 		if (tree->nodes[i].pt->zombie)
 			continue;
 		for (j = 0; j < t->nr_threads; j++)
-			if (ptrace(PTRACE_DETACH, t->host_tids[j], 0, 0)) {
+			/* a task stopped by a signal goes back into its group stop */
+			if (ptrace(PTRACE_DETACH, t->host_tids[j], 0,
+				   !j && tree->nodes[i].pt->stopped ? SIGSTOP : 0)) {
 				pr_perror("Task %d: can't let thread %d go", t->pid, t->tids[j]);
 				ret = -1;
 			}

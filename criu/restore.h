@@ -7,8 +7,8 @@
 #include "pstree.pb-c.h"
 
 #define AREA_RESERVE		(32 * PAGE_SIZE)	/* room to move the vDSO through */
-#define THREAD_BATCH_ENTRIES	128
-#define THREAD_BATCH_DATA	(16 << 10)
+#define THREAD_BATCH_ENTRIES	256
+#define THREAD_BATCH_DATA	(32 << 10)
 
 enum {
 	CHILD_PREPARING,

@@ -189,7 +189,7 @@ stats()
 	# median and min of a column of numbers on stdin
 	sort -n | awk '{ v[NR] = $1 } END {
 		if (NR % 2) m = v[(NR + 1) / 2]; else m = (v[NR / 2] + v[NR / 2 + 1]) / 2;
-		printf "%.1f %.1f", m, v[1] }'
+		printf "%.1f %.1f\n", m, v[1] }'
 }
 
 echo "criu: $CRIU"

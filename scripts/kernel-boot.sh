@@ -11,6 +11,8 @@
 #                      directory to /NAME; dynamically linked executables
 #                      bring the shared libraries ldd names (repeatable)
 #   --selftests        add the image's selftests/ directory as /selftests
+#   --share DIR        share host directory DIR with the guest (9p over
+#                      virtio), mounted at /shared before COMMAND runs
 #   --smp N            virtual CPUs (default 4)
 #   --mem MB           memory (default 512)
 #   --timeout SEC      kill the guest after SEC seconds (default 300)
@@ -34,6 +36,7 @@ CACHE=${CRIU_KERNEL_CACHE:-$HOME/.cache/criu-kernel}
 kernel=
 adds=()
 selftests=0
+share=
 smp=4
 mem=512
 timeout_s=300
@@ -42,12 +45,13 @@ append=
 console=
 verbose=0
 
-usage() { sed -n '2,29p' "$0" >&2; exit 2; }
+usage() { sed -n '2,30p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift 2 ;;
 	--add) adds+=("$2"); shift 2 ;;
 	--selftests) selftests=1; shift ;;
+	--share) share=$(cd "$2" && pwd); shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
 	--mem) mem=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
@@ -105,7 +109,7 @@ copy_libs() {
 	ldd "$f" 2>/dev/null | grep -o '/[^ ]*' | while read -r lib; do
 		[ -e "$lib" ] || continue
 		mkdir -p "$root$(dirname "$lib")"
-		[ -e "$root$lib" ] || cp -L "$lib" "$root$lib"
+		[ -e "$root$lib" ] || cp -L --preserve=timestamps "$lib" "$root$lib"
 	done
 }
 
@@ -122,7 +126,7 @@ add_one() {
 	else
 		[ -n "$dst" ] || dst=/bin/$(basename "$src")
 		mkdir -p "$root$(dirname "$dst")"
-		cp -L "$src" "$root$dst"
+		cp -L --preserve=timestamps "$src" "$root$dst"
 		[ -x "$src" ] && copy_libs "$src"
 	fi
 	return 0
@@ -152,6 +156,7 @@ mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /dev/shm
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+${share:+mkdir -p /shared; mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 shared /shared}
 hostname guest
 echo "$begin"
 /bin/sh /cmd </dev/null
@@ -174,6 +179,7 @@ set +e
 timeout --foreground -k 5 "$timeout_s" qemu-system-x86_64 $cpu -smp "$smp" -m "$mem" \
 	-kernel "$kernel" -initrd "$work/initramfs.gz" \
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init $append" \
+	${share:+-virtfs local,path="$share",mount_tag=shared,security_model=none} \
 	-nographic -monitor none -serial stdio -no-reboot </dev/null > "$log" 2>"$work/qemu.err" &
 qpid=$!
 if [ "$verbose" = 1 ]; then

@@ -72,9 +72,9 @@ IMAGES: list[ImageKind] = [
     ImageKind("posix_timer", "posix_timer-%d.img", 0x50540030, "posix_timer_entry"),
     ImageKind("files", "files.img", 0x464C0040, "files_entry"),
     ImageKind("shmem", "shmem.img", 0x53480040, "shmem_entry"),
-    ImageKind("shmem-pages", "shmem-pages.img", 0, None),
+    ImageKind("shmem_pages", "shmem-pages.img", 0, None),
     ImageKind("sysvipc", "sysvipc.img", 0x53560041, "sysvipc_entry"),
-    ImageKind("sysvipc-pages", "sysvipc-pages.img", 0, None),
+    ImageKind("sysvipc_pages", "sysvipc-pages.img", 0, None),
 ]
 BY_NAME = {k.name: k for k in IMAGES}
 BY_MAGIC = {k.magic: k for k in IMAGES if k.magic}
@@ -915,11 +915,38 @@ def show_memory(ck: Checkpoint, pid: int, w: Any) -> None:
           f"{kind:<13} {n:6d} {path}{off}".rstrip())
 
 
+def file_extra(f: dict[str, Any]) -> str:
+    """What is special about a pipe, socket, eventfd, epoll, signalfd, inotify."""
+    if "pipe" in f:
+        p = f["pipe"]
+        data = p.get("data", "")
+        return (f", {'FIFO' if p.get('fifo') else 'pipe'} {p['pipe_id']}, {p['size']} bytes"
+                + (f", data {data}" if data else ""))
+    if "usk" in f:
+        u = f["usk"]
+        return (f", unix type {u['type']}, socket {u['ino']} peer {u['peer'] or 'closed'}, "
+                f"{len(u.get('queue', []))} queued")
+    if "efd" in f:
+        return f", count {f['efd']['count']}{' semaphore' if f['efd'].get('semaphore') else ''}"
+    if "sfd" in f:
+        return f", mask {f['sfd']['sigmask']:#x}"
+    if "epoll" in f:
+        e = f["epoll"]
+        tfds = ", ".join(f"fd {t['tfd']} events {t['events']:#x}" for t in e.get("tfds", []))
+        return f", owner {e['owner']}: {tfds or 'no watches'}"
+    if "inotify" in f:
+        wds = ", ".join(f"wd {x['wd']} {x['path']} {x['mask']:#x}"
+                        for x in f["inotify"].get("wds", []))
+        return f": {wds or 'no watches'}"
+    return ""
+
+
 def show_fds(ck: Checkpoint, pid: int, w: Any) -> None:
     fi = ck.image("fdinfo", pid)
     if fi is None:
         return
-    files = {f["id"]: f for f in fi.get("files", [])}
+    # the descriptions are the tree's, in files.img
+    files = {f["id"]: f for f in (ck.image("files") or {}).get("files", [])}
     w(f"  fds: {len(fi.get('fds', []))}")
     for fd in fi.get("fds", []):
         f = files.get(fd["file_id"])
@@ -933,6 +960,7 @@ def show_fds(ck: Checkpoint, pid: int, w: Any) -> None:
             tfd = f["tfd"]
             extra = (f", clock {tfd['clockid']}, next {ns_str(tfd['value_ns'])} "
                      f"every {ns_str(tfd['interval_ns'])}, {tfd['ticks']} unread")
+        extra += file_extra(f)
         w(f"    {fd['fd']}: {f['path']} ({kind}, {open_flags_str(f['flags'])}, "
           f"pos {f['pos']}{', cloexec' if fd.get('cloexec') else ''}{extra})")
 

@@ -24,6 +24,7 @@ struct opts {
 	int restore_detached;		/* -d */
 	unsigned int cpu_cap;		/* --cpu-cap: CPU_CAP_* */
 	const char *cpu_map;		/* --cpu-map SRC:DST[,SRC:DST...] */
+	int cpu_ns_ignore;		/* --cpu-ns=ignore: restore without the CPU namespace */
 };
 
 #endif

@@ -26,8 +26,27 @@
  * with fewer CPUs (Documentation/cpu.md).
  *
  * The new task applies its affinity itself (child hook), before its batch.
+ *
+ * CPU namespaces (kernel/ patches, CLONE_NEWCPU): a tree may run in a
+ * namespace where CPUs are numbered 0..n-1, each backed by a real CPU. A
+ * task inside sees only virtual numbers, and must keep seeing the same
+ * ones after a restore elsewhere. Dump records the namespace's map (read
+ * from /proc/PID/cpu_map) and stores affinities in virtual numbers (what
+ * sched_getaffinity() from outside returns is criu's numbering: the map
+ * turned around). Restore makes a namespace with the same n virtual CPUs
+ * before the root is forked (prefork hook: unshare and write
+ * /proc/self/cpu_map), backed by CPUs chosen with the rules above, except
+ * that they must be distinct: --cpu-map SRC:DST names the CPUs of the
+ * dumping machine (the map's right column), a CPU online here is kept, and
+ * without --cpu-map any other one takes online CPU number n mod count, or
+ * the next free one. The affinities then need no change: they are virtual.
+ * Only one namespace per tree, the root's, is supported; without CPU
+ * namespaces in the kernel, restore refuses such images unless
+ * --cpu-ns=ignore, which maps the affinities back to the dumped CPUs and
+ * goes on as without a namespace.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +67,10 @@
 #define XSTATE_BV_OFF		512		/* the XSAVE header's XSTATE_BV */
 #define XSTATE_LEGACY		3ULL		/* x87 | SSE: the FXSAVE part */
 #define FAKE_ONLINE_ENV		"CRIU_FAKE_ONLINE_CPUS"
+
+#ifndef CLONE_NEWCPU
+#define CLONE_NEWCPU		0x00000040	/* kernel/ patches: CPU namespaces */
+#endif
 
 /* ------------------------------------------------------------ CPU sets */
 
@@ -112,6 +135,14 @@ static int cpus_subset(const struct cpus *a, const struct cpus *b)
 	return 1;
 }
 
+static int cpus_copy(struct cpus *to, const struct cpus *from)
+{
+	if (cpus_grow(to, from->nw))
+		return -1;
+	memcpy(to->w, from->w, from->nw * sizeof(*from->w));
+	return 0;
+}
+
 static void cpus_free(struct cpus *c)
 {
 	free(c->w);
@@ -168,9 +199,152 @@ static const char *cpus_str(const struct cpus *c, char *buf, size_t len)
 	return buf;
 }
 
+/* The kernel has CPU namespaces (kernel/ patches). */
+static int have_cpu_ns(void)
+{
+	return access("/proc/self/ns/cpu", F_OK) == 0;
+}
+
 /* ---------------------------------------------------------------- dump */
 
 static uint64_t dump_xstate_used;	/* over every task of this dump */
+
+/* The tree's CPU namespace, found when its root is checked (dc->shared). */
+struct cpu_ns_dump {
+	uint64_t ns;		/* the root's namespace; 0: the kernel has none */
+	uint32_t *real;		/* virtual CPU v is CPU real[v] for criu */
+	int nr;			/* 0: the tree is in criu's namespace */
+};
+
+/*
+ * The map of the namespace task @pid's children get (its own: checked),
+ * "V CPU" per line, CPU as criu numbers it: -1 means criu sits in a
+ * namespace that lacks it, below the tree's, and can't tell where it is.
+ */
+static int read_ns_map(pid_t pid, struct cpu_ns_dump *d)
+{
+	char path[64], *buf, *p, *end;
+	long v, cpu;
+	int ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/cpu_map", pid);
+	buf = read_file(-1, path, NULL);
+	if (!buf) {
+		pr_perror("Can't read %s", path);
+		return -1;
+	}
+	d->real = xzalloc(MAX_CPUS * sizeof(*d->real));
+	if (!d->real)
+		goto out;
+	for (p = buf; *p; p = end) {
+		v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		p = end;
+		cpu = strtol(p, &end, 10);
+		if (end == p || v != d->nr || v >= MAX_CPUS || cpu >= MAX_CPUS || cpu < -1)
+			goto bad;
+		if (cpu < 0) {
+			pr_err("Task %d: CPU namespace: criu's own CPU namespace lacks the CPU "
+			       "of virtual CPU %ld; dump from the tree's parent namespace", pid, v);
+			goto out;
+		}
+		d->real[d->nr++] = cpu;
+		while (*end == '\n' || *end == ' ')
+			end++;
+	}
+	if (*p || !d->nr)
+		goto bad;
+	ret = 0;
+	goto out;
+bad:
+	pr_err("Can't parse %s", path);
+out:
+	free(buf);
+	return ret;
+}
+
+static struct dtask *root_of(struct dtask *t)
+{
+	while (t->parent)
+		t = t->parent;
+	return t;
+}
+
+/* Every task of the tree in the root's CPU namespace, which it does not change. */
+static int cpu_check(struct dump_ctx *dc, struct dtask *t)
+{
+	struct cpu_ns_dump *d = dc->shared[PART_CPU];
+	struct dtask *root = root_of(t);
+	uint64_t ns, kids, self;
+	char buf[64];
+	int i;
+
+	if (!d) {
+		d = xzalloc(sizeof(*d));
+		if (!d)
+			return -1;
+		dc->shared[PART_CPU] = d;
+		if (!have_cpu_ns())
+			return 0;
+		d->ns = proc_ns_id(root->pid, 0, "cpu");
+		self = proc_ns_id(0, 0, "cpu");
+		kids = proc_ns_id(root->pid, 0, "cpu_for_children");
+		if (!d->ns || !self || !kids)
+			return -1;
+		/* the map shows the namespace for children: ours only when the same */
+		if (d->ns != self && kids == d->ns && read_ns_map(root->pid, d))
+			return -1;
+		if (d->nr)
+			pr_info("The tree is in CPU namespace cpu:[%lu], of %d CPUs", d->ns, d->nr);
+	}
+	if (!d->ns)
+		return 0;
+	for (i = 0; i < t->nr_threads; i++) {
+		ns = proc_ns_id(t->pid, t->th[i].tid, "cpu");
+		kids = proc_ns_id(t->pid, t->th[i].tid, "cpu_for_children");
+		if (!ns || !kids)
+			return -1;
+		if (i)
+			snprintf(buf, sizeof(buf), "thread %d of task %d", t->th[i].tid, t->pid);
+		else
+			snprintf(buf, sizeof(buf), "task %d", t->pid);
+		if (ns != d->ns) {
+			pr_err("In %s: CPU namespace cpu:[%lu] is not the tree root's (cpu:[%lu]); "
+			       "only one CPU namespace per tree, the root's, is supported",
+			       buf, ns, d->ns);
+			return -1;
+		}
+		if (kids != ns) {
+			pr_err("In %s: it unshared a CPU namespace (cpu_for_children:[%lu]) "
+			       "it has not forked into yet; not supported", buf, kids);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* An affinity read from outside (criu's numbers) in the namespace's numbers. */
+static int to_virtual(const struct cpu_ns_dump *d, const struct cpus *real, struct cpus *virt)
+{
+	int v;
+
+	for (v = 0; v < d->nr; v++)
+		if (cpus_isset(real, d->real[v]) && cpus_set(virt, v))
+			return -1;
+	return 0;
+}
+
+static int cpu_dump_tree(struct dump_ctx *dc)
+{
+	struct cpu_ns_dump *d = dc->shared[PART_CPU];
+
+	if (d)
+		free(d->real);
+	free(d);
+	dc->shared[PART_CPU] = NULL;
+	return 0;
+}
 
 static int read_affinity(pid_t tid, struct cpus *c)
 {
@@ -225,9 +399,10 @@ static int write_cpuinfo(struct dump_ctx *dc, const char *online)
 
 static int cpu_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 {
+	struct cpu_ns_dump *d = dc->shared[PART_CPU];
 	CpuEntry e = CPU_ENTRY__INIT;
 	CpuThread *th, **pth;
-	struct cpus online = { 0 }, *aff;
+	struct cpus online = { 0 }, real = { 0 }, *aff;
 	char *online_str;
 	int i, ret = -1;
 
@@ -241,10 +416,28 @@ static int cpu_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 		pr_err("Can't parse the online CPU list '%s'", online_str);
 		goto out;
 	}
+	if (d && d->nr) {
+		/* "online" in the namespace: the virtual CPUs backed by online ones */
+		if (to_virtual(d, &online, &real))
+			goto out;
+		cpus_free(&online);
+		online = real;
+		real.w = NULL;
+		real.nw = 0;
+		e.ns_cpus = d->real;
+		e.n_ns_cpus = d->nr;
+	}
 	for (i = 0; i < t->nr_threads; i++) {
 		cpu_thread__init(&th[i]);
 		th[i].tid = t->ns_tids[i];
-		if (read_affinity(t->tids[i], &aff[i]) || read_xstate_bv(t->tids[i], &th[i]))
+		if (d && d->nr) {
+			cpus_free(&real);
+			if (read_affinity(t->tids[i], &real) || to_virtual(d, &real, &aff[i]))
+				goto out;
+		} else if (read_affinity(t->tids[i], &aff[i])) {
+			goto out;
+		}
+		if (read_xstate_bv(t->tids[i], &th[i]))
 			goto out;
 		th[i].affinity = aff[i].w;
 		th[i].n_affinity = aff[i].nw;
@@ -262,6 +455,7 @@ out:
 	for (i = 0; aff && i < t->nr_threads; i++)
 		cpus_free(&aff[i]);
 	cpus_free(&online);
+	cpus_free(&real);
 	free(online_str);
 	free(aff);
 	free(pth);
@@ -275,6 +469,15 @@ struct cpu_rst {
 	CpuEntry *e;
 	struct cpus *set;	/* per thread of e: its affinity here; none: every CPU */
 	int warned;
+};
+
+/* The tree's CPU namespace, as the first task's image gives it (rc->shared). */
+struct cpu_ns_rst {
+	int loaded;
+	int nr;			/* virtual CPUs; 0: the tree had no namespace */
+	uint32_t *dumped;	/* virtual CPU v ran on CPU dumped[v] */
+	int make;		/* criu makes it (else --cpu-ns=ignore or none) */
+	int *here;		/* ... backed by CPU here[v] (criu's numbers) */
 };
 
 struct cpu_map {
@@ -370,10 +573,11 @@ static int nth_cpu(const struct cpus *c, int n)
 	return cpu;
 }
 
-static int map_thread(struct rtask *t, struct cpu_rst *r, CpuThread *th, struct cpus *out,
+static int map_thread(struct rtask *t, struct cpu_rst *r, const CpuThread *th,
+		      const struct cpus *saved_set, struct cpus *out,
 		      const struct cpus *online, const struct cpu_map *map)
 {
-	const struct cpus saved = { th->affinity, th->n_affinity };
+	const struct cpus saved = *saved_set;
 	struct cpus missing = { 0 };
 	char s1[256], s2[256], s3[256], s4[256];
 	int cpu, dst, nr_online = cpus_count(online), ret = -1;
@@ -425,34 +629,208 @@ out:
 	return ret;
 }
 
+/*
+ * Without the namespace (--cpu-ns=ignore): a virtual affinity becomes the
+ * CPUs it stood for at dump, and goes through the rules like any other.
+ */
+static int to_dumped(const struct cpu_ns_rst *ns, const struct cpus *virt, struct cpus *out)
+{
+	int v;
+
+	for (v = cpus_next(virt, 0); v >= 0; v = cpus_next(virt, v + 1))
+		if (cpus_set(out, ns->dumped[v]))
+			return -1;
+	return 0;
+}
+
 static int plan_affinity(struct rst_ctx *rc, struct rtask *t, struct cpu_rst *r)
 {
-	struct cpus online = { 0 };
+	struct cpu_ns_rst *ns = rc->shared[PART_CPU];
+	struct cpus online = { 0 }, dumped = { 0 };
 	struct cpu_map map = { 0 };
 	size_t i;
 	int ret = -1;
+
+	r->set = xzalloc(r->e->n_threads * sizeof(*r->set));
+	if (!r->set)
+		return -1;
+	if (ns->make) {
+		/* same virtual CPUs, same numbers: nothing to map */
+		for (i = 0; i < r->e->n_threads; i++) {
+			CpuThread *th = r->e->threads[i];
+			const struct cpus saved = { th->affinity, th->n_affinity };
+
+			if (!th->affinity_all && cpus_copy(&r->set[i], &saved))
+				return -1;
+		}
+		return 0;
+	}
+	if (read_online(&online))
+		return -1;
+	if (rc->opts->cpu_map && parse_map(rc->opts->cpu_map, &online, &map))
+		goto out;
+	for (i = 0; i < r->e->n_threads; i++) {
+		CpuThread *th = r->e->threads[i];
+		const struct cpus saved = { th->affinity, th->n_affinity };
+
+		/* an unpinned thread stays unpinned, on any number of CPUs */
+		if (th->affinity_all)
+			continue;
+		cpus_free(&dumped);
+		if (ns->nr && to_dumped(ns, &saved, &dumped))
+			goto out;
+		if (map_thread(t, r, th, ns->nr ? &dumped : &saved, &r->set[i], &online, &map))
+			goto out;
+	}
+	ret = 0;
+out:
+	cpus_free(&dumped);
+	cpus_free(&online);
+	free(map.m);
+	return ret;
+}
+
+/*
+ * The real CPUs backing the namespace here, distinct as the kernel wants:
+ * --cpu-map first, then a CPU online here stays, then (without --cpu-map)
+ * online CPU number n mod count or the next free one after it.
+ */
+static int plan_ns(struct rst_ctx *rc, struct cpu_ns_rst *ns)
+{
+	struct cpus online = { 0 }, taken = { 0 };
+	struct cpu_map map = { 0 };
+	char s1[256], s2[256];
+	int v, cpu, src, nr_online, moved = 0, ret = -1;
 
 	if (read_online(&online))
 		return -1;
 	if (rc->opts->cpu_map && parse_map(rc->opts->cpu_map, &online, &map))
 		goto out;
-	r->set = xzalloc(r->e->n_threads * sizeof(*r->set));
-	if (!r->set)
+	nr_online = cpus_count(&online);
+	if (ns->nr > nr_online) {
+		pr_err("The tree's CPU namespace has %d CPUs; only %d are online here (%s) and "
+		       "a CPU namespace needs distinct CPUs (--cpu-ns=ignore restores "
+		       "without it)", ns->nr, nr_online, cpus_str(&online, s1, sizeof(s1)));
 		goto out;
-	for (i = 0; i < r->e->n_threads; i++) {
-		CpuThread *th = r->e->threads[i];
-
-		/* an unpinned thread stays unpinned, on any number of CPUs */
-		if (th->affinity_all)
+	}
+	ns->here = xmalloc(ns->nr * sizeof(*ns->here));
+	if (!ns->here)
+		goto out;
+	for (v = 0; v < ns->nr; v++) {
+		ns->here[v] = cpu = map_lookup(&map, ns->dumped[v]);
+		if (cpu < 0)
 			continue;
-		if (map_thread(t, r, th, &r->set[i], &online, &map))
+		if (cpus_isset(&taken, cpu)) {
+			pr_err("--cpu-map puts two CPUs of the tree's CPU namespace onto CPU %d; "
+			       "they must be distinct", cpu);
+			goto out;
+		}
+		if (cpus_set(&taken, cpu))
 			goto out;
 	}
+	for (v = 0; v < ns->nr; v++) {
+		src = ns->dumped[v];
+		if (ns->here[v] < 0 && cpus_isset(&online, src) && !cpus_isset(&taken, src)) {
+			ns->here[v] = src;
+			if (cpus_set(&taken, src))
+				goto out;
+		}
+	}
+	for (v = 0; v < ns->nr; v++) {
+		src = ns->dumped[v];
+		if (ns->here[v] >= 0)
+			continue;
+		if (map.nr) {
+			pr_err("The tree's virtual CPU %d ran on CPU %d, which is %s here and not "
+			       "in --cpu-map", v, src, cpus_isset(&online, src) ?
+			       "taken by --cpu-map" : "not online");
+			goto out;
+		}
+		cpu = nth_cpu(&online, src % nr_online);
+		while (cpus_isset(&taken, cpu)) {
+			cpu = cpus_next(&online, cpu + 1);
+			if (cpu < 0)
+				cpu = cpus_next(&online, 0);
+		}
+		ns->here[v] = cpu;
+		if (cpus_set(&taken, cpu))
+			goto out;
+		moved++;
+	}
+	for (v = 0; v < ns->nr; v++)
+		pr_info("CPU namespace: virtual CPU %d ran on CPU %u, runs on CPU %d here", v,
+			ns->dumped[v], ns->here[v]);
+	if (moved)
+		pr_warn("%d CPU(s) of the tree's CPU namespace are not online here or not free "
+			"(online: %s); they run on CPUs %s (--cpu-map chooses); the tree still "
+			"sees CPUs 0-%d", moved, cpus_str(&online, s1, sizeof(s1)),
+			cpus_str(&taken, s2, sizeof(s2)), ns->nr - 1);
 	ret = 0;
 out:
 	cpus_free(&online);
+	cpus_free(&taken);
 	free(map.m);
 	return ret;
+}
+
+/* The first task sets the tree's CPU namespace; the others must agree. */
+static int load_ns(struct rst_ctx *rc, struct rtask *t, CpuEntry *e)
+{
+	struct cpu_ns_rst *ns = rc->shared[PART_CPU];
+	char buf[256];
+	size_t i;
+
+	if (!ns) {
+		ns = rc->shared[PART_CPU] = xzalloc(sizeof(*ns));
+		if (!ns)
+			return -1;
+	}
+	if (ns->loaded) {
+		if (e->n_ns_cpus != (size_t)ns->nr ||
+		    memcmp(e->ns_cpus, ns->dumped, ns->nr * sizeof(*ns->dumped))) {
+			pr_err("Task %d: image cpu is invalid: its CPU namespace is not the "
+			       "other tasks'", t->pid);
+			return -1;
+		}
+		return 0;
+	}
+	ns->loaded = 1;
+	if (!e->n_ns_cpus)
+		return 0;
+	if (e->n_ns_cpus > MAX_CPUS) {
+		pr_err("Task %d: image cpu is invalid: a CPU namespace of %zu CPUs", t->pid,
+		       e->n_ns_cpus);
+		return -1;
+	}
+	ns->nr = e->n_ns_cpus;
+	ns->dumped = xmalloc(ns->nr * sizeof(*ns->dumped));
+	if (!ns->dumped)
+		return -1;
+	for (i = 0; i < e->n_ns_cpus; i++) {
+		if (e->ns_cpus[i] >= MAX_CPUS) {
+			pr_err("Task %d: image cpu is invalid: CPU %u in its CPU namespace",
+			       t->pid, e->ns_cpus[i]);
+			return -1;
+		}
+		ns->dumped[i] = e->ns_cpus[i];
+	}
+	if (rc->opts->cpu_ns_ignore) {
+		pr_warn("--cpu-ns=ignore: the tree's CPU namespace (%d CPUs) is not restored; "
+			"its affinities are mapped to this machine's CPUs", ns->nr);
+		return 0;
+	}
+	if (!have_cpu_ns()) {
+		snprintf(buf, sizeof(buf), "%u", ns->dumped[0]);
+		for (i = 1; i < (size_t)ns->nr && strlen(buf) < sizeof(buf) - 16; i++)
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), ",%u",
+				 ns->dumped[i]);
+		pr_err("The tree ran in a CPU namespace (%d virtual CPUs on CPUs %s) and this "
+		       "kernel has no CPU namespaces (kernel/README.md); --cpu-ns=ignore "
+		       "restores without it", ns->nr, buf);
+		return -1;
+	}
+	ns->make = 1;
+	return plan_ns(rc, ns);
 }
 
 static int check_cpu(struct rst_ctx *rc, struct rtask *t, CpuEntry *e)
@@ -505,6 +883,13 @@ static int validate(struct rtask *t, CpuEntry *e)
 			       cpus_count(&saved));
 			return -1;
 		}
+		/* virtual numbers: below the namespace's count */
+		if (e->n_ns_cpus && cpus_next(&saved, e->n_ns_cpus) >= 0) {
+			pr_err("Task %d: image cpu is invalid: thread %u has CPU %d in its "
+			       "affinity, the CPU namespace %zu CPUs", t->pid, th->tid,
+			       cpus_next(&saved, e->n_ns_cpus), e->n_ns_cpus);
+			return -1;
+		}
 		own |= th->tid == (uint32_t)t->pid;
 	}
 	if (!own) {
@@ -521,7 +906,8 @@ static int cpu_load(struct rst_ctx *rc, struct rtask *t)
 	if (!r)
 		return -1;
 	t->img[PART_CPU] = r;
-	if (img_read(rc->dirfd, IMG_CPU, t->pid, (void **)&r->e, 0) < 0 || validate(t, r->e))
+	if (img_read(rc->dirfd, IMG_CPU, t->pid, (void **)&r->e, 0) < 0 || validate(t, r->e) ||
+	    load_ns(rc, t, r->e))
 		return -1;
 	if (rc->opts->cpu_cap != CPU_CAP_NONE && check_cpu(rc, t, r->e))
 		return -1;
@@ -566,18 +952,73 @@ static int cpu_child(struct rst_ctx *rc, struct rtask *t)
 	return apply_affinity(t, 0, thread_set(t->img[PART_CPU], t->pid));
 }
 
-/* The other threads, from criu, once they exist. */
+/*
+ * The other threads, from criu, once they exist. In the namespace criu
+ * speaks real CPUs: a virtual set goes through the namespace's map.
+ */
 static int cpu_final(struct rst_ctx *rc, struct rtask *t)
 {
+	struct cpu_ns_rst *ns = rc->shared[PART_CPU];
+	struct cpus real = { 0 };
 	const struct cpus *c;
-	int i;
+	int i, v, ret = 0;
 
-	for (i = 1; i < t->nr_threads; i++) {
+	for (i = 1; i < t->nr_threads && !ret; i++) {
 		c = thread_set(t->img[PART_CPU], t->tids[i]);
-		if (c && apply_affinity(t, t->host_tids[i], c))
-			return -1;
+		if (!c)
+			continue;
+		if (ns && ns->make && c->nw) {
+			cpus_free(&real);
+			for (v = cpus_next(c, 0); v >= 0; v = cpus_next(c, v + 1))
+				if (cpus_set(&real, ns->here[v]))
+					ret = -1;
+			c = &real;
+		}
+		if (!ret)
+			ret = apply_affinity(t, t->host_tids[i], c);
 	}
-	return 0;
+	cpus_free(&real);
+	return ret;
+}
+
+/*
+ * In criu, right before the root is forked: the namespace it is born in.
+ * Its map can be written until the first task enters it, that fork.
+ * criu may fork afterwards but not create threads (it creates none).
+ */
+static int cpu_prefork(struct rst_ctx *rc)
+{
+	struct cpu_ns_rst *ns = rc->shared[PART_CPU];
+	size_t len = 0, size;
+	char *buf;
+	int v, fd, ret = -1;
+
+	if (!ns || !ns->make)
+		return 0;
+	size = ns->nr * 24 + 1;
+	buf = xmalloc(size);
+	if (!buf)
+		return -1;
+	for (v = 0; v < ns->nr; v++)
+		len += snprintf(buf + len, size - len, "%d %d\n", v, ns->here[v]);
+	if (unshare(CLONE_NEWCPU)) {
+		pr_perror("Can't create the tree's CPU namespace");
+		goto out;
+	}
+	/* one write: the kernel takes the whole map at once */
+	fd = open("/proc/self/cpu_map", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, buf, len) != (ssize_t)len) {
+		pr_perror("Can't set the map of the tree's CPU namespace (%d CPUs)", ns->nr);
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	close(fd);
+	pr_info("CPU namespace of %d CPUs made for the tree", ns->nr);
+	ret = 0;
+out:
+	free(buf);
+	return ret;
 }
 
 static void cpu_release(struct rtask *t)
@@ -595,12 +1036,28 @@ static void cpu_release(struct rtask *t)
 	t->img[PART_CPU] = NULL;
 }
 
+static void cpu_release_tree(struct rst_ctx *rc)
+{
+	struct cpu_ns_rst *ns = rc->shared[PART_CPU];
+
+	if (!ns)
+		return;
+	free(ns->dumped);
+	free(ns->here);
+	free(ns);
+	rc->shared[PART_CPU] = NULL;
+}
+
 const struct part part_cpu = {
 	.name = "cpu",
 	.id = PART_CPU,
+	.check = cpu_check,
 	.dump = cpu_dump,
+	.dump_tree = cpu_dump_tree,
 	.load = cpu_load,
+	.prefork = cpu_prefork,
 	.child = cpu_child,
 	.final = cpu_final,
 	.release = cpu_release,
+	.release_tree = cpu_release_tree,
 };

@@ -414,7 +414,7 @@ static int fdinfo_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	}
 	e.fds = pe;
 	e.n_fds = nr;
-	ret = img_write(dc->dirfd, IMG_FDINFO, t->pid, &e.base);
+	ret = img_write(dc->dirfd, IMG_FDINFO, t->ns_pid, &e.base);
 out:
 	free(ents);
 	free(pe);

@@ -126,8 +126,9 @@ static int epoll_dump_done(struct file_ref *files, size_t n)
 			continue;
 		e = files[i].d->epoll;
 		w = bad_watch(files[i].pid, files[i].fd, e);
-		pr_err("Task %d: epoll fd %d watches fd %u, which the task has closed (its file "
-		       "is still registered, kept open elsewhere), which is not supported",
+		pr_err("Task %d: epoll fd %d watches fd %u, which the task has closed or "
+		       "replaced (the file is still registered, kept open elsewhere), which "
+		       "is not supported",
 		       files[i].pid, files[i].fd, w >= 0 ? e->tfds[w]->tfd : 0);
 		return -1;
 	}

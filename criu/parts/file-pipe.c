@@ -233,13 +233,13 @@ static int pipe_open_object(FileDesc **d, int n, int *fds)
 			pr_perror("Can't open the FIFO %s", d[0]->path);
 			return -1;
 		}
-		p[1] = dup(p[0]);
+		p[1] = fcntl(p[0], F_DUPFD_CLOEXEC, 0);
 	} else if (pipe2(p, O_CLOEXEC)) {
 		pr_perror("Can't create a pipe for %s", d[0]->path);
 		return -1;
 	}
 	/* a reader of our own: further opens never wait for one, nor fail without */
-	base = dup(p[0]);
+	base = fcntl(p[0], F_DUPFD_CLOEXEC, 0);
 	if (p[1] < 0 || base < 0 || fill(base, p[1], d[0], d[0]->pipe, data))
 		goto out;
 	for (i = 0; i < n; i++) {

@@ -7,10 +7,11 @@
  * process_vm_readv into the task's raw page store (pages-PID.img). A child
  * forked from its parent shares the pages neither has written since, copy
  * on write: for each of its present pages that is still the very physical
- * page its parent has at the same address (same PFN in both pagemaps), the
- * child's pagemap points into the store that already holds the parent's
- * copy instead of storing it again. Restore reads every run with one
- * pread() from whichever store holds it.
+ * page its parent had at the same address (the PFN pagemap showed for the
+ * parent's page when it was saved), the child's pagemap points into the
+ * store that already holds the parent's copy instead of storing it again.
+ * Parents are dumped before their children. Restore reads every run with
+ * one pread() from whichever store holds it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,12 +50,14 @@ struct stored_run {
 	uint64_t nr_pages;
 	pid_t owner;		/* whose pages-PID.img holds them (image pid) */
 	uint64_t off;		/* and where */
+	size_t first;		/* its first page in stored_task.pfns */
 };
 
 struct stored_task {
-	pid_t pid;
+	pid_t pid;		/* image pid */
 	struct stored_run *runs;
 	size_t nr;
+	uint64_t *pfns;		/* per page of the runs: its PFN before it was read */
 };
 
 struct mm_tree {
@@ -72,31 +75,42 @@ struct page_writer {
 	size_t used;
 	struct iovec liov[IOV_BATCH], riov[IOV_BATCH];
 	int niov;
-	int readable;
+	size_t queued;		/* bytes the iovecs ask for */
+	int via_mem;		/* they are read through /proc/PID/mem */
+	int readable;		/* the area at hand is readable */
 	int vma_start;		/* a run must not grow across areas */
 	PagemapRun **runs;
 	size_t nr_runs, max_runs;
 	uint64_t total;
-	/* pages shared with the parent */
-	int pmfd, parent_pmfd;
+	int pmfd;		/* /proc/PID/pagemap */
+	uint64_t *chunk;	/* pagemap entries of the pages at hand */
+	uint64_t *pfns;		/* every page's PFN, in run order */
+	size_t nr_pfns, max_pfns;
 	const struct stored_task *parent;
 	size_t hint;		/* the parent's run last found */
 	uint64_t shared;
-	uint64_t *pfns, *parent_pfns;
 };
 
-static int pw_flush(struct page_writer *w)
+/*
+ * Reads what the iovecs ask for into the buffer. process_vm_readv pins the
+ * pages it reads, and a read-only pin of a page shared copy-on-write makes
+ * the kernel give the task a copy of its own first: a tree left running
+ * would pay for every page a parent shares with its children once more.
+ * Those pages, and those of areas that can't be read, go through
+ * /proc/PID/mem, which copies without pinning.
+ */
+static int pw_read(struct page_writer *w)
 {
 	ssize_t n;
 	int i;
 
 	if (!w->niov)
 		return 0;
-	if (w->readable) {
+	if (!w->via_mem) {
 		n = process_vm_readv(w->pid, w->liov, w->niov, w->riov, w->niov, 0);
-		if (n != (ssize_t)w->used) {
+		if (n != (ssize_t)w->queued) {
 			pr_perror("Task %d: can't read its memory at %p (%zd of %zu bytes)",
-				  w->pid, w->riov[0].iov_base, n, w->used);
+				  w->pid, w->riov[0].iov_base, n, w->queued);
 			return -1;
 		}
 	} else {
@@ -108,13 +122,24 @@ static int pw_flush(struct page_writer *w)
 				return -1;
 			}
 	}
+	w->niov = 0;
+	w->queued = 0;
+	return 0;
+}
+
+/* Hands the full (or last) buffer to the store's writer. */
+static int pw_submit(struct page_writer *w)
+{
+	if (pw_read(w))
+		return -1;
+	if (!w->used)
+		return 0;
 	pstore_submit(w->out, w->used);
 	w->buf = pstore_buf(w->out);
 	if (!w->buf)
 		return -1;
 	w->total += w->used;
 	w->used = 0;
-	w->niov = 0;
 	return 0;
 }
 
@@ -155,13 +180,17 @@ static int pw_add_run(struct page_writer *w, uint64_t start, uint64_t end, pid_t
 	return 0;
 }
 
-/* Queues @start-@end to be copied into this task's store. */
-static int pw_store(struct page_writer *w, uint64_t start, uint64_t end)
+/* Queues @start-@end (@shared: pages other tasks map too) for the store. */
+static int pw_store(struct page_writer *w, uint64_t start, uint64_t end, int shared)
 {
+	int via_mem = shared || !w->readable;
 	size_t len;
 
 	if (pw_add_run(w, start, end, 0, 0))
 		return -1;
+	if (w->niov && via_mem != w->via_mem && pw_read(w))
+		return -1;
+	w->via_mem = via_mem;
 	while (start < end) {
 		len = min(end - start, PSTORE_BUF - w->used);
 		w->liov[w->niov].iov_base = w->buf + w->used;
@@ -170,16 +199,18 @@ static int pw_store(struct page_writer *w, uint64_t start, uint64_t end)
 		w->riov[w->niov].iov_len = len;
 		w->niov++;
 		w->used += len;
+		w->queued += len;
 		start += len;
-		if (w->used == PSTORE_BUF || w->niov == IOV_BATCH)
-			if (pw_flush(w))
-				return -1;
+		if (w->used == PSTORE_BUF ? pw_submit(w) :
+		    w->niov == IOV_BATCH ? pw_read(w) : 0)
+			return -1;
 	}
 	return 0;
 }
 
-/* Where the parent's page at @addr is stored, if it is. */
-static int parent_copy(struct page_writer *w, uint64_t addr, pid_t *owner, uint64_t *off)
+/* The parent's page at @addr, if it was saved: where it is, its PFN then. */
+static int parent_page(struct page_writer *w, uint64_t addr, pid_t *owner, uint64_t *off,
+		       uint64_t *pfn)
 {
 	const struct stored_task *p = w->parent;
 	const struct stored_run *r;
@@ -202,37 +233,63 @@ static int parent_copy(struct page_writer *w, uint64_t addr, pid_t *owner, uint6
 	}
 	*owner = r->owner;
 	*off = r->off + (addr - r->vaddr);
+	*pfn = p->pfns[r->first + (addr - r->vaddr) / PAGE_SIZE];
 	return 1;
 }
 
-/*
- * Splits @start-@end into pages that are still the parent's (same PFN:
- * never written by either since the fork) and pages of the task's own.
- */
-static int pw_split(struct page_writer *w, uint64_t start, uint64_t end)
+static int keep_pfns(struct page_writer *w, size_t n)
 {
-	uint64_t addr, seg = start, seg_off = 0, off, c, n, i;
+	uint64_t *p;
+	size_t i;
+
+	if (w->nr_pfns + n > w->max_pfns) {
+		w->max_pfns = max(w->max_pfns * 2, w->nr_pfns + n);
+		p = xrealloc(w->pfns, w->max_pfns * sizeof(*p));
+		if (!p)
+			return -1;
+		w->pfns = p;
+	}
+	for (i = 0; i < n; i++)
+		w->pfns[w->nr_pfns++] = (w->chunk[i] & PM_PRESENT) ? w->chunk[i] & PM_PFN_MASK : 0;
+	return 0;
+}
+
+/*
+ * Pages of @start-@end: the task's own are stored; those that are still
+ * the very physical page its parent had at the same address (copy on
+ * write, written by neither since the fork) point to the parent's copy.
+ *
+ * The parent's PFNs are the ones pagemap showed before its pages were
+ * read; reading shared pages does not move them (pw_read), and where a
+ * page did move in between, it is only stored twice.
+ */
+static int pw_cb(void *arg, uint64_t start, uint64_t end)
+{
+	struct page_writer *w = arg;
+	uint64_t addr, seg = start, seg_off = 0, off, pfn, c, n, i;
 	pid_t seg_owner = 0, owner;
+	int seg_shared = 0, shared;
 
 	for (addr = start; addr < end; ) {
 		n = min((end - addr) / PAGE_SIZE, (uint64_t)PFN_BATCH);
-		if (read_full(w->pmfd, w->pfns, n * 8, addr / PAGE_SIZE * 8) ||
-		    read_full(w->parent_pmfd, w->parent_pfns, n * 8, addr / PAGE_SIZE * 8)) {
+		if (read_full(w->pmfd, w->chunk, n * 8, addr / PAGE_SIZE * 8)) {
 			pr_perror("Task %d: can't read pagemap at %#lx", w->pid, addr);
 			return -1;
 		}
+		if (keep_pfns(w, n))
+			return -1;
 		for (i = 0; i < n; i++, addr += PAGE_SIZE) {
-			c = w->pfns[i];
+			c = (w->chunk[i] & PM_PRESENT) ? w->chunk[i] & PM_PFN_MASK : 0;
+			shared = !(w->chunk[i] & PM_EXCLUSIVE);
 			owner = 0;
 			off = 0;
-			if ((c & PM_PRESENT) && !(c & PM_EXCLUSIVE) && (c & PM_PFN_MASK) &&
-			    (w->parent_pfns[i] & PM_PRESENT) &&
-			    (w->parent_pfns[i] & PM_PFN_MASK) == (c & PM_PFN_MASK))
-				parent_copy(w, addr, &owner, &off);
+			if (c && w->parent && (!parent_page(w, addr, &owner, &off, &pfn) ||
+					       pfn != c))
+				owner = 0;
 			if (addr != seg && (owner != seg_owner ||
-			    (owner && off != seg_off + (addr - seg)))) {
+			    (owner ? off != seg_off + (addr - seg) : shared != seg_shared))) {
 				if (seg_owner ? pw_add_run(w, seg, addr, seg_owner, seg_off) :
-				    pw_store(w, seg, addr))
+				    pw_store(w, seg, addr, seg_shared))
 					return -1;
 				if (seg_owner)
 					w->shared += addr - seg;
@@ -240,20 +297,15 @@ static int pw_split(struct page_writer *w, uint64_t start, uint64_t end)
 			}
 			if (addr == seg) {
 				seg_owner = owner;
-				seg_off = owner ? off : 0;
+				seg_off = off;
+				seg_shared = shared;
 			}
 		}
 	}
 	if (seg_owner)
 		w->shared += end - seg;
-	return seg_owner ? pw_add_run(w, seg, end, seg_owner, seg_off) : pw_store(w, seg, end);
-}
-
-static int pw_cb(void *arg, uint64_t start, uint64_t end)
-{
-	struct page_writer *w = arg;
-
-	return w->parent ? pw_split(w, start, end) : pw_store(w, start, end);
+	return seg_owner ? pw_add_run(w, seg, end, seg_owner, seg_off) :
+	       pw_store(w, seg, end, seg_shared);
 }
 
 static int guard_cb(void *arg, uint64_t start, uint64_t end)
@@ -282,12 +334,12 @@ static struct mm_tree *tree_state(struct dump_ctx *dc)
 	return dc->shared[PART_MM];
 }
 
-/* Remembers where @t's pages went, for its children. */
-static int remember(struct mm_tree *tr, pid_t pid, PagemapEntry *pm)
+/* Remembers where @pid's pages went (and their PFNs), for its children. */
+static int remember(struct mm_tree *tr, pid_t pid, PagemapEntry *pm, struct page_writer *w)
 {
 	struct stored_task *n, *s;
 	uint64_t off = 0;
-	size_t i;
+	size_t i, first = 0;
 
 	n = xrealloc(tr->tasks, (tr->nr + 1) * sizeof(*n));
 	if (!n)
@@ -296,6 +348,8 @@ static int remember(struct mm_tree *tr, pid_t pid, PagemapEntry *pm)
 	s = &tr->tasks[tr->nr++];
 	s->pid = pid;
 	s->nr = pm->n_runs;
+	s->pfns = w->pfns;
+	w->pfns = NULL;
 	s->runs = xmalloc((pm->n_runs + 1) * sizeof(*s->runs));
 	if (!s->runs)
 		return -1;
@@ -304,6 +358,8 @@ static int remember(struct mm_tree *tr, pid_t pid, PagemapEntry *pm)
 
 		s->runs[i].vaddr = r->vaddr;
 		s->runs[i].nr_pages = r->nr_pages;
+		s->runs[i].first = first;
+		first += r->nr_pages;
 		if (r->has_in_pid) {
 			s->runs[i].owner = r->in_pid;
 			s->runs[i].off = r->in_off;
@@ -326,46 +382,28 @@ static const struct stored_task *find_stored(struct mm_tree *tr, pid_t pid)
 	return NULL;
 }
 
-/* The parent's pagemap, to compare PFNs with, if its pages were saved. */
-static int open_parent(struct mm_tree *tr, struct dtask *t, struct page_writer *w)
-{
-	char path[64];
-
-	if (!t->parent || t->parent->zombie)
-		return 0;
-	w->parent = find_stored(tr, t->parent->ns_pid);
-	if (!w->parent)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", t->parent->pid);
-	w->parent_pmfd = open(path, O_RDONLY | O_CLOEXEC);
-	w->pfns = xmalloc(PFN_BATCH * 8);
-	w->parent_pfns = xmalloc(PFN_BATCH * 8);
-	if (w->parent_pmfd < 0 || !w->pfns || !w->parent_pfns) {
-		pr_perror("Task %d: can't read the pagemap of its parent %d", t->pid,
-			  t->parent->pid);
-		return -1;
-	}
-	return 0;
-}
-
 int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntry *pm)
 {
-	struct page_writer w = { .pid = t->pid, .memfd = -1, .pmfd = -1, .parent_pmfd = -1 };
+	struct page_writer w = { .pid = t->pid, .memfd = -1, .pmfd = -1 };
 	struct mm_tree *tr = tree_state(dc);
 	const struct proc_vma *v;
 	char path[64];
 	int i, ret = -1;
 
-	if (!tr || open_parent(tr, t, &w))
-		goto out;
+	if (!tr)
+		return -1;
+	/* parents are dumped before their children */
+	if (t->parent && !t->parent->zombie)
+		w.parent = find_stored(tr, t->parent->ns_pid);
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", t->pid);
 	w.pmfd = open(path, O_RDONLY | O_CLOEXEC);
 	snprintf(path, sizeof(path), "/proc/%d/mem", t->pid);
 	w.memfd = open(path, O_RDONLY | O_CLOEXEC);
+	w.chunk = xmalloc(PFN_BATCH * sizeof(uint64_t));
 	w.out = pstore_create(dc->dirfd, t->ns_pid);
 	if (w.out)
 		w.buf = pstore_buf(w.out);
-	if (w.pmfd < 0 || w.memfd < 0 || !w.buf) {
+	if (w.pmfd < 0 || w.memfd < 0 || !w.buf || !w.chunk) {
 		pr_perror("Task %d: can't open pagemap, mem or the page store", t->pid);
 		goto out;
 	}
@@ -373,8 +411,6 @@ int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntr
 		v = &t->maps.vma[i];
 		if (!vma_has_pages(v))
 			continue;
-		if (pw_flush(&w))
-			goto out;
 		w.readable = !!(v->prot & PROT_READ);
 		w.vma_start = 1;
 		if (pagemap_scan(w.pmfd, v->start, v->end,
@@ -383,7 +419,7 @@ int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntr
 		if (pagemap_scan(w.pmfd, v->start, v->end, PM_SCAN_GUARDS, guard_cb, mm))
 			goto out;
 	}
-	if (pw_flush(&w))
+	if (pw_submit(&w))
 		goto out;
 	ret = pstore_close(w.out, NULL);
 	w.out = NULL;
@@ -394,7 +430,7 @@ int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntr
 	pm->runs = w.runs;
 	pm->n_runs = w.nr_runs;
 	w.runs = NULL;
-	if (remember(tr, t->ns_pid, pm))
+	if (remember(tr, t->ns_pid, pm, &w))
 		goto out;
 	tr->shared_bytes += w.shared;
 	pr_info("Task %d: %lu bytes of memory in %zu runs, %lu more shared with its parent",
@@ -412,10 +448,8 @@ out:
 		close(w.memfd);
 	if (w.pmfd >= 0)
 		close(w.pmfd);
-	if (w.parent_pmfd >= 0)
-		close(w.parent_pmfd);
+	free(w.chunk);
 	free(w.pfns);
-	free(w.parent_pfns);
 	return ret;
 }
 
@@ -429,8 +463,10 @@ void mm_dump_pages_done(struct dump_ctx *dc)
 	if (tr->shared_bytes)
 		pr_info("%lu bytes of memory shared by parents and children, stored once",
 			tr->shared_bytes);
-	for (i = 0; i < tr->nr; i++)
+	for (i = 0; i < tr->nr; i++) {
 		free(tr->tasks[i].runs);
+		free(tr->tasks[i].pfns);
+	}
 	free(tr->tasks);
 	free(tr);
 	dc->shared[PART_MM] = NULL;
@@ -471,8 +507,8 @@ int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntr
 		    !vma_entry_has_pages(mm->vmas[j]) || r->has_in_pid != r->has_in_off ||
 		    (r->has_in_pid && (r->in_pid == (uint32_t)t->pid || !r->in_pid ||
 				       (r->in_off & ~PAGE_MASK)))) {
-			pr_err("Task %d: image pagemap run #%zu (%#lx, %u pages) is outside any area",
-			       t->pid, i, r->vaddr, r->nr_pages);
+			pr_err("Task %d: image pagemap run #%zu (%#lx, %u pages) is outside "
+			       "any area", t->pid, i, r->vaddr, r->nr_pages);
 			return -1;
 		}
 		prev_end = r->vaddr + len;

@@ -693,7 +693,8 @@ static int attach_sysv(struct batch *b, VmaEntry *v, unsigned int *prot)
 	if (v->pgoff)
 		return 0;
 	return BATCH(b, "shmat of a System V segment", __NR_shmat, v->ino, v->start,
-		     (rdonly ? SHM_RDONLY : 0) | ((v->prot & PROT_EXEC) ? SHM_EXEC : 0));
+		     SHM_REMAP | (rdonly ? SHM_RDONLY : 0) |
+		     ((v->prot & PROT_EXEC) ? SHM_EXEC : 0));
 }
 
 static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_t i,
@@ -812,7 +813,8 @@ static int mm_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 	size_t i, run = 0;
 	int j, ret = -1;
 
-	if (proc_read_maps(getpid(), 0, &self))
+	/* /proc is criu's: in a pid namespace of the tree's, getpid() is not ours there */
+	if (proc_read_maps(t->host_pid, 0, &self))
 		return -1;
 	for (j = 0; j < self.nr; j++)
 		if (self.vma[j].end < (1ULL << 56))

@@ -71,6 +71,7 @@ struct dtask {
 	struct dthread *th;
 	struct dtask *parent;		/* NULL for the root */
 	int zombie;			/* dead, not reaped: only pstree data */
+	int stopped;			/* in a group stop (SIGSTOP and the like) */
 	int exit_code;			/* a zombie's wait status */
 	struct proc_status status;
 	struct proc_stat stat;

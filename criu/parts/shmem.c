@@ -47,7 +47,8 @@
 #define MEMFD_PREFIX		"/memfd:"
 #define DELETED			" (deleted)"
 #define MEMFD_NAME_MAX		249	/* NAME_MAX minus "memfd:" */
-#define MAX_RUN			((uint64_t)(1U << 31) * PAGE_SIZE)	/* nr_pages is 32-bit */
+/* nr_pages is 32-bit */
+#define MAX_RUN			((uint64_t)(1U << 31) * PAGE_SIZE)
 #define SEALS_KNOWN		(F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | \
 				 F_SEAL_WRITE | F_SEAL_FUTURE_WRITE | F_SEAL_EXEC)
 
@@ -391,6 +392,7 @@ struct shm_rst {
 	ShmemEntry *e;
 	int *fds;		/* per object: the inherited fd, -1 until created */
 	int pages_fd;
+	int tasks, finished;	/* live tasks loaded, and through their batches */
 };
 
 /* One restore per criu process: the fd kinds find the objects here too. */
@@ -510,6 +512,29 @@ static int create_anon(ShmemObject *o)
 	return fd;
 }
 
+/*
+ * F_SEAL_FUTURE_WRITE forbids new writable mappings, not the ones made
+ * before it: the tasks must map first. It and F_SEAL_SEAL wait for
+ * shmem_final; the others can't coexist with a writable shared mapping.
+ */
+static unsigned int now_seals(ShmemObject *o)
+{
+	unsigned int seals = o->seals & ~F_SEAL_EXEC;
+
+	if (seals & F_SEAL_FUTURE_WRITE)
+		seals &= ~(F_SEAL_FUTURE_WRITE | F_SEAL_SEAL);
+	return seals;
+}
+
+static int add_seals(int fd, ShmemObject *o, unsigned int seals)
+{
+	if (seals && fcntl(fd, F_ADD_SEALS, seals)) {
+		pr_perror("Can't seal memfd %s with %#x", o->name, seals);
+		return -1;
+	}
+	return 0;
+}
+
 static int create_memfd(ShmemObject *o)
 {
 	unsigned int flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
@@ -550,11 +575,8 @@ static int create_memfd(ShmemObject *o)
 		goto err;
 	}
 	/* seals last: they may forbid the writes that filled it */
-	if ((o->seals & ~F_SEAL_EXEC) &&
-	    fcntl(fd, F_ADD_SEALS, o->seals & ~F_SEAL_EXEC)) {
-		pr_perror("Can't seal memfd %s with %#x", o->name, o->seals);
+	if (add_seals(fd, o, now_seals(o)))
 		goto err;
-	}
 	return fd;
 err:
 	close(fd);
@@ -618,6 +640,30 @@ static int shmem_prefork(struct rst_ctx *rc)
 	return 0;
 }
 
+static int shmem_load(struct rst_ctx *rc, struct rtask *t)
+{
+	if (rst)
+		rst->tasks++;
+	return 0;
+}
+
+/* In criu, once the last task's batch has mapped what it maps: the rest of the seals. */
+static int shmem_final(struct rst_ctx *rc, struct rtask *t)
+{
+	ShmemObject *o;
+	size_t i;
+
+	if (!rst || ++rst->finished < rst->tasks)
+		return 0;
+	for (i = 0; i < rst->e->n_objects; i++) {
+		o = rst->e->objects[i];
+		if (o->kind == SHMEM_KIND__SHMEM_MEMFD &&
+		    add_seals(rst->fds[i], o, (o->seals & ~F_SEAL_EXEC) & ~now_seals(o)))
+			return -1;
+	}
+	return 0;
+}
+
 static void shmem_release_tree(struct rst_ctx *rc)
 {
 	if (!rst)
@@ -638,6 +684,8 @@ const struct part part_shmem = {
 	.dump = shmem_dump,
 	.dump_tree = shmem_dump_tree,
 	.load_tree = shmem_load_tree,
+	.load = shmem_load,
 	.prefork = shmem_prefork,
+	.final = shmem_final,
 	.release_tree = shmem_release_tree,
 };

@@ -339,16 +339,11 @@ static int queue_signals(struct rtask *t, struct batch *b, SiginfoEntry **q, siz
 	return 0;
 }
 
-/* In the leader, once every thread exists: each thread's queue, then the shared one. */
+/* In the leader: the process's shared queue. */
 static int signal_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 {
 	SignalEntry *se = t->img[PART_SIGNAL];
-	size_t i;
 
-	for (i = 0; i < se->n_threads; i++)
-		if (queue_signals(t, b, se->threads[i]->pending, se->threads[i]->n_pending,
-				  t->tids[i]))
-			return -1;
 	return queue_signals(t, b, se->shared_pending, se->n_shared_pending, 0);
 }
 
@@ -367,7 +362,11 @@ static int signal_thread_batch(struct rst_ctx *rc, struct rtask *t, int th, stru
 	addr = batch_put(b, &ks, sizeof(ks));
 	if (!addr || BATCH(b, "sigaltstack(set)", __NR_sigaltstack, addr, 0) < 0)
 		return -1;
-	return 0;
+	/*
+	 * Each thread queues its own: only to itself may a thread queue any
+	 * si_code (a tgkill()ed signal's SI_TKILL included).
+	 */
+	return queue_signals(t, b, te->pending, te->n_pending, t->tids[th]);
 }
 
 static int signal_final(struct rst_ctx *rc, struct rtask *t)

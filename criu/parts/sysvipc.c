@@ -7,14 +7,12 @@
  * shmat() areas show the id as their inode).
  *
  * Dump: a helper forked from criu joins the namespace (setns) and reads
- * every object there: IPC_STAT by index, contents through an attachment
- * of its own (segments), GETALL (semaphores) and msgrcv(MSG_COPY)
- * (messages, left in place). Restore: the root is born into a new IPC
- * namespace (clone3 CLONE_NEWIPC) and, in its child hook, recreates every
+ * every object there (sysvipc-save.c). Restore: the root is born into a
+ * new IPC namespace (clone3 CLONE_NEWIPC) and, in its child hook, makes every
  * object with the same id (the namespace's shm_next_id, sem_next_id,
  * msg_next_id, writable there with CAP_CHECKPOINT_RESTORE) and the same
  * creator, owner, mode and contents. Tasks attach segments again in their
- * batches (mm.c).
+ * batches (mm.c). Documentation/shared-memory.md tells the whole story.
  *
  * A tree in criu's own IPC namespace shares it with the host: its segments
  * can't be told from the host's, and recreating them would clash with the
@@ -32,7 +30,6 @@
 #include <sys/mman.h>
 #include <sys/msg.h>
 #include <sys/sem.h>
-#include <sys/sendfile.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -44,27 +41,14 @@
 #include "image/image.h"
 #include "parts/part.h"
 #include "parts/shmem.h"
+#include "parts/sysvipc.h"
 #include "sysvipc.pb-c.h"
 
-#ifndef MSG_COPY
-#define MSG_COPY		040000	/* read by index, leave it queued */
-#endif
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23
 #endif
 
-#define MAX_RUN			((uint64_t)(1U << 31) * PAGE_SIZE)
-#define MAX_MSG			(64U << 20)	/* sanity bound on one message */
-
-union semun {
-	int val;
-	struct semid_ds *buf;
-	unsigned short *array;
-	struct seminfo *__buf;
-};
-
-/* The namespace's limits restore writes back (Documentation/sysvipc.md). */
-static const char *const limits[] = {
+const char *const sysvipc_limits[SYSVIPC_NR_LIMITS] = {
 	"shmmax", "shmall", "shmmni", "shm_rmid_forced", "msgmax", "msgmnb", "msgmni", "sem",
 };
 
@@ -74,10 +58,7 @@ struct ipc_dump {
 	uint64_t ns;		/* the root's IPC namespace */
 	int own;		/* not criu's */
 	pid_t root, root_ns_pid;
-	struct attach {
-		int id;		/* a segment some task has attached */
-		pid_t last;	/* the last such task in tree order (image pid) */
-	} *att;
+	struct sysvipc_attach *att;
 	int nr_att;
 };
 
@@ -88,13 +69,14 @@ static struct ipc_dump *dump_state(struct dump_ctx *dc)
 	return dc->shared[PART_SYSVIPC];
 }
 
-static int note_attach(struct ipc_dump *s, int id, pid_t pid)
+static int note_attach(struct ipc_dump *s, const struct proc_vma *v, pid_t pid)
 {
-	struct attach *n;
+	struct sysvipc_attach *n;
+	unsigned int key = 0;
 	int i;
 
 	for (i = 0; i < s->nr_att; i++)
-		if (s->att[i].id == id) {
+		if (s->att[i].id == (int)v->ino) {
 			s->att[i].last = pid;
 			return 0;
 		}
@@ -102,7 +84,9 @@ static int note_attach(struct ipc_dump *s, int id, pid_t pid)
 	if (!n)
 		return -1;
 	s->att = n;
-	s->att[s->nr_att].id = id;
+	sscanf(v->path, "/SYSV%08x", &key);
+	s->att[s->nr_att].id = v->ino;
+	s->att[s->nr_att].key = key;
 	s->att[s->nr_att++].last = pid;
 	return 0;
 }
@@ -150,352 +134,10 @@ static int sysvipc_check(struct dump_ctx *dc, struct dtask *t)
 			       v->start, ns);
 			return -1;
 		}
-		if (note_attach(s, v->ino, t->ns_pid))
+		if (note_attach(s, v, t->ns_pid))
 			return -1;
 	}
 	return 0;
-}
-
-static int read_limits(SysvipcEntry *e)
-{
-	char path[64], *buf, *nl;
-	size_t i;
-
-	e->sysctls = xzalloc(ARRAY_SIZE(limits) * sizeof(*e->sysctls));
-	if (!e->sysctls)
-		return -1;
-	for (i = 0; i < ARRAY_SIZE(limits); i++) {
-		SysvipcSysctl *c = xmalloc(sizeof(*c));
-
-		snprintf(path, sizeof(path), "/proc/sys/kernel/%s", limits[i]);
-		buf = read_file(-1, path, NULL);
-		if (!c || !buf) {
-			pr_perror("Can't read %s in the tree's IPC namespace", path);
-			free(c);
-			free(buf);
-			return -1;
-		}
-		nl = strchr(buf, '\n');
-		if (nl)
-			*nl = '\0';
-		sysvipc_sysctl__init(c);
-		c->name = (char *)limits[i];
-		c->value = buf;
-		e->sysctls[e->n_sysctls++] = c;
-	}
-	return 0;
-}
-
-static void perm_of(SysvipcPerm *p, int id, const struct ipc_perm *ip)
-{
-	sysvipc_perm__init(p);
-	p->id = id;
-	p->key = ip->__key;
-	p->uid = ip->uid;
-	p->gid = ip->gid;
-	p->cuid = ip->cuid;
-	p->cgid = ip->cgid;
-	p->mode = ip->mode;
-}
-
-/* The pages of a segment that hold data, through an attachment of ours. */
-static int shm_contents(SysvipcShm *m, int out, uint64_t *total)
-{
-	off_t data, hole, size = m->size, from;
-	uint64_t len, chunk;
-	char path[96], name[32];
-	struct stat st;
-	int fd = -1, ret = -1;
-	void *p;
-	ssize_t n;
-
-	m->pages_off = *total;
-	p = shmat(m->perm->id, NULL, SHM_RDONLY);
-	if (p == (void *)-1) {
-		pr_perror("Can't attach System V segment %d", m->perm->id);
-		return -1;
-	}
-	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", (unsigned long)p,
-		 (unsigned long)p + ((m->size + PAGE_SIZE - 1) & PAGE_MASK));
-	snprintf(name, sizeof(name), "/SYSV%08x (deleted)", m->perm->key);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
-		pr_perror("Can't open System V segment %d", m->perm->id);
-		goto out;
-	}
-	if (shmem_link_kind(name, st.st_dev) != SHMO_SYSV) {
-		pr_err("System V segment %d is on hugetlbfs (SHM_HUGETLB): not supported",
-		       m->perm->id);
-		goto out;
-	}
-	for (data = 0; data < size; data = hole) {
-		data = lseek(fd, data, SEEK_DATA);
-		if (data < 0 && errno == ENXIO)
-			break;
-		hole = data < 0 ? -1 : lseek(fd, data, SEEK_HOLE);
-		if (hole < 0) {
-			pr_perror("Can't find the data of System V segment %d", m->perm->id);
-			goto out;
-		}
-		data &= PAGE_MASK;
-		hole = min((uint64_t)hole + PAGE_SIZE - 1, (uint64_t)size + PAGE_SIZE - 1) &
-		       PAGE_MASK;
-		for (from = data; from < hole; from += len) {
-			SysvipcRun **nr, *r = xmalloc(sizeof(*r));
-
-			len = min((uint64_t)(hole - from), MAX_RUN);
-			nr = xrealloc(m->runs, (m->n_runs + 1) * sizeof(*nr));
-			if (!r || !nr) {
-				free(r);
-				goto out;
-			}
-			m->runs = nr;
-			sysvipc_run__init(r);
-			r->off = from;
-			r->nr_pages = len / PAGE_SIZE;
-			m->runs[m->n_runs++] = r;
-			for (chunk = 0; chunk < len; chunk += n) {
-				off_t at = from + chunk;
-
-				n = sendfile(out, fd, &at, len - chunk);
-				if (n < 0) {
-					pr_perror("Can't copy System V segment %d", m->perm->id);
-					goto out;
-				}
-				if (!n)
-					break;
-			}
-			if (chunk < len && lseek(out, len - chunk, SEEK_CUR) < 0)
-				goto out;
-			*total += len;
-		}
-	}
-	ret = 0;
-out:
-	if (fd >= 0)
-		close(fd);
-	shmdt(p);
-	return ret;
-}
-
-static pid_t last_attacher(struct ipc_dump *s, int id)
-{
-	int i;
-
-	for (i = 0; i < s->nr_att; i++)
-		if (s->att[i].id == id)
-			return s->att[i].last;
-	return 0;
-}
-
-static int collect_shm(struct ipc_dump *s, SysvipcEntry *e, int out)
-{
-	struct shm_info info;
-	struct shmid_ds ds;
-	int max, idx, id;
-
-	max = shmctl(0, SHM_INFO, (struct shmid_ds *)&info);
-	if (max < 0) {
-		pr_perror("Can't list System V shared memory");
-		return -1;
-	}
-	e->shms = xzalloc((max + 1) * sizeof(*e->shms));
-	if (!e->shms)
-		return -1;
-	for (idx = 0; idx <= max; idx++) {
-		SysvipcShm *m;
-
-		id = shmctl(idx, SHM_STAT, &ds);
-		if (id < 0)
-			continue;	/* a free index */
-		m = xmalloc(sizeof(*m));
-		if (!m)
-			return -1;
-		sysvipc_shm__init(m);
-		e->shms[e->n_shms++] = m;
-		m->perm = xmalloc(sizeof(*m->perm));
-		if (!m->perm)
-			return -1;
-		perm_of(m->perm, id, &ds.shm_perm);
-		m->size = ds.shm_segsz;
-		if (ds.shm_perm.mode & SHM_DEST) {
-			/* gone once its last task detaches: only the tree's matter */
-			m->rmid_by = last_attacher(s, id);
-			m->has_rmid_by = 1;
-			if (!m->rmid_by) {
-				pr_info("System V segment %d is removed and no task of the tree "
-					"has it: not saved", id);
-				e->n_shms--;
-				free(m->perm);
-				free(m);
-				continue;
-			}
-		}
-		if (shm_contents(m, out, &e->pages_size))
-			return -1;
-		pr_info("System V segment %d: key %#x, %lu bytes", id, m->perm->key, m->size);
-	}
-	return 0;
-}
-
-static int collect_sem(SysvipcEntry *e)
-{
-	struct semid_ds ds;
-	struct seminfo info;
-	union semun arg;
-	unsigned short *vals;
-	int max, idx, id;
-	unsigned long i;
-
-	arg.__buf = &info;
-	max = semctl(0, 0, SEM_INFO, arg);
-	if (max < 0) {
-		pr_perror("Can't list System V semaphores");
-		return -1;
-	}
-	e->sems = xzalloc((max + 1) * sizeof(*e->sems));
-	if (!e->sems)
-		return -1;
-	for (idx = 0; idx <= max; idx++) {
-		SysvipcSem *m;
-
-		arg.buf = &ds;
-		id = semctl(idx, 0, SEM_STAT, arg);
-		if (id < 0)
-			continue;
-		m = xmalloc(sizeof(*m));
-		vals = xmalloc((ds.sem_nsems + 1) * sizeof(*vals));
-		if (m)
-			sysvipc_sem__init(m);
-		if (m)
-			e->sems[e->n_sems++] = m;
-		if (!m || !vals)
-			goto err;
-		m->perm = xmalloc(sizeof(*m->perm));
-		m->values = xmalloc((ds.sem_nsems + 1) * sizeof(*m->values));
-		if (!m->perm || !m->values)
-			goto err;
-		perm_of(m->perm, id, &ds.sem_perm);
-		arg.array = vals;
-		if (semctl(id, 0, GETALL, arg)) {
-			pr_perror("Can't read semaphore set %d", id);
-			goto err;
-		}
-		for (i = 0; i < ds.sem_nsems; i++)
-			m->values[i] = vals[i];
-		m->n_values = ds.sem_nsems;
-		free(vals);
-		pr_info("System V semaphore set %d: key %#x, %lu semaphores", id,
-			m->perm->key, ds.sem_nsems);
-	}
-	return 0;
-err:
-	free(vals);
-	return -1;
-}
-
-static int collect_msgs(SysvipcMsq *q, unsigned long qnum, size_t max_text)
-{
-	struct {
-		long mtype;
-		char text[];
-	} *buf;
-	unsigned long i;
-	ssize_t n;
-
-	buf = xmalloc(sizeof(*buf) + max_text);
-	q->msgs = xzalloc((qnum + 1) * sizeof(*q->msgs));
-	if (!buf || !q->msgs)
-		goto err;
-	for (i = 0; i < qnum; i++) {
-		SysvipcMsg *m = xmalloc(sizeof(*m));
-
-		if (!m)
-			goto err;
-		sysvipc_msg__init(m);
-		q->msgs[q->n_msgs++] = m;
-		/* the i-th message, copied: the queue stays as it is */
-		n = msgrcv(q->perm->id, buf, max_text, i, IPC_NOWAIT | MSG_COPY);
-		if (n < 0) {
-			pr_perror("Can't read message %lu of queue %d (MSG_COPY needs "
-				  "CONFIG_CHECKPOINT_RESTORE)", i, q->perm->id);
-			goto err;
-		}
-		m->mtype = buf->mtype;
-		m->text.len = n;
-		m->text.data = xmalloc(n + 1);
-		if (!m->text.data)
-			goto err;
-		memcpy(m->text.data, buf->text, n);
-	}
-	free(buf);
-	return 0;
-err:
-	free(buf);
-	return -1;
-}
-
-static int collect_msq(SysvipcEntry *e)
-{
-	struct msqid_ds ds;
-	struct msginfo info;
-	size_t max_text;
-	int max, idx, id;
-
-	max = msgctl(0, MSG_INFO, (struct msqid_ds *)&info);
-	if (max < 0) {
-		pr_perror("Can't list System V message queues");
-		return -1;
-	}
-	/* no message is longer than msgmax, however big the queue */
-	max_text = min((size_t)info.msgmax, (size_t)MAX_MSG);
-	e->msqs = xzalloc((max + 1) * sizeof(*e->msqs));
-	if (!e->msqs)
-		return -1;
-	for (idx = 0; idx <= max; idx++) {
-		SysvipcMsq *q;
-
-		id = msgctl(idx, MSG_STAT, &ds);
-		if (id < 0)
-			continue;
-		q = xmalloc(sizeof(*q));
-		if (!q)
-			return -1;
-		sysvipc_msq__init(q);
-		e->msqs[e->n_msqs++] = q;
-		q->perm = xmalloc(sizeof(*q->perm));
-		if (!q->perm)
-			return -1;
-		perm_of(q->perm, id, &ds.msg_perm);
-		q->qbytes = ds.msg_qbytes;
-		if (collect_msgs(q, ds.msg_qnum, max_text))
-			return -1;
-		pr_info("System V message queue %d: key %#x, %lu messages", id,
-			q->perm->key, ds.msg_qnum);
-	}
-	return 0;
-}
-
-/* In the helper, inside the tree's namespace: everything, into the images. */
-static int collect(struct ipc_dump *s, int dirfd)
-{
-	SysvipcEntry e = SYSVIPC_ENTRY__INIT;
-	int out;
-
-	out = img_open_raw(dirfd, IMG_SYSVIPC_PAGES, 0, 1);
-	if (out < 0)
-		return -1;
-	e.root_pid = s->root_ns_pid;
-	if (read_limits(&e) || collect_shm(s, &e, out) || collect_sem(&e) ||
-	    collect_msq(&e))
-		return -1;
-	if (ftruncate(out, e.pages_size)) {
-		pr_perror("Can't size sysvipc-pages.img");
-		return -1;
-	}
-	close(out);
-	/* the helper exits right after: what was allocated goes with it */
-	return img_write(dirfd, IMG_SYSVIPC, 0, &e.base);
 }
 
 static int sysvipc_dump_tree(struct dump_ctx *dc)
@@ -526,7 +168,7 @@ static int sysvipc_dump_tree(struct dump_ctx *dc)
 			pr_perror("Can't enter the tree's IPC namespace");
 			_exit(1);
 		}
-		_exit(collect(s, dc->dirfd) ? 1 : 0);
+		_exit(sysvipc_save(s->att, s->nr_att, s->root_ns_pid, dc->dirfd) ? 1 : 0);
 	}
 	close(fd);
 	while (waitpid(helper, &status, 0) < 0 && errno == EINTR)
@@ -557,11 +199,11 @@ static int valid_sysctl(const SysvipcSysctl *c)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(limits); i++)
-		if (!strcmp(c->name, limits[i]))
+	for (i = 0; i < SYSVIPC_NR_LIMITS; i++)
+		if (!strcmp(c->name, sysvipc_limits[i]))
 			break;
 	/* names go into a /proc path: only the ones we know */
-	if (i == ARRAY_SIZE(limits) || !c->value[0] || strlen(c->value) > 80 ||
+	if (i == SYSVIPC_NR_LIMITS || !c->value[0] || strlen(c->value) > 80 ||
 	    strspn(c->value, "0123456789 \t") != strlen(c->value))
 		return 0;
 	return 1;
@@ -603,7 +245,7 @@ static int validate(SysvipcEntry *e, uint64_t store)
 			goto bad;
 		for (j = 0; j < e->msqs[i]->n_msgs; j++)
 			if (e->msqs[i]->msgs[j]->mtype <= 0 ||
-			    e->msqs[i]->msgs[j]->text.len > MAX_MSG)
+			    e->msqs[i]->msgs[j]->text.len > SYSVIPC_MAX_MSG)
 				goto bad;
 	}
 	if (pos != e->pages_size || pos != store) {
@@ -759,7 +401,33 @@ static int make_shm(void *arg)
 {
 	SysvipcShm *m = arg;
 
-	return shmget(m->perm->key, m->size, IPC_CREAT | IPC_EXCL | (m->perm->mode & 0777));
+	return shmget(m->has_name_key ? m->name_key : m->perm->key, m->size,
+		      IPC_CREAT | IPC_EXCL | (m->perm->mode & 0777));
+}
+
+/*
+ * A removed segment is made with the key its areas are named by, removed
+ * again later (sysvipc_batch); unless a live one has that key now.
+ */
+static void pick_name_keys(SysvipcEntry *e)
+{
+	size_t i, j;
+
+	for (i = 0; i < e->n_shms; i++) {
+		SysvipcShm *m = e->shms[i];
+
+		if (!m->has_name_key || !m->name_key)
+			continue;
+		for (j = 0; j < e->n_shms; j++)
+			if (j != i && (e->shms[j]->perm->key == m->name_key ||
+				       (j < i && e->shms[j]->has_name_key &&
+					e->shms[j]->name_key == m->name_key))) {
+				pr_warn("System V segment %d: key %#x is taken, its areas will "
+					"be named by key 0", m->perm->id, m->name_key);
+				m->name_key = 0;
+				break;
+			}
+	}
 }
 
 static int fill_shm(SysvipcShm *m, int pages)
@@ -902,6 +570,7 @@ static int sysvipc_child(struct rst_ctx *rc, struct rtask *t)
 
 	if (!e || (uint32_t)t->pid != e->root_pid)
 		return 0;
+	pick_name_keys(e);
 	pages = img_open_raw(rc->dirfd, IMG_SYSVIPC_PAGES, 0, 0);
 	if (pages < 0 || open_limits(e))
 		goto out;

@@ -345,7 +345,8 @@ static int task_final(struct rst_ctx *rc, struct rtask *t)
 	for (i = 0; i < te->n_threads; i++) {
 		if (!te->threads[i]->has_start_time_ns)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/start_time", t->pid, t->tids[i]);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/start_time", t->host_pid,
+			 t->host_tids[i]);
 		fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (fd < 0 && errno == ENOENT) {
 			if (!said++)

@@ -71,6 +71,11 @@ struct proc_status {
 
 int proc_parse_status(char *buf, struct proc_status *st);
 int proc_read_status(pid_t pid, struct proc_status *st);
+/*
+ * Task or thread @pid (criu's view) as its own pid namespace sees it, as
+ * images record it (dtask.ns_pid has it for the tasks); 0 on error.
+ */
+pid_t proc_ns_pid(pid_t pid);
 void proc_status_free(struct proc_status *st);
 
 struct proc_stat {

@@ -163,6 +163,16 @@ int proc_read_status(pid_t pid, struct proc_status *st)
 	return ret;
 }
 
+pid_t proc_ns_pid(pid_t pid)
+{
+	struct proc_status st;
+
+	if (proc_read_status(pid, &st))
+		return 0;
+	proc_status_free(&st);
+	return st.ns_pid;
+}
+
 void proc_status_free(struct proc_status *st)
 {
 	free(st->groups);

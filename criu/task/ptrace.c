@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -12,6 +15,24 @@
 #include "task/ptrace.h"
 
 #define XSTATE_MAX	(64 << 10)
+
+static char proc_state(const char *stat_path)
+{
+	char buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	fd = open(stat_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
 
 int ptrace_wait(pid_t tid, int *status)
 {
@@ -36,32 +57,63 @@ int ptrace_wait(pid_t tid, int *status)
 	return 0;
 }
 
+/* A thread that exits under us is gone, not an error: 1. */
+static int gone(pid_t tid, int err)
+{
+	if (err == ESRCH || err == EPERM) {
+		char path[64];
+
+		/* EPERM also means not ours: tell the two apart */
+		snprintf(path, sizeof(path), "/proc/%d", tid);
+		if (err == ESRCH || access(path, F_OK))
+			return 1;
+		snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+		return proc_state(path) == 'Z' || proc_state(path) == 'X';
+	}
+	return 0;
+}
+
 int ptrace_seize_stop(pid_t tid)
 {
-	int status;
+	int status, err;
+	pid_t ret;
 
 	if (ptrace(PTRACE_SEIZE, tid, 0, PTRACE_O_TRACESYSGOOD)) {
+		err = errno;
+		if (gone(tid, err))
+			return 1;
+		errno = err;
 		pr_perror("Task %d: can't seize it", tid);
 		return -1;
 	}
 	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0)) {
+		if (errno == ESRCH)
+			goto dead;
 		pr_perror("Task %d: can't interrupt it", tid);
 		goto detach;
 	}
 	for (;;) {
-		if (ptrace_wait(tid, &status))
-			return -1;
+		do {
+			ret = waitpid(tid, &status, __WALL);
+		} while (ret < 0 && errno == EINTR);
+		if (ret < 0 || !WIFSTOPPED(status))
+			goto dead;
 		if (status >> 16 == PTRACE_EVENT_STOP)
 			return 0;
+		/* exiting: PTRACE_EVENT_EXIT would come; nothing else will */
 		/*
 		 * A signal arrived before our interrupt: let it be delivered
 		 * as the kernel would, the interrupt stop comes next.
 		 */
 		if (ptrace(PTRACE_CONT, tid, 0, WSTOPSIG(status))) {
+			if (errno == ESRCH)
+				goto dead;
 			pr_perror("Task %d: can't continue it", tid);
 			goto detach;
 		}
 	}
+dead:
+	return 1;
 detach:
 	ptrace(PTRACE_DETACH, tid, 0, 0);
 	return -1;
@@ -149,12 +201,15 @@ static int syscall_stop(pid_t tid, const char *what)
 {
 	int status;
 
-	if (ptrace(PTRACE_SYSCALL, tid, 0, 0)) {
-		pr_perror("Task %d: can't resume it to the syscall %s", tid, what);
-		return -1;
-	}
-	if (ptrace_wait(tid, &status))
-		return -1;
+	do {
+		if (ptrace(PTRACE_SYSCALL, tid, 0, 0)) {
+			pr_perror("Task %d: can't resume it to the syscall %s", tid, what);
+			return -1;
+		}
+		if (ptrace_wait(tid, &status))
+			return -1;
+		/* a stopped task traps for its group stop once more: go on */
+	} while (status >> 16 == PTRACE_EVENT_STOP);
 	if (WSTOPSIG(status) != (SIGTRAP | 0x80)) {
 		pr_err("Task %d: stopped by signal %d instead of at syscall %s",
 		       tid, WSTOPSIG(status), what);

@@ -19,7 +19,10 @@ struct ptrace_rseq_conf {
 	uint32_t pad;
 };
 
-/* PTRACE_SEIZE + PTRACE_INTERRUPT and wait for the stop. */
+/*
+ * PTRACE_SEIZE + PTRACE_INTERRUPT and wait for the stop. Returns 0, 1 when
+ * the thread exited under us (not logged), -1 on an error (logged).
+ */
 int ptrace_seize_stop(pid_t tid);
 /* Waits for a ptrace stop of @tid; returns the wait status or -1. */
 int ptrace_wait(pid_t tid, int *status);

@@ -120,7 +120,7 @@ UNIT = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 
 def log_label(text):
     """A log line without its numbers, to group the same step across runs."""
-    return re.sub(r"0x[0-9a-f]+|\d+(?:\.\d+)?", "#", text.strip())[:60]
+    return re.sub(r"0x[0-9a-f]+|\d+(?:\.\d+)?", "#", text.strip())[:90]
 
 
 def read_log(path):

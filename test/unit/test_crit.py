@@ -543,7 +543,7 @@ def test_dump_regs_fds_clocks(dump: Dump) -> None:
 
     if dump.img("fdinfo").exists():
         fi = dump.entry("fdinfo")
-        files = {f["id"]: f for f in fi["files"]}
+        files = {f["id"]: f for f in dump.entry("files")["files"]}
         fds = {fd["fd"]: files[fd["file_id"]]["path"] for fd in fi["fds"]}
         assert fds == {0: "/dev/null", 1: "/dev/null", 2: "/dev/null"}
 

@@ -5,12 +5,11 @@ outside as well.
 Before the dump, after a dump that leaves the tree running and after every
 restore, the tree is walked from the root through
 /proc/PID/task/TID/children; every task must have the same pid, ppid, pgid,
-sid, zombie state, thread ids, thread names (comm) and memory map as when the
-program became ready. A program whose tree changes by itself (fork loops,
-thread pools) writes the tasks and threads that must stay to "tree.stable"
-in its working directory, one line per task: "PID" (with all its threads)
-or "PID TID..." (only these threads), and "-maps" at the end of the line if
-its memory map changes by itself (thread stacks come and go); only those
+sid, zombie or stopped state, thread ids, thread names (comm) and memory
+map as when the program became ready. A program whose tree changes by
+itself (fork loops, thread pools) writes the tasks and threads that must
+stay to "tree.stable" in its working directory, one line per task: "PID"
+(with all its threads) or "PID TID..." (only these threads); only those
 are compared then.
 
 The runner's Run.kill() kills the root's process group and reaps its
@@ -36,9 +35,21 @@ FLAVOURS = ["plain", "leave-running", "twice"]
 STABLE_FILE = "tree.stable"
 
 
+# Trees criu refuses to dump, tested in test_tree_errors.py.
+REFUSED = {"thread_leader_exit", "tree_orphan_session"}
+
+# Known gaps, kept visible as skips until criu handles them.
+NOT_YET = {
+    "tree_stopped": "a stopped child is stopped again after restore, which "
+                    "reports a new stop to its parent",
+    "tree_zombie_leader": "members of a group or session whose leader is a "
+                          "zombie can't rejoin it yet",
+}
+
+
 def tree_programs() -> list[str]:
     return sorted(p.stem for pat in ("tree_*.c", "thread_*.c")
-                  for p in zdtm.STATIC.glob(pat))
+                  for p in zdtm.STATIC.glob(pat) if p.stem not in REFUSED)
 
 
 # ---------------------------------------------------------------- /proc view
@@ -50,12 +61,13 @@ class TaskView:
     pgid: int
     sid: int
     zombie: bool
+    stopped: bool                            # in a group stop (state T)
     threads: tuple[tuple[int, str], ...]     # (tid, comm), sorted by tid
     maps: tuple[str, ...]
 
     def describe(self) -> str:
         return (f"ppid {self.ppid} pgid {self.pgid} sid {self.sid}"
-                f"{' zombie' if self.zombie else ''} threads "
+                f"{' zombie' if self.zombie else ''}{' stopped' if self.stopped else ''} threads "
                 + ",".join(f"{t}:{c}" for t, c in self.threads))
 
 
@@ -102,7 +114,8 @@ def read_task(pid: int) -> Optional[TaskView]:
         maps = tuple(zdtm.read_maps(pid))
     except (FileNotFoundError, ProcessLookupError):
         return None
-    return TaskView(pid, st[1], st[2], st[3], st[0] == "Z", tuple(threads), maps)
+    return TaskView(pid, st[1], st[2], st[3], st[0] == "Z", st[0] == "T", tuple(threads),
+                    maps)
 
 
 def walk_tree(root: int) -> dict[int, TaskView]:
@@ -135,41 +148,35 @@ def is_descendant(pid: int, ancestor: int) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class Stable:
-    tids: Optional[frozenset[int]]      # None: every thread
-    maps: bool                          # compare its memory map
+Stable = dict[int, Optional[frozenset[int]]]   # pid -> its threads to compare (None: all)
 
 
-def read_stable(path: Path) -> Optional[dict[int, Stable]]:
+def read_stable(path: Path) -> Optional[Stable]:
     """What tree.stable lists, or None: compare everything."""
     try:
         text = path.read_text()
     except FileNotFoundError:
         return None
-    out: dict[int, Stable] = {}
+    out: Stable = {}
     for line in text.splitlines():
-        words = line.split()
-        maps = "-maps" not in words
-        ids = [int(x) for x in words if x != "-maps"]
+        ids = [int(x) for x in line.split()]
         if ids:
-            out[ids[0]] = Stable(frozenset(ids[1:]) or None, maps)
+            out[ids[0]] = frozenset(ids[1:]) or None
     return out
 
 
-def restrict(tree: dict[int, TaskView],
-             stable: Optional[dict[int, Stable]]) -> dict[int, TaskView]:
+def restrict(tree: dict[int, TaskView], stable: Optional[Stable]) -> dict[int, TaskView]:
     if stable is None:
         return tree
     out = {}
-    for pid, st in stable.items():
+    for pid, tids in stable.items():
         t = tree.get(pid)
         if t is None:
             continue
-        threads = t.threads if st.tids is None else \
-            tuple(x for x in t.threads if x[0] in st.tids)
-        out[pid] = TaskView(t.pid, t.ppid, t.pgid, t.sid, t.zombie, threads,
-                            t.maps if st.maps else ())
+        if tids is not None:
+            t = TaskView(t.pid, t.ppid, t.pgid, t.sid, t.zombie, t.stopped,
+                         tuple(x for x in t.threads if x[0] in tids), t.maps)
+        out[pid] = t
     return out
 
 
@@ -183,7 +190,7 @@ def tree_diff(before: dict[int, TaskView], now: dict[int, TaskView]) -> list[str
         if b is None:
             out.append(f"task {pid}: missing (was {a.describe()})")
             continue
-        for f in ("ppid", "pgid", "sid", "zombie"):
+        for f in ("ppid", "pgid", "sid", "zombie", "stopped"):
             if getattr(a, f) != getattr(b, f):
                 out.append(f"task {pid}: {f} {getattr(b, f)}, was {getattr(a, f)}")
         if a.threads != b.threads:
@@ -205,29 +212,8 @@ class TreeRun(zdtm.Run):
         self.seen: set[int] = set()
         self.before: dict[int, TaskView] = {}
 
-    def stable(self) -> Optional[dict[int, Stable]]:
+    def stable(self) -> Optional[Stable]:
         return read_stable(self.dir / STABLE_FILE)
-
-    def root_maps_stable(self) -> bool:
-        st = self.stable()
-        return st is None or self.pid not in st or st[self.pid].maps
-
-    def snapshot(self) -> zdtm.Snapshot:
-        snap = super().snapshot()
-        if not self.root_maps_stable():
-            snap.maps = []
-        return snap
-
-    def check_running(self, what: str, snap: Optional[zdtm.Snapshot] = None) -> None:
-        if snap is None or self.root_maps_stable():
-            super().check_running(what, snap)
-            return
-        # the root's map moves by itself: only its fds are compared
-        super().check_running(what, None)
-        d = snap.diff(zdtm.Snapshot([], zdtm.read_fds(self.pid)))
-        if d:
-            self.problems.append(f"{what}: the task changed\n{d}")
-            self.note(f"{what}: the task changed")
 
     def tree(self) -> dict[int, TaskView]:
         t = walk_tree(self.pid)
@@ -341,6 +327,40 @@ def _params():
 
 @pytest.mark.parametrize("name,flavour", list(_params()))
 def test_tree(name: str, flavour: str) -> None:
+    if name in NOT_YET:
+        pytest.skip(f"not supported yet: {NOT_YET[name]}")
     if flavour != "none" and not zdtm.criu_available():
         pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
     run_tree(name, flavour)
+
+
+CHURN_DUMPS = int(os.environ.get("ZDTM_CHURN_DUMPS", "20"))
+
+
+@pytest.mark.parametrize("name", ["tree_fork_loop", "thread_churn"])
+def test_dump_during_churn(name: str) -> None:
+    """Tasks and threads come and go all the time: every one of many dumps
+    (--leave-running, back to back) must succeed, and the tree must go on
+    unharmed. A single dump meets a task or thread in the middle of its
+    exit only now and then; this many make it likely."""
+    if zdtm.SELFCHECK:
+        pytest.skip("ZDTM_SELFCHECK=1: no criu")
+    if not zdtm.criu_available():
+        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+    with TreeRun(name, "churn") as r:
+        r.start()
+        r.record()
+        snap = r.snapshot()
+        failures = []
+        for i in range(CHURN_DUMPS):
+            img = r.imgdir(f"img{i}")
+            res = r.dump(img, leave_running=True)
+            if res.returncode != 0:
+                errs = zdtm.error_lines(res.stderr)
+                failures.append(f"dump {i}: {errs[0] if errs else res.returncode}")
+            r.check_running(f"after dump {i}", snap)
+        r.compare(f"after {CHURN_DUMPS} dumps")
+        if failures:
+            r.fail(f"{len(failures)} of {CHURN_DUMPS} dumps failed:\n  " +
+                   "\n  ".join(failures))
+        r.finish()

@@ -162,6 +162,11 @@ def is_shm_object(path: str) -> bool:
                                             path == "/dev/zero (deleted)")
 
 
+def is_pipe_or_socket(path: str) -> bool:
+    """pipe:[INODE] or socket:[INODE]."""
+    return path.startswith(("pipe:[", "socket:[")) and path.endswith("]")
+
+
 def shm_label(labels: dict[str, str], ino: str) -> str:
     """The same object gets the same label, in order of first sight."""
     return labels.setdefault(ino, f"shm#{len(labels)}")
@@ -197,7 +202,7 @@ def read_fds(pid: int) -> dict[int, str]:
     fds: dict[int, str] = {}
     labels: dict[str, str] = {}
     base = Path(f"/proc/{pid}")
-    for name in os.listdir(base / "fd"):
+    for name in sorted(os.listdir(base / "fd"), key=int):
         fd = int(name)
         try:
             target = os.readlink(base / "fd" / name)
@@ -208,6 +213,11 @@ def read_fds(pid: int) -> dict[int, str]:
             continue
         if is_shm_object(target) and "ino" in info:
             info["ino"] = shm_label(labels, info["ino"].strip())
+        if is_pipe_or_socket(target):
+            # made anew on restore, with a new inode: the label still
+            # tells which fds are on the same one
+            target = labels.setdefault(target, f"{target.split(':')[0]}#{len(labels)}")
+            info.pop("ino", None)
         keep = " ".join(f"{k}={info[k].strip()}" for k in ("pos", "flags", "ino")
                         if k in info)
         fds[fd] = f"{target} {keep}"

@@ -95,7 +95,8 @@ static void become_pidns_init(void)
 	if (pid < 0)
 		die("%s: fork: %m", test_name);
 	if (pid == 0) {
-		if (setsid() < 0)
+		/* until it is ready (and the runner knows it), it dies with the launcher */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || setsid() < 0)
 			die("%s: setsid: %m", test_name);
 		return;
 	}
@@ -312,6 +313,9 @@ void test_ready(void)
 	int fd, n;
 
 	extra_setup();
+	/* from now on the runner kills it itself; a restored one has criu as parent */
+	if (pidns)
+		prctl(PR_SET_PDEATHSIG, 0);
 	if (!readyfile[0])
 		return;
 

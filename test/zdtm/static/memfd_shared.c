@@ -7,7 +7,9 @@
  * offset is shared); a write-sealed one, with an odd name, is only mapped
  * (read-only); one made without MFD_ALLOW_SEALING is only open; the child
  * has one of its own, MFD_NOEXEC_SEAL, mapped privately with a page
- * changed (the copy differs from the file). Sizes, names, seals, modes,
+ * changed (the copy differs from the file); the root has one sealed with
+ * F_SEAL_FUTURE_WRITE after it mapped it writable (its mapping stays
+ * writable, new ones can't be). Sizes, names, seals, modes,
  * close-on-exec, offsets and contents must be kept, and after the restore
  * writes through a mapping and through an fd must reach the other task.
  */
@@ -37,8 +39,8 @@
 #define M1_POS		1234
 #define M1_POS2		4321
 
-static int m1, m3, m4;
-static uint8_t *p1, *p2, *p4;
+static int m1, m3, m4, m5;
+static uint8_t *p1, *p2, *p4, *p5;
 
 static uint8_t byte_at(unsigned long seed, size_t i)
 {
@@ -137,6 +139,25 @@ static void check_m3(void)
 		mt_die("zdtm-noseal is not what it was");
 }
 
+/* sealed against future writes, after it was mapped writable */
+static void check_future(void)
+{
+	char buf[8];
+	void *p;
+
+	check_seals(m5, F_SEAL_FUTURE_WRITE);
+	if (!same(p5, 0, PG, 50))
+		fail("zdtm-future is not what it was");
+	memcpy(p5, "mapped", 6);	/* the old mapping still writes */
+	if (pread(m5, buf, 6, 0) != 6 || memcmp(buf, "mapped", 6))
+		fail("a write through zdtm-future's mapping did not reach the file");
+	if (pwrite(m5, "x", 1, 0) != -1 || errno != EPERM)
+		fail("zdtm-future could be written");
+	p = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED, m5, 0);
+	if (p != MAP_FAILED)
+		fail("zdtm-future could be mapped writable again");
+}
+
 static void kid_setup(void)
 {
 	fill(p1 + KID_PAGE * PG, PG, 30);
@@ -218,6 +239,15 @@ int main(int argc, char **argv)
 	close(m2);			/* mapped only */
 	if (write(m3, "hello", 5) != 5)
 		fail_errno("write");
+	m5 = memfd_create("zdtm-future", MFD_ALLOW_SEALING);
+	if (m5 < 0 || ftruncate(m5, PG))
+		fail_errno("zdtm-future");
+	p5 = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED, m5, 0);
+	if (p5 == MAP_FAILED)
+		fail_errno("mmap");
+	fill(p5, PG, 50);
+	if (fcntl(m5, F_ADD_SEALS, F_SEAL_FUTURE_WRITE))
+		fail_errno("sealing zdtm-future");
 
 	mt_fork("kid", kid_setup, kid_check);
 	mt_wait_ready(1);
@@ -228,6 +258,7 @@ int main(int argc, char **argv)
 		fail("zdtm-shared is at %ld, not %d", (long)lseek(m1, 0, SEEK_CUR), M1_POS);
 	check_shared();
 	check_m3();
+	check_future();
 	if (mprotect(p2, PG, PROT_READ | PROT_WRITE) == 0)
 		fail("the write-sealed memfd could be made writable");
 	*(uint64_t *)p1 = TOKEN;

@@ -188,10 +188,8 @@ static void __attribute__((noreturn)) live(pid_t kid, const char *kid_name)
 	_exit(0);
 }
 
-static void run_o(void)
+static void run_o(pid_t parent)
 {
-	pid_t parent = getppid();
-
 	/* orphaned when its parent exits: the init adopts it */
 	while (getppid() == parent)
 		usleep(1000);
@@ -218,8 +216,10 @@ static void run_a(void)
 	}
 	o2 = fork();
 	if (o2 == 0) {
+		pid_t parent = getpid();
+
 		if (fork() == 0)
-			run_o();
+			run_o(parent);
 		_exit(0);
 	}
 	if (o2 < 0 || waitpid(o2, &status, 0) != o2)

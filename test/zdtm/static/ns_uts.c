@@ -19,6 +19,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -91,11 +92,14 @@ static void ready_and_wait(void)
 
 static pid_t spawn(const char *who, void (*fn)(void))
 {
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 
 	if (pid < 0)
 		die("fork: %m");
 	if (pid == 0) {
+		/* nothing outlives a failed test; restore keeps the setting */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(3);
 		name = who;
 		fn();
 		_exit(0);

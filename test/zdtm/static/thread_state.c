@@ -205,7 +205,7 @@ static void setup(struct worker *w)
 	queue_self(w->rtsig, w->idx * 100 + 1);
 	queue_self(w->rtsig, w->idx * 100 + 2);
 	w->pend = BIT(w->rtsig);
-	if (w->idx == W_FUTEX && !getenv("NO_TKILL")) {
+	if (w->idx == W_FUTEX) {
 		/* and a standard one, sent the plain way */
 		syscall(SYS_tgkill, getpid(), gettid(), SIGUSR1);
 		w->pend |= BIT(SIGUSR1);

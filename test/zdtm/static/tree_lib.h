@@ -245,8 +245,10 @@ static void tree_setup_self(int idx)
 		memset(&si, 0, sizeof(si));
 		if (waitid(P_PID, self.kids[k], &si, WEXITED | WNOWAIT))
 			tree_die("waitid %s: %m", tree_nodes[k].name);
-		self.kid_status[k] = si.si_code == CLD_EXITED ? W_EXITCODE(si.si_status, 0) :
-				     W_EXITCODE(0, si.si_status);
+		if (si.si_code == CLD_EXITED)
+			self.kid_status[k] = W_EXITCODE(si.si_status, 0);
+		else
+			self.kid_status[k] = si.si_status | (si.si_code == CLD_DUMPED ? 0x80 : 0);
 	}
 	self.ppid = getppid();
 	self.pgid = getpgid(0);

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_PARTS_SYSVIPC_H
+#define CRIU_PARTS_SYSVIPC_H
+
+/*
+ * The two halves of the sysvipc part: sysvipc.c (the part: what is
+ * refused, the dump's helper, the restore) and sysvipc-save.c (what the
+ * helper reads inside the tree's IPC namespace).
+ */
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SYSVIPC_MAX_RUN		((uint64_t)(1U << 31) * 4096)	/* nr_pages is 32-bit */
+#define SYSVIPC_MAX_MSG		(64U << 20)	/* sanity bound on one message */
+
+union semun {
+	int val;
+	struct semid_ds *buf;
+	unsigned short *array;
+	struct seminfo *__buf;
+};
+
+/* The namespace's limits, saved and written back (only these names). */
+#define SYSVIPC_NR_LIMITS	8
+extern const char *const sysvipc_limits[SYSVIPC_NR_LIMITS];
+
+/* A segment some task of the tree has attached. */
+struct sysvipc_attach {
+	int id;
+	pid_t last;		/* the last such task in tree order (image pid) */
+	uint32_t key;		/* the key in its areas' name */
+};
+
+/*
+ * In the helper, inside the tree's namespace: every object, into
+ * sysvipc.img and sysvipc-pages.img. @root is the root's image pid.
+ */
+int sysvipc_save(const struct sysvipc_attach *att, int nr_att, pid_t root, int dirfd);
+
+#endif

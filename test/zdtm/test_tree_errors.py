@@ -1,0 +1,191 @@
+"""Trees and threads criu must refuse to dump, and how: a task of the tree
+traced by someone else (a child deep in the tree, a thread that is not the
+leader), and a tree with a task in a user namespace of its own.
+
+The refusal must be clean (non-zero exit, not by a signal, exactly one
+stderr line mentioning "Error", naming the task at fault), and the whole
+tree must come out as it went in: every task running, none stopped or
+traced by criu, the same pids, ids, threads, names and maps (test_tree.py's
+walk), and the program passes its own check afterwards.
+
+Run: python3 -m pytest -q test/zdtm/test_tree_errors.py
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import zdtm
+from test_tree import TreeRun, read_stat
+
+pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
+
+# A tracer of its own: PTRACE_SEIZE (no stop), say so, hold on until killed.
+TRACER = r"""
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+PTRACE_SEIZE = 0x4206
+tid = int(sys.argv[1])
+if libc.ptrace(PTRACE_SEIZE, tid, None, None) != 0:
+    print("error", os.strerror(ctypes.get_errno()), flush=True)
+    sys.exit(1)
+print("ok", flush=True)
+while True:
+    time.sleep(60)
+"""
+
+
+@pytest.fixture(autouse=True)
+def _need_criu():
+    if not zdtm.criu_available():
+        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+
+
+def check_refused(r: TreeRun, res: zdtm.CriuResult, what: str, culprits: list[int],
+                  words: tuple[str, ...]) -> str:
+    """criu refused cleanly and named the task at fault; returns the line."""
+    if res.returncode == 0:
+        r.fail(f"{what}: criu succeeded but must refuse", res)
+    if res.returncode < 0:
+        r.fail(f"{what}: criu died of signal {-res.returncode}", res)
+    errs = zdtm.error_lines(res.stderr)
+    if len(errs) != 1:
+        r.fail(f"{what}: expected exactly one 'Error' line on stderr, got {len(errs)}", res)
+    line = errs[0]
+    if not any(str(p) in line for p in culprits):
+        r.fail(f"{what}: the Error line names none of {culprits}: {line!r}", res)
+    if words and not any(w in line.lower() for w in words):
+        r.fail(f"{what}: the Error line says none of {words}: {line!r}", res)
+    return line
+
+
+def check_tree_released(r: TreeRun, what: str, allowed_tracer: int = 0) -> None:
+    """Every task of the tree runs, none stopped, none traced but by
+    allowed_tracer."""
+    deadline = time.monotonic() + 3
+    while True:
+        bad = []
+        for pid, t in r.tree().items():
+            for tid, _ in t.threads:
+                st = read_stat(tid)
+                tracer = zdtm.tracer_pid(tid)
+                if st is None:
+                    continue
+                if (st[0] in "tT" and not t.zombie) or tracer not in (0, allowed_tracer):
+                    bad.append(f"task {pid} thread {tid}: state {st[0]}, tracer {tracer}")
+        if not bad or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    if bad:
+        r.fail(f"{what}: the tree is not released:\n  " + "\n  ".join(bad))
+
+
+def start_tracer(r: TreeRun, tid: int) -> subprocess.Popen:
+    p = subprocess.Popen([sys.executable, "-c", TRACER, str(tid)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    line = p.stdout.readline().strip()
+    if line != "ok":
+        p.kill()
+        p.wait()
+        r.fail(f"cannot trace {tid}: {line}")
+    r.note(f"{tid} traced by {p.pid}")
+    return p
+
+
+def stop_tracer(r: TreeRun, p: subprocess.Popen) -> None:
+    p.kill()
+    p.wait()
+    r.note("tracer gone")
+
+
+def by_comm(r: TreeRun, comm: str) -> tuple[int, int]:
+    """(pid, tid) of the thread named comm in the tree."""
+    for pid, t in r.tree().items():
+        for tid, c in t.threads:
+            if c == comm:
+                return pid, tid
+    r.fail(f"no thread named {comm} in the tree")
+    raise AssertionError
+
+
+@pytest.mark.parametrize("prog,comm", [
+    ("tree_session", "ts-b1"),      # a task two levels down, in another session
+    ("thread_state", "w-spin"),     # a thread that is not the leader
+])
+def test_dump_traced(prog: str, comm: str) -> None:
+    """A task or thread of the tree is traced by another process: the dump
+    is refused, and whatever criu had seized already goes free."""
+    with TreeRun(prog, f"traced-{comm}") as r:
+        r.start()
+        r.record()
+        snap = r.snapshot()
+        pid, tid = by_comm(r, comm)
+        tracer = start_tracer(r, tid)
+        try:
+            img = r.imgdir("img")
+            res = r.dump(img)
+            check_refused(r, res, f"dump of {prog} with {comm} traced", [pid, tid],
+                          ())
+            check_tree_released(r, "after the refused dump", allowed_tracer=tracer.pid)
+        finally:
+            stop_tracer(r, tracer)
+        r.check_running("after the refused dump", snap)
+        r.compare("after the refused dump")
+        r.finish()
+
+
+def test_dump_userns_child() -> None:
+    """A child in a user namespace of its own: refused, naming it."""
+    with TreeRun("refuse_userns", "userns") as r:
+        r.start()
+        r.record()
+        snap = r.snapshot()
+        child, _ = by_comm(r, "ru-child")
+        img = r.imgdir("img")
+        res = r.dump(img)
+        check_refused(r, res, "dump of a tree with a child in its own user namespace",
+                      [child], ("user",))
+        check_tree_released(r, "after the refused dump")
+        r.check_running("after the refused dump", snap)
+        r.compare("after the refused dump")
+        r.finish()
+
+
+def test_dump_leader_exited() -> None:
+    """A child whose main thread exited while another thread runs: refused,
+    naming it, and the tree goes on untouched."""
+    with TreeRun("thread_leader_exit", "leader-exited") as r:
+        r.start()
+        r.record()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        res = r.dump(img)
+        children = [pid for pid in r.tree() if pid != r.pid]
+        check_refused(r, res, "dump of a process whose main thread exited",
+                      children, ("main thread",))
+        check_tree_released(r, "after the refused dump")
+        r.check_running("after the refused dump", snap)
+        r.compare("after the refused dump")
+        r.finish()
+
+
+def test_dump_orphan_session() -> None:
+    """Orphans whose session or group leader is gone: refused, naming them."""
+    with TreeRun("tree_orphan_session", "orphan-session") as r:
+        r.start()
+        r.record()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        res = r.dump(img)
+        children = [pid for pid in r.tree() if pid != r.pid]
+        check_refused(r, res, "dump of orphans of a gone session leader",
+                      children, ("leader is gone",))
+        check_tree_released(r, "after the refused dump")
+        r.check_running("after the refused dump", snap)
+        r.compare("after the refused dump")
+        r.finish()
