@@ -126,10 +126,14 @@ static int close_others(struct rtask *t)
  * part puts the task's own back later) and start a little above the
  * task's highest fd, so the fd table does not grow to the hard limit.
  */
-static int init_slots(struct rtask *t)
+static int init_slots(struct rst_ctx *rc, struct rtask *t)
 {
 	struct rlimit rl;
-	int top = t->nr_task_fds ? t->task_fds[t->nr_task_fds - 1] : 0;
+	int top = t->nr_task_fds ? t->task_fds[t->nr_task_fds - 1] : 0, i;
+
+	/* the fds every task inherits sit above the tasks' own: above them too */
+	for (i = 0; i < rc->nr_inherited; i++)
+		top = max(top, rc->inherited[i]);
 
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		return -1;
@@ -353,7 +357,7 @@ static void __attribute__((noreturn)) child_main(struct rst_ctx *rc, struct rtre
 		child_fail(tree, n);
 
 	/* criu's own fds move out of the task's way; everything else goes */
-	if (init_slots(t))
+	if (init_slots(rc, t))
 		child_fail(tree, n);
 	for (i = 0; i < rc->nr_inherited; i++)
 		if (keep_private(t, rc->inherited[i]))

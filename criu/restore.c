@@ -273,7 +273,11 @@ int rst_inherit_fd(struct rst_ctx *rc, int fd)
 		goto err;
 	rc->inherited = n;
 	to = inherit_slot(rc);
-	if (to < 0 || dup3(fd, to, O_CLOEXEC) < 0) {
+	if (to < 0) {
+		pr_err("No fd number is free in every task for criu's fd %d", fd);
+		goto err;
+	}
+	if (dup3(fd, to, O_CLOEXEC) < 0) {
 		pr_perror("Can't move fd %d to %d for the new tasks", fd, to);
 		goto err;
 	}

@@ -75,6 +75,7 @@ IMAGES: list[ImageKind] = [
     ImageKind("shmem_pages", "shmem-pages.img", 0, None),
     ImageKind("sysvipc", "sysvipc.img", 0x53560041, "sysvipc_entry"),
     ImageKind("sysvipc_pages", "sysvipc-pages.img", 0, None),
+    ImageKind("uts", "uts-%d.img", 0x55540040, "uts_entry"),
 ]
 BY_NAME = {k.name: k for k in IMAGES}
 BY_MAGIC = {k.magic: k for k in IMAGES if k.magic}
@@ -828,6 +829,13 @@ def show(path: Union[str, Path], out: Any = sys.stdout) -> None:
               f"boottime {ns_str(tn.get('host_boottime_ns', 0))}")
         if "realtime_ns" in tn:
             w(f"  realtime {ns_str(tn['realtime_ns'])}")
+        for n in tn.get("nss", []):
+            w(f"  time namespace {n['id']}: monotonic {ns_str(n['monotonic_ns'])}, "
+              f"boottime {ns_str(n['boottime_ns'])}")
+        for t in tn.get("tasks", []):
+            if t["ns"] != t["ns_for_children"]:
+                w(f"  task {t['pid']} in namespace {t['ns']}, "
+                  f"its children in {t['ns_for_children']}")
 
     cpu = ck.image("cpuinfo")
     if cpu is not None:
@@ -856,6 +864,10 @@ def show_task(ck: Checkpoint, t: dict[str, Any], w: Any) -> None:
         g = regs["gpregs"]
         w(f"  regs of {regs['tid']}: ip {g['ip']:#x} sp {g['sp']:#x} ax {g['ax']:#x}"
           + (" (syscall interrupted)" if regs.get("syscall_interrupted") else ""))
+    uts = ck.image("uts", pid)
+    if uts is not None:
+        w(f"  UTS namespace of its own: host {uts['hostname']!r}, "
+          f"domain {uts['domainname']!r}")
     creds = ck.image("creds", pid)
     if creds is not None:
         w(f"  creds: uid {creds['uid']}/{creds['euid']} gid {creds['gid']}/{creds['egid']}")

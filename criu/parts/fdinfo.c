@@ -170,9 +170,10 @@ err:
 	return -1;
 }
 
-static void fd_dump_of(pid_t pid, const struct fd_scan *s, struct fd_dump *f)
+static void fd_dump_of(const struct dtask *t, const struct fd_scan *s, struct fd_dump *f)
 {
-	f->pid = pid;
+	f->pid = t->pid;
+	f->ns_pid = t->ns_pid;
 	f->fd = s->fd;
 	f->link = s->path;
 	f->st = &s->st;
@@ -184,10 +185,10 @@ static const char *fd_unsupported(const char *path, const struct stat *st)
 {
 	size_t len = strlen(path);
 
-	if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
-		return "an open deleted file";
 	if (kind_of_link(path, st))
 		return NULL;
+	if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
+		return "an open deleted file";
 	if (!strncmp(path, "anon_inode:", 11))
 		return path + 11;	/* [userfaultfd], [pidfd], [io_uring]... */
 	if (path[0] != '/')
@@ -215,7 +216,7 @@ static int fdinfo_check(struct dump_ctx *dc, struct dtask *t)
 			break;
 		}
 		k = kind_of_link(fds[i].path, &fds[i].st);
-		fd_dump_of(t->pid, &fds[i], &f);
+		fd_dump_of(t, &fds[i], &f);
 		if (k->check && k->check(&f))
 			ret = -1;
 	}
@@ -360,8 +361,10 @@ static void free_ftree(struct ftree *ft)
 }
 
 /* The description behind fd @s: an id in the tree's table, new or not. */
-static int desc_of_fd(struct ftree *ft, pid_t pid, const struct fd_scan *s, uint32_t *id)
+static int desc_of_fd(struct ftree *ft, const struct dtask *t, const struct fd_scan *s,
+		      uint32_t *id)
 {
+	pid_t pid = t->pid;
 	const struct file_kind *k = kind_of_link(s->path, &s->st);
 	struct inode_descs *in;
 	struct fd_dump f;
@@ -372,7 +375,7 @@ static int desc_of_fd(struct ftree *ft, pid_t pid, const struct fd_scan *s, uint
 		pr_err("Task %d: fd %d (%s) appeared during the dump", pid, s->fd, s->path);
 		return -1;
 	}
-	fd_dump_of(pid, s, &f);
+	fd_dump_of(t, s, &f);
 	in = inode_of(ft, &s->st);
 	if (!in)
 		return -1;
@@ -408,7 +411,7 @@ static int fdinfo_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 		fd_entry__init(&ents[i]);
 		ents[i].fd = fds[i].fd;
 		ents[i].cloexec = !!(fds[i].fi.flags & O_CLOEXEC);
-		if (desc_of_fd(ft, t->pid, &fds[i], &ents[i].file_id))
+		if (desc_of_fd(ft, t, &fds[i], &ents[i].file_id))
 			goto out;
 		pe[i] = &ents[i];
 	}
@@ -805,43 +808,82 @@ out:
 
 /* -------------------------------------- restore: in the new task */
 
+static int cmp_fd_entry(const void *a, const void *b)
+{
+	const FdEntry *x = *(FdEntry *const *)a, *y = *(FdEntry *const *)b;
+
+	return x->fd < y->fd ? -1 : x->fd > y->fd;
+}
+
+/*
+ * Installs @f: from where its description already is (inherited, or an
+ * fd of ours installed before), else opened now. The fds go in increasing
+ * order, so every task fd below this one is in place and open() returns
+ * this number or a lower one no task fd needs: nothing is ever parked.
+ */
+static int install_fd(struct rtask *t, struct rfiles *rf, const FdEntry *f, int *where)
+{
+	const FileDesc *d = rf->img->files[f->file_id];
+	int src = rf->f[f->file_id].inherited, fd;
+
+	if (src < 0)
+		src = where[f->file_id];
+	if (src < 0) {
+		fd = kind_of_desc(d)->open(t->pid, d);
+		if (fd < 0)
+			return -1;
+		if ((unsigned int)fd > f->fd) {
+			pr_err("Task %d: %s #%u came at fd %d, above its fd %u", t->pid,
+			       kind_of_desc(d)->name, d->id, fd, f->fd);
+			close(fd);
+			return -1;
+		}
+		where[f->file_id] = f->fd;
+		if ((unsigned int)fd == f->fd)
+			return fcntl(fd, F_SETFD, f->cloexec ? FD_CLOEXEC : 0);
+		src = fd;
+		if (dup3(src, f->fd, f->cloexec ? O_CLOEXEC : 0) < 0) {
+			pr_perror("Task %d: can't install fd %u", t->pid, f->fd);
+			close(src);
+			return -1;
+		}
+		close(src);
+		return 0;
+	}
+	if (dup3(src, f->fd, f->cloexec ? O_CLOEXEC : 0) < 0) {
+		pr_perror("Task %d: can't install fd %u", t->pid, f->fd);
+		return -1;
+	}
+	return 0;
+}
+
 static int fdinfo_child(struct rst_ctx *rc, struct rtask *t)
 {
 	struct rfiles *rf = rc->shared[PART_FDINFO];
 	FdinfoEntry *e = t->img[PART_FDINFO];
 	FileDesc **files = rf->img->files;
-	const struct file_kind *k;
 	size_t i, n = rf->img->n_files;
-	int *mine, src, ret = -1;
-	char *installed;
+	const struct file_kind *k;
+	FdEntry **order = NULL;
+	char *installed = NULL;
+	int *where, ret = -1;
 
-	/* the task's own opens of what it alone uses, parked until dup()ed */
-	mine = xmalloc((n + 1) * sizeof(int));
+	/* where each description is in the task once installed; -1: not yet */
+	where = xmalloc((n + 1) * sizeof(int));
 	installed = xzalloc(n + 1);
-	if (!mine || !installed)
+	order = xmalloc((e->n_fds + 1) * sizeof(*order));
+	if (!where || !installed || !order)
 		goto out;
 	for (i = 0; i < n; i++)
-		mine[i] = -1;
-	for (i = 0; i < e->n_fds; i++) {
-		FdEntry *f = e->fds[i];
-
-		src = rf->f[f->file_id].inherited;
-		if (src < 0 && mine[f->file_id] < 0) {
-			k = kind_of_desc(files[f->file_id]);
-			mine[f->file_id] = rst_park_fd(t, k->open(t->pid, files[f->file_id]));
-			if (mine[f->file_id] < 0)
-				goto out;
-		}
-		if (src < 0)
-			src = mine[f->file_id];
-		if (dup3(src, f->fd, f->cloexec ? O_CLOEXEC : 0) < 0) {
-			pr_perror("Task %d: can't install fd %u", t->pid, f->fd);
+		where[i] = -1;
+	memcpy(order, e->fds, e->n_fds * sizeof(*order));
+	qsort(order, e->n_fds, sizeof(*order), cmp_fd_entry);
+	for (i = 0; i < e->n_fds; i++)
+		if (install_fd(t, rf, order[i], where))
 			goto out;
-		}
-	}
 	/* then what refers to other fds of the task (epoll watches), once */
 	for (i = 0; i < e->n_fds; i++) {
-		FdEntry *f = e->fds[i];
+		FdEntry *f = order[i];
 		FileDesc *d = files[f->file_id];
 
 		k = kind_of_desc(d);
@@ -853,11 +895,9 @@ static int fdinfo_child(struct rst_ctx *rc, struct rtask *t)
 	}
 	ret = 0;
 out:
-	for (i = 0; mine && i < n; i++)
-		if (mine[i] >= 0)
-			close(mine[i]);
-	free(mine);
+	free(where);
 	free(installed);
+	free(order);
 	return ret;
 }
 

@@ -101,7 +101,7 @@ static int epoll_dump(const struct fd_dump *f, const FileDesc *same_inode, FileD
 	if (parse_watches(f, e))
 		return -1;
 	if (bad_watch(f->pid, f->fd, e) < 0)
-		e->owner = f->pid;
+		e->owner = f->ns_pid;
 	pr_debug("Task %d: epoll fd %d: %zu watches%s", f->pid, f->fd, e->n_tfds,
 		 e->owner ? "" : ", not all of its fds");
 	return 0;
@@ -111,7 +111,7 @@ static int epoll_dump(const struct fd_dump *f, const FileDesc *same_inode, FileD
 static int epoll_dump_more(const struct fd_dump *f, FileDesc *d)
 {
 	if (!d->epoll->owner && bad_watch(f->pid, f->fd, d->epoll) < 0)
-		d->epoll->owner = f->pid;
+		d->epoll->owner = f->ns_pid;
 	return 0;
 }
 
@@ -159,8 +159,8 @@ static int epoll_validate(pid_t pid, const FileDesc *d)
 	for (i = 0; i < d->epoll->n_tfds; i++)
 		for (j = 0; j < i; j++)
 			if (d->epoll->tfds[i]->tfd == d->epoll->tfds[j]->tfd) {
-				pr_err("Task %d: image files.img has epoll #%u watching fd %u twice",
-				       pid, d->id, d->epoll->tfds[i]->tfd);
+				pr_err("Task %d: image files.img has epoll #%u watching fd %u "
+				       "twice", pid, d->id, d->epoll->tfds[i]->tfd);
 				return -1;
 			}
 	return 0;

@@ -112,7 +112,8 @@ static char *watch_path(const struct fd_dump *f, const struct wd_line *w)
 
 	if (!w->hbytes) {
 		pr_err("Task %d: inotify fd %d watches inode %lu (wd %u) on a filesystem "
-		       "without file handles, which is not supported", f->pid, f->fd, w->ino, w->wd);
+		       "without file handles, which is not supported", f->pid, f->fd, w->ino,
+		       w->wd);
 		return NULL;
 	}
 	mfd = open_mount(w->sdev);

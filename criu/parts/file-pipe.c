@@ -41,9 +41,15 @@ static int pipe_match(const char *link, const struct stat *st)
 
 static int pipe_check(const struct fd_dump *f)
 {
-	unsigned int flags = 0;
 	const char *v = fdinfo_field(f->fdinfo, "flags:");
+	size_t len = strlen(f->link);
+	unsigned int flags = 0;
 
+	if (f->link[0] == '/' && len > 10 && !strcmp(f->link + len - 10, " (deleted)")) {
+		pr_err("Task %d: fd %d is a FIFO that was unlinked (%s), which is not supported",
+		       f->pid, f->fd, f->link);
+		return -1;
+	}
 	if (v && sscanf(v, "%o", &flags) == 1 && (flags & O_DIRECT)) {
 		pr_err("Task %d: fd %d is a packet-mode pipe (O_DIRECT, %s), "
 		       "which is not supported", f->pid, f->fd, f->link);

@@ -14,14 +14,22 @@
 #include "core/log.h"
 #include "parts/files.h"
 
+/* A path that still leads to the file: not " (deleted)" (that is refused). */
+static int has_path(const char *link)
+{
+	size_t len = strlen(link);
+
+	return link[0] == '/' && (len < 10 || strcmp(link + len - 10, " (deleted)"));
+}
+
 static int reg_match(const char *link, const struct stat *st)
 {
-	return link[0] == '/' && (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode));
+	return has_path(link) && (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode));
 }
 
 static int chr_match(const char *link, const struct stat *st)
 {
-	return link[0] == '/' && S_ISCHR(st->st_mode);
+	return has_path(link) && S_ISCHR(st->st_mode);
 }
 
 static int reg_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)

@@ -148,8 +148,8 @@ static const char *type_name(int type)
 static void refuse_inet(const struct fd_dump *f, int sk, int domain)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
 	char addr[INET6_ADDRSTRLEN] = "?";
+	socklen_t len;
 	int type = 0, proto = 0, listening = 0, port = 0;
 	const char *what;
 
@@ -162,7 +162,8 @@ static void refuse_inet(const struct fd_dump *f, int sk, int domain)
 	len = sizeof(ss);
 	if (!getsockname(sk, (struct sockaddr *)&ss, &len)) {
 		if (ss.ss_family == AF_INET) {
-			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr, sizeof(addr));
+			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr,
+				  sizeof(addr));
 			port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
 		} else if (ss.ss_family == AF_INET6) {
 			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr,

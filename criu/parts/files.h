@@ -23,7 +23,8 @@
 
 /* One fd of a task being dumped (frozen). */
 struct fd_dump {
-	pid_t pid;
+	pid_t pid;			/* criu's view: /proc, kcmp, pidfd */
+	pid_t ns_pid;			/* the task's own, for what images keep */
 	int fd;
 	const char *link;		/* what /proc/PID/fd/FD points to */
 	const struct stat *st;		/* stat() of it */

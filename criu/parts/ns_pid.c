@@ -15,7 +15,7 @@
  * Refused at the dump: a tree whose root sits in a pid namespace it is not
  * the init of (there is no way to make pid 1 appear later), tasks in a
  * namespace nested below the root's, and a task that unshared a pid
- * namespace it has not forked into yet.
+ * namespace for its children (whether it forked into it yet or not).
  */
 #include <sched.h>
 #include <stdint.h>
@@ -71,12 +71,17 @@ static int ns_pid_check(struct dump_ctx *dc, struct dtask *t)
 		kids = proc_ns_id(t->pid, t->th[i].tid, "pid_for_children");
 		if (!kids)
 			return -1;
-		if (kids != ns) {
-			pr_err("Task %d: thread %d unshared a pid namespace "
-			       "(pid_for_children:[%lu]) it has not forked into yet; "
-			       "not supported", t->pid, t->th[i].tid, kids);
-			return -1;
-		}
+		if (kids == ns)
+			continue;
+		if (t->th[i].tid == t->pid)
+			pr_err("Task %d unshared a pid namespace for its children "
+			       "(pid_for_children:[%lu]); nested pid namespaces are not "
+			       "supported", t->pid, kids);
+		else
+			pr_err("Task %d: thread %d unshared a pid namespace for its children "
+			       "(pid_for_children:[%lu]); nested pid namespaces are not "
+			       "supported", t->pid, t->th[i].tid, kids);
+		return -1;
 	}
 	return 0;
 }

@@ -152,7 +152,7 @@ static int rlimit_final(struct rst_ctx *rc, struct rtask *t)
 	size_t i;
 	int j, nr;
 
-	nr = proc_read_limits(t->pid, lim, RLIM_NLIMITS);
+	nr = proc_read_limits(t->host_pid, lim, RLIM_NLIMITS);
 	if (nr < 0)
 		return -1;
 	for (i = 0; i < re->n_limits; i++)

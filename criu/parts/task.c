@@ -306,7 +306,8 @@ static int task_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 		  l->te->pdeath_sig) < 0)
 		return -1;
 	/* the dumped parent is gone: criu is the parent now, and -d ends it */
-	if (rc->opts->restore_detached && getppid() == l->criu)
+	/* (a pid namespace's init sees a parent outside it, criu, as 0) */
+	if (rc->opts->restore_detached && (getppid() == l->criu || !getppid()))
 		pr_warn("Task %d: its parent death signal %u will fire when criu exits",
 			t->pid, l->te->pdeath_sig);
 	return 0;

@@ -46,11 +46,15 @@ class Guest:
     def __init__(self, image):
         self.image = image
 
-    def run(self, command, timeout=300, smp=4, selftests=True, extra=()):
+    def run(self, command, timeout=300, smp=4, selftests=True, extra=(), share=None):
+        """extra: --add specs (FILE[:DEST]); share: a host directory the
+        guest sees as /shared."""
         args = [str(BOOT), "--kernel", str(self.image / "bzImage"),
                 "--smp", str(smp), "--timeout", str(timeout)]
         if selftests:
             args.append("--selftests")
+        if share is not None:
+            args += ["--share", str(share)]
         for e in extra:
             args += ["--add", e]
         args += ["--", command]
@@ -61,3 +65,38 @@ class Guest:
 @pytest.fixture(scope="session")
 def guest(kernel_image):
     return Guest(kernel_image)
+
+
+CRIU = ROOT / "build" / "criu" / "criu"
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="session")
+def criu_bin():
+    """criu as built on the host, to be copied into the guest."""
+    if not CRIU.exists():
+        pytest.skip(f"{CRIU} is not built (ninja -C build)")
+    return CRIU
+
+
+def build_helper(tmp_path_factory, name):
+    """test/kernel/NAME.c, built for the guest (same libc as the host)."""
+    out = tmp_path_factory.mktemp(name) / name
+    subprocess.run(["cc", "-O2", "-Wall", "-pthread", "-o", str(out),
+                    str(HERE / (name + ".c"))], check=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def probe_bin(tmp_path_factory):
+    return build_helper(tmp_path_factory, "probe")
+
+
+@pytest.fixture(scope="session")
+def subreaper_bin(tmp_path_factory):
+    return build_helper(tmp_path_factory, "subreaper")
+
+
+def parse_probe(line):
+    """One line of the probe's output as a dict of strings."""
+    return dict(kv.split("=", 1) for kv in line.split())

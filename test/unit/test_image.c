@@ -37,6 +37,9 @@
 #include "signal.pb-c.h"
 #include "task.pb-c.h"
 #include "timens.pb-c.h"
+#include "uts.pb-c.h"
+#include "shmem.pb-c.h"
+#include "sysvipc.pb-c.h"
 
 #include "unit.h"
 
@@ -202,6 +205,9 @@ static const struct {
 	{ IMG_CPU, &cpu_entry__descriptor },
 	{ IMG_POSIX_TIMER, &posix_timer_entry__descriptor },
 	{ IMG_FILES, &files_entry__descriptor },
+	{ IMG_UTS, &uts_entry__descriptor },
+	{ IMG_SHMEM, &shmem_entry__descriptor },
+	{ IMG_SYSVIPC, &sysvipc_entry__descriptor },
 };
 
 static const ProtobufCMessageDescriptor *desc_of(enum img_type t)
@@ -332,6 +338,11 @@ static uint32_t threads1[] = { 200 };
 static PstreeEntry pstree = PSTREE_ENTRY__INIT;
 
 static TimensEntry timens = TIMENS_ENTRY__INIT;
+static TimensNs timens_ns[2] = { TIMENS_NS__INIT, TIMENS_NS__INIT };
+static TimensNs *timens_ns_ptrs[2] = { &timens_ns[0], &timens_ns[1] };
+static TimensTask timens_task = TIMENS_TASK__INIT;
+static TimensTask *timens_task_ptr = &timens_task;
+static UtsEntry uts = UTS_ENTRY__INIT;
 
 static UserRegsX86 gpregs = USER_REGS_X86__INIT;
 static uint8_t xstate[1088];
@@ -427,7 +438,27 @@ static void build_samples(void)
 	timens.host_monotonic_ns = -5;		/* negative int64: 10-byte varint */
 	timens.has_realtime_ns = 1;
 	timens.realtime_ns = INT64_MIN;
+	/* a task in namespace 1 that made 2 for its children */
+	timens_ns[0].id = 1;
+	timens_ns[0].monotonic_ns = timens.monotonic_ns;
+	timens_ns[0].boottime_ns = timens.boottime_ns;
+	timens_ns[1].id = 2;
+	timens_ns[1].monotonic_ns = 864000LL * 1000000000LL;
+	timens_ns[1].boottime_ns = 86400000LL * 1000000000LL;
+	timens_ns[1].has_boottime_offset_ns = 1;
+	timens_ns[1].boottime_offset_ns = -1;
+	timens.n_nss = 2;
+	timens.nss = timens_ns_ptrs;
+	timens_task.pid = 1;
+	timens_task.ns = 1;
+	timens_task.ns_for_children = 2;
+	timens.n_tasks = 1;
+	timens.tasks = &timens_task_ptr;
 	samples[IMG_TIMENS] = &timens.base;
+
+	uts.hostname = "zdtm-host";
+	uts.domainname = "";
+	samples[IMG_UTS] = &uts.base;
 
 	/* 27 distinct register values, the high ones needing 10-byte varints */
 	for (i = 0; i < 27; i++)
@@ -715,12 +746,14 @@ static void test_names_and_magics(void)
 	expect(!strcmp(img_name(IMG_PAGES, 12345, buf, sizeof(buf)), "pages-12345.img"), "%s", buf);
 	expect(!strcmp(img_name(IMG_FDINFO, 1, buf, sizeof(buf)), "fdinfo-1.img"), "%s", buf);
 	expect(img_magic(IMG_PAGES) == 0, "the raw page store has no magic");
+	expect(img_magic(IMG_SHMEM_PAGES) == 0 && img_magic(IMG_SYSVIPC_PAGES) == 0,
+	       "the shared memory stores have no magic");
 	for (i = 0; i < IMG_NR; i++) {
-		if (i == IMG_PAGES)
+		if (i == IMG_PAGES || i == IMG_SHMEM_PAGES || i == IMG_SYSVIPC_PAGES)
 			continue;
 		expect(img_magic(i) != 0, "type %d has no magic", i);
 		for (j = 0; j < i; j++)
-			expect(j == IMG_PAGES || img_magic(i) != img_magic(j),
+			expect(!img_magic(j) || img_magic(i) != img_magic(j),
 			       "types %d and %d share magic %#x", i, j, img_magic(i));
 	}
 }
@@ -732,8 +765,8 @@ static void test_roundtrip_all_types(void)
 	int t;
 
 	for (t = 0; t < IMG_NR; t++) {
-		if (t == IMG_PAGES)
-			continue;
+		if (!img_magic(t))
+			continue;	/* raw stores */
 		if (!samples[t]) {
 			printf("# image type %d has no sample: add it to type_descs[]\n", t);
 			continue;
@@ -895,7 +928,24 @@ static void test_roundtrip_timens(void)
 	       (long long)m->host_monotonic_ns);
 	expect(!m->has_host_boottime_ns, "host_boottime was not set");
 	expect(m->has_realtime_ns && m->realtime_ns == INT64_MIN, "realtime");
+	require(m->n_nss == 2 && m->n_tasks == 1, "%zu namespaces, %zu tasks", m->n_nss,
+		m->n_tasks);
+	expect(m->nss[1]->id == 2 && m->nss[1]->boottime_ns == timens_ns[1].boottime_ns &&
+	       m->nss[1]->has_boottime_offset_ns && m->nss[1]->boottime_offset_ns == -1 &&
+	       !m->nss[1]->has_monotonic_offset_ns, "namespace 2");
+	expect(m->tasks[0]->pid == 1 && m->tasks[0]->ns == 1 && m->tasks[0]->ns_for_children == 2,
+	       "task entry");
 	img_free(IMG_TIMENS, m);
+}
+
+static void test_roundtrip_uts(void)
+{
+	UtsEntry *m = roundtrip(IMG_UTS);
+
+	require(m, "no message");
+	expect(!strcmp(m->hostname, "zdtm-host") && !strcmp(m->domainname, ""),
+	       "names '%s' '%s'", m->hostname, m->domainname);
+	img_free(IMG_UTS, m);
 }
 
 static void test_roundtrip_fdinfo(void)
@@ -1423,6 +1473,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(test_roundtrip_regs),
 	UNIT_TEST(test_roundtrip_signal),
 	UNIT_TEST(test_roundtrip_timens),
+	UNIT_TEST(test_roundtrip_uts),
 	UNIT_TEST(test_roundtrip_fdinfo),
 	UNIT_TEST(test_roundtrip_task_creds_sched_rlimit),
 	UNIT_TEST(test_overwrite),

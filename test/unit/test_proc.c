@@ -377,6 +377,30 @@ static void test_status_sample(void)
 	free(buf);
 }
 
+/* A task two pid namespaces down: the last NS* value is its own view. */
+static void test_status_nested_ns(void)
+{
+	char buf[] = "Name:\tinit\nTgid:\t4321\nPid:\t4322\nPPid:\t4000\n"
+		     "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
+		     "NStgid:\t4321\t17\t1\nNSpid:\t4322\t18\t2\n"
+		     "NSpgid:\t4300\t0\t0\nNSsid:\t4321\t17\t1\nCapInh:\t0\n";
+	char flat[] = "Name:\tx\nTgid:\t9\nPid:\t9\nUid:\t0\t0\t0\t0\n"
+		      "Gid:\t0\t0\t0\t0\nCapInh:\t0\n";
+	struct proc_status st;
+
+	require(!proc_parse_status(buf, &st), "the nested sample does not parse");
+	expect(st.ns_levels == 3, "%d levels", st.ns_levels);
+	expect(st.ns_tgid == 1 && st.ns_pid == 2 && st.ns_pgid == 0 && st.ns_sid == 1,
+	       "ns ids %d %d %d %d", st.ns_tgid, st.ns_pid, st.ns_pgid, st.ns_sid);
+	expect(st.pid == 4322 && st.tgid == 4321, "ids %d %d", st.pid, st.tgid);
+	proc_status_free(&st);
+	/* no NS lines (kernels before 4.1): the ids themselves, one level */
+	require(!proc_parse_status(flat, &st), "the flat sample does not parse");
+	expect(st.ns_levels == 1 && st.ns_pid == 9 && st.ns_tgid == 9, "levels %d pid %d",
+	       st.ns_levels, st.ns_pid);
+	proc_status_free(&st);
+}
+
 /* Strips the line starting with @key from a copy of the status sample. */
 static char *status_without(const char *key)
 {
@@ -1035,6 +1059,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(test_smaps_live),
 	UNIT_TEST(test_status_sample),
 	UNIT_TEST(test_status_variants),
+	UNIT_TEST(test_status_nested_ns),
 	UNIT_TEST(test_status_live),
 	UNIT_TEST(test_stat_sample),
 	UNIT_TEST(test_stat_fields_count),

@@ -68,6 +68,25 @@ static void new_ns(const char *host, const char *domain)
 	set_names(host, domain);
 }
 
+/*
+ * Are we in our parent's UTS namespace? /proc is the runner's, so the
+ * parent is looked up by the ppid /proc/self/stat shows (also with --pidns).
+ */
+static int in_parents_uts(void)
+{
+	char buf[512], path[64], mine[64] = "", its[64] = "", *p;
+	int ppid;
+
+	if (test_read_file("/proc/self/stat", buf, sizeof(buf)) < 0 ||
+	    !(p = strrchr(buf, ')')) || sscanf(p + 2, "%*c %d", &ppid) != 1)
+		die("can't read /proc/self/stat");
+	snprintf(path, sizeof(path), "/proc/%d/ns/uts", ppid);
+	if (readlink("/proc/self/ns/uts", mine, sizeof(mine) - 1) < 0 ||
+	    readlink(path, its, sizeof(its) - 1) < 0)
+		die("readlink of our or our parent's UTS namespace: %m");
+	return !strcmp(mine, its);
+}
+
 static void reap(pid_t pid, const char *who)
 {
 	int status;
@@ -110,6 +129,8 @@ static pid_t spawn(const char *who, void (*fn)(void))
 static void run_a(void)
 {
 	ready_and_wait();
+	if (!in_parents_uts())
+		die("not in the root's UTS namespace");
 	/* the root renamed the namespace we share, after restore */
 	check_names("zdtm-after", "after.zdtm");
 }
@@ -117,6 +138,8 @@ static void run_a(void)
 static void run_g(void)
 {
 	ready_and_wait();
+	if (!in_parents_uts())
+		die("not in b's UTS namespace");
 	check_names("zdtm-b-after", "b-after.zdtm");
 }
 
@@ -127,20 +150,11 @@ static void run_b(void)
 	new_ns("zdtm-uts-b", "b.zdtm");
 	g = spawn("g", run_g);
 	ready_and_wait();
+	if (in_parents_uts())
+		die("in the root's UTS namespace, not one of its own");
 	check_names("zdtm-uts-b", "b.zdtm");
 	set_names("zdtm-b-after", "b-after.zdtm");
 	reap(g, "g");
-}
-
-static int same_uts(pid_t a, pid_t b)
-{
-	char pa[64], pb[64], la[64] = "", lb[64] = "";
-
-	snprintf(pa, sizeof(pa), "/proc/%d/ns/uts", a);
-	snprintf(pb, sizeof(pb), "/proc/%d/ns/uts", b);
-	if (readlink(pa, la, sizeof(la) - 1) < 0 || readlink(pb, lb, sizeof(lb) - 1) < 0)
-		fail_errno("readlink %s or %s", pa, pb);
-	return !strcmp(la, lb);
 }
 
 int main(int argc, char **argv)
@@ -165,10 +179,8 @@ int main(int argc, char **argv)
 	test_waitsig();
 
 	check_names("zdtm-uts-root", "root.zdtm");
-	if (same_uts(getpid(), getppid()))
+	if (in_parents_uts())
 		fail("the root is in its parent's UTS namespace");
-	if (!same_uts(getpid(), a) || same_uts(getpid(), b))
-		fail("a or b is in the wrong UTS namespace");
 	set_names("zdtm-after", "after.zdtm");
 	reap(a, "a");
 	reap(b, "b");

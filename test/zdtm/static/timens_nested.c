@@ -375,16 +375,54 @@ static void read_offsets(pid_t pid, long long *mono, long long *boot)
 	*boot = bs * NS + bn;
 }
 
+/* The last NSpid of task @host in /proc: its pid as it sees it. */
+static pid_t ns_pid_of(pid_t host)
+{
+	char path[64], buf[2048], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", host);
+	if (test_read_file(path, buf, sizeof(buf)) < 0 || !(p = strstr(buf, "NSpid:")))
+		return 0;
+	p[strcspn(p, "\n")] = 0;
+	return atoi(strrchr(p, '\t') + 1);
+}
+
+/*
+ * With --pidns, /proc (the runner's) knows the tree by other pids, which
+ * a restore changes: find them down the children lists from ourselves.
+ */
+static void find_hosts(pid_t host, pid_t *hpids)
+{
+	char path[64], buf[512], *p, *end;
+	pid_t kid;
+	int k;
+
+	for (k = 0; k < NR; k++)
+		if (pids[k] == ns_pid_of(host))
+			hpids[k] = host;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", host, host);
+	if (test_read_file(path, buf, sizeof(buf)) < 0)
+		die("read %s: %m", path);
+	for (p = buf; (kid = strtol(p, &end, 10)) > 0; p = end)
+		find_hosts(kid, hpids);
+}
+
 /* Who is in which namespace, and N2 is N1 less exactly 5 and 500 days. */
 static void check_layout(void)
 {
 	char own[NR][64], kids[NR][64];
 	long long m1, b1, m2, b2, m3, b3;
+	pid_t hpids[NR] = { 0 };
 	int k;
 
+	find_hosts(test_host_pid(), hpids);
+	for (k = 0; k < NR; k++)
+		if (!hpids[k])
+			die("%s (%d) is not in the tree", names[k], pids[k]);
+
 	for (k = 0; k < NR; k++) {
-		ns_link(pids[k], "time", own[k], sizeof(own[k]));
-		ns_link(pids[k], "time_for_children", kids[k], sizeof(kids[k]));
+		ns_link(hpids[k], "time", own[k], sizeof(own[k]));
+		ns_link(hpids[k], "time_for_children", kids[k], sizeof(kids[k]));
 	}
 	if (!strcmp(own[R], kids[R]) || strcmp(own[C], kids[R]) || strcmp(own[D], kids[R]) ||
 	    !strcmp(own[C], kids[C]) || strcmp(own[G], kids[C]) || strcmp(own[G], kids[G]) ||
@@ -392,9 +430,9 @@ static void check_layout(void)
 		die("tasks are not in the namespaces they were: r %s/%s, c %s/%s, g %s/%s, "
 		    "d %s/%s", own[R], kids[R], own[C], kids[C], own[G], kids[G], own[D],
 		    kids[D]);
-	read_offsets(pids[R], &m1, &b1);
-	read_offsets(pids[C], &m2, &b2);
-	read_offsets(pids[D], &m3, &b3);
+	read_offsets(hpids[R], &m1, &b1);
+	read_offsets(hpids[C], &m2, &b2);
+	read_offsets(hpids[D], &m3, &b3);
 	if (m2 - m1 != kid_mono[C] * DAY * NS || b2 - b1 != kid_boot[C] * DAY * NS)
 		die("N2 is N1 %+lld ns monotonic, %+lld ns boottime, not %lld and %lld days",
 		    m2 - m1, b2 - b1, kid_mono[C], kid_boot[C]);

@@ -1,0 +1,97 @@
+#!/bin/sh
+# Run zdtm test programs in the guest (busybox sh, no python): the "plain"
+# flavour of test/zdtm (start, ready, criu dump, gap, criu restore -d,
+# SIGTERM, verdict), one test after the other.
+#
+# Usage: guest-zdtm.sh LIST
+#
+# LIST has one test per line, fields separated by '|':
+#   NAME|ARGS|DUMP_OPTS|RESTORE_OPTS|RESTORE_ENV|PIDNS|EXPECT
+# (ARGS, the options and RESTORE_ENV are space-separated words; PIDNS is 1
+# for a test that runs as the init of a pid namespace; EXPECT pass or
+# fail). The programs are /zdtm/NAME. For each test one line:
+#   ZDTM NAME ok|FAILED [reason]
+# and, for a failure, the tails of the logs prefixed with "| ".
+LIST=$1
+BIN=/zdtm
+WORK=/tmp/zdtm
+GAP=1
+
+mkdir -p $WORK
+
+# Waits up to $2 tenths of a second for the file $1 to be non-empty.
+wait_file() {
+	i=0
+	while [ ! -s "$1" ]; do
+		[ $i -lt $2 ] || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+report() {
+	name=$1 verdict=$2 reason=$3 dir=$4
+	echo "ZDTM $name $verdict $reason"
+	[ "$verdict" = ok ] && return
+	for f in $dir/log $dir/img/dump.log $dir/img/restore.log; do
+		[ -f $f ] || continue
+		echo "| == $f"
+		grep -E 'Error|Warn' $f | tail -5 | sed 's/^/| /'
+		tail -3 $f | sed 's/^/| /'
+	done
+}
+
+run_one() {
+	name=$1 args=$2 dopts=$3 ropts=$4 renv=$5 pidns=$6 expect=$7
+	d=$WORK/$name
+	mkdir -p $d/img
+	cd $d || return
+	extra=
+	[ "$pidns" = 1 ] && extra=--pidns
+	ZDTM_GAP=$GAP setsid $BIN/$name --outfile $d/out --readyfile $d/ready $extra $args \
+		</dev/null >>$d/log 2>&1 &
+	if ! wait_file $d/ready 200; then
+		report $name FAILED "not ready" $d
+		return
+	fi
+	pid=$(cat $d/ready)
+	if ! criu dump -t $pid -D $d/img -o dump.log -v4 $dopts; then
+		report $name FAILED "dump failed" $d
+		kill -9 $pid 2>/dev/null
+		return
+	fi
+	sleep $GAP
+	if ! env $renv criu restore -d -D $d/img -o restore.log -v4 --pidfile $d/rpid $ropts; then
+		report $name FAILED "restore failed" $d
+		return
+	fi
+	rpid=$(cat $d/rpid)
+	kill -TERM $rpid
+	if ! wait_file $d/out 200; then
+		report $name FAILED "no verdict after SIGTERM" $d
+		kill -9 $rpid 2>/dev/null
+		return
+	fi
+	# the verdict is written before the exit: wait for the task to be gone
+	i=0
+	while [ -d /proc/$rpid ] && [ "$(cut -d' ' -f3 /proc/$rpid/stat 2>/dev/null)" != Z ] &&
+	      [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	verdict=$(cat $d/out)
+	if [ "$expect" = fail ]; then
+		[ "$verdict" != PASS ] && report $name ok "" $d ||
+			report $name FAILED "passed, expected to fail" $d
+	elif [ "$verdict" = PASS ]; then
+		report $name ok "" $d
+	else
+		report $name FAILED "$verdict" $d
+	fi
+}
+
+while IFS='|' read -r name args dopts ropts renv pidns expect; do
+	[ -n "$name" ] || continue
+	run_one "$name" "$args" "$dopts" "$ropts" "$renv" "$pidns" "$expect" </dev/null
+done < "$LIST"
+echo "ZDTM-DONE"

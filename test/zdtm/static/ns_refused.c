@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A task in a namespace restore can't make (argument: user, mnt, net,
+ * cgroup, or pidns-child: a child in a pid namespace nested in the
+ * tree's). Not for the static suite (no flavours): test_ns.py checks that
+ * criu refuses to dump it, naming the task and the namespace, and that it
+ * runs on unharmed and passes.
+ */
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "zdtm.h"
+
+static const struct {
+	const char *name;
+	int flag;
+} kinds[] = {
+	{ "user", CLONE_NEWUSER },
+	{ "mnt", CLONE_NEWNS },
+	{ "net", CLONE_NEWNET },
+	{ "cgroup", CLONE_NEWCGROUP },
+	{ "pidns-child", CLONE_NEWPID },
+};
+
+int main(int argc, char **argv)
+{
+	const char *what;
+	pid_t kid = 0;
+	size_t i;
+
+	test_init(argc, argv);
+	what = optind < argc ? argv[optind] : "";
+	for (i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (!strcmp(what, kinds[i].name))
+			break;
+	if (i == ARRAY_SIZE(kinds))
+		fail("unknown namespace kind '%s'", what);
+	if (unshare(kinds[i].flag))
+		fail_errno("unshare(%s)", what);
+	if (kinds[i].flag == CLONE_NEWPID) {
+		kid = fork();
+		if (kid < 0)
+			fail_errno("fork");
+		if (kid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (;;)
+				pause();
+		}
+	}
+	test_ready();
+	test_waitsig();
+	if (kid && (kill(kid, 0) || kill(kid, SIGKILL) || waitpid(kid, NULL, 0) != kid))
+		fail("the child in the nested pid namespace is gone");
+	pass();
+}

@@ -1,0 +1,101 @@
+"""Namespaces a tree makes for itself (Documentation/namespaces.md).
+
+- Refused: a task in a user, mount, network or cgroup namespace of its own,
+  or a child in a pid namespace nested in the tree's. criu must fail
+  cleanly (one Error line naming the task and the namespace) and leave the
+  task running unharmed.
+- Pid namespaces: other zdtm programs run as the init of a pid namespace
+  (--pidns), through dump and restore, must pass as they do outside one:
+  signals, timers, threads, trees and sessions all go through pids.
+- UTS: the host's own names are never touched by a restore."""
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+import zdtm
+from test_errors import check_clean_error
+
+pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
+
+
+@pytest.fixture(autouse=True)
+def _need_criu():
+    if not zdtm.criu_available():
+        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+
+
+REFUSED = {
+    # argument of ns_refused -> words one of which the Error line must hold
+    "user": ("user namespace",),
+    "mnt": ("mount namespace",),
+    "net": ("network namespace",),
+    "cgroup": ("cgroup namespace",),
+    "pidns-child": ("pid namespace",),
+}
+
+
+@pytest.mark.parametrize("what", list(REFUSED))
+def test_ns_refused(what):
+    with zdtm.Run("ns_refused", f"refused-{what}", args=[what]) as r:
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        res = r.dump(img)
+        # the nested pid namespace is its child's: the line names that one
+        check_clean_error(r, res, f"dump of a task in a {what} namespace", REFUSED[what],
+                          0 if what == "pidns-child" else r.pid)
+        r.check_running(f"after the refused dump ({what})", snap)
+        r.finish()
+
+
+# Programs that say something through pids (signals, timers, threads, trees)
+# and do not look themselves up in the runner's /proc by the pids they see
+# (those would see other tasks there: /proc is the host's).
+IN_PIDNS = [
+    "mem_anon", "sig_pending", "sig_mask", "sig_altstack", "posix_timer_pending",
+    "posix_timer_fire", "itimer_long", "itimer_fire", "timerfd_periodic",
+    "timerfd_ticks", "thread_state", "task_rseq", "task_tid_address", "time_clocks",
+    "sys_futex_timed", "creds_ids", "mem_shared_tree", "pipe_tree", "ns_uts",
+    "tree_pgid_order", "thread_churn",
+]
+
+
+@pytest.mark.parametrize("name", IN_PIDNS)
+def test_in_pidns(name):
+    desc = zdtm.load_desc(name)
+    if "plain" not in desc.flavors:
+        pytest.skip(f"{name} has no plain flavour")
+    with zdtm.Run(name, "pidns", args=desc.args, pidns=True) as r:
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        r.dump_ok(img, desc.dump_opts)
+        time.sleep(zdtm.GAP)
+        r.restore_ok(img, desc.restore_opts)
+        r.check_running("after restore in a pid namespace", snap)
+        img2 = r.imgdir("img2")
+        r.dump_ok(img2, desc.dump_opts)
+        r.restore_ok(img2, desc.restore_opts)
+        r.check_running("after the second restore in a pid namespace", snap)
+        r.finish(desc.expect)
+
+
+def test_uts_host_untouched():
+    """The UTS test changes names in its namespaces, before and after
+    restore: the host's stay as they were."""
+    host = socket.gethostname()
+    with open("/proc/sys/kernel/domainname") as f:
+        domain = f.read()
+    with zdtm.Run("ns_uts", "host") as r:
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        r.restore_ok(img)
+        r.finish()
+    with open("/proc/sys/kernel/domainname") as f:
+        now = f.read()
+    assert socket.gethostname() == host and now == domain, \
+        f"host names changed: {host!r}/{domain!r} -> {socket.gethostname()!r}/{now!r}"
