@@ -843,6 +843,12 @@ def show(path: Union[str, Path], out: Any = sys.stdout) -> None:
           f"stepping {cpu['stepping']}, xfeatures {cpu['xfeatures']:#x}, "
           f"xsave {cpu['xsave_size']} bytes"
           + (f" ({cpu['model_name']})" if cpu.get("model_name") else ""))
+    tasks = ck.tasks()
+    root_cpu = ck.image("cpu", tasks[0]["pid"]) if tasks else None
+    if root_cpu and root_cpu.get("ns_cpus"):
+        ns = root_cpu["ns_cpus"]
+        w(f"cpu namespace: virtual CPUs 0-{len(ns) - 1} ran on CPUs "
+          + ",".join(str(c) for c in ns))
 
     for t in ck.tasks():
         show_task(ck, t, w)

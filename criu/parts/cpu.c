@@ -306,18 +306,18 @@ static int cpu_check(struct dump_ctx *dc, struct dtask *t)
 		if (!ns || !kids)
 			return -1;
 		if (i)
-			snprintf(buf, sizeof(buf), "thread %d of task %d", t->th[i].tid, t->pid);
+			snprintf(buf, sizeof(buf), "Thread %d of task %d", t->th[i].tid, t->pid);
 		else
-			snprintf(buf, sizeof(buf), "task %d", t->pid);
+			snprintf(buf, sizeof(buf), "Task %d", t->pid);
 		if (ns != d->ns) {
-			pr_err("In %s: CPU namespace cpu:[%lu] is not the tree root's (cpu:[%lu]); "
-			       "only one CPU namespace per tree, the root's, is supported",
-			       buf, ns, d->ns);
+			pr_err("%s is in CPU namespace cpu:[%lu], not in the root's (cpu:[%lu]); "
+			       "nested CPU namespaces are not supported", buf, ns, d->ns);
 			return -1;
 		}
 		if (kids != ns) {
-			pr_err("In %s: it unshared a CPU namespace (cpu_for_children:[%lu]) "
-			       "it has not forked into yet; not supported", buf, kids);
+			pr_err("%s unshared a CPU namespace: its children are born into "
+			       "cpu:[%lu], not its own; nested CPU namespaces are not "
+			       "supported", buf, kids);
 			return -1;
 		}
 	}

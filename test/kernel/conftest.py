@@ -100,3 +100,8 @@ def subreaper_bin(tmp_path_factory):
 def parse_probe(line):
     """One line of the probe's output as a dict of strings."""
     return dict(kv.split("=", 1) for kv in line.split())
+
+
+@pytest.fixture(scope="session")
+def cpuns_bin(tmp_path_factory):
+    return build_helper(tmp_path_factory, "cpuns")

@@ -6,11 +6,15 @@
 # Usage: guest-zdtm.sh LIST
 #
 # LIST has one test per line, fields separated by '|':
-#   NAME|ARGS|DUMP_OPTS|RESTORE_OPTS|RESTORE_ENV|PIDNS|EXPECT
+#   NAME|ARGS|DUMP_OPTS|RESTORE_OPTS|RESTORE_ENV|PIDNS|EXPECT|TAG|CPUNS
 # (ARGS, the options and RESTORE_ENV are space-separated words; PIDNS is 1
 # for a test that runs as the init of a pid namespace; EXPECT pass or
-# fail). The programs are /zdtm/NAME. For each test one line:
-#   ZDTM NAME ok|FAILED [reason]
+# fail; TAG names a flavour in the report; CPUNS, a map V:CPU,..., runs the
+# test in a CPU namespace of its own, made by the cpuns helper, and checks
+# that the restored one has the same map). The programs are /zdtm/NAME.
+# Besides the test's verdict, the restored leader must have the start time
+# it had (/proc/PID/start_time). For each test one line:
+#   ZDTM NAME[:TAG] ok|FAILED [reason]
 # and, for a failure, the tails of the logs prefixed with "| ".
 LIST=$1
 BIN=/zdtm
@@ -42,19 +46,24 @@ report() {
 }
 
 run_one() {
-	name=$1 args=$2 dopts=$3 ropts=$4 renv=$5 pidns=$6 expect=$7
-	d=$WORK/$name
+	prog=$1 args=$2 dopts=$3 ropts=$4 renv=$5 pidns=$6 expect=$7 tag=$8 cpuns=$9
+	name=$prog${tag:+:$tag}
+	d=$WORK/$prog${tag:+-$tag}
 	mkdir -p $d/img
 	cd $d || return
 	extra=
 	[ "$pidns" = 1 ] && extra=--pidns
-	ZDTM_GAP=$GAP setsid $BIN/$name --outfile $d/out --readyfile $d/ready $extra $args \
+	wrap=
+	[ -n "$cpuns" ] && wrap="cpuns $cpuns"
+	ZDTM_GAP=$GAP $wrap setsid $BIN/$prog --outfile $d/out --readyfile $d/ready $extra $args \
 		</dev/null >>$d/log 2>&1 &
 	if ! wait_file $d/ready 200; then
 		report $name FAILED "not ready" $d
 		return
 	fi
 	pid=$(cat $d/ready)
+	# the kernel/ patches: the leader's start time (in its time namespace)
+	start=$(cat /proc/$pid/start_time)
 	if ! criu dump -t $pid -D $d/img -o dump.log -v4 $dopts; then
 		report $name FAILED "dump failed" $d
 		kill -9 $pid 2>/dev/null
@@ -66,6 +75,20 @@ run_one() {
 		return
 	fi
 	rpid=$(cat $d/rpid)
+	if [ "$(cat /proc/$rpid/start_time)" != "$start" ]; then
+		report $name FAILED "start time $(cat /proc/$rpid/start_time), was $start" $d
+		kill -9 $rpid
+		return
+	fi
+	if [ -n "$cpuns" ]; then
+		want=$(echo "$cpuns" | tr ':,' ' \n')
+		if [ "$(stat -L -c %i /proc/$rpid/ns/cpu)" = "$(stat -L -c %i /proc/1/ns/cpu)" ] ||
+		   [ "$(cat /proc/$rpid/cpu_map)" != "$want" ]; then
+			report $name FAILED "not restored in its CPU namespace" $d
+			kill -9 $rpid
+			return
+		fi
+	fi
 	kill -TERM $rpid
 	if ! wait_file $d/out 200; then
 		report $name FAILED "no verdict after SIGTERM" $d
@@ -90,8 +113,9 @@ run_one() {
 	fi
 }
 
-while IFS='|' read -r name args dopts ropts renv pidns expect; do
+while IFS='|' read -r name args dopts ropts renv pidns expect tag cpuns; do
 	[ -n "$name" ] || continue
-	run_one "$name" "$args" "$dopts" "$ropts" "$renv" "$pidns" "$expect" </dev/null
+	run_one "$name" "$args" "$dopts" "$ropts" "$renv" "$pidns" "$expect" "$tag" "$cpuns" \
+		</dev/null
 done < "$LIST"
 echo "ZDTM-DONE"

@@ -6,7 +6,9 @@
  * "criu restore -d" loses criu, its parent, and must be adopted by the
  * runner (as on the host, where the pytest runner is a subreaper), not by
  * init: the tree tests check their root's parent. The flag survives
- * execve(), so the shell that CMD becomes is the subreaper.
+ * execve(), so the shell that CMD becomes is the subreaper
+ * (contrib/subreaper runs its command as a child: the parent a test
+ * records would then not be the one that adopts it).
  */
 #include <stdio.h>
 #include <sys/prctl.h>

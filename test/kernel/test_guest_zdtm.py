@@ -2,8 +2,9 @@
 criu inside the guest: Linux 6.1 with the kernel/ patches, where criu
 meets an older kernel than the host's (no PAGEMAP_SCAN, no
 PR_TIMER_CREATE_RESTORE_IDS, a 5-page [vvar]). One boot runs every test
-in the "plain" flavour (guest-zdtm.sh); each is reported as its own
-pytest case.
+in the "plain" flavour (guest-zdtm.sh), and a few again in a CPU namespace
+of their own ("cpuns": made of CPUs 3 and 2 of the guest's 4, restored
+with the same map); each is reported as its own pytest case.
 
 Run with: python3 -m pytest -m kernel test/kernel/test_guest_zdtm.py
 """
@@ -34,6 +35,19 @@ def descs():
 
 TESTS = descs()
 
+# Run again inside a CPU namespace: threads, trees, pid and time namespaces,
+# the vDSO, affinity and timers, all of which meet the namespace's rules.
+CPUNS_MAP = "0:3,1:2"
+CPUNS_TESTS = ["task_affinity", "thread_state", "thread_churn", "tree_session",
+               "tree_fork_loop", "tree_zombie", "ns_pid_tree", "timens_nested",
+               "time_vdso", "mem_cow_tree", "sys_futex", "posix_timer_fire", "regs_avx"]
+CASES = [(n, d, "", "") for n, d in TESTS] + \
+    [(n, d, "cpuns", CPUNS_MAP) for n, d in TESTS if n in CPUNS_TESTS]
+
+
+def case_id(name, tag):
+    return f"{name}:{tag}" if tag else name
+
 # What fails on 6.1 for want of a newer kernel, and how it shows: a failure
 # that does not match is a real one.
 EVENTFD_6_5 = ("criu refuses eventfds on kernels whose fdinfo lacks "
@@ -47,26 +61,26 @@ KNOWN_ON_6_1 = {
 }
 
 
-def list_line(name, d):
+def list_line(name, d, tag, cpuns):
     env = " ".join(f"{k}={v}" for k, v in d.get("restore_env", {}).items())
     fields = [name, " ".join(d.get("args", [])), " ".join(d.get("dump_opts", [])),
               " ".join(d.get("restore_opts", [])), env, "1" if d.get("pidns") else "",
-              d.get("expect", "pass")]
+              d.get("expect", "pass"), tag, cpuns]
     assert not any("|" in f for f in fields), fields
     return "|".join(fields)
 
 
 @pytest.fixture(scope="module")
-def guest_zdtm(guest, criu_bin, subreaper_bin, tmp_path_factory):
-    built = [(n, d) for n, d in TESTS if (BUILT / n).exists()]
+def guest_zdtm(guest, criu_bin, subreaper_bin, cpuns_bin, tmp_path_factory):
+    built = [c for c in CASES if (BUILT / c[0]).exists()]
     if not built:
         pytest.skip(f"no zdtm programs in {BUILT} (ninja -C build)")
     work = tmp_path_factory.mktemp("guest-zdtm")
     lst = work / "list"
-    lst.write_text("".join(list_line(n, d) + "\n" for n, d in built))
-    extra = [str(criu_bin), str(subreaper_bin), f"{HERE / 'guest-zdtm.sh'}:/guest-zdtm.sh",
-             f"{lst}:/zdtm.list"]
-    extra += [f"{BUILT / n}:/zdtm/{n}" for n, _ in built]
+    lst.write_text("".join(list_line(*c) + "\n" for c in built))
+    extra = [str(criu_bin), str(subreaper_bin), str(cpuns_bin),
+             f"{HERE / 'guest-zdtm.sh'}:/guest-zdtm.sh", f"{lst}:/zdtm.list"]
+    extra += [f"{BUILT / n}:/zdtm/{n}" for n in sorted({c[0] for c in built})]
     rc, out, err = guest.run("subreaper sh /guest-zdtm.sh /zdtm.list", selftests=False,
                              timeout=900, extra=extra)
     assert rc == 0 and "ZDTM-DONE" in out, out + err
@@ -82,13 +96,15 @@ def guest_zdtm(guest, criu_bin, subreaper_bin, tmp_path_factory):
     return results
 
 
-@pytest.mark.parametrize("name", [n for n, _ in TESTS])
-def test_zdtm_in_guest(guest_zdtm, name):
+@pytest.mark.parametrize("name,tag", [(n, t) for n, _, t, _ in CASES],
+                         ids=[case_id(n, t) for n, _, t, _ in CASES])
+def test_zdtm_in_guest(guest_zdtm, name, tag):
     if not (BUILT / name).exists():
         pytest.skip(f"{name} is not built")
-    assert name in guest_zdtm, f"{name}: no result from the guest"
-    verdict, reason, *logs = guest_zdtm[name]
-    text = f"{name}: {reason}\n" + "\n".join(logs)
+    cid = case_id(name, tag)
+    assert cid in guest_zdtm, f"{cid}: no result from the guest"
+    verdict, reason, *logs = guest_zdtm[cid]
+    text = f"{cid}: {reason}\n" + "\n".join(logs)
     if verdict != "ok" and name in KNOWN_ON_6_1 and re.search(KNOWN_ON_6_1[name][1], text):
         pytest.xfail(KNOWN_ON_6_1[name][0])
     assert verdict == "ok", text
