@@ -574,7 +574,8 @@ static int fdinfo_load_tree(struct rst_ctx *rc)
 		k = kind_of_desc(d);
 		if (k->validate && k->validate(rf->f[i].first, d))
 			goto out;
-		if (k->installer && !task_uses_file(rf, k->installer(d), i)) {
+		/* installer 0: nothing to set up in a task (older timerfd images) */
+		if (k->installer && k->installer(d) && !task_uses_file(rf, k->installer(d), i)) {
 			pr_err("Task %d: image files.img has %s #%zu set up by task %d, "
 			       "which does not hold it", rf->f[i].first, k->name, i,
 			       k->installer(d));

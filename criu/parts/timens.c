@@ -61,89 +61,10 @@ struct offsets {
 	int64_t mono, boot;
 };
 
-static int parse_offsets(const char *buf, struct offsets *o)
-{
-	const char *p = buf;
-	char name[32];
-	long long sec, nsec;
-	int n, seen = 0;
-
-	o->mono = o->boot = 0;
-	while (sscanf(p, "%31s %lld %lld%n", name, &sec, &nsec, &n) == 3) {
-		if (!strcmp(name, "monotonic") || !strcmp(name, "1"))
-			o->mono = sec * NSEC + nsec, seen++;
-		else if (!strcmp(name, "boottime") || !strcmp(name, "7"))
-			o->boot = sec * NSEC + nsec, seen++;
-		p += n;
-	}
-	return seen == 2 ? 0 : -1;
-}
-
-static int read_offsets(const char *path, struct offsets *o)
-{
-	char *buf = read_file(-1, path, NULL);
-	int ret;
-
-	if (!buf) {
-		pr_perror("Can't read %s", path);
-		return -1;
-	}
-	ret = parse_offsets(buf, o);
-	if (ret)
-		pr_err("Can't parse %s", path);
-	free(buf);
-	return ret;
-}
-
-/*
- * The offsets of the namespace task @pid is in (0: criu). timens_offsets
- * shows the one for its children; when that is another, a helper joins
- * the task's own and reads there.
- */
+/* The offsets of the namespace task @pid (0: criu) is in. */
 static int own_offsets(pid_t pid, struct offsets *o)
 {
-	char path[64];
-	int pfd[2], fd, status;
-	pid_t child;
-
-	if (proc_ns_id(pid, 0, "time") == proc_ns_id(pid, 0, "time_for_children")) {
-		if (pid)
-			snprintf(path, sizeof(path), "/proc/%d/timens_offsets", pid);
-		else
-			snprintf(path, sizeof(path), "/proc/self/timens_offsets");
-		return read_offsets(path, o);
-	}
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/ns/time", pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/ns/time");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || pipe2(pfd, O_CLOEXEC)) {
-		pr_perror("Can't open %s", path);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	child = fork();
-	if (child == 0) {
-		/* a fork is single-threaded, as setns() into a time namespace wants */
-		if (setns(fd, CLONE_NEWTIME) ||
-		    read_offsets("/proc/self/timens_offsets", o))
-			_exit(1);
-		_exit(write(pfd[1], o, sizeof(*o)) != sizeof(*o));
-	}
-	close(fd);
-	close(pfd[1]);
-	if (child < 0 || read(pfd[0], o, sizeof(*o)) != sizeof(*o)) {
-		pr_perror("Can't learn the offsets of %s", path);
-		close(pfd[0]);
-		if (child > 0)
-			waitpid(child, &status, 0);
-		return -1;
-	}
-	close(pfd[0]);
-	waitpid(child, &status, 0);
-	return 0;
+	return proc_timens_offsets(pid, &o->mono, &o->boot);
 }
 
 /* The host's clocks now: ours, less our own namespace's offsets. */
@@ -250,18 +171,30 @@ static int tn_check(struct dump_ctx *dc, struct dtask *t)
 	return 0;
 }
 
-/* A namespace's offsets: from a task whose children it is for, or by joining it. */
+/*
+ * A namespace's offsets: timens_offsets of a task whose children it is
+ * for shows them; else a task in it (which may take a helper joining it).
+ */
 static int ns_offsets(struct tn_dump *d, uint64_t ns, struct offsets *o)
 {
-	char path[64];
-	int i;
+	char path[64], *buf;
+	int i, ret;
 
-	for (i = 0; i < d->nr; i++)
-		if (d->tasks[i].kids == ns) {
-			snprintf(path, sizeof(path), "/proc/%d/timens_offsets",
-				 d->tasks[i].t->pid);
-			return read_offsets(path, o);
+	for (i = 0; i < d->nr; i++) {
+		if (d->tasks[i].kids != ns)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/timens_offsets", d->tasks[i].t->pid);
+		buf = read_file(-1, path, NULL);
+		if (!buf) {
+			pr_perror("Can't read %s", path);
+			return -1;
 		}
+		ret = proc_parse_timens_offsets(buf, &o->mono, &o->boot);
+		if (ret)
+			pr_err("Can't parse %s", path);
+		free(buf);
+		return ret;
+	}
 	for (i = 0; i < d->nr; i++)
 		if (d->tasks[i].ns == ns)
 			return own_offsets(d->tasks[i].t->pid, o);

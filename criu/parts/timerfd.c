@@ -28,8 +28,14 @@
  *    passed during the downtime fires at once, and a periodic one counts
  *    the periods of the downtime, as after a suspend.
  *
- * Restore, in the new task: timerfd_create(), timerfd_settime() with the
- * dumped flags, then TFD_IOC_SET_TICKS for the unread expirations.
+ * Restore: timerfd_create() where the fd table wants it (in criu when
+ * tasks share it); then the task the deadline belongs to (the one it was
+ * read through, its owner) arms it with timerfd_settime() and the dumped
+ * flags, then TFD_IOC_SET_TICKS for the unread expirations. The owner
+ * does it itself because an absolute time on a namespace clock means what
+ * it means only in that task's time namespace, which a tree with several
+ * (nested) ones may have made after criu forked (Documentation/
+ * namespaces.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -169,63 +175,20 @@ static int grab_fd(pid_t pid, int fd)
 	return ours;
 }
 
-/* The monotonic and boottime offsets in a timens_offsets file. */
-static int read_offsets(const char *path, int64_t *mono, int64_t *boot)
-{
-	long long sec, nsec;
-	char *buf, *p, name[32];
-	int n, seen = 0;
-
-	*mono = *boot = 0;
-	buf = read_file(-1, path, NULL);
-	if (!buf)
-		return errno == ENOENT ? 0 : -1;	/* no time namespaces */
-	for (p = buf; sscanf(p, "%31s %lld %lld%n", name, &sec, &nsec, &n) == 3; p += n) {
-		if (!strcmp(name, "monotonic") || !strcmp(name, "1")) {
-			*mono = sec * NSEC_PER_SEC + nsec;
-			seen |= 1;
-		} else if (!strcmp(name, "boottime") || !strcmp(name, "7")) {
-			*boot = sec * NSEC_PER_SEC + nsec;
-			seen |= 2;
-		}
-	}
-	free(buf);
-	return seen == 3 ? 0 : -1;
-}
-
-static int same_ns(pid_t a, const char *na, pid_t b, const char *nb)
-{
-	char pa[64], pb[64];
-	struct stat sa, sb;
-
-	snprintf(pa, sizeof(pa), "/proc/%d/ns/%s", a, na);
-	snprintf(pb, sizeof(pb), "/proc/%d/ns/%s", b, nb);
-	if (stat(pa, &sa) || stat(pb, &sb))
-		return -1;
-	return sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
-}
-
 /*
- * How far the task's CLOCK_MONOTONIC and CLOCK_BOOTTIME are ahead of
- * ours (time namespaces). timens_offsets shows the namespace a process's
- * children get, its own unless it unshared one and did not fork since:
- * returns 1 when that leaves us without an answer.
+ * How far the task's CLOCK_MONOTONIC and CLOCK_BOOTTIME are ahead of ours
+ * (time namespaces; also a task that made one for its children and stays
+ * in its own).
  */
 static int ns_delta(pid_t pid, int64_t *mono, int64_t *boot)
 {
 	int64_t tm, tb, sm, sb;
-	char path[64];
 
 	*mono = *boot = 0;
-	if (same_ns(pid, "time", getpid(), "time") == 1)
+	if (proc_ns_id(pid, 0, "time") == proc_ns_id(0, 0, "time"))
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/timens_offsets", pid);
-	if (same_ns(pid, "time", pid, "time_for_children") != 1 ||
-	    same_ns(getpid(), "time", getpid(), "time_for_children") != 1 ||
-	    read_offsets(path, &tm, &tb) || read_offsets("/proc/self/timens_offsets", &sm, &sb)) {
-		pr_debug("Task %d: its time namespace's offsets are unknown", pid);
-		return 1;
-	}
+	if (proc_timens_offsets(pid, &tm, &tb) || proc_timens_offsets(0, &sm, &sb))
+		return -1;
 	*mono = tm - sm;
 	*boot = tb - sb;
 	return 0;
@@ -295,11 +258,15 @@ static int tfd_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDes
 	e->ticks = ti.ticks;
 	e->value_ns = its_ns(&its.it_value);
 	e->interval_ns = its_ns(&its.it_interval);
+	e->owner = proc_ns_pid(pid);
+	e->has_owner = e->owner > 0;
 	d->tfd = e;
 	clk = ref_clock(ti.clockid, ti.flags);
 	/* the wall clock is the same everywhere; the others need the offsets */
 	ret = clk == CLOCK_REALTIME ? 0 : ns_delta(pid, &mono, &boot);
-	if (e->value_ns && !ret) {
+	if (ret < 0)
+		return -1;
+	if (e->value_ns) {
 		e->has_deadline_ns = 1;
 		e->deadline_ns = now + (int64_t)e->value_ns;
 		if (clk != CLOCK_REALTIME)
@@ -396,11 +363,28 @@ static int set_ticks(pid_t pid, int fd, const TimerfdEntry *e, int64_t in)
 	return 0;
 }
 
+/* In the owner task (or where it was created, for older images). */
+static int tfd_arm(pid_t pid, int fd, const TimerfdEntry *e)
+{
+	struct itimerspec its;
+	int64_t in;
+
+	ns_to_ts(e->interval_ns, &its.it_interval);
+	arm_value(e, &its.it_value, &in);
+	if ((e->value_ns || e->interval_ns || e->settime_flags) &&
+	    timerfd_settime(fd, e->settime_flags, &its, NULL)) {
+		pr_perror("Task %d: can't arm a timerfd (clock %d, flags %#x, %ld.%09ld s, "
+			  "interval %ld.%09ld s)", pid, e->clockid, e->settime_flags,
+			  its.it_value.tv_sec, its.it_value.tv_nsec,
+			  its.it_interval.tv_sec, its.it_interval.tv_nsec);
+		return -1;
+	}
+	return set_ticks(pid, fd, e, in);
+}
+
 static int tfd_open(pid_t pid, const FileDesc *d)
 {
 	const TimerfdEntry *e = d->tfd;
-	struct itimerspec its;
-	int64_t in;
 	int fd;
 
 	fd = timerfd_create(e->clockid, TFD_CLOEXEC | (d->flags & O_NONBLOCK ? TFD_NONBLOCK : 0));
@@ -413,22 +397,21 @@ static int tfd_open(pid_t pid, const FileDesc *d)
 				  pid, e->clockid);
 		return -1;
 	}
-	ns_to_ts(e->interval_ns, &its.it_interval);
-	arm_value(e, &its.it_value, &in);
-	if ((e->value_ns || e->interval_ns || e->settime_flags) &&
-	    timerfd_settime(fd, e->settime_flags, &its, NULL)) {
-		pr_perror("Task %d: can't arm a timerfd (clock %d, flags %#x, %ld.%09ld s, "
-			  "interval %ld.%09ld s)", pid, e->clockid, e->settime_flags,
-			  its.it_value.tv_sec, its.it_value.tv_nsec,
-			  its.it_interval.tv_sec, its.it_interval.tv_nsec);
-		goto err;
+	if (!e->has_owner && tfd_arm(pid, fd, e)) {
+		close(fd);
+		return -1;
 	}
-	if (set_ticks(pid, fd, e, in))
-		goto err;
 	return fd;
-err:
-	close(fd);
-	return -1;
+}
+
+static pid_t tfd_installer(const FileDesc *d)
+{
+	return d->tfd->has_owner ? d->tfd->owner : 0;
+}
+
+static int tfd_install(pid_t pid, int fd, const FileDesc *d)
+{
+	return tfd_arm(pid, fd, d->tfd);
 }
 
 const struct file_kind fk_timerfd = {
@@ -438,6 +421,8 @@ const struct file_kind fk_timerfd = {
 	.dump = tfd_dump,
 	.validate = tfd_validate,
 	.open = tfd_open,
+	.installer = tfd_installer,
+	.install = tfd_install,
 	.free = tfd_free,
 	.task_clocks = 1,
 };

@@ -1,11 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
-/* /proc/PID/ns/NAME: which namespace a task (or thread) is in. */
+/*
+ * /proc/PID/ns/NAME: which namespace a task (or thread) is in;
+ * /proc/PID/timens_offsets: how far its time namespace's clocks are ahead.
+ */
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/log.h"
+#include "core/util.h"
 #include "proc/proc.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME	0x00000080	/* Linux 5.6 */
+#endif
+
+#define NSEC_PER_SEC	1000000000LL
 
 uint64_t proc_ns_id(pid_t pid, pid_t tid, const char *name)
 {
@@ -24,4 +39,96 @@ uint64_t proc_ns_id(pid_t pid, pid_t tid, const char *name)
 		return 0;
 	}
 	return st.st_ino;
+}
+
+/* "monotonic SEC NSEC\nboottime SEC NSEC\n" (or clock ids 1 and 7). */
+int proc_parse_timens_offsets(const char *buf, int64_t *mono, int64_t *boot)
+{
+	const char *p = buf;
+	long long sec, nsec;
+	char name[32];
+	int n, seen = 0;
+
+	*mono = *boot = 0;
+	while (sscanf(p, "%31s %lld %lld%n", name, &sec, &nsec, &n) == 3) {
+		if (!strcmp(name, "monotonic") || !strcmp(name, "1"))
+			*mono = sec * NSEC_PER_SEC + nsec, seen |= 1;
+		else if (!strcmp(name, "boottime") || !strcmp(name, "7"))
+			*boot = sec * NSEC_PER_SEC + nsec, seen |= 2;
+		p += n;
+	}
+	return seen == 3 ? 0 : -1;
+}
+
+static int read_timens_offsets(const char *path, int64_t *mono, int64_t *boot)
+{
+	char *buf = read_file(-1, path, NULL);
+	int ret;
+
+	if (!buf) {
+		/* a kernel without time namespaces: no offsets */
+		if (errno == ENOENT && access("/proc/self/ns/time", F_OK))
+			return *mono = *boot = 0;
+		pr_perror("Can't read %s", path);
+		return -1;
+	}
+	ret = proc_parse_timens_offsets(buf, mono, boot);
+	if (ret)
+		pr_err("Can't parse %s", path);
+	free(buf);
+	return ret;
+}
+
+/*
+ * /proc/PID/timens_offsets shows the namespace of the task's future
+ * children: its own, unless it unshared one (and never entered it). Then a
+ * forked helper joins the task's own namespace and reads its offsets there
+ * (a fork is single-threaded, as setns() into a time namespace wants).
+ */
+int proc_timens_offsets(pid_t pid, int64_t *mono, int64_t *boot)
+{
+	char path[64];
+	int64_t res[2];
+	int pfd[2], fd, status;
+	pid_t child;
+
+	if (proc_ns_id(pid, 0, "time") == proc_ns_id(pid, 0, "time_for_children")) {
+		if (pid)
+			snprintf(path, sizeof(path), "/proc/%d/timens_offsets", pid);
+		else
+			snprintf(path, sizeof(path), "/proc/self/timens_offsets");
+		return read_timens_offsets(path, mono, boot);
+	}
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/ns/time", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/time");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pipe2(pfd, O_CLOEXEC)) {
+		pr_perror("Can't open %s", path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	child = fork();
+	if (child == 0) {
+		if (setns(fd, CLONE_NEWTIME) ||
+		    read_timens_offsets("/proc/self/timens_offsets", &res[0], &res[1]))
+			_exit(1);
+		_exit(write(pfd[1], res, sizeof(res)) != sizeof(res));
+	}
+	close(fd);
+	close(pfd[1]);
+	if (child < 0 || read(pfd[0], res, sizeof(res)) != sizeof(res)) {
+		pr_perror("Can't learn the offsets of %s", path);
+		close(pfd[0]);
+		if (child > 0)
+			waitpid(child, &status, 0);
+		return -1;
+	}
+	close(pfd[0]);
+	waitpid(child, &status, 0);
+	*mono = res[0];
+	*boot = res[1];
+	return 0;
 }

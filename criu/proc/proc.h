@@ -155,4 +155,12 @@ int proc_read_timers(pid_t pid, struct proc_timer **out);
  */
 uint64_t proc_ns_id(pid_t pid, pid_t tid, const char *name);
 
+/*
+ * CLOCK_MONOTONIC and CLOCK_BOOTTIME offsets, in ns, of the time namespace
+ * task @pid (0: criu) is in, relative to the host's clocks; 0 on kernels
+ * without time namespaces. The parser takes a timens_offsets file.
+ */
+int proc_parse_timens_offsets(const char *buf, int64_t *mono, int64_t *boot);
+int proc_timens_offsets(pid_t pid, int64_t *mono, int64_t *boot);
+
 #endif

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from guestlib import CRIU, HERE
+
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "scripts" / "kernel-build.sh"
 BOOT = ROOT / "scripts" / "kernel-boot.sh"
@@ -67,8 +69,6 @@ def guest(kernel_image):
     return Guest(kernel_image)
 
 
-CRIU = ROOT / "build" / "criu" / "criu"
-HERE = Path(__file__).resolve().parent
 
 
 @pytest.fixture(scope="session")
@@ -95,11 +95,6 @@ def probe_bin(tmp_path_factory):
 @pytest.fixture(scope="session")
 def subreaper_bin(tmp_path_factory):
     return build_helper(tmp_path_factory, "subreaper")
-
-
-def parse_probe(line):
-    """One line of the probe's output as a dict of strings."""
-    return dict(kv.split("=", 1) for kv in line.split())
 
 
 @pytest.fixture(scope="session")

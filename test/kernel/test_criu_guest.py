@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import CRIU, parse_probe
+from guestlib import CRIU, parse_probe
 
 pytestmark = pytest.mark.kernel
 
@@ -93,7 +93,8 @@ for stage in 1 2 3; do
 	done
 	echo "AFTER$stage $(sed -n "$((n + 1))p" /tmp/out)"
 	echo "NS$stage $(stat -L -c %i /proc/$pid/ns/cpu) $(cat /proc/$pid/cpu_map | tr '\n' ,)"
-	echo "REAL$stage $(cat /proc/$pid/task/*/status | awk '/Cpus_allowed_list/ {print $2}' | tr '\n' ' ')"
+	echo "REAL$stage $(cat /proc/$pid/task/*/status |
+		awk '/Cpus_allowed_list/ {print $2}' | tr '\n' ' ')"
 	echo "WARN$stage $(grep -c Warn $img/restore.log)"
 done
 cp -a /tmp/img1 /shared/img1

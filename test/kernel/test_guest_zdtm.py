@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CRIU, HERE, ROOT
+from guestlib import HERE, ROOT
 
 pytestmark = pytest.mark.kernel
 

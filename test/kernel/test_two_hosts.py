@@ -16,7 +16,7 @@ Run with: python3 -m pytest -m kernel test/kernel/test_two_hosts.py
 """
 import pytest
 
-from conftest import parse_probe
+from guestlib import parse_probe
 
 pytestmark = pytest.mark.kernel
 
@@ -127,7 +127,8 @@ def test_namespace_on_other_cpus(two_hosts):
 def test_start_times_kept(two_hosts):
     a, b, out = two_hosts
     for k in ("start", "tstart"):
-        assert b["AFTER"][k] == a["FIRST"][k], f"{k}: {a['FIRST'][k]} in A, {b['AFTER'][k]} in B\n{out}"
+        assert b["AFTER"][k] == a["FIRST"][k], \
+            f"{k}: {a['FIRST'][k]} in A, {b['AFTER'][k]} in B\n{out}"
     # in the time namespace: boottime +100000 s, i.e. 10^7 ticks
     assert int(a["FIRST"]["start"]) > 100000 * 100, out
     assert int(a["FIRST"]["tstart"]) - int(a["FIRST"]["start"]) >= 25, out

@@ -401,6 +401,20 @@ static void test_status_nested_ns(void)
 	proc_status_free(&st);
 }
 
+static void test_timens_offsets(void)
+{
+	int64_t m, b;
+
+	expect(!proc_parse_timens_offsets("monotonic    864000         0\n"
+					  "boottime   -86400 500000000\n", &m, &b) &&
+	       m == 864000LL * 1000000000 && b == -86400LL * 1000000000 + 500000000,
+	       "names: %lld %lld", (long long)m, (long long)b);
+	expect(!proc_parse_timens_offsets("1 5 1\n7 0 2\n", &m, &b) && m == 5000000001LL &&
+	       b == 2, "clock ids: %lld %lld", (long long)m, (long long)b);
+	expect(proc_parse_timens_offsets("monotonic 1 0\n", &m, &b) == -1, "boottime missing");
+	expect(proc_parse_timens_offsets("", &m, &b) == -1, "empty");
+}
+
 /* Strips the line starting with @key from a copy of the status sample. */
 static char *status_without(const char *key)
 {
@@ -1060,6 +1074,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(test_status_sample),
 	UNIT_TEST(test_status_variants),
 	UNIT_TEST(test_status_nested_ns),
+	UNIT_TEST(test_timens_offsets),
 	UNIT_TEST(test_status_live),
 	UNIT_TEST(test_stat_sample),
 	UNIT_TEST(test_stat_fields_count),

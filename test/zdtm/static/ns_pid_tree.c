@@ -99,8 +99,8 @@ static void *thread_fn(void *arg)
 		if (sigtimedwait(&s, &si, &zero) != SIGUSR1)
 			die("the signal queued to thread %d is gone", me.tid[i]);
 		if (si.si_value.sival_int != VALUE || si.si_pid != 1 || si.si_code != SI_QUEUE)
-			die("the queued signal has value %#x, pid %d, code %d", si.si_value.sival_int,
-			    si.si_pid, si.si_code);
+			die("the queued signal has value %#x, pid %d, code %d",
+			    si.si_value.sival_int, si.si_pid, si.si_code);
 	}
 	return (void *)1;
 }

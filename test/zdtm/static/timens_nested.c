@@ -19,6 +19,10 @@
  *  - a child it forks now reads its clocks ahead of its own by what its
  *    namespace for children had on top of its own (r: +10 d, +1000 d;
  *    c: -5 d, -500 d; d and g: 0).
+ *  - a timerfd it armed for an absolute moment of its CLOCK_MONOTONIC (and
+ *    one of its BOOTTIME), an hour ahead, still expires at that moment of
+ *    its own clocks (the dump must read the namespace it is in, not the
+ *    one it made for its children);
  * The root also checks that each task is in the namespace it was
  * (comparing /proc/PID/ns/time and time_for_children between tasks) and
  * that N2's offsets are N1's less exactly 5 and 500 days.
@@ -32,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -113,6 +118,49 @@ static void unshare_time(long long mono_days, long long boot_days)
 	close(fd);
 }
 
+/* ----------------------------------------------------------- timers */
+
+#define TFD_AHEAD	3600LL
+
+static struct {
+	int fd;
+	clockid_t clk;
+	long long at;
+} tfds[2] = { { -1, CLOCK_MONOTONIC, 0 }, { -1, CLOCK_BOOTTIME, 0 } };
+
+static void arm_timerfds(void)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		tfds[i].fd = timerfd_create(tfds[i].clk, TFD_CLOEXEC);
+		tfds[i].at = now(tfds[i].clk) + TFD_AHEAD * NS;
+		its.it_value.tv_sec = tfds[i].at / NS;
+		its.it_value.tv_nsec = tfds[i].at % NS;
+		if (tfds[i].fd < 0 ||
+		    timerfd_settime(tfds[i].fd, TFD_TIMER_ABSTIME, &its, NULL))
+			die("timerfd on clock %d: %m", tfds[i].clk);
+	}
+}
+
+static void check_timerfds(void)
+{
+	struct itimerspec its;
+	long long left, want;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (timerfd_gettime(tfds[i].fd, &its))
+			die("timerfd_gettime: %m");
+		want = tfds[i].at - now(tfds[i].clk);
+		left = its.it_value.tv_sec * NS + its.it_value.tv_nsec;
+		if (llabs(left - want) > NS / 10)
+			die("a timerfd on clock %d has %.3f s left, its deadline %.3f s",
+			    tfds[i].clk, left / 1e9, want / 1e9);
+	}
+}
+
 /* ----------------------------------------------------------- sampling */
 
 struct sample {
@@ -158,6 +206,7 @@ static void step(void)
 
 static void start_sampling(void)
 {
+	arm_timerfds();
 	sample(&st.last);
 	st.boot_minus_mono = st.last.boot - st.last.mono;
 	st.raw_minus_mono = now(CLOCK_MONOTONIC_RAW) - now(CLOCK_MONOTONIC);
@@ -280,6 +329,7 @@ static void check_kids_ns(void)
 
 static void check_self(void)
 {
+	check_timerfds();
 	check_continuity();
 	check_range();
 	check_variants();
