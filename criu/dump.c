@@ -26,6 +26,7 @@
 #include "image/image.h"
 #include "parts/part.h"
 #include "task/ptrace.h"
+#include "tree-plan.h"
 #include "inventory.pb-c.h"
 #include "pstree.pb-c.h"
 
@@ -226,29 +227,27 @@ static int collect_children(struct dtree *tree, struct dtask *t)
 	return 0;
 }
 
-/*
- * A session or group is recreated by its leader: one that left the tree
- * (or was never in it) can't be, unless it is the root's own (--shell-job).
- */
+/* Refuses now a tree restore could not rebuild (see tree-plan.c). */
 static int check_ids(struct dtree *tree)
 {
-	struct dtask *root = tree->tasks[0], *t;
-	int i;
+	struct plan_task *pl;
+	int i, ret;
 
-	for (i = 1; i < tree->nr; i++) {
-		t = tree->tasks[i];
-		if (t->stat.sid != root->stat.sid && !tree_find(tree, t->stat.sid)) {
-			pr_err("Task %d is in session %d, whose leader is gone; not supported",
-			       t->pid, t->stat.sid);
-			return -1;
-		}
-		if (t->stat.pgid != root->stat.pgid && !tree_find(tree, t->stat.pgid)) {
-			pr_err("Task %d is in process group %d, whose leader is gone; not supported",
-			       t->pid, t->stat.pgid);
-			return -1;
-		}
+	pl = xzalloc(tree_plan_cap(tree->nr) * sizeof(*pl));
+	if (!pl)
+		return -1;
+	for (i = 0; i < tree->nr; i++) {
+		struct dtask *t = tree->tasks[i];
+
+		pl[i].pid = t->pid;
+		pl[i].ppid = t->parent ? t->parent->pid : 0;
+		pl[i].sid = t->stat.sid;
+		pl[i].pgid = t->stat.pgid;
+		pl[i].zombie = t->zombie;
 	}
-	return 0;
+	ret = tree_plan(pl, tree->nr, tree_plan_cap(tree->nr));
+	free(pl);
+	return ret < 0 ? -1 : 0;
 }
 
 static int collect_tree(const struct opts *o, struct dtree *tree)

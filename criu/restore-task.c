@@ -162,7 +162,7 @@ static void __attribute__((noreturn)) child_fail(struct rtree *tree, struct rnod
 	_exit(1);
 }
 
-/* A zombie is a child that exits at once, the way it once did. */
+/* A zombie is a child that exits the way it once did, once it has forked what it must. */
 static void __attribute__((noreturn)) become_zombie(struct rnode *n)
 {
 	int status = n->pt->exit_code, sig = WTERMSIG(status);
@@ -181,6 +181,57 @@ static void __attribute__((noreturn)) become_zombie(struct rnode *n)
 	_exit(WEXITSTATUS(status));
 }
 
+/* A zombie's or a helper's child may be forked by a sibling: until then, ECHILD. */
+static int wait_gone(struct rnode *k, int reap)
+{
+	siginfo_t si;
+
+	for (;;) {
+		si.si_pid = 0;
+		if (!waitid(P_PID, k->t.pid, &si, WEXITED | __WALL | (reap ? 0 : WNOWAIT)))
+			break;
+		if (errno == ECHILD)
+			usleep(100);
+		else if (errno != EINTR)
+			return -1;
+	}
+	if (reap && (si.si_code != CLD_EXITED || si.si_status)) {
+		pr_err("Helper %d of task %d failed", k->t.pid, k->parent->t.pid);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Our zombies must be zombies, and our helpers gone, before criu takes us
+ * over; the SIGCHLDs they sent are not the task's.
+ */
+static int settle_kids(struct rtree *tree, struct rnode *n)
+{
+	struct timespec zero = { 0, 0 };
+	int i, any = 0;
+	sigset_t chld;
+
+	for (i = 1; i < tree->nr; i++) {
+		struct rnode *k = &tree->nodes[i];
+
+		if (k->parent != n || rnode_live(k))
+			continue;
+		if (wait_gone(k, k->helper)) {
+			pr_perror("Task %d: can't wait for its child %d", n->t.pid, k->t.pid);
+			return -1;
+		}
+		any = 1;
+	}
+	if (!any)
+		return 0;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	while (sigtimedwait(&chld, NULL, &zero) > 0)
+		;
+	return 0;
+}
+
 /*
  * Session as dumped, and the group if the task leads one; members join
  * their group in the batch, once every task, leaders included, exists.
@@ -197,9 +248,8 @@ static int set_session(struct rnode *n)
 		pr_perror("Task %d: can't create its process group", pid);
 		return -1;
 	}
-	/* a session whose leader forked no longer (a zombie leader's) can't be joined */
 	if (n->parent && getsid(0) != (pid_t)n->pt->sid) {
-		pr_err("Task %d: can't be put back into session %u (it is in %d); not supported",
+		pr_err("Task %d: can't be put back into session %u (it is in %d)",
 		       pid, n->pt->sid, getsid(0));
 		return -1;
 	}
@@ -209,7 +259,8 @@ static int set_session(struct rnode *n)
 /*
  * A child that stayed in our old session (neither ours nor its own) is
  * created before we make a session of our own; the others after, so each
- * inherits the right one.
+ * inherits the right one. Our kids here are all we fork (see tree-plan.c):
+ * our children, and siblings of ours that must be born in our session.
  */
 static int fork_kids(struct rst_ctx *rc, struct rtree *tree, struct rnode *n, int before)
 {
@@ -348,12 +399,19 @@ static void __attribute__((noreturn)) child_main(struct rst_ctx *rc, struct rtre
 	/* until criu traces us (and EXITKILL takes over), die with our parent */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || parent_pid(t->host_pid) != parent)
 		_exit(3);
-	if (n->pt->zombie)
+	if (!rnode_live(n)) {
+		if (fork_kids(rc, tree, n, 1) || set_session(n) || fork_kids(rc, tree, n, 0))
+			child_fail(tree, n);
+		report(tree, n, CHILD_READY);
+		if (n->helper)
+			_exit(0);
 		become_zombie(n);
+	}
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->early && parts[i]->early(rc, t))
 			child_fail(tree, n);
-	if (fork_kids(rc, tree, n, 1) || set_session(n) || fork_kids(rc, tree, n, 0))
+	if (fork_kids(rc, tree, n, 1) || set_session(n) || fork_kids(rc, tree, n, 0) ||
+	    settle_kids(tree, n))
 		child_fail(tree, n);
 
 	/* criu's own fds move out of the task's way; everything else goes */
@@ -393,10 +451,13 @@ static void __attribute__((noreturn)) child_main(struct rst_ctx *rc, struct rtre
 
 pid_t restore_fork(struct rst_ctx *rc, struct rtree *tree, struct rnode *n)
 {
-	pid_t want = n->t.pid, self = getpid();
+	int adopt = n->creator && n->creator != n->parent;
+	pid_t want = n->t.pid, self = adopt ? getppid() : getpid();
 	struct clone_args args = {
-		.flags = n == &tree->nodes[0] ? rc->root_flags : 0,
-		.exit_signal = SIGCHLD,
+		/* a sibling forks it as our parent's child, in its session */
+		.flags = n == &tree->nodes[0] ? rc->root_flags : adopt ? CLONE_PARENT : 0,
+		/* with CLONE_PARENT, the kernel takes the creator's exit signal */
+		.exit_signal = adopt ? 0 : SIGCHLD,
 		.set_tid = (uint64_t)(uintptr_t)&want,
 		.set_tid_size = 1,
 	};

@@ -34,6 +34,7 @@
 #include "image/image.h"
 #include "restore.h"
 #include "task/ptrace.h"
+#include "tree-plan.h"
 #include "inventory.pb-c.h"
 
 #define RSEQ_FLAG_UNREGISTER	1
@@ -83,7 +84,7 @@ static int check_task(struct rtree *tree, int i, PstreeTask *pt)
 
 static int link_node(struct rtree *tree, int i)
 {
-	struct rnode *n = &tree->nodes[i], *p, **kids;
+	struct rnode *n = &tree->nodes[i];
 	size_t j;
 
 	n->t.pid = n->pt->pid;
@@ -93,18 +94,80 @@ static int link_node(struct rtree *tree, int i)
 		return -1;
 	for (j = 0; j < n->pt->n_threads; j++)
 		n->t.tids[j] = n->pt->threads[j];
-	if (!i)
-		return 0;
-	p = find_node(tree, n->pt->ppid, i);
-	if (p->pt->zombie)
-		return bad_tree("a zombie has children", p->t.pid);
-	kids = xrealloc(p->kids, (p->nr_kids + 1) * sizeof(*kids));
+	return 0;
+}
+
+static int add_kid(struct rnode *c, struct rnode *n)
+{
+	struct rnode **kids = xrealloc(c->kids, (c->nr_kids + 1) * sizeof(*kids));
+
 	if (!kids)
 		return -1;
-	p->kids = kids;
-	p->kids[p->nr_kids++] = n;
-	n->parent = p;
+	c->kids = kids;
+	c->kids[c->nr_kids++] = n;
 	return 0;
+}
+
+/* The stand-ins tree_plan() asked for, as tasks of the tree. */
+static int add_helpers(struct rtree *tree, struct plan_task *pl, int nr)
+{
+	int i, k = tree->nr;
+
+	if (nr == k)
+		return 0;
+	tree->helper_pts = xzalloc((nr - k) * sizeof(PstreeTask));
+	if (!tree->helper_pts)
+		return -1;
+	for (i = k; i < nr; i++) {
+		PstreeTask *pt = &tree->helper_pts[i - k];
+
+		pstree_task__init(pt);
+		pt->pid = pl[i].pid;
+		pt->ppid = pl[i].ppid;
+		pt->sid = pl[i].sid;
+		pt->pgid = pl[i].pgid;
+		pt->n_threads = 1;
+		pt->threads = &pt->pid;
+		tree->nodes[i].pt = pt;
+		tree->nodes[i].helper = 1;
+		tree->nr = i + 1;
+		if (link_node(tree, i))
+			return -1;
+	}
+	return 0;
+}
+
+/* Who forks whom: see tree-plan.c. */
+static int plan_tree(struct rtree *tree)
+{
+	struct plan_task *pl;
+	int i, nr, ret = -1;
+
+	pl = xzalloc(tree_plan_cap(tree->nr) * sizeof(*pl));
+	if (!pl)
+		return -1;
+	for (i = 0; i < tree->nr; i++) {
+		pl[i].pid = tree->nodes[i].pt->pid;
+		pl[i].ppid = tree->nodes[i].pt->ppid;
+		pl[i].sid = tree->nodes[i].pt->sid;
+		pl[i].pgid = tree->nodes[i].pt->pgid;
+		pl[i].zombie = tree->nodes[i].pt->zombie;
+	}
+	nr = tree_plan(pl, tree->nr, tree_plan_cap(tree->nr));
+	if (nr < 0 || add_helpers(tree, pl, nr))
+		goto out;
+	for (i = 1; i < nr; i++) {
+		struct rnode *n = &tree->nodes[i];
+
+		n->parent = &tree->nodes[pl[i].parent];
+		n->creator = &tree->nodes[pl[i].creator];
+		if (add_kid(n->creator, n))
+			goto out;
+	}
+	ret = 0;
+out:
+	free(pl);
+	return ret;
 }
 
 static int read_tree(struct rst_ctx *rc, struct rtree *tree, PstreeEntry **pe)
@@ -128,7 +191,7 @@ static int read_tree(struct rst_ctx *rc, struct rtree *tree, PstreeEntry **pe)
 		bad_tree("no live root task as the inventory names", inv->root_pid);
 		goto out;
 	}
-	tree->nodes = xzalloc(pt->n_tasks * sizeof(*tree->nodes));
+	tree->nodes = xzalloc(tree_plan_cap(pt->n_tasks) * sizeof(*tree->nodes));
 	if (!tree->nodes)
 		goto out;
 	for (i = 0; i < (int)pt->n_tasks; i++) {
@@ -140,7 +203,7 @@ static int read_tree(struct rst_ctx *rc, struct rtree *tree, PstreeEntry **pe)
 		if (link_node(tree, i))
 			goto out;
 	}
-	ret = 0;
+	ret = plan_tree(tree);
 out:
 	img_free(IMG_INVENTORY, inv);
 	return ret;
@@ -210,7 +273,7 @@ static int load_tree(struct rst_ctx *rc, struct rtree *tree)
 	if (proc_read_maps(getpid(), 0, &self))
 		return -1;
 	for (i = 0; i < tree->nr && !ret; i++)
-		if (!tree->nodes[i].pt->zombie)
+		if (rnode_live(&tree->nodes[i]))
 			ret = load_task(rc, &tree->nodes[i], &self);
 	proc_maps_free(&self);
 	return ret;
@@ -346,20 +409,14 @@ static int share_reports(struct rtree *tree)
 	return 0;
 }
 
-static int count_live(struct rtree *tree)
-{
-	int i, n = 0;
-
-	for (i = 0; i < tree->nr; i++)
-		n += !tree->nodes[i].pt->zombie;
-	return n;
-}
-
-/* Waits until every task is ready; names the first that failed or died. */
+/*
+ * Waits until every task is ready (zombies and helpers say so just before
+ * they exit); names the first that failed or died.
+ */
 static int wait_ready(struct rtree *tree)
 {
 	struct timespec tick = { 0, 100 * 1000 * 1000 };
-	int seen, i, status, want = count_live(tree);
+	int seen, i, status, want = tree->nr;
 	time_t deadline = time(NULL) + READY_TIMEOUT_S;
 	struct rnode *n;
 
@@ -381,9 +438,9 @@ static int wait_ready(struct rtree *tree)
 		for (i = 1; i < tree->nr; i++) {
 			n = &tree->nodes[i];
 			/* a task says who it is first of all: until then, the deadline */
-			if (!n->pt->zombie && n->rep->state == CHILD_PREPARING &&
+			if (n->rep->state == CHILD_PREPARING &&
 			    n->rep->host_pid && kill(n->rep->host_pid, 0) && errno == ESRCH &&
-			    n->parent->rep->state) {
+			    n->creator->rep->state) {
 				pr_err("Task %d died while preparing its restore", n->t.pid);
 				return -1;
 			}
@@ -579,7 +636,7 @@ static int let_go(struct rtree *tree)
 
 	for (i = 0; i < tree->nr; i++) {
 		t = &tree->nodes[i].t;
-		if (tree->nodes[i].pt->zombie)
+		if (!rnode_live(&tree->nodes[i]))
 			continue;
 		for (j = 0; j < t->nr_threads; j++)
 			/* a task stopped by a signal goes back into its group stop */
@@ -639,6 +696,9 @@ static void kill_tree(struct rtree *tree, int root_forked)
 
 	for (i = 0; i < tree->nr; i++) {
 		n = &tree->nodes[i];
+		/* a helper is reaped once it is done: its pid may be free again */
+		if (n->helper)
+			continue;
 		if (i && n->rep->state != CHILD_PREPARING && n->rep->host_pid > 0)
 			kill(n->rep->host_pid, SIGKILL);
 		else if (!i && root_forked && n->t.host_pid > 0)
@@ -677,6 +737,7 @@ static void free_tree(struct rst_ctx *rc, struct rtree *tree)
 	if (tree->ready)
 		munmap(tree->ready, sizeof(int) + tree->nr * sizeof(struct child_report));
 	free(tree->nodes);
+	free(tree->helper_pts);
 }
 
 static int restore_tree(struct rst_ctx *rc, struct rtree *tree, int *forked)
@@ -694,7 +755,7 @@ static int restore_tree(struct rst_ctx *rc, struct rtree *tree, int *forked)
 	for (i = 1; i < tree->nr; i++)
 		tree->nodes[i].t.host_pid = tree->nodes[i].rep->host_pid;
 	for (i = 0; i < tree->nr; i++)
-		if (!tree->nodes[i].pt->zombie && take_over(rc, &tree->nodes[i]))
+		if (rnode_live(&tree->nodes[i]) && take_over(rc, &tree->nodes[i]))
 			return -1;
 	return 0;
 }
@@ -726,7 +787,7 @@ int cr_restore(const struct opts *o)
 	if (let_go(&tree))
 		goto out;
 	released = 1;
-	pr_info("Restored %d task(s)", tree.nr);
+	pr_info("Restored %zu task(s)", pe->n_tasks);
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
 	ret = o->restore_detached ? 0 : wait_task(root);
 out:

@@ -27,8 +27,10 @@ struct rnode {
 	struct rtask t;			/* what the parts see */
 	PstreeTask *pt;
 	struct rnode *parent;
-	struct rnode **kids;
+	struct rnode *creator;		/* forks it: the parent, or a sibling (CLONE_PARENT) */
+	struct rnode **kids;		/* the tasks it forks */
 	int nr_kids;
+	int helper;			/* a gone leader's stand-in: forks, then exits */
 	struct child_report *rep;
 	size_t main_size;		/* the leader's batch area */
 	size_t thread_size;		/* each other thread's */
@@ -37,10 +39,17 @@ struct rnode {
 
 struct rtree {
 	struct rnode *nodes;		/* parents before children; [0] is the root */
-	int nr;
+	int nr;				/* helpers last */
+	PstreeTask *helper_pts;
 	int *ready;			/* shared: tasks that are ready or failed */
 	pid_t criu;
 };
+
+/* A task criu takes over: neither a zombie nor a helper. */
+static inline int rnode_live(const struct rnode *n)
+{
+	return !n->helper && !n->pt->zombie;
+}
 
 /* Creates the task of @n with its pid; in the new task, never returns. */
 pid_t restore_fork(struct rst_ctx *rc, struct rtree *tree, struct rnode *n);

@@ -174,17 +174,18 @@ def test_dump_leader_exited() -> None:
         r.finish()
 
 
-def test_dump_orphan_session() -> None:
-    """Orphans whose session or group leader is gone: refused, naming them."""
-    with TreeRun("tree_orphan_session", "orphan-session") as r:
+def test_dump_session_cousin() -> None:
+    """An orphan in a session whose leader lives but is no sibling of it:
+    nothing could fork it at restore; refused, naming it."""
+    with TreeRun("tree_session_cousin", "session-cousin") as r:
         r.start()
         r.record()
         snap = r.snapshot()
         img = r.imgdir("img")
         res = r.dump(img)
-        children = [pid for pid in r.tree() if pid != r.pid]
-        check_refused(r, res, "dump of orphans of a gone session leader",
-                      children, ("leader is gone",))
+        cousin = [pid for pid, t in r.tree().items() if t.threads[0][1] == "tsc-cousin"]
+        check_refused(r, res, "dump of an orphan its session's leader can't fork",
+                      cousin, ("session",))
         check_tree_released(r, "after the refused dump")
         r.check_running("after the refused dump", snap)
         r.compare("after the refused dump")

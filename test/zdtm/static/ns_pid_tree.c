@@ -6,7 +6,9 @@
  *   |     SIGEV_THREAD_ID; a timer on its own CPU clock named by pid; a
  *   |     signal with a value queued to its second thread)
  *   +-- a (1 thread)  +-- b
- *   +-- o: an orphan, a's grandchild once, reparented to the init
+ *   +-- o: an orphan, a's grandchild once, reparented to the init: a
+ *          daemon, whose parent made a session of its own, forked it
+ *          and exited (its session and group have no leader any more)
  *
  * After restore every task must have the pids it had inside (getpid,
  * getppid, gettid, getsid, getpgid), the namespace must still be one of
@@ -218,12 +220,15 @@ static void run_a(void)
 	if (o2 == 0) {
 		pid_t parent = getpid();
 
+		if (setsid() < 0)
+			_exit(2);
+
 		if (fork() == 0)
 			run_o(parent);
 		_exit(0);
 	}
-	if (o2 < 0 || waitpid(o2, &status, 0) != o2)
-		die("the orphan's parent: %m");
+	if (o2 < 0 || waitpid(o2, &status, 0) != o2 || status)
+		die("the orphan's parent: %m (status %#x)", status);
 	start_threads(1);
 	report(getpid());
 	live(b, "b");

@@ -80,6 +80,7 @@ struct tree_self {
 	pthread_t th[TREE_THREADS];
 	pid_t tids[TREE_THREADS];
 	int nthreads;
+	int chld_pending;	/* SIGCHLD, blocked once set up, was pending */
 };
 
 static const struct node *tree_nodes;
@@ -215,6 +216,23 @@ static void die_as_zombie(int idx)
 	_exit(n->exit_code);
 }
 
+/*
+ * Blocked from the end of the setup on, SIGCHLD shows what a restore may
+ * leave behind (zombies and stand-in leaders it made exit): it must be
+ * pending after restore only if it was before.
+ */
+static int chld_pending(int block)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGCHLD);
+	if (block)
+		sigprocmask(SIG_BLOCK, &s, NULL);
+	sigpending(&s);
+	return sigismember(&s, SIGCHLD);
+}
+
 /* Set up node idx as the calling task; returns once the whole tree is ready (root) */
 static void tree_setup_self(int idx)
 {
@@ -253,6 +271,7 @@ static void tree_setup_self(int idx)
 	self.ppid = getppid();
 	self.pgid = getpgid(0);
 	self.sid = getsid(0);
+	self.chld_pending = chld_pending(1);
 }
 
 static void tree_check_self(void)
@@ -267,6 +286,8 @@ static void tree_check_self(void)
 		tree_die("pgid %d, was %d", getpgid(0), self.pgid);
 	if (getsid(0) != self.sid)
 		tree_die("sid %d, was %d", getsid(0), self.sid);
+	if (chld_pending(0) != self.chld_pending)
+		tree_die("SIGCHLD pending: %d, was %d", !self.chld_pending, self.chld_pending);
 	prctl(PR_GET_NAME, name);
 	if (strcmp(name, n->name))
 		tree_die("comm '%s'", name);

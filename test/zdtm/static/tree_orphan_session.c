@@ -7,7 +7,8 @@
  * process group in the root's session and exited. Both were adopted by the
  * root. After restore each must be back in its leaderless session and
  * group, with the root as its parent: a restore has to recreate a leader
- * for them (with the dead leader's pid) and let it go.
+ * for them (with the dead leader's pid) and let it go, without a trace:
+ * the root blocks SIGCHLD and none may be pending after restore.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -83,6 +84,10 @@ static void make_orphan(struct orphan *o, pid_t root)
 	o->pgid = mid;
 }
 
+static void on_chld(int sig)
+{
+}
+
 static pid_t find_child(const char *name)
 {
 	char path[64], buf[4096], comm[32];
@@ -108,6 +113,7 @@ static pid_t find_child(const char *name)
 
 int main(int argc, char **argv)
 {
+	sigset_t chld, pend;
 	unsigned int i;
 	int status;
 	char c;
@@ -135,8 +141,21 @@ int main(int argc, char **argv)
 			     orphans[i].sid, orphans[i].pgid);
 	}
 
+	/*
+	 * A SIGCHLD left by the restore's stand-in leaders would wait here
+	 * (with SIG_DFL the kernel drops it when the action is set back).
+	 */
+	signal(SIGCHLD, on_chld);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+
 	test_ready();
 	test_waitsig();
+
+	sigpending(&pend);
+	if (sigismember(&pend, SIGCHLD))
+		fail("a SIGCHLD is pending that no child of ours sent");
 
 	for (i = 0; i < ARRAY_SIZE(orphans); i++) {
 		struct orphan *o = &orphans[i];
