@@ -193,7 +193,7 @@ static int link_parents(struct plan *p)
 			       p->t[i].pid, p->t[i].ppid);
 			return -1;
 		}
-		if (p->t[i].zombie && i && p->t[p->t[i].parent].zombie) {
+		if (i && p->t[p->t[i].parent].zombie) {
 			pr_err("Task %u: a zombie has children", p->t[i].ppid);
 			return -1;
 		}
