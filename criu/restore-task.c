@@ -466,6 +466,13 @@ pid_t restore_fork(struct rst_ctx *rc, struct rtree *tree, struct rnode *n)
 	pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid == 0)
 		child_main(rc, tree, n, self);
+	if (pid < 0 && n->helper) {
+		/* the id is free only while nothing outside the tree took it */
+		pr_perror("Can't recreate %s %d (its leader is gone) with pid %d",
+			  n->pt->sid == n->pt->pid ? "session" : "process group", n->t.pid,
+			  n->t.pid);
+		return -1;
+	}
 	if (pid < 0) {
 		if (errno == EEXIST)
 			pr_err("Task %d: can't restore, pid %d is in use", n->t.pid, n->t.pid);

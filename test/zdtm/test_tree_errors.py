@@ -190,3 +190,66 @@ def test_dump_session_cousin() -> None:
         r.check_running("after the refused dump", snap)
         r.compare("after the refused dump")
         r.finish()
+
+
+# Takes pid argv[1] (clone3 with set_tid) for a sleep; says "ok PID" and
+# waits for it.
+SQUATTER = r"""
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class Args(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint64) for n in (
+        "flags", "pidfd", "child_tid", "parent_tid", "exit_signal", "stack",
+        "stack_size", "tls", "set_tid", "set_tid_size", "cgroup")]
+want = (ctypes.c_int32 * 1)(int(sys.argv[1]))
+a = Args(exit_signal=signal.SIGCHLD, set_tid=ctypes.addressof(want), set_tid_size=1)
+pid = libc.syscall(435, ctypes.byref(a), ctypes.sizeof(a))
+if pid == 0:
+    os.execv("/bin/sleep", ["sleep", "600"])
+if pid < 0:
+    print("error", os.strerror(ctypes.get_errno()), flush=True)
+    sys.exit(1)
+print("ok", pid, flush=True)
+os.waitpid(pid, 0)
+"""
+
+
+def test_restore_gone_leader_pid_taken() -> None:
+    """The pid of a session's gone leader, free after the dump, taken by
+    another process: the restore fails with one line naming it, leaves no
+    task behind and the images as they were; once it is free again, the
+    restore works."""
+    with TreeRun("tree_orphan_session", "leader-pid-taken") as r:
+        r.start()
+        r.record()
+        snap = r.snapshot()
+        views = r.tree()
+        gone = sorted({t.sid for t in views.values()} - set(views))
+        if not gone:
+            r.fail(f"no session with a gone leader in the tree: {views}")
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        before = {k: v for k, v in zdtm.hash_tree(img).items() if k.endswith(".img")}
+        sq = subprocess.Popen([sys.executable, "-c", SQUATTER, str(gone[0])],
+                              stdout=subprocess.PIPE, text=True)
+        said = (sq.stdout.readline() if sq.stdout else "").split()
+        try:
+            if said[:1] != ["ok"]:
+                r.fail(f"could not take pid {gone[0]}: {said}")
+            res, _ = r.restore(img)
+            line = check_refused(r, res, "restore with a gone leader's pid taken",
+                                 [gone[0]], ("session", "group"))
+            left = [pid for pid in views if zdtm.pid_exists(pid)]
+            if left:
+                r.fail(f"tasks left behind by the failed restore: {left} ({line})")
+            after = {k: v for k, v in zdtm.hash_tree(img).items() if k.endswith(".img")}
+            if after != before:
+                r.fail("the failed restore changed the images")
+        finally:
+            if said[:1] == ["ok"]:
+                os.kill(int(said[1]), signal.SIGKILL)
+            sq.wait()
+        r.restore_ok(img)
+        r.check_running("after the restore once the pid is free", snap)
+        r.compare("after the restore once the pid is free")
+        r.finish()
