@@ -139,53 +139,35 @@ def test_dump_traced(prog: str, comm: str) -> None:
         r.finish()
 
 
-def test_dump_userns_child() -> None:
-    """A child in a user namespace of its own: refused, naming it."""
-    with TreeRun("refuse_userns", "userns") as r:
+# program, comm of the task at fault (None: every task but the root),
+# what is refused, words one of which the error line must say
+REFUSED_TREES = [
+    ("refuse_userns", "ru-child", "a child in its own user namespace", ("user",)),
+    ("thread_leader_exit", None, "a process whose main thread exited", ("main thread",)),
+    # an orphan in a session whose leader lives but is no sibling of it:
+    # nothing could fork it at restore
+    ("tree_session_cousin", "tsc-cousin", "an orphan its session's leader can't fork",
+     ("session",)),
+]
+
+
+@pytest.mark.parametrize("prog,comm,what,words", REFUSED_TREES,
+                         ids=[t[0] for t in REFUSED_TREES])
+def test_dump_refused_tree(prog: str, comm: str | None, what: str,
+                           words: tuple[str, ...]) -> None:
+    """Refused, naming the task at fault, and the tree goes on untouched."""
+    with TreeRun(prog, "refused") as r:
         r.start()
         r.record()
         snap = r.snapshot()
-        child, _ = by_comm(r, "ru-child")
+        views = r.tree()
+        culprits = [pid for pid, t in views.items()
+                    if (t.threads[0][1] == comm if comm else pid != r.pid)]
+        if not culprits:
+            r.fail(f"no task named {comm} in the tree")
         img = r.imgdir("img")
         res = r.dump(img)
-        check_refused(r, res, "dump of a tree with a child in its own user namespace",
-                      [child], ("user",))
-        check_tree_released(r, "after the refused dump")
-        r.check_running("after the refused dump", snap)
-        r.compare("after the refused dump")
-        r.finish()
-
-
-def test_dump_leader_exited() -> None:
-    """A child whose main thread exited while another thread runs: refused,
-    naming it, and the tree goes on untouched."""
-    with TreeRun("thread_leader_exit", "leader-exited") as r:
-        r.start()
-        r.record()
-        snap = r.snapshot()
-        img = r.imgdir("img")
-        res = r.dump(img)
-        children = [pid for pid in r.tree() if pid != r.pid]
-        check_refused(r, res, "dump of a process whose main thread exited",
-                      children, ("main thread",))
-        check_tree_released(r, "after the refused dump")
-        r.check_running("after the refused dump", snap)
-        r.compare("after the refused dump")
-        r.finish()
-
-
-def test_dump_session_cousin() -> None:
-    """An orphan in a session whose leader lives but is no sibling of it:
-    nothing could fork it at restore; refused, naming it."""
-    with TreeRun("tree_session_cousin", "session-cousin") as r:
-        r.start()
-        r.record()
-        snap = r.snapshot()
-        img = r.imgdir("img")
-        res = r.dump(img)
-        cousin = [pid for pid, t in r.tree().items() if t.threads[0][1] == "tsc-cousin"]
-        check_refused(r, res, "dump of an orphan its session's leader can't fork",
-                      cousin, ("session",))
+        check_refused(r, res, f"dump of {what}", culprits, words)
         check_tree_released(r, "after the refused dump")
         r.check_running("after the refused dump", snap)
         r.compare("after the refused dump")
