@@ -339,7 +339,7 @@ static int ask_inside(struct dump_ctx *dc, struct dtask *t, void **buf)
 	*buf = xzalloc(per * t->nr_threads);
 	if (!*buf)
 		return -1;
-	if (infect_start(&inf, t->pid, &t->regs, t->sigmask, &t->maps,
+	if (infect_start(&inf, t->pid, &t->regs, t->sigmask, &t->maps, &t->status,
 			 per * t->nr_threads))
 		return -1;
 	for (i = 0; i < t->nr_threads; i++)

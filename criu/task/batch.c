@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stddef.h>
 #include <string.h>
 
 #include "core/log.h"
@@ -6,9 +7,17 @@
 #include "task/batch.h"
 
 extern const char executor_code_start[], executor_code_end[], executor_syscall_insn[];
+extern const char executor_signalled[];
 
 #define CODE_SIZE	PAGE_SIZE
 #define HDR_OFF		2048	/* in the code page, after the executor */
+
+/* executor.S reads these at fixed offsets */
+_Static_assert(offsetof(struct batch_hdr, exit_sig) == 16, "executor.S HDR_EXIT_SIG");
+_Static_assert(offsetof(struct batch_hdr, exit_ip) == 24, "executor.S HDR_EXIT_IP");
+_Static_assert(offsetof(struct batch_hdr, exit_sp) == 32, "executor.S HDR_EXIT_SP");
+_Static_assert(offsetof(struct batch_hdr, unmap_addr) == 40, "executor.S HDR_UNMAP_ADDR");
+_Static_assert(offsetof(struct batch_hdr, unmap_len) == 48, "executor.S HDR_UNMAP_LEN");
 
 static struct batch_hdr *hdr(struct batch *b)
 {
@@ -46,10 +55,31 @@ int batch_init(struct batch *b, void *local, uint64_t remote, size_t size, int m
 	b->max = max;
 	b->data_used = 0;
 	memcpy(b->local, executor_code_start, executor_code_end - executor_code_start);
+	memset(hdr(b), 0, sizeof(struct batch_hdr));
 	hdr(b)->nr = 0;
 	hdr(b)->max = max;
 	hdr(b)->size = size;
 	return 0;
+}
+
+void batch_set_exit(struct batch *b, int sig, uint64_t ip, uint64_t sp,
+		    uint64_t addr, uint64_t len)
+{
+	hdr(b)->exit_sig = sig;
+	hdr(b)->exit_ip = ip;
+	hdr(b)->exit_sp = sp;
+	hdr(b)->unmap_addr = addr;
+	hdr(b)->unmap_len = len;
+}
+
+int batch_exit_sig(struct batch *b)
+{
+	return hdr(b)->exit_sig;
+}
+
+uint64_t batch_signalled_ip(struct batch *b)
+{
+	return b->remote + (executor_signalled - executor_code_start);
 }
 
 int batch_attach(struct batch *b, void *local, uint64_t remote)

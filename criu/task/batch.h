@@ -25,6 +25,8 @@ struct sc_entry {
 struct batch_hdr {
 	int32_t nr, max;
 	uint64_t size;
+	/* how the executor ends: see executor.S (offsets fixed there) */
+	uint64_t exit_sig, exit_ip, exit_sp, unmap_addr, unmap_len;
 };
 
 struct batch {
@@ -50,6 +52,16 @@ const char *batch_desc(struct batch *b, int idx);
 uint64_t batch_entries_remote(struct batch *b);
 uint64_t batch_syscall_insn(struct batch *b);
 uint64_t batch_code_remote(struct batch *b);
+/*
+ * Makes the executor end by sending itself @sig instead of int3, and with
+ * no tracer left go home: munmap(@addr, @len) at @ip, a `syscall; ret`,
+ * with the stack at @sp (an rt_sigreturn frame behind a return address).
+ */
+void batch_set_exit(struct batch *b, int sig, uint64_t ip, uint64_t sp,
+		    uint64_t addr, uint64_t len);
+int batch_exit_sig(struct batch *b);
+/* Where a thread stops when the executor's signal reaches the tracer. */
+uint64_t batch_signalled_ip(struct batch *b);
 
 #define BATCH(b, desc, nr, ...) batch_add(b, desc, nr, (const long[6]){ __VA_ARGS__ })
 

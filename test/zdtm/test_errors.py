@@ -88,10 +88,25 @@ def test_dump_with(what):
 
 # ------------------------------------------------------------- criu killed
 
-@pytest.mark.parametrize("point", ["seized", "infected", "memory", "written"])
-def test_dump_killed_at(point):
-    """criu SIGKILLs itself at a point (CRIU_FAULT): the task survives."""
-    with zdtm.Run("mem_anon", f"fault-{point}") as r:
+# Where criu kills itself (CRIU_FAULT) and the extra the test program runs
+# with: the infect-* points are the moments criu holds a thread's registers
+# (parked on its way home, running the executor, the scratch area mapped),
+# the infect-thread-* ones those of a second thread.
+KILL_POINTS = [
+    ("seized", ""), ("infect-parked", ""), ("infect-mapped", ""),
+    ("infect-executor", ""), ("infect-unmapped", ""), ("infected", ""),
+    ("memory", ""), ("written", ""),
+    ("infect-executor", "thread"), ("infect-thread-borrowed", "thread"),
+    ("infect-thread-executor", "thread"),
+]
+
+
+@pytest.mark.parametrize("point,extra", KILL_POINTS,
+                         ids=[f"{p}{'-' + e if e else ''}" for p, e in KILL_POINTS])
+def test_dump_killed_at(point, extra):
+    """criu SIGKILLs itself at a point (CRIU_FAULT): the task survives,
+    unchanged, and passes its own check afterwards."""
+    with zdtm.Run("mem_anon", f"fault-{point}", extra=extra) as r:
         r.start()
         snap = r.snapshot()
         img = r.imgdir("img")
