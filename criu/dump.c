@@ -335,16 +335,17 @@ static int ask_inside(struct dump_ctx *dc, struct dtask *t, void **buf)
 	size_t per = batch_area_size(DUMP_BATCH_ENTRIES, DUMP_BATCH_DATA);
 	struct infect inf;
 	int i, j, ret = -1;
+	uint64_t area;
 
 	*buf = xzalloc(per * t->nr_threads);
 	if (!*buf)
 		return -1;
-	if (infect_start(&inf, t->pid, &t->regs, t->sigmask, &t->maps, &t->status,
-			 per * t->nr_threads))
+	if (infect_start(&inf, t->pid, &t->maps, &t->status, per, t->nr_threads))
 		return -1;
 	for (i = 0; i < t->nr_threads; i++)
-		if (batch_init(&t->th[i].b, (char *)*buf + i * per, inf.area + i * per,
-			       per, DUMP_BATCH_ENTRIES))
+		if (infect_borrow(&inf, t->th[i].tid, &t->th[i].regs, t->th[i].sigmask, &area) ||
+		    batch_init(&t->th[i].b, (char *)*buf + i * per, area, per,
+			       DUMP_BATCH_ENTRIES))
 			goto out;
 	for (j = 0; j < PART_NR; j++)
 		if (parts[j]->prepare && parts[j]->prepare(dc, t, &t->th[0].b))
@@ -355,8 +356,7 @@ static int ask_inside(struct dump_ctx *dc, struct dtask *t, void **buf)
 			    parts[j]->prepare_thread(dc, t, i, &t->th[i].b))
 				goto out;
 	for (i = 0; i < t->nr_threads; i++)
-		if (t->th[i].b.nr && infect_run(&inf, t->th[i].tid, &t->th[i].regs,
-						t->th[i].sigmask, &t->th[i].b))
+		if (t->th[i].b.nr && infect_run(&inf, i, &t->th[i].b))
 			goto out;
 	ret = 0;
 out:

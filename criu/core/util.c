@@ -134,12 +134,20 @@ int64_t clock_ns(int clk)
 	return ts_to_ns(&ts);
 }
 
+/* CRIU_FAULT=NAME kills criu at the first NAME, NAME#N at the N-th. */
 void fault_point(const char *name)
 {
 	const char *want = getenv("CRIU_FAULT");
+	static int hits;
+	size_t len;
 
-	if (want && !strcmp(want, name)) {
-		pr_info("fault injection: killing criu at '%s'", name);
-		kill(getpid(), SIGKILL);
-	}
+	if (!want)
+		return;
+	len = strcspn(want, "#");
+	if (strlen(name) != len || strncmp(want, name, len))
+		return;
+	if (want[len] == '#' && ++hits < atoi(want + len + 1))
+		return;
+	pr_info("fault injection: killing criu at '%s'", want);
+	kill(getpid(), SIGKILL);
 }

@@ -41,116 +41,166 @@ static uint64_t find_vdso_syscall(pid_t pid, const struct proc_maps *maps)
 
 #define SIGBIT(s)	(1ULL << ((s) - 1))
 
+/* MAP_FIXED_NOREPLACE: 4.17; Debian 12's headers have it, kept for older ones. */
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE	0x100000
+#endif
+
 /* Nothing of the task's may run while its registers are borrowed. */
-static uint64_t borrowed_mask(const struct infect *inf, int64_t frame)
+static uint64_t borrowed_mask(const struct infect *inf, const struct infect_thread *th)
 {
 	/*
 	 * Without a way home the executor ends in int3: a blocked SIGTRAP
 	 * would reset the task's handler for it to the default.
 	 */
-	return ~SIGBIT(frame ? inf->sig : SIGTRAP);
+	return ~SIGBIT(th->frame ? inf->sig : SIGTRAP);
+}
+
+/* Where the thread goes if criu vanishes now: home through its munmap. */
+static int park(struct infect *inf, struct infect_thread *th)
+{
+	/* its own fs and gs bases: rt_sigreturn leaves them as they are */
+	struct user_regs_struct r = th->regs;
+
+	r.orig_rax = -1;
+	r.rip = inf->g.sc_ret;
+	r.rax = __NR_munmap;
+	r.rdi = th->area;
+	r.rsi = inf->size;
+	r.rsp = th->frame;
+	return ptrace_set_regs(th->tid, &r);
+}
+
+/* A lone syscall in a borrowed thread, through its way home if it has one. */
+static int thread_syscall(struct infect *inf, struct infect_thread *th, long *ret,
+			  long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	struct user_regs_struct base = th->regs;
+	uint64_t ip = inf->sc_ip;
+
+	if (th->frame) {
+		base.rsp = th->frame;
+		ip = inf->g.sc_ret;
+	}
+	if (!ip) {
+		pr_err("Task %d: no syscall instruction to run system calls in thread %d with",
+		       inf->pid, th->tid);
+		return -1;
+	}
+	return remote_syscall(th->tid, &base, ip, ret, nr, a0, a1, a2, a3, a4, a5);
+}
+
+/* A free range for @size bytes, a page away from its neighbours; 0: none. */
+static uint64_t find_hole(const struct proc_maps *maps, size_t size)
+{
+	int i;
+
+	for (i = maps->nr - 1; i > 0; i--) {
+		const struct proc_vma *lo = &maps->vma[i - 1], *hi = &maps->vma[i];
+
+		if (hi->start >= (1ULL << 47) || (hi->path && !strcmp(hi->path, "[stack]")))
+			continue;
+		if (hi->start - lo->end >= size + 2 * PAGE_SIZE)
+			return hi->start - PAGE_SIZE - size;
+	}
+	return 0;
 }
 
 /*
- * Where a borrowed thread goes if criu vanishes now: straight home, or,
- * for the one that holds the scratch area, home through its munmap.
+ * The thread's scratch area. With glibc's munmap() at hand, the mmap is
+ * made at a free address with the stack pointer on the word below the
+ * thread's frame: a criu killed after it lets the mmap return into
+ * munmap(rdi, rsi) of the very same range, then into the sigreturn.
+ * Otherwise the area would outlive a criu that died in the few
+ * microseconds before the thread is parked on its munmap.
  */
-static int park(struct infect *inf, pid_t tid, const struct user_regs_struct *own,
-		int64_t frame, int unmap)
+static long map_area(struct infect *inf, struct infect_thread *th, uint64_t at)
 {
-	/* its own fs and gs bases: rt_sigreturn leaves them as they are */
-	struct user_regs_struct r = *own;
+	const long prot = PROT_READ | PROT_WRITE | PROT_EXEC;
+	const long flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	struct user_regs_struct base = th->regs;
+	long ret;
 
-	r.orig_rax = -1;
-	if (unmap) {
-		r.rip = inf->g.sc_ret;
-		r.rax = __NR_munmap;
-		r.rdi = inf->area;
-		r.rsi = inf->size;
-		r.rsp = frame;
-	} else {
-		r.rip = inf->g.sigret;
-		r.rsp = frame + 8;
+	if (th->frame && inf->g.unmap && at) {
+		base.rsp = th->frame - 8;
+		if (remote_syscall(th->tid, &base, inf->g.sc_ret, &ret, __NR_mmap, at,
+				   inf->size, prot, flags | MAP_FIXED_NOREPLACE, -1, 0))
+			return -EIO;
+		if ((uint64_t)ret == at)
+			return ret;
+		/* not ours: never let it return into that munmap */
+		th->area = 0;
+		if (ptrace_set_regs(th->tid, &th->regs))
+			return -EIO;
+		pr_debug("Task %d: no scratch area at %#lx (%ld)", inf->pid, (long)at, ret);
 	}
-	return ptrace_set_regs(tid, &r);
+	if (thread_syscall(inf, th, &ret, __NR_mmap, 0, inf->size, prot, flags, -1, 0))
+		return -EIO;
+	return ret;
 }
 
-/* A lone syscall in the leader, through its way home when it has one. */
-static int leader_syscall(struct infect *inf, long *ret, long nr, long a0, long a1,
-			  long a2, long a3, long a4, long a5)
+int infect_start(struct infect *inf, pid_t pid, const struct proc_maps *maps,
+		 const struct proc_status *st, size_t size, int nr_threads)
 {
-	struct user_regs_struct base = inf->regs;
-	uint64_t ip = inf->sc_ip;
-
-	if (inf->frame) {
-		base.rsp = inf->frame;
-		ip = inf->g.sc_ret;
-	}
-	return remote_syscall(inf->pid, &base, ip, ret, nr, a0, a1, a2, a3, a4, a5);
-}
-
-static void way_home(struct infect *inf, pid_t pid, const struct proc_maps *maps,
-		     const struct proc_status *st)
-{
-	int64_t f;
-
+	memset(inf, 0, sizeof(*inf));
+	inf->pid = pid;
+	inf->size = size;
+	inf->maps = maps;
+	inf->th = xzalloc(nr_threads * sizeof(*inf->th));
+	if (!inf->th)
+		return -1;
+	inf->max = nr_threads;
+	inf->sc_ip = find_vdso_syscall(pid, maps);
 	inf->sig = sigframe_pick_signal(st);
 	if (!inf->sig) {
 		pr_info("Task %d: no signal it ignores: dumped without a way home", pid);
-		return;
-	}
-	if (gadgets_find(pid, maps, &inf->g)) {
+	} else if (gadgets_find(pid, maps, &inf->g)) {
 		pr_info("Task %d: no sigreturn in its code: dumped without a way home", pid);
 		inf->sig = 0;
-		return;
+	} else if (inf->g.unmap) {
+		inf->hole = find_hole(maps, size * nr_threads);
 	}
-	f = sigframe_push(pid, pid, maps, &inf->g, &inf->regs, inf->sigmask);
-	if (f > 0)
-		inf->frame = f;
-	else
-		inf->sig = 0;
+	return 0;
 }
 
-int infect_start(struct infect *inf, pid_t pid, const struct user_regs_struct *regs,
-		 uint64_t sigmask, const struct proc_maps *maps,
-		 const struct proc_status *st, size_t size)
+int infect_borrow(struct infect *inf, pid_t tid, const struct user_regs_struct *regs,
+		  uint64_t sigmask, uint64_t *area)
 {
+	struct infect_thread *th = &inf->th[inf->nr];
 	long ret;
 
-	memset(inf, 0, sizeof(*inf));
-	inf->pid = pid;
-	inf->regs = *regs;
-	inf->sigmask = sigmask;
-	inf->size = size;
-	inf->maps = maps;
-	inf->sc_ip = find_vdso_syscall(pid, maps);
-	inf->started = 1;
-	way_home(inf, pid, maps, st);
-	if (!inf->frame && !inf->sc_ip) {
-		pr_err("Task %d: no vDSO syscall instruction to run system calls with", pid);
-		goto err;
+	if (inf->nr == inf->max)
+		return -1;
+	th->tid = tid;
+	th->regs = *regs;
+	th->sigmask = sigmask;
+	inf->nr++;	/* from now on infect_stop() puts it back */
+	if (inf->sig) {
+		th->frame = sigframe_push(inf->pid, tid, inf->maps, &inf->g, regs, sigmask);
+		if (th->frame < 0) {
+			th->frame = 0;
+			return -1;
+		}
 	}
-	if (ptrace_set_sigmask(pid, borrowed_mask(inf, inf->frame)))
-		goto err;
-	fault_point("infect-parked");
-	if (leader_syscall(inf, &ret, __NR_mmap, 0, size, PROT_READ | PROT_WRITE | PROT_EXEC,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
-		goto err;
+	if (ptrace_set_sigmask(tid, borrowed_mask(inf, th)))
+		return -1;
+	fault_point(th->tid == inf->pid ? "infect-parked" : "infect-thread-parked");
+	ret = map_area(inf, th, inf->hole ? inf->hole + (inf->nr - 1) * inf->size : 0);
 	if (ret < 0 && ret > -4096) {
 		errno = -ret;
-		pr_perror("Task %d: can't map a %zu-byte scratch area", pid, size);
-		goto err;
+		pr_perror("Task %d: can't map a %zu-byte scratch area in thread %d",
+			  inf->pid, inf->size, tid);
+		return -1;
 	}
-	inf->area = ret;
-	if (inf->frame && park(inf, pid, &inf->regs, inf->frame, 1))
-		goto err;
-	pr_debug("Task %d: scratch area at %#lx%s", pid, ret,
-		 inf->frame ? ", a way home" : "");
-	fault_point("infect-mapped");
+	th->area = ret;
+	fault_point("infect-area");
+	if (th->frame && park(inf, th))
+		return -1;
+	pr_debug("Task %d: thread %d borrowed, scratch area at %#lx%s", inf->pid, tid,
+		 ret, th->frame ? ", a way home" : "");
+	fault_point(th->tid == inf->pid ? "infect-mapped" : "infect-thread-mapped");
+	*area = ret;
 	return 0;
-err:
-	infect_stop(inf);
-	return -1;
 }
 
 /* The executor's stop: its int3, or the signal it sends itself. */
@@ -235,69 +285,20 @@ static int copy_area(pid_t pid, struct batch *b, size_t len, int to_task)
 	return 0;
 }
 
-/* Takes thread @tid of the task on loan; returns its frame or 0. */
-static int64_t borrow(struct infect *inf, pid_t tid, const struct user_regs_struct *regs,
-		      uint64_t sigmask)
+
+int infect_run(struct infect *inf, int idx, struct batch *b)
 {
-	int64_t f = 0;
-
-	if (inf->frame) {
-		f = sigframe_push(inf->pid, tid, inf->maps, &inf->g, regs, sigmask);
-		if (f < 0)
-			return -1;
-	}
-	if (ptrace_set_sigmask(tid, borrowed_mask(inf, f)))
-		return -1;
-	/*
-	 * The area's munmap goes with the thread that runs in it; never two
-	 * owners at once: one could unmap what the other, home already, mapped.
-	 */
-	if (f && (park(inf, inf->pid, &inf->regs, inf->frame, 0) ||
-		  park(inf, tid, regs, f, 1)))
-		return -1;
-	fault_point("infect-thread-borrowed");
-	return f;
-}
-
-static int give_back(struct infect *inf, pid_t tid, const struct user_regs_struct *regs,
-		     uint64_t sigmask, int64_t f)
-{
-	int ret = 0;
-
-	/* mask first: until the registers are back, the frame has it too */
-	if (f && park(inf, tid, regs, f, 0))
-		ret = -1;
-	if (ptrace_set_sigmask(tid, sigmask) || ptrace_set_regs(tid, regs))
-		ret = -1;
-	if (inf->frame && park(inf, inf->pid, &inf->regs, inf->frame, 1))
-		ret = -1;
-	return ret;
-}
-
-int infect_run(struct infect *inf, pid_t tid, const struct user_regs_struct *regs,
-	       uint64_t sigmask, struct batch *b)
-{
-	int64_t f = inf->frame;
+	struct infect_thread *th = &inf->th[idx];
 	struct sc_entry *e;
-	int done, other = tid != inf->pid;
+	int done;
 
-	if (other) {
-		f = borrow(inf, tid, regs, sigmask);
-		if (f < 0) {
-			give_back(inf, tid, regs, sigmask, 0);
-			return -1;
-		}
-	}
-	if (f)
-		batch_set_exit(b, inf->sig, inf->g.sc_ret, f, inf->area, inf->size);
+	if (th->frame)
+		batch_set_exit(b, inf->sig, inf->g.sc_ret, th->frame, th->area, inf->size);
 	if (copy_area(inf->pid, b, b->size, 1))
-		done = -1;
-	else
-		done = executor_go(tid, regs, b, b->remote + b->size - 64,
-				   other ? "infect-thread-executor" : "infect-executor");
-	if (!other && inf->frame && park(inf, tid, regs, f, 1))
-		done = -1;
-	if (other && give_back(inf, tid, regs, sigmask, f))
+		return -1;
+	done = executor_go(th->tid, &th->regs, b, b->remote + b->size - 64,
+			   idx ? "infect-thread-executor" : "infect-executor");
+	if (th->frame && park(inf, th))
 		done = -1;
 	if (done < 0)
 		return -1;
@@ -306,33 +307,44 @@ int infect_run(struct infect *inf, pid_t tid, const struct user_regs_struct *reg
 	if (done < b->nr) {
 		e = batch_entry(b, done);
 		errno = -e->ret;
-		pr_perror("Task %d: %s failed in thread %d", inf->pid, batch_desc(b, done), tid);
+		pr_perror("Task %d: %s failed in thread %d", inf->pid, batch_desc(b, done),
+			  th->tid);
 		return -1;
 	}
 	return 0;
 }
 
-int infect_stop(struct infect *inf)
+static int give_back(struct infect *inf, struct infect_thread *th)
 {
 	int ret = 0;
 	long rc;
 
-	if (!inf->started)
-		return 0;
-	if (inf->area) {
-		if (leader_syscall(inf, &rc, __NR_munmap, inf->area, inf->size, 0, 0, 0, 0) ||
+	if (th->area) {
+		if (thread_syscall(inf, th, &rc, __NR_munmap, th->area, inf->size, 0, 0, 0, 0) ||
 		    rc) {
-			pr_err("Task %d: can't unmap the scratch area (%ld)", inf->pid, rc);
+			pr_err("Task %d: can't unmap the scratch area of thread %d (%ld)",
+			       inf->pid, th->tid, rc);
 			ret = -1;
 		}
-		inf->area = 0;
+		th->area = 0;
 	}
 	fault_point("infect-unmapped");
 	/* the mask first: a way home puts it back too */
-	if (ptrace_set_sigmask(inf->pid, inf->sigmask))
+	if (ptrace_set_sigmask(th->tid, th->sigmask))
 		ret = -1;
-	if (ptrace_set_regs(inf->pid, &inf->regs))
+	if (ptrace_set_regs(th->tid, &th->regs))
 		ret = -1;
-	inf->started = 0;
+	return ret;
+}
+
+int infect_stop(struct infect *inf)
+{
+	int ret = 0;
+
+	while (inf->nr > 0)
+		if (give_back(inf, &inf->th[--inf->nr]))
+			ret = -1;
+	free(inf->th);
+	inf->th = NULL;
 	return ret;
 }

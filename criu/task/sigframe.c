@@ -47,6 +47,7 @@ _Static_assert(sizeof(struct kframe) == 440, "x86_64 rt_sigframe");
 #define XSTATE_BV_OFF		512
 #define FP_OFF			448	/* 64-byte aligned, after the frame */
 #define RED_ZONE		128
+#define PREFIX			64	/* below the frame: the return into munmap */
 
 #define ERESTARTSYS		512
 #define ERESTARTNOINTR		513
@@ -56,6 +57,9 @@ _Static_assert(sizeof(struct kframe) == 440, "x86_64 rt_sigframe");
 static const uint8_t pat_sc_ret[] = { 0x0f, 0x05, 0xc3 };
 static const uint8_t pat_sigret[] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
 static const uint8_t pat_sigret32[] = { 0xb8, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+/* mov $11,%eax; syscall; cmp $-4095,%rax; jae err; ret: returns either way */
+static const uint8_t pat_unmap[] = { 0xb8, 0x0b, 0, 0, 0, 0x0f, 0x05, 0x48, 0x3d,
+				     0x01, 0xf0, 0xff, 0xff, 0x73, 0x01, 0xc3 };
 
 /*
  * Where the sequences are in a mapped file, by offset into the mapping:
@@ -64,7 +68,7 @@ static const uint8_t pat_sigret32[] = { 0xb8, 0x0f, 0, 0, 0, 0x0f, 0x05 };
 struct gcache {
 	unsigned int major, minor;
 	uint64_t ino, pgoff, len;
-	int64_t sc_ret, sigret;		/* -1: not there */
+	int64_t sc_ret, sigret, unmap;	/* -1: not there */
 };
 
 #define GCACHE_MAX	64
@@ -122,6 +126,7 @@ static struct gcache *gcache_scan(pid_t pid, const struct proc_vma *v)
 	tmp.sigret = find_first(buf, len, pat_sigret, sizeof(pat_sigret));
 	if (tmp.sigret < 0)
 		tmp.sigret = find_first(buf, len, pat_sigret32, sizeof(pat_sigret32));
+	tmp.unmap = find_first(buf, len, pat_unmap, sizeof(pat_unmap));
 	free(buf);
 	if (gcache_nr == GCACHE_MAX)
 		gcache_nr = 0;	/* a tree with that many libraries: start over */
@@ -159,6 +164,9 @@ static void gadgets_from(pid_t pid, const struct proc_vma *v, struct gadgets *g)
 		g->sc_ret = v->start + c->sc_ret;
 	if (!g->sigret && c->sigret >= 0 && sigret_ok(pid, v->start + c->sigret))
 		g->sigret = v->start + c->sigret;
+	if (!g->unmap && c->unmap >= 0 &&
+	    gadget_ok(pid, v->start + c->unmap, pat_unmap, sizeof(pat_unmap)))
+		g->unmap = v->start + c->unmap;
 }
 
 int gadgets_find(pid_t pid, const struct proc_maps *maps, struct gadgets *g)
@@ -168,7 +176,7 @@ int gadgets_find(pid_t pid, const struct proc_maps *maps, struct gadgets *g)
 	memset(g, 0, sizeof(*g));
 	/* the C library first (it has both), then any other program text */
 	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < maps->nr && !(g->sc_ret && g->sigret); i++) {
+		for (i = 0; i < maps->nr && !(g->sc_ret && g->sigret && g->unmap); i++) {
 			const struct proc_vma *v = &maps->vma[i];
 			int libc;
 
@@ -253,10 +261,10 @@ static int64_t frame_place(const struct proc_maps *maps, uint64_t sp, size_t tot
 	const struct proc_vma *v = vma_of(maps, sp - 1);
 	uint64_t f;
 
-	if (!v || !(v->prot & PROT_WRITE) || sp < RED_ZONE + total + 64)
+	if (!v || !(v->prot & PROT_WRITE) || sp < RED_ZONE + total + PREFIX + 64)
 		return 0;
 	f = (sp - RED_ZONE - total) & ~63ULL;
-	return f >= v->start ? (int64_t)f : 0;
+	return f - PREFIX >= v->start ? (int64_t)f : 0;
 }
 
 int64_t sigframe_push(pid_t pid, pid_t tid, const struct proc_maps *maps,
@@ -281,23 +289,24 @@ int64_t sigframe_push(pid_t pid, pid_t tid, const struct proc_maps *maps,
 		free(xs);
 		return 0;
 	}
-	buf = xzalloc(total);
+	buf = xzalloc(PREFIX + total);
 	if (!buf)
 		goto out;
-	fr = (struct kframe *)buf;
+	memcpy(buf + PREFIX - 8, &g->unmap, 8);
+	fr = (struct kframe *)(buf + PREFIX);
 	fr->pretcode = g->sigret;
 	fr->uc_flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
 	fr->uc_stack.flags = SS_DISABLE;	/* filled in below, from inside */
 	fill_mcontext(&fr->mc, regs);
 	fr->mc.fpstate = f + FP_OFF;
 	fr->sigmask = sigmask;
-	memcpy(buf + FP_OFF, xs, xlen);
-	fill_fpstate(buf + FP_OFF, xlen);
+	memcpy(buf + PREFIX + FP_OFF, xs, xlen);
+	fill_fpstate(buf + PREFIX + FP_OFF, xlen);
 	l.iov_base = buf;
-	l.iov_len = total;
-	r.iov_base = (void *)f;
-	r.iov_len = total;
-	if (process_vm_writev(pid, &l, 1, &r, 1, 0) != (ssize_t)total) {
+	l.iov_len = PREFIX + total;
+	r.iov_base = (void *)(f - PREFIX);
+	r.iov_len = PREFIX + total;
+	if (process_vm_writev(pid, &l, 1, &r, 1, 0) != (ssize_t)(PREFIX + total)) {
 		pr_perror("Thread %d: can't write its way home at %#lx", tid, (long)f);
 		goto out;
 	}

@@ -26,6 +26,7 @@
 struct gadgets {
 	uint64_t sc_ret;	/* syscall; ret */
 	uint64_t sigret;	/* mov $15,%rax; syscall */
+	uint64_t unmap;		/* glibc's munmap(): optional, see infect.c */
 };
 
 /* Finds both sequences in the task's executable file mappings; 0 or -1. */
@@ -35,7 +36,9 @@ int gadgets_find(pid_t pid, const struct proc_maps *maps, struct gadgets *g);
  * Writes thread @tid's frame below @regs->rsp and fills in its sigaltstack
  * from inside the thread. Returns the frame's address (the stack pointer
  * for injected syscalls), 0 when the thread's stack has no room (not an
- * error: that thread is borrowed without a way home), or -1.
+ * error: that thread is borrowed without a way home), or -1. The word
+ * below the frame holds @g->unmap: a syscall made with the stack pointer
+ * there returns into munmap(rdi, rsi) before the sigreturn.
  */
 int64_t sigframe_push(pid_t pid, pid_t tid, const struct proc_maps *maps,
 		      const struct gadgets *g, const struct user_regs_struct *regs,

@@ -93,11 +93,11 @@ def test_dump_with(what):
 # (parked on its way home, running the executor, the scratch area mapped),
 # the infect-thread-* ones those of a second thread.
 KILL_POINTS = [
-    ("seized", ""), ("infect-parked", ""), ("infect-mapped", ""),
+    ("seized", ""), ("infect-parked", ""), ("infect-area", ""), ("infect-mapped", ""),
     ("infect-executor", ""), ("infect-unmapped", ""), ("infected", ""),
     ("memory", ""), ("written", ""),
-    ("infect-executor", "thread"), ("infect-thread-borrowed", "thread"),
-    ("infect-thread-executor", "thread"),
+    ("infect-executor", "thread"), ("infect-thread-parked", "thread"),
+    ("infect-thread-mapped", "thread"), ("infect-thread-executor", "thread"),
 ]
 
 

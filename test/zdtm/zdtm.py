@@ -421,7 +421,12 @@ class Run:
                           f"(state {state}, tracer {tracer})")
             time.sleep(0.02)
         if snap is not None:
+            # a task criu left on its way home (munmap, sigreturn) may not
+            # have run yet on a busy machine: give it a moment
             d = snap.diff(self.snapshot())
+            while d and time.monotonic() < deadline + 2:
+                time.sleep(0.02)
+                d = snap.diff(self.snapshot())
             if d:
                 # keep going: the verdict tells more; finish() reports both
                 self.problems.append(f"{what}: the task changed\n{d}")
