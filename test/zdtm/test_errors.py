@@ -146,6 +146,31 @@ def test_dump_killed_randomly():
         r.finish()
 
 
+def test_dump_killed_while_infecting():
+    """criu killed 40 times 0.5-6 ms into dumps of a task with a second
+    thread: the moments criu spends inside the threads (their way home,
+    scratch areas, executor). The task must come out as it was each time."""
+    rnd = random.Random(int(os.environ.get("ZDTM_SEED", "0")) or None)
+    with zdtm.Run("mem_anon", "killed-infecting", extra="thread") as r:
+        r.start()
+        snap = r.snapshot()
+        for n in range(40):
+            img = r.imgdir(f"img{n}")
+            cmd = [zdtm.CRIU] + r.dump_cmd(img, ["--leave-running"])
+            delay = rnd.uniform(0.0005, 0.006)
+            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(delay)
+            p.send_signal(signal.SIGKILL)
+            rc = p.wait(30)
+            r.check_running(f"after criu was killed {delay * 1000:.2f} ms into "
+                            f"dump {n} (exit {rc})", snap)
+            shutil.rmtree(img)
+            if r.problems:
+                break
+        r.finish()
+
+
 # ------------------------------------------------------------- corrupted images
 
 def corruptions(size: int, raw: bool) -> list[tuple[str, bool]]:
