@@ -19,17 +19,6 @@
 
 #include "zdtm.h"
 
-static inline char stop_state_of(pid_t pid)
-{
-	char path[64], buf[512], *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (test_read_file(path, buf, sizeof(buf)) < 0)
-		return '?';
-	p = strrchr(buf, ')');
-	return p && p[1] ? p[2] : '?';
-}
-
 static void *stop_idle(void *arg)
 {
 	for (;;)

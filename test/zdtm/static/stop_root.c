@@ -25,8 +25,8 @@ int main(int argc, char **argv)
 	raise(SIGSTOP);
 	test_waitsig();
 
-	if (stop_state_of(kid) != 'T')
-		fail("the stopped child is in state %c", stop_state_of(kid));
+	if (test_proc_state(kid) != 'T')
+		fail("the stopped child is in state %c", test_proc_state(kid));
 	stop_check_no_report();
 	if (stop_sigchld_pending())
 		fail("a SIGCHLD is pending");

@@ -35,10 +35,10 @@ int main(int argc, char **argv)
 	test_ready();
 	test_waitsig();
 
-	if (stop_state_of(stopped) != 'T' || stop_state_of(stopped_thr) != 'T')
-		fail("the stopped children are in states %c and %c", stop_state_of(stopped),
-		     stop_state_of(stopped_thr));
-	if (stop_state_of(running) == 'T')
+	if (test_proc_state(stopped) != 'T' || test_proc_state(stopped_thr) != 'T')
+		fail("the stopped children are in states %c and %c", test_proc_state(stopped),
+		     test_proc_state(stopped_thr));
+	if (test_proc_state(running) == 'T')
 		fail("the running child is stopped");
 	stop_check_no_report();
 	sigemptyset(&chld);

@@ -49,8 +49,8 @@ int main(int argc, char **argv)
 				     kids[i].thread);
 		while (sigchlds == seen)
 			sigsuspend(&wait);
-		if (stop_state_of(pids[i]) != 'T')
-			fail("child %d is in state %c", pids[i], stop_state_of(pids[i]));
+		if (test_proc_state(pids[i]) != 'T')
+			fail("child %d is in state %c", pids[i], test_proc_state(pids[i]));
 	}
 	sigprocmask(SIG_SETMASK, &wait, NULL);
 	seen = sigchlds;
@@ -61,8 +61,8 @@ int main(int argc, char **argv)
 	if (sigchlds != seen)
 		fail("%d SIGCHLD(s) since the children stopped", sigchlds - seen);
 	for (i = 0; i < ARRAY_SIZE(kids); i++)
-		if (stop_state_of(pids[i]) != 'T')
-			fail("child %d is in state %c", pids[i], stop_state_of(pids[i]));
+		if (test_proc_state(pids[i]) != 'T')
+			fail("child %d is in state %c", pids[i], test_proc_state(pids[i]));
 	for (i = 0; i < ARRAY_SIZE(kids); i++)
 		stop_check_report_once(pids[i], kids[i].sig);
 	stop_check_no_report();
