@@ -33,6 +33,7 @@
 #include "dump.h"
 #include "image/image.h"
 #include "restore.h"
+#include "stop.h"
 #include "task/ptrace.h"
 #include "tree-plan.h"
 #include "inventory.pb-c.h"
@@ -79,6 +80,10 @@ static int check_task(struct rtree *tree, int i, PstreeTask *pt)
 	}
 	if (i && !find_node(tree, pt->ppid, i))
 		return bad_tree("parent not restored before it", pt->pid);
+	if (pt->stopped && (pt->zombie || (pt->has_stop_signal &&
+					   !stop_signal_valid(pt->stop_signal))))
+		return bad_tree("stopped, but a zombie or by a signal that does not stop",
+				pt->pid);
 	return 0;
 }
 
@@ -600,10 +605,7 @@ static int find_host_tids(struct rst_ctx *rc, struct rtask *t)
 static int take_over(struct rst_ctx *rc, struct rnode *n)
 {
 	struct rtask *t = &n->t;
-	struct user_regs_struct base;
 	pid_t pid = t->host_pid;
-	uint64_t insn;
-	long ret;
 	int i;
 
 	if (seize(pid) || unregister_criu_rseq(t) ||
@@ -613,8 +615,25 @@ static int take_over(struct rst_ctx *rc, struct rnode *n)
 		if (wait_thread(pid, t->host_tids[i]) ||
 		    run_batch(pid, t->host_tids[i], thread_batch_addr(n, i), n->thread_size))
 			return -1;
-	/* the executor's own syscall instruction removes the trampoline */
-	insn = t->area + (executor_syscall_insn - executor_code_start);
+	return 0;
+}
+
+/* The executor's own syscall instruction, for single calls from criu. */
+static uint64_t trampoline_syscall(struct rtask *t)
+{
+	return t->area + (executor_syscall_insn - executor_code_start);
+}
+
+/* The trampoline goes, then what is set from outside: registers, masks... */
+static int finish_task(struct rst_ctx *rc, struct rnode *n)
+{
+	struct rtask *t = &n->t;
+	struct user_regs_struct base;
+	pid_t pid = t->host_pid;
+	uint64_t insn = trampoline_syscall(t);
+	long ret;
+	int i;
+
 	if (ptrace_get_regs(pid, &base) ||
 	    remote_syscall(pid, &base, insn, &ret, __NR_munmap, t->area,
 			   t->area_size, 0, 0, 0, 0) || ret) {
@@ -639,9 +658,8 @@ static int let_go(struct rtree *tree)
 		if (!rnode_live(&tree->nodes[i]))
 			continue;
 		for (j = 0; j < t->nr_threads; j++)
-			/* a task stopped by a signal goes back into its group stop */
-			if (ptrace(PTRACE_DETACH, t->host_tids[j], 0,
-				   !j && tree->nodes[i].pt->stopped ? SIGSTOP : 0)) {
+			/* a stopped task sinks back into its stop, unreported */
+			if (ptrace(PTRACE_DETACH, t->host_tids[j], 0, 0)) {
 				pr_perror("Task %d: can't let thread %d go", t->pid, t->tids[j]);
 				ret = -1;
 			}
@@ -756,6 +774,25 @@ static int restore_tree(struct rst_ctx *rc, struct rtree *tree, int *forked)
 		tree->nodes[i].t.host_pid = tree->nodes[i].rep->host_pid;
 	for (i = 0; i < tree->nr; i++)
 		if (rnode_live(&tree->nodes[i]) && take_over(rc, &tree->nodes[i]))
+			return -1;
+	/*
+	 * Stops before anything is released: every stop first, then what the
+	 * parents see of them, while the batch's masks still hold (stop.c).
+	 */
+	for (i = 0; i < tree->nr; i++)
+		if (rnode_live(&tree->nodes[i]) && tree->nodes[i].pt->stopped &&
+		    stop_enter(&tree->nodes[i]))
+			return -1;
+	for (i = 0; i < tree->nr; i++) {
+		struct rnode *n = &tree->nodes[i];
+
+		/* the executor's stack, at the end of the batch area, is free now */
+		if (rnode_live(n) && stop_settle(tree, n, trampoline_syscall(&n->t),
+						 n->t.area + n->main_size - 256))
+			return -1;
+	}
+	for (i = 0; i < tree->nr; i++)
+		if (rnode_live(&tree->nodes[i]) && finish_task(rc, &tree->nodes[i]))
 			return -1;
 	return 0;
 }
