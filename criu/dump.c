@@ -35,6 +35,62 @@
 #define DUMP_BATCH_DATA		(64 << 10)
 #define MAX_TASKS		(1 << 16)
 
+/*
+ * Where a dump's time goes, summed over the tree: one log line at the end
+ * (scripts/bench-tree.sh prints it). Steps of a task's dump are timed one
+ * by one, every part's hooks apart.
+ */
+enum dphase {
+	DP_FREEZE,		/* seize every thread, list the children */
+	DP_IDS,			/* ids in the tasks' pid namespaces */
+	DP_READ,		/* status, registers, masks, smaps */
+	DP_CHECK,		/* every part's check */
+	DP_INSIDE,		/* prepare and run the in-task batches */
+	DP_PARTS,		/* every part's dump, memory apart */
+	DP_MEMORY,		/* the mm part: areas and pages */
+	DP_TREE,		/* tree-wide images */
+	DP_WRITE,		/* pstree, inventory, syncfs */
+	DP_FINISH,		/* kill (and reap) or release the tree */
+	DP_NR,
+};
+
+static const char *const dphase_name[DP_NR] = {
+	[DP_FREEZE] = "freeze", [DP_IDS] = "ids", [DP_READ] = "read",
+	[DP_CHECK] = "check", [DP_INSIDE] = "inside", [DP_PARTS] = "parts",
+	[DP_MEMORY] = "memory", [DP_TREE] = "tree", [DP_WRITE] = "write",
+	[DP_FINISH] = "finish",
+};
+
+static int64_t dphase_ns[DP_NR];
+static int64_t check_ns[PART_NR], dump_ns[PART_NR];
+
+/* Adds the time since *@t0 to @acc and restarts the clock. */
+static void lap(int64_t *acc, int64_t *t0)
+{
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	*acc += now - *t0;
+	*t0 = now;
+}
+
+static void log_phases(int nr)
+{
+	char buf[1024], *p = buf, *end = buf + sizeof(buf);
+	int i;
+
+	for (i = 0; i < DP_NR; i++)
+		p += snprintf(p, end - p, " %s %.1f", dphase_name[i],
+			      dphase_ns[i] / 1e6);
+	pr_info("Dump of %d task(s), ms:%s", nr, buf);
+	p = buf;
+	*p = '\0';
+	for (i = 0; i < PART_NR && p < end; i++)
+		if (check_ns[i] + dump_ns[i] >= 100000)
+			p += snprintf(p, end - p, " %s %.1f+%.1f", parts[i]->name,
+				      check_ns[i] / 1e6, dump_ns[i] / 1e6);
+	pr_debug("Dump, ms per part (check+dump, from 0.1):%s", buf);
+}
+
 struct dtree {
 	struct dtask **tasks;	/* parents before children; tasks[0] is the root */
 	int nr;
@@ -372,6 +428,7 @@ out:
 
 static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct dtask *t)
 {
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC), tp;
 	void *buf = NULL;
 	int i, ret = -1;
 
@@ -384,16 +441,25 @@ static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct dtask *t)
 	/* the scratch area comes and goes without a trace: one read serves all */
 	if (proc_read_maps(t->pid, 1, &t->maps))
 		return -1;
-	for (i = 0; i < PART_NR; i++)
+	lap(&dphase_ns[DP_READ], &t0);
+	for (i = 0; i < PART_NR; i++) {
+		tp = t0;
 		if (parts[i]->check && parts[i]->check(dc, t))
 			return -1;
+		lap(&check_ns[i], &tp);
+		lap(&dphase_ns[DP_CHECK], &t0);
+	}
 	if (ask_inside(dc, tree, t, &buf))
 		goto out;
 	stop_read_answers(tree->tasks, tree->nr, t, &t->th[0].b);
+	lap(&dphase_ns[DP_INSIDE], &t0);
 	fault_point("infected");
 	for (i = 0; i < PART_NR; i++) {
+		tp = t0;
 		if (parts[i]->dump && parts[i]->dump(dc, t, &t->th[0].b))
 			goto out;
+		lap(&dump_ns[i], &tp);
+		lap(&dphase_ns[i == PART_MM ? DP_MEMORY : DP_PARTS], &t0);
 		if (i == PART_MM)
 			fault_point("memory");
 	}
@@ -549,6 +615,7 @@ int cr_dump(const struct opts *o)
 {
 	struct dump_ctx dc = { .opts = o };
 	struct dtree tree = { 0 };
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	int i, ret = -1;
 
 	if (o->pid <= 1 || o->pid == getpid()) {
@@ -565,21 +632,28 @@ int cr_dump(const struct opts *o)
 	if (collect_tree(o, &tree))
 		goto out;
 	pr_info("Frozen %d task(s)", tree.nr);
+	lap(&dphase_ns[DP_FREEZE], &t0);
 	for (i = 0; i < tree.nr; i++)
 		if (read_ns_ids(tree.tasks[i]))
 			goto out;
+	lap(&dphase_ns[DP_IDS], &t0);
 	for (i = 0; i < tree.nr; i++)
 		if (!tree.tasks[i]->zombie && dump_task(&dc, &tree, tree.tasks[i]))
 			goto out;
+	t0 = clock_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->dump_tree && parts[i]->dump_tree(&dc))
 			goto out;
+	lap(&dphase_ns[DP_TREE], &t0);
 	if (write_tree(&dc, &tree) || write_inventory(&dc, &tree) || syncfs(dc.dirfd)) {
 		pr_perror("Can't write and sync the images");
 		goto out;
 	}
+	lap(&dphase_ns[DP_WRITE], &t0);
 	fault_point("written");
 	ret = finish(o, &tree);
+	lap(&dphase_ns[DP_FINISH], &t0);
+	log_phases(tree.nr);
 	pr_info("Dumped %d task(s)", tree.nr);
 out:
 	if (ret)
