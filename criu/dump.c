@@ -629,6 +629,7 @@ int cr_dump(const struct opts *o)
 	}
 	/* no inventory means no checkpoint, whatever else is left here */
 	unlinkat(dc.dirfd, "inventory.img", 0);
+	ptrace_poll_waits(1);
 	if (collect_tree(o, &tree))
 		goto out;
 	pr_info("Frozen %d task(s)", tree.nr);
