@@ -31,8 +31,19 @@
 #include "inventory.pb-c.h"
 #include "pstree.pb-c.h"
 
+/*
+ * The in-task batches. The scratch area is written into the task and read
+ * back whole for every thread that runs one, so its size is paid for in
+ * copies and in page faults of the task: a leader asks every part's
+ * questions (the entry cap, not the data, limits it: 64 signal actions
+ * take 2 KiB, a POSIX timer 48 bytes and 3 entries); any other thread
+ * answers only the few per-thread ones. A full batch is an error that
+ * names the step, never a silent loss.
+ */
 #define DUMP_BATCH_ENTRIES	256
-#define DUMP_BATCH_DATA		(64 << 10)
+#define DUMP_BATCH_DATA		(16 << 10)
+#define DUMP_THREAD_BATCH_ENTRIES	16
+#define DUMP_THREAD_BATCH_DATA	(1 << 10)
 #define MAX_TASKS		(1 << 16)
 
 /*
@@ -391,21 +402,26 @@ static int read_threads(struct dtask *t)
 /* In-task questions of every part, one round trip per thread. */
 static int ask_inside(struct dump_ctx *dc, struct dtree *tree, struct dtask *t, void **buf)
 {
-	size_t per = batch_area_size(DUMP_BATCH_ENTRIES, DUMP_BATCH_DATA);
+	size_t lead = batch_area_size(DUMP_BATCH_ENTRIES, DUMP_BATCH_DATA);
+	size_t per = batch_area_size(DUMP_THREAD_BATCH_ENTRIES, DUMP_THREAD_BATCH_DATA);
+	size_t off, size = lead + (t->nr_threads - 1) * per;
 	struct infect inf;
 	int i, j, ret = -1;
 	uint64_t area;
 
-	*buf = xzalloc(per * t->nr_threads);
+	*buf = xzalloc(size);
 	if (!*buf)
 		return -1;
-	if (infect_start(&inf, t->pid, &t->maps, &t->status, per, t->nr_threads))
+	/* every thread maps an area of the leader's size; only the batch is copied */
+	if (infect_start(&inf, t->pid, &t->maps, &t->status, lead, t->nr_threads))
 		return -1;
-	for (i = 0; i < t->nr_threads; i++)
+	for (i = 0; i < t->nr_threads; i++) {
+		off = i ? lead + (i - 1) * per : 0;
 		if (infect_borrow(&inf, t->th[i].tid, &t->th[i].regs, t->th[i].sigmask, &area) ||
-		    batch_init(&t->th[i].b, (char *)*buf + i * per, area, per,
-			       DUMP_BATCH_ENTRIES))
+		    batch_init(&t->th[i].b, (char *)*buf + off, area, i ? per : lead,
+			       i ? DUMP_THREAD_BATCH_ENTRIES : DUMP_BATCH_ENTRIES))
 			goto out;
+	}
 	for (j = 0; j < PART_NR; j++)
 		if (parts[j]->prepare && parts[j]->prepare(dc, t, &t->th[0].b))
 			goto out;
