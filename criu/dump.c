@@ -570,10 +570,55 @@ static void release_tree(struct dtree *tree, int detach)
 	free(tree->tasks);
 }
 
+/* Marks thread @tid of the tree as reaped; 0 when it is not the tree's. */
+static int reaped(struct dtree *tree, pid_t tid)
+{
+	int i, j;
+
+	for (i = 0; i < tree->nr; i++)
+		for (j = 0; j < tree->tasks[i]->nr_threads; j++)
+			if (tree->tasks[i]->th[j].tid == tid) {
+				tree->tasks[i]->th[j].tid = 0;
+				return 1;
+			}
+	return 0;
+}
+
+/*
+ * As their tracer we see the killed threads die (their parents reap
+ * them), in an order the kernel chooses: a leader after its other
+ * threads, and a pid namespace's init only once the rest of the
+ * namespace is gone, while the thread that tears the namespace down
+ * waits for its own dead siblings to be reaped first. So take them as
+ * they come, sleeping in wait until the next one; when none is left to
+ * wait for (ECHILD), the rest was never ours to reap.
+ */
+static void reap_tree(struct dtree *tree)
+{
+	int i, j, status, left = 0;
+	pid_t r;
+
+	for (i = 0; i < tree->nr; i++)
+		for (j = 0; j < tree->tasks[i]->nr_threads; j++)
+			if (tree->tasks[i]->zombie)
+				tree->tasks[i]->th[j].tid = 0;
+			else
+				left++;
+	while (left) {
+		r = waitpid(-1, &status, __WALL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		if (!WIFSTOPPED(status) && reaped(tree, r))
+			left--;
+	}
+}
+
 /* After the images are safe: kill the tree, or let it go on. */
 static int finish(const struct opts *o, struct dtree *tree)
 {
-	int i, j, status, left, ret = 0;
+	int i, j, ret = 0;
 	struct dtask *t;
 
 	for (i = 0; i < tree->nr; i++) {
@@ -600,30 +645,7 @@ static int finish(const struct opts *o, struct dtree *tree)
 	}
 	if (o->leave_running || o->leave_stopped)
 		return ret;
-	/*
-	 * As their tracer we see them die (their parents reap them), in an
-	 * order the kernel chooses: a leader after its other threads, and a
-	 * pid namespace's init only once the rest of the namespace is gone,
-	 * while the thread that tears the namespace down waits for its own
-	 * dead siblings to be reaped first. So take them as they come.
-	 */
-	do {
-		left = 0;
-		for (i = 0; i < tree->nr; i++)
-			for (j = 0; j < tree->tasks[i]->nr_threads; j++) {
-				pid_t *tid = &tree->tasks[i]->th[j].tid, r;
-
-				if (!*tid)
-					continue;
-				r = waitpid(*tid, &status, __WALL | WNOHANG);
-				if (r == 0 || (r < 0 && errno == EINTR))
-					left++;
-				else
-					*tid = 0;	/* reaped (or never ours to reap) */
-			}
-		if (left)
-			usleep(1000);
-	} while (left);
+	reap_tree(tree);
 	return ret;
 }
 
