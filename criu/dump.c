@@ -10,12 +10,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/kcmp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -442,7 +445,150 @@ out:
 	return ret;
 }
 
-static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct dtask *t)
+/*
+ * The address spaces, read ahead. smaps is the one big /proc file of a
+ * task (80 us for a small one: the kernel prints 25 lines per area), and
+ * nothing needs criu's ptrace: a reader thread reads the tasks' smaps in
+ * dump order while the main thread infects and dumps the tasks before
+ * them, and hands each over. Only the infection changes a frozen task's
+ * areas (the scratch area), and the reader is always past the task being
+ * infected; a task sharing its memory with another one (CLONE_VM
+ * without a thread group: vfork) could show that other task's scratch
+ * area, so those are read by the main thread at their turn, as before.
+ * The reader logs nothing: whatever it could not read is read again
+ * by the main thread, which says why it failed.
+ */
+struct maps_ahead {
+	struct dtree *tree;
+	char *own;		/* per task: read here (1) or by the main thread (0) */
+	int *ok;		/* per task: the reader left its maps in t->maps */
+	int done;		/* tasks [0, done) are handed over */
+	int stop;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t th;
+	int running;
+};
+
+struct vm_order {
+	struct dtree *tree;
+	int failed;
+};
+
+/* kcmp orders address spaces: 0 the same, 1 and 2 less and greater. */
+static int cmp_vm(const void *a, const void *b, void *arg)
+{
+	struct vm_order *o = arg;
+	long c = syscall(SYS_kcmp, o->tree->tasks[*(const int *)a]->pid,
+			 o->tree->tasks[*(const int *)b]->pid, KCMP_VM, 0, 0);
+
+	if (c < 0 || c > 2)
+		o->failed = 1;
+	return c == 1 ? -1 : c == 2 ? 1 : 0;
+}
+
+/* Marks in @own the live tasks whose address space no other task shares. */
+static void find_own_mm(struct dtree *tree, char *own)
+{
+	struct vm_order o = { .tree = tree };
+	int *idx = xmalloc(tree->nr * sizeof(*idx));
+	int i, n = 0;
+
+	memset(own, 0, tree->nr);
+	if (!idx)
+		return;
+	for (i = 0; i < tree->nr; i++)
+		if (!tree->tasks[i]->zombie)
+			idx[n++] = i;
+	/* sorted, the tasks that share one are neighbours */
+	qsort_r(idx, n, sizeof(*idx), cmp_vm, &o);
+	for (i = 0; i < n && !o.failed; i++)
+		own[idx[i]] = (!i || cmp_vm(&idx[i - 1], &idx[i], &o)) &&
+			      (i == n - 1 || cmp_vm(&idx[i], &idx[i + 1], &o));
+	if (o.failed)
+		memset(own, 0, tree->nr);	/* then the main thread reads them all */
+	free(idx);
+}
+
+static void *maps_reader(void *arg)
+{
+	struct maps_ahead *ma = arg;
+	struct dtask *t;
+	char path[64], *buf;
+	int i, ok;
+
+	for (i = 0; i < ma->tree->nr; i++) {
+		t = ma->tree->tasks[i];
+		ok = 0;
+		if (ma->own[i]) {
+			snprintf(path, sizeof(path), "/proc/%d/smaps", t->pid);
+			buf = read_file(-1, path, NULL);
+			ok = buf && !proc_parse_maps(buf, &t->maps);
+			free(buf);
+		}
+		pthread_mutex_lock(&ma->lock);
+		ma->ok[i] = ok;
+		ma->done = i + 1;
+		pthread_cond_signal(&ma->cond);
+		if (ma->stop)
+			i = ma->tree->nr;
+		pthread_mutex_unlock(&ma->lock);
+	}
+	return NULL;
+}
+
+/* Starts the reader; without one, every task is read at its turn. */
+static void maps_ahead_start(struct maps_ahead *ma, struct dtree *tree)
+{
+	memset(ma, 0, sizeof(*ma));
+	ma->tree = tree;
+	ma->own = xmalloc(tree->nr);
+	ma->ok = xzalloc(tree->nr * sizeof(*ma->ok));
+	if (!ma->own || !ma->ok)
+		return;
+	find_own_mm(tree, ma->own);
+	pthread_mutex_init(&ma->lock, NULL);
+	pthread_cond_init(&ma->cond, NULL);
+	ma->running = !pthread_create(&ma->th, NULL, maps_reader, ma);
+}
+
+/* The maps of task @i: the reader's, or read now. */
+static int maps_of(struct maps_ahead *ma, int i, struct dtask *t)
+{
+	int ok = 0;
+
+	if (ma->running) {
+		pthread_mutex_lock(&ma->lock);
+		while (ma->done <= i)
+			pthread_cond_wait(&ma->cond, &ma->lock);
+		ok = ma->ok[i];
+		pthread_mutex_unlock(&ma->lock);
+	}
+	if (ok)
+		return 0;
+	proc_maps_free(&t->maps);
+	return proc_read_maps(t->pid, 1, &t->maps);
+}
+
+static void maps_ahead_stop(struct maps_ahead *ma)
+{
+	if (ma->running) {
+		pthread_mutex_lock(&ma->lock);
+		ma->stop = 1;
+		pthread_mutex_unlock(&ma->lock);
+		pthread_join(ma->th, NULL);
+		pthread_mutex_destroy(&ma->lock);
+		pthread_cond_destroy(&ma->cond);
+	}
+	free(ma->own);
+	free(ma->ok);
+	ma->own = NULL;
+	ma->ok = NULL;
+	ma->running = 0;
+}
+
+static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct maps_ahead *ma, int idx,
+		     struct dtask *t)
 {
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC), tp;
 	void *buf = NULL;
@@ -455,7 +601,7 @@ static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct dtask *t)
 		return -1;
 	}
 	/* the scratch area comes and goes without a trace: one read serves all */
-	if (proc_read_maps(t->pid, 1, &t->maps))
+	if (maps_of(ma, idx, t))
 		return -1;
 	lap(&dphase_ns[DP_READ], &t0);
 	for (i = 0; i < PART_NR; i++) {
@@ -653,6 +799,7 @@ int cr_dump(const struct opts *o)
 {
 	struct dump_ctx dc = { .opts = o };
 	struct dtree tree = { 0 };
+	struct maps_ahead ma = { 0 };
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	int i, ret = -1;
 
@@ -672,13 +819,15 @@ int cr_dump(const struct opts *o)
 		goto out;
 	pr_info("Frozen %d task(s)", tree.nr);
 	lap(&dphase_ns[DP_FREEZE], &t0);
+	maps_ahead_start(&ma, &tree);
 	for (i = 0; i < tree.nr; i++)
 		if (read_ns_ids(tree.tasks[i]))
 			goto out;
 	lap(&dphase_ns[DP_IDS], &t0);
 	for (i = 0; i < tree.nr; i++)
-		if (!tree.tasks[i]->zombie && dump_task(&dc, &tree, tree.tasks[i]))
+		if (!tree.tasks[i]->zombie && dump_task(&dc, &tree, &ma, i, tree.tasks[i]))
 			goto out;
+	maps_ahead_stop(&ma);
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->dump_tree && parts[i]->dump_tree(&dc))
@@ -695,6 +844,7 @@ int cr_dump(const struct opts *o)
 	log_phases(tree.nr);
 	pr_info("Dumped %d task(s)", tree.nr);
 out:
+	maps_ahead_stop(&ma);
 	if (ret)
 		unlinkat(dc.dirfd, "inventory.img", 0);
 	release_tree(&tree, ret != 0);
