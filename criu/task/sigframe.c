@@ -47,6 +47,7 @@ _Static_assert(sizeof(struct kframe) == 440, "x86_64 rt_sigframe");
 #define XSTATE_BV_OFF		512
 #define FP_OFF			448	/* 64-byte aligned, after the frame */
 #define RED_ZONE		128
+#define BAD_SS_MODE		(SS_ONSTACK | SS_DISABLE)
 #define PREFIX			64	/* below the frame: the return into munmap */
 
 #define ERESTARTSYS		512
@@ -278,7 +279,6 @@ int64_t sigframe_push(pid_t pid, pid_t tid, const struct proc_maps *maps,
 	int64_t f, ret = -1;
 	uint8_t *buf;
 	void *xs;
-	long rc;
 
 	if (ptrace_get_xstate(tid, &xs, &xlen))
 		return -1;
@@ -296,7 +296,12 @@ int64_t sigframe_push(pid_t pid, pid_t tid, const struct proc_maps *maps,
 	fr = (struct kframe *)(buf + PREFIX);
 	fr->pretcode = g->sigret;
 	fr->uc_flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
-	fr->uc_stack.flags = SS_DISABLE;	/* filled in below, from inside */
+	/*
+	 * rt_sigreturn sets the sigaltstack from the frame, but ignores every
+	 * error but EFAULT: a mode no kernel knows leaves the thread's own
+	 * altstack as it is, and saves asking the thread for it.
+	 */
+	fr->uc_stack.flags = BAD_SS_MODE;
 	fill_mcontext(&fr->mc, regs);
 	fr->mc.fpstate = f + FP_OFF;
 	fr->sigmask = sigmask;
@@ -313,23 +318,14 @@ int64_t sigframe_push(pid_t pid, pid_t tid, const struct proc_maps *maps,
 	/*
 	 * From here on, any injected syscall ends in the sigreturn, which
 	 * also puts back the mask: block the task's signals before the first
-	 * one, or a pending SIGCHLD would be delivered in its place.
+	 * one, or a pending SIGCHLD would be delivered in its place. Parked
+	 * on the sigreturn itself meanwhile.
 	 */
 	base.rip = g->sigret;
 	base.rsp = f + 8;
 	base.orig_rax = -1;
 	if (ptrace_set_regs(tid, &base) || ptrace_set_sigmask(tid, borrowed))
 		goto out;
-	base = *regs;
-	base.rsp = f;
-	if (remote_syscall(tid, &base, g->sc_ret, &rc, __NR_sigaltstack, 0,
-			   f + offsetof(struct kframe, uc_stack), 0, 0, 0, 0))
-		goto out;
-	if (rc) {
-		errno = -rc;
-		pr_perror("Thread %d: can't read its sigaltstack", tid);
-		goto out;
-	}
 	ret = f;
 out:
 	free(buf);

@@ -14,7 +14,7 @@
  * detaches the thread and it runs from wherever its registers point.
  *
  * Before borrowing a thread, criu writes an rt_sigreturn frame with the
- * thread's registers, mask, FPU state and sigaltstack below its stack
+ * thread's registers, mask and FPU state below its stack
  * pointer (past the red zone, in memory the thread does not use), with
  * the address of a sigreturn sequence (`mov $15,%rax; syscall`, glibc's
  * and musl's __restore_rt) as the return address. Every syscall criu
@@ -33,8 +33,8 @@ struct gadgets {
 int gadgets_find(pid_t pid, const struct proc_maps *maps, struct gadgets *g);
 
 /*
- * Writes thread @tid's frame below @regs->rsp, gives the thread the
- * signal mask @borrowed and fills in its sigaltstack from inside it. Returns the frame's address (the stack pointer
+ * Writes thread @tid's frame below @regs->rsp, parks the thread on the
+ * sigreturn and gives it the signal mask @borrowed. Returns the frame's address (the stack pointer
  * for injected syscalls), 0 when the thread's stack has no room (not an
  * error: that thread is borrowed without a way home), or -1. The word
  * below the frame holds @g->unmap: a syscall made with the stack pointer
