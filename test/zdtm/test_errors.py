@@ -121,6 +121,20 @@ def test_dump_killed_at(point, extra):
         r.finish()
 
 
+@pytest.mark.parametrize("point", ["infect-mapped", "infect-executor"])
+def test_dump_killed_keeps_altstack(point):
+    """The way home leaves a thread's sigaltstack as it was (sig_altstack
+    checks address, size, SS_AUTODISARM and a handler running on it)."""
+    with zdtm.Run("sig_altstack", f"fault-{point}") as r:
+        r.start()
+        snap = r.snapshot()
+        res = r.dump(r.imgdir("img"), env=dict(os.environ, CRIU_FAULT=point))
+        if res.returncode != -signal.SIGKILL:
+            r.fail(f"CRIU_FAULT={point}: criu exited with {res.returncode}", res)
+        r.check_running(f"after criu was killed at '{point}'", snap)
+        r.finish()
+
+
 def test_dump_killed_randomly():
     """criu killed from outside 0-30 ms into dumps of a task with 256 MiB of
     touched memory (with --leave-running, so a dump that wins the race
