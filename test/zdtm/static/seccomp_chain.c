@@ -3,9 +3,10 @@
  * A chain of seccomp filters shared the ways the kernel shares them:
  *   A  getppid -> EXDEV, installed before a thread is created (inherited);
  *   B  getppid, getpgrp -> ENOKEY, installed with TSYNC (the thread gets it);
- *   C  getppid, getsid -> ENOLINK, installed by a child forked after B,
- *      which then drops CAP_SYS_ADMIN (restore must install its filters
- *      before its credentials are set).
+ *   C  getppid, getsid -> ENOLINK, installed by a child forked after B;
+ *   E  sysinfo -> ENOANO, a filter of the child's second thread alone.
+ * Then both threads of the child drop CAP_SYS_ADMIN: restore must install
+ * the filters, E by that thread itself, before the credentials are set.
  * Of equal actions the newest filter's errno wins: getppid tells whether
  * the chain came back in the right order.
  * After restore each task and thread answers as its chain says, and the
@@ -20,8 +21,21 @@
 #include "seccomp_lib.h"
 #include "files_lib.h"
 
-static volatile int go;
-static const char *thread_why;
+static volatile int go, child_go, child_ready;
+static const char *thread_why, *child_thread_why;
+static pthread_t child_th;
+
+static int drop_sys_admin(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[0].effective &= ~(1U << CAP_SYS_ADMIN);
+	d[0].permitted &= ~(1U << CAP_SYS_ADMIN);
+	return syscall(SYS_capset, &h, d);
+}
 
 static const char *check_ab(void)
 {
@@ -47,20 +61,35 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+static void *child_thread(void *arg)
+{
+	static const int e[] = { SYS_sysinfo };
+
+	if (sc_install(e, 1, SECCOMP_RET_ERRNO | ENOANO, 0) || drop_sys_admin())
+		_exit(4);
+	child_ready = 1;
+	while (!child_go)
+		usleep(1000);
+	child_thread_why = sc_expect("getppid", SYS_getppid, ENOLINK);
+	if (!child_thread_why)
+		child_thread_why = sc_expect("sysinfo", SYS_sysinfo, ENOANO);
+	if (!child_thread_why && sc_status("Seccomp_filters") != 4)
+		child_thread_why = "the child's thread lost its own filter";
+	return NULL;
+}
+
 static void child_setup(void)
 {
 	static const int nrs[] = { SYS_getppid, SYS_getsid };
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
 
 	if (sc_install(nrs, 2, SECCOMP_RET_ERRNO | ENOLINK, 0))
 		_exit(3);
-	if (syscall(SYS_capget, &h, d))
-		_exit(4);
-	d[0].effective &= ~(1U << CAP_SYS_ADMIN);
-	d[0].permitted &= ~(1U << CAP_SYS_ADMIN);
-	if (syscall(SYS_capset, &h, d))
+	if (pthread_create(&child_th, NULL, child_thread, NULL))
 		_exit(5);
+	while (!child_ready)
+		usleep(1000);
+	if (drop_sys_admin())
+		_exit(6);
 }
 
 static const char *child_check(void)
@@ -80,7 +109,9 @@ static const char *child_check(void)
 	if (!why && (!test_status_field("CapEff", caps, sizeof(caps)) ||
 		     strtoull(caps, NULL, 16) & (1ULL << CAP_SYS_ADMIN)))
 		why = "CAP_SYS_ADMIN is effective again";
-	return why;
+	child_go = 1;
+	pthread_join(child_th, NULL);
+	return why ? why : child_thread_why;
 }
 
 int main(int argc, char **argv)
