@@ -462,8 +462,9 @@ static int seize(pid_t pid)
 {
 	int status;
 
-	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD |
-		   PTRACE_O_TRACECLONE)) {
+	/* with seccomp suspended: the filters go in with the batch (parts/seccomp.c) */
+	if (ptrace_seize_opts(pid, PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD |
+			      PTRACE_O_TRACECLONE)) {
 		pr_perror("Task %d: can't seize it", pid);
 		return -1;
 	}

@@ -76,6 +76,8 @@ IMAGES: list[ImageKind] = [
     ImageKind("sysvipc", "sysvipc.img", 0x53560041, "sysvipc_entry"),
     ImageKind("sysvipc_pages", "sysvipc-pages.img", 0, None),
     ImageKind("uts", "uts-%d.img", 0x55540040, "uts_entry"),
+    ImageKind("seccomp", "seccomp.img", 0x53430050, "seccomp_entry"),
+    ImageKind("seccomp_task", "seccomp-%d.img", 0x53430051, "seccomp_task_entry"),
 ]
 BY_NAME = {k.name: k for k in IMAGES}
 BY_MAGIC = {k.magic: k for k in IMAGES if k.magic}

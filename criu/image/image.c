@@ -36,6 +36,7 @@
 #include "shmem.pb-c.h"
 #include "sysvipc.pb-c.h"
 #include "uts.pb-c.h"
+#include "seccomp.pb-c.h"
 
 struct img_desc {
 	const char *fmt;	/* file name; %d is the task's pid */
@@ -69,6 +70,8 @@ static const struct img_desc descs[IMG_NR] = {
 	[IMG_SYSVIPC]	= { "sysvipc.img", 0x53560041, &sysvipc_entry__descriptor },
 	[IMG_SYSVIPC_PAGES] = { "sysvipc-pages.img", 0, NULL },
 	[IMG_UTS]	= { "uts-%d.img", 0x55540040, &uts_entry__descriptor },
+	[IMG_SECCOMP]	= { "seccomp.img", 0x53430050, &seccomp_entry__descriptor },
+	[IMG_SECCOMP_TASK] = { "seccomp-%d.img", 0x53430051, &seccomp_task_entry__descriptor },
 };
 
 const char *img_name(enum img_type t, int id, char *buf, size_t len)

@@ -34,6 +34,8 @@ enum img_type {
 	IMG_SYSVIPC,		/* one per checkpoint, id 0 */
 	IMG_SYSVIPC_PAGES,	/* raw, no framing */
 	IMG_UTS,
+	IMG_SECCOMP,		/* one per checkpoint, id 0 */
+	IMG_SECCOMP_TASK,
 	IMG_NR,
 };
 

@@ -36,7 +36,9 @@ enum part_id {
 	PART_ITIMER,
 	PART_POSIX_TIMER,
 	PART_REGS,
+	PART_SECCOMP,		/* filters: before creds may drop CAP_SYS_ADMIN */
 	PART_CREDS,
+	PART_SECCOMP_STRICT,	/* strict mode: the very last step */
 	PART_NR,
 };
 

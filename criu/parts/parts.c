@@ -13,6 +13,7 @@ extern const struct part part_fdinfo, part_fs, part_sched, part_rlimit, part_mm,
 extern const struct part part_posix_timer;
 extern const struct part part_ns, part_ns_pid, part_ns_uts, part_timens;
 extern const struct part part_shmem, part_sysvipc;
+extern const struct part part_seccomp, part_seccomp_strict;
 
 const struct part *const parts[PART_NR] = {
 	[PART_NS] = &part_ns,
@@ -33,5 +34,7 @@ const struct part *const parts[PART_NR] = {
 	[PART_ITIMER] = &part_itimer,
 	[PART_POSIX_TIMER] = &part_posix_timer,
 	[PART_REGS] = &part_regs,
+	[PART_SECCOMP] = &part_seccomp,
 	[PART_CREDS] = &part_creds,
+	[PART_SECCOMP_STRICT] = &part_seccomp_strict,
 };

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -114,12 +115,76 @@ static int gone(pid_t tid, int err)
 	return 0;
 }
 
+/* errno of the refused PTRACE_O_SUSPEND_SECCOMP; 0 while the kernel grants it */
+static int suspend_refused;
+
+int ptrace_seize_opts(pid_t tid, long opts)
+{
+	int err;
+
+	if (!suspend_refused) {
+		if (!ptrace(PTRACE_SEIZE, tid, 0, opts | PTRACE_O_SUSPEND_SECCOMP))
+			return 0;
+		err = errno;
+		if (err != EPERM && err != EINVAL)
+			return -1;
+		/*
+		 * EPERM may as well say that the task is not ours to trace:
+		 * only a seize that works without the option tells.
+		 */
+		if (ptrace(PTRACE_SEIZE, tid, 0, opts)) {
+			errno = err;
+			return -1;
+		}
+		suspend_refused = err;
+		pr_info("The kernel refuses PTRACE_O_SUSPEND_SECCOMP (%s): tasks with seccomp "
+			"can't be handled", strerror(err));
+		return 0;
+	}
+	return ptrace(PTRACE_SEIZE, tid, 0, opts) ? -1 : 0;
+}
+
+int ptrace_seccomp_suspended(int *err)
+{
+	*err = suspend_refused;
+	return !suspend_refused;
+}
+
+int ptrace_seccomp_probe(int *err)
+{
+	static int known;
+	int status, ret = -1;
+	pid_t pid;
+
+	if (known || suspend_refused)
+		return ptrace_seccomp_suspended(err);
+	pid = fork();
+	if (pid < 0) {
+		pr_perror("Can't fork to probe PTRACE_O_SUSPEND_SECCOMP");
+		return -1;
+	}
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
+	if (ptrace_seize_opts(pid, 0))
+		pr_perror("Can't seize a child of criu's own to probe PTRACE_O_SUSPEND_SECCOMP");
+	else
+		ret = ptrace_seccomp_suspended(err);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR)
+		;
+	known = ret >= 0;
+	return ret;
+}
+
 int ptrace_seize_stop(pid_t tid, int *stopsig)
 {
 	int status, err;
 	pid_t ret;
 
-	if (ptrace(PTRACE_SEIZE, tid, 0, PTRACE_O_TRACESYSGOOD)) {
+	if (ptrace_seize_opts(tid, PTRACE_O_TRACESYSGOOD)) {
 		err = errno;
 		if (gone(tid, err))
 			return 1;

@@ -20,6 +20,27 @@ struct ptrace_rseq_conf {
 };
 
 /*
+ * PTRACE_SEIZE with @opts plus PTRACE_O_SUSPEND_SECCOMP, so that no system
+ * call criu makes the task run is judged by its seccomp filters or strict
+ * mode. The kernel grants that option only to a tracer with CAP_SYS_ADMIN
+ * that is not itself under seccomp (EPERM), and only with
+ * CONFIG_CHECKPOINT_RESTORE (EINVAL): then the task is seized without it
+ * and ptrace_seccomp_suspended() answers 0 from then on. Returns what
+ * ptrace() returns, errno set.
+ */
+int ptrace_seize_opts(pid_t tid, long opts);
+/*
+ * 1: every task seized so far has seccomp suspended; 0: the kernel refused
+ * the option (*@err says why; a task with seccomp must then be refused).
+ */
+int ptrace_seccomp_suspended(int *err);
+/*
+ * Finds out, without a task to seize, whether the kernel grants the option
+ * to criu: seizes a child of its own once. 1 yes, 0 no (*@err), -1 error.
+ */
+int ptrace_seccomp_probe(int *err);
+
+/*
  * PTRACE_SEIZE + PTRACE_INTERRUPT and wait for the stop. Returns 0, 1 when
  * the thread exited under us (not logged), -1 on an error (logged).
  * @stopsig (may be NULL) gets the signal of the group stop the thread is

@@ -38,6 +38,7 @@
 #include "task.pb-c.h"
 #include "timens.pb-c.h"
 #include "uts.pb-c.h"
+#include "seccomp.pb-c.h"
 #include "shmem.pb-c.h"
 #include "sysvipc.pb-c.h"
 
@@ -208,6 +209,8 @@ static const struct {
 	{ IMG_UTS, &uts_entry__descriptor },
 	{ IMG_SHMEM, &shmem_entry__descriptor },
 	{ IMG_SYSVIPC, &sysvipc_entry__descriptor },
+	{ IMG_SECCOMP, &seccomp_entry__descriptor },
+	{ IMG_SECCOMP_TASK, &seccomp_task_entry__descriptor },
 };
 
 static const ProtobufCMessageDescriptor *desc_of(enum img_type t)
@@ -343,6 +346,14 @@ static TimensNs *timens_ns_ptrs[2] = { &timens_ns[0], &timens_ns[1] };
 static TimensTask timens_task = TIMENS_TASK__INIT;
 static TimensTask *timens_task_ptr = &timens_task;
 static UtsEntry uts = UTS_ENTRY__INIT;
+/* two filters, the second on top of the first; a task with a strict thread */
+static uint8_t sc_prog[16] = { 0x20, 0, 0, 0, 4, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0xff, 0x7f };
+static SeccompFilter sc_filters[2] = { SECCOMP_FILTER__INIT, SECCOMP_FILTER__INIT };
+static SeccompFilter *sc_filter_ptrs[2] = { &sc_filters[0], &sc_filters[1] };
+static SeccompEntry sc = SECCOMP_ENTRY__INIT;
+static SeccompThread sc_threads[2] = { SECCOMP_THREAD__INIT, SECCOMP_THREAD__INIT };
+static SeccompThread *sc_thread_ptrs[2] = { &sc_threads[0], &sc_threads[1] };
+static SeccompTaskEntry sc_task = SECCOMP_TASK_ENTRY__INIT;
 
 static UserRegsX86 gpregs = USER_REGS_X86__INIT;
 static uint8_t xstate[1088];
@@ -459,6 +470,25 @@ static void build_samples(void)
 	uts.hostname = "zdtm-host";
 	uts.domainname = "";
 	samples[IMG_UTS] = &uts.base;
+
+	sc_filters[0].prog.data = sc_prog;
+	sc_filters[0].prog.len = sizeof(sc_prog);
+	sc_filters[1].prog = sc_filters[0].prog;
+	sc_filters[1].has_prev = sc_filters[1].has_flags = 1;
+	sc_filters[1].prev = 1;
+	sc_filters[1].flags = 2;	/* SECCOMP_FILTER_FLAG_LOG */
+	sc.n_filters = 2;
+	sc.filters = sc_filter_ptrs;
+	samples[IMG_SECCOMP] = &sc.base;
+	sc_threads[0].tid = ID;
+	sc_threads[0].mode = 2;
+	sc_threads[0].has_filter = 1;
+	sc_threads[0].filter = 2;
+	sc_threads[1].tid = ID + 1;
+	sc_threads[1].mode = 1;
+	sc_task.n_threads = 2;
+	sc_task.threads = sc_thread_ptrs;
+	samples[IMG_SECCOMP_TASK] = &sc_task.base;
 
 	/* 27 distinct register values, the high ones needing 10-byte varints */
 	for (i = 0; i < 27; i++)
@@ -946,6 +976,24 @@ static void test_roundtrip_uts(void)
 	expect(!strcmp(m->hostname, "zdtm-host") && !strcmp(m->domainname, ""),
 	       "names '%s' '%s'", m->hostname, m->domainname);
 	img_free(IMG_UTS, m);
+}
+
+static void test_roundtrip_seccomp(void)
+{
+	SeccompEntry *m = roundtrip(IMG_SECCOMP);
+	SeccompTaskEntry *t = roundtrip(IMG_SECCOMP_TASK);
+
+	require(m && t, "no message");
+	require(m->n_filters == 2 && t->n_threads == 2, "%zu filters, %zu threads", m->n_filters,
+		t->n_threads);
+	expect(m->filters[0]->prog.len == sizeof(sc_prog) &&
+	       !memcmp(m->filters[1]->prog.data, sc_prog, sizeof(sc_prog)), "programs");
+	expect(!m->filters[0]->has_prev && m->filters[1]->prev == 1 && m->filters[1]->flags == 2,
+	       "chain and flags");
+	expect(t->threads[0]->mode == 2 && t->threads[0]->filter == 2 &&
+	       t->threads[1]->mode == 1 && !t->threads[1]->has_filter, "threads");
+	img_free(IMG_SECCOMP, m);
+	img_free(IMG_SECCOMP_TASK, t);
 }
 
 static void test_roundtrip_fdinfo(void)
@@ -1537,6 +1585,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(test_roundtrip_signal),
 	UNIT_TEST(test_roundtrip_timens),
 	UNIT_TEST(test_roundtrip_uts),
+	UNIT_TEST(test_roundtrip_seccomp),
 	UNIT_TEST(test_roundtrip_fdinfo),
 	UNIT_TEST(test_roundtrip_task_creds_sched_rlimit),
 	UNIT_TEST(test_overwrite),
