@@ -76,11 +76,16 @@ static int thread_syscall(struct infect *inf, struct infect_thread *th, long *re
 			  long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	struct user_regs_struct base = th->regs;
-	uint64_t ip = inf->sc_ip;
+	uint64_t ip;
 
 	if (th->frame) {
 		base.rsp = th->frame;
 		ip = inf->g.sc_ret;
+	} else {
+		/* only a thread without a way home needs it: found when asked */
+		if (!inf->sc_ip)
+			inf->sc_ip = find_vdso_syscall(inf->pid, inf->maps);
+		ip = inf->sc_ip;
 	}
 	if (!ip) {
 		pr_err("Task %d: no syscall instruction to run system calls in thread %d with",
@@ -150,7 +155,6 @@ int infect_start(struct infect *inf, pid_t pid, const struct proc_maps *maps,
 	if (!inf->th)
 		return -1;
 	inf->max = nr_threads;
-	inf->sc_ip = find_vdso_syscall(pid, maps);
 	inf->sig = sigframe_pick_signal(st);
 	if (!inf->sig) {
 		pr_info("Task %d: no signal it ignores: dumped without a way home", pid);
