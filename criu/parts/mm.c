@@ -437,41 +437,76 @@ static int validate(struct rtask *t, MmEntry *mm)
 	return 0;
 }
 
-/* The vDSO we have must be the one the task used: same code, same layout. */
-static int check_vdso(struct rtask *t, MmEntry *mm)
-{
-	struct proc_maps self;
-	VmaKind k, want;
-	size_t i;
-	int j, found, ret = -1;
+/*
+ * criu's own vDSO areas, read once for the whole tree: every task is
+ * checked against the same ones (rc->shared[PART_MM] during a restore).
+ */
+struct mm_self {
+	int nr;
+	struct {
+		VmaKind kind;
+		uint64_t size;
+		uint64_t hash;		/* of the text, for the [vdso] */
+	} sp[8];
+};
 
+static struct mm_self *self_special(struct rst_ctx *rc)
+{
+	struct mm_self *ms = rc->shared[PART_MM];
+	struct proc_maps self;
+	VmaKind k;
+	int j;
+
+	if (ms)
+		return ms;
 	if (proc_read_maps(getpid(), 0, &self))
+		return NULL;
+	ms = xzalloc(sizeof(*ms));
+	for (j = 0; ms && j < self.nr && ms->nr < (int)ARRAY_SIZE(ms->sp); j++) {
+		if (!vma_special(&self.vma[j], &k))
+			continue;
+		ms->sp[ms->nr].kind = k;
+		ms->sp[ms->nr].size = self.vma[j].end - self.vma[j].start;
+		if (k == VMA_KIND__VMA_VDSO)
+			ms->sp[ms->nr].hash = vdso_hash(0, self.vma[j].start, self.vma[j].end);
+		ms->nr++;
+	}
+	proc_maps_free(&self);
+	rc->shared[PART_MM] = ms;
+	return ms;
+}
+
+/* The vDSO we have must be the one the task used: same code, same layout. */
+static int check_vdso(struct rst_ctx *rc, struct rtask *t, MmEntry *mm)
+{
+	struct mm_self *ms = self_special(rc);
+	VmaKind want;
+	size_t i;
+	int j, found;
+
+	if (!ms)
 		return -1;
 	for (i = 0; i < mm->n_vmas; i++) {
 		want = mm->vmas[i]->kind;
 		if (!is_special(want) || want == VMA_KIND__VMA_VSYSCALL)
 			continue;
 		found = 0;
-		for (j = 0; j < self.nr; j++) {
-			if (!vma_special(&self.vma[j], &k) || k != want)
+		for (j = 0; j < ms->nr; j++) {
+			if (ms->sp[j].kind != want)
 				continue;
-			found = self.vma[j].end - self.vma[j].start ==
-				mm->vmas[i]->end - mm->vmas[i]->start;
-			if (found && k == VMA_KIND__VMA_VDSO && mm->has_vdso_hash &&
-			    mm->vdso_hash != vdso_hash(0, self.vma[j].start, self.vma[j].end))
+			found = ms->sp[j].size == mm->vmas[i]->end - mm->vmas[i]->start;
+			if (found && want == VMA_KIND__VMA_VDSO && mm->has_vdso_hash &&
+			    mm->vdso_hash != ms->sp[j].hash)
 				found = 0;
 		}
 		if (!found) {
 			pr_err("Task %d: the vDSO of this kernel differs from the dumped one "
 			       "(area %#lx-%#lx); restore on another kernel is not supported yet",
 			       t->pid, mm->vmas[i]->start, mm->vmas[i]->end);
-			goto out;
+			return -1;
 		}
 	}
-	ret = 0;
-out:
-	proc_maps_free(&self);
-	return ret;
+	return 0;
 }
 
 static int mm_load(struct rst_ctx *rc, struct rtask *t)
@@ -487,7 +522,7 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 	    img_read(rc->dirfd, IMG_PAGEMAP, t->pid, (void **)&l->pm, 0) < 0)
 		return -1;
 	if (validate(t, l->mm) || mm_check_pages(rc, t, l->mm, l->pm) ||
-	    check_vdso(t, l->mm))
+	    check_vdso(rc, t, l->mm))
 		return -1;
 	t->used = xzalloc(l->mm->n_vmas * sizeof(*t->used));
 	if (!t->used)
@@ -857,6 +892,12 @@ static void mm_release(struct rtask *t)
 	t->img[PART_MM] = NULL;
 }
 
+static void mm_release_tree(struct rst_ctx *rc)
+{
+	free(rc->shared[PART_MM]);
+	rc->shared[PART_MM] = NULL;
+}
+
 const struct part part_mm = {
 	.name = "mm",
 	.id = PART_MM,
@@ -868,4 +909,5 @@ const struct part part_mm = {
 	.child = mm_child,
 	.batch = mm_batch,
 	.release = mm_release,
+	.release_tree = mm_release_tree,
 };
