@@ -37,12 +37,9 @@
 #include "tree-plan.h"
 #include "inventory.pb-c.h"
 
-#define RSEQ_FLAG_UNREGISTER	1
 #define AREA_MIN_ADDR		(1ULL << 30)
 #define READY_TIMEOUT_S		60
 #define MAX_PID			(1 << 22)
-
-extern const char executor_code_start[], executor_syscall_insn[];
 
 static struct rnode *find_node(struct rtree *tree, uint32_t pid, int upto)
 {
@@ -453,181 +450,6 @@ static int wait_ready(struct rtree *tree)
 	}
 }
 
-static int seize(pid_t pid)
-{
-	int status;
-
-	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD |
-		   PTRACE_O_TRACECLONE)) {
-		pr_perror("Task %d: can't seize it", pid);
-		return -1;
-	}
-	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0)) {
-		pr_perror("Task %d: can't interrupt it", pid);
-		return -1;
-	}
-	if (ptrace_wait(pid, &status))
-		return -1;
-	if (status >> 16 != PTRACE_EVENT_STOP) {
-		pr_err("Task %d: stopped by signal %d instead of our interrupt", pid,
-		       WSTOPSIG(status));
-		return -1;
-	}
-	return 0;
-}
-
-static int unregister_criu_rseq(struct rtask *t)
-{
-	struct ptrace_rseq_conf c;
-	struct sc_entry e = { .nr = __NR_rseq };
-	struct iovec l = { &e, sizeof(e) }, r;
-
-	if (ptrace_get_rseq(t->host_pid, &c))
-		return c.rseq_abi_pointer ? -1 : 0;
-	if (!c.rseq_abi_pointer)
-		return 0;
-	e.args[0] = c.rseq_abi_pointer;
-	e.args[1] = c.rseq_abi_size;
-	e.args[2] = RSEQ_FLAG_UNREGISTER;
-	e.args[3] = c.signature;
-	r.iov_base = (void *)(t->area + PAGE_SIZE);	/* entry 0 */
-	r.iov_len = sizeof(e);
-	if (process_vm_writev(t->host_pid, &l, 1, &r, 1, 0) != sizeof(e)) {
-		pr_perror("Task %d: can't write its trampoline", t->pid);
-		return -1;
-	}
-	return 0;
-}
-
-/* Runs the batch at @at in thread @tid; on failure names the step. */
-static int run_batch(pid_t pid, pid_t tid, uint64_t at, size_t size)
-{
-	struct user_regs_struct base;
-	struct iovec l, r;
-	struct batch b;
-	void *buf;
-	int done, ret = -1;
-
-	buf = xmalloc(size);
-	if (!buf)
-		return -1;
-	l.iov_base = buf;
-	l.iov_len = size;
-	r.iov_base = (void *)at;
-	r.iov_len = size;
-	if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)size ||
-	    batch_attach(&b, buf, at) || ptrace_get_regs(tid, &base)) {
-		pr_err("Task %d: can't read the batch of thread %d", pid, tid);
-		goto out;
-	}
-	pr_debug("Task %d: thread %d runs a batch of %d", pid, tid, b.nr);
-	done = executor_run(tid, &base, &b, at + size - 64);
-	if (done < 0)
-		goto out;
-	if (done < b.nr) {
-		l.iov_len = r.iov_len = batch_table_size(b.max);
-		if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)l.iov_len) {
-			pr_perror("Task %d: step %d of its restore failed", pid, done);
-			goto out;
-		}
-		errno = -batch_entry(&b, done)->ret;
-		pr_perror("Task %d: %s (step %d of %d, thread %d) failed", pid,
-			  batch_desc(&b, done), done, b.nr, tid);
-		goto out;
-	}
-	ret = 0;
-out:
-	free(buf);
-	return ret;
-}
-
-/* A thread the batch cloned sits in its first stop; take it from there. */
-static int wait_thread(pid_t pid, pid_t tid)
-{
-	int status;
-
-	if (ptrace_wait(tid, &status))
-		return -1;
-	if (status >> 16 != PTRACE_EVENT_STOP) {
-		pr_err("Task %d: new thread %d stopped by signal %d", pid, tid,
-		       WSTOPSIG(status));
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * The tids of the threads the batch cloned, as criu sees them: in a pid
- * namespace of the tree's own, each one's NSpid says which it is.
- */
-static int find_host_tids(struct rst_ctx *rc, struct rtask *t)
-{
-	struct proc_status st;
-	pid_t *host;
-	int i, j, nr;
-
-	t->host_tids = xzalloc(t->nr_threads * sizeof(pid_t));
-	if (!t->host_tids)
-		return -1;
-	t->host_tids[0] = t->host_pid;
-	if (!(rc->root_flags & CLONE_NEWPID)) {
-		memcpy(t->host_tids, t->tids, t->nr_threads * sizeof(pid_t));
-		return 0;
-	}
-	if (t->nr_threads == 1)
-		return 0;
-	nr = proc_list_threads(t->host_pid, &host);
-	if (nr < 0)
-		return -1;
-	for (i = 0; i < nr; i++) {
-		if (host[i] == t->host_pid || proc_read_status(host[i], &st))
-			continue;
-		for (j = 1; j < t->nr_threads; j++)
-			if (t->tids[j] == st.ns_pid)
-				t->host_tids[j] = host[i];
-		proc_status_free(&st);
-	}
-	free(host);
-	for (j = 1; j < t->nr_threads; j++)
-		if (!t->host_tids[j]) {
-			pr_err("Task %d: thread %d is not there after its clone", t->pid,
-			       t->tids[j]);
-			return -1;
-		}
-	return 0;
-}
-
-static int take_over(struct rst_ctx *rc, struct rnode *n)
-{
-	struct rtask *t = &n->t;
-	struct user_regs_struct base;
-	pid_t pid = t->host_pid;
-	uint64_t insn;
-	long ret;
-	int i;
-
-	if (seize(pid) || unregister_criu_rseq(t) ||
-	    run_batch(pid, pid, t->area, n->main_size) || find_host_tids(rc, t))
-		return -1;
-	for (i = 1; i < t->nr_threads; i++)
-		if (wait_thread(pid, t->host_tids[i]) ||
-		    run_batch(pid, t->host_tids[i], thread_batch_addr(n, i), n->thread_size))
-			return -1;
-	/* the executor's own syscall instruction removes the trampoline */
-	insn = t->area + (executor_syscall_insn - executor_code_start);
-	if (ptrace_get_regs(pid, &base) ||
-	    remote_syscall(pid, &base, insn, &ret, __NR_munmap, t->area,
-			   t->area_size, 0, 0, 0, 0) || ret) {
-		pr_err("Task %d: can't unmap the trampoline (%ld)", t->pid, ret);
-		return -1;
-	}
-	for (i = 0; i < PART_NR; i++)
-		if (parts[i]->final && parts[i]->final(rc, t))
-			return -1;
-	pr_debug("Task %d: restored", t->pid);
-	return 0;
-}
-
 /* Everything is in place: let every thread of every task go, at once. */
 static int let_go(struct rtree *tree)
 {
@@ -754,10 +576,7 @@ static int restore_tree(struct rst_ctx *rc, struct rtree *tree, int *forked)
 		return -1;
 	for (i = 1; i < tree->nr; i++)
 		tree->nodes[i].t.host_pid = tree->nodes[i].rep->host_pid;
-	for (i = 0; i < tree->nr; i++)
-		if (rnode_live(&tree->nodes[i]) && take_over(rc, &tree->nodes[i]))
-			return -1;
-	return 0;
+	return take_over_tree(rc, tree);
 }
 
 int cr_restore(const struct opts *o)

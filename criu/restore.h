@@ -54,6 +54,12 @@ static inline int rnode_live(const struct rnode *n)
 /* Creates the task of @n with its pid; in the new task, never returns. */
 pid_t restore_fork(struct rst_ctx *rc, struct rtree *tree, struct rnode *n);
 
+/*
+ * criu takes every live task over once all are ready, and runs their
+ * batches and final hooks (restore-takeover.c); the tree stays traced.
+ */
+int take_over_tree(struct rst_ctx *rc, struct rtree *tree);
+
 /* Address of thread @th's batch in the trampoline of @n. */
 uint64_t thread_batch_addr(struct rnode *n, int th);
 
