@@ -42,6 +42,7 @@ enum {
 	TK_SEIZING,		/* seized and interrupted, its stop not seen yet */
 	TK_MAIN,		/* the leader runs the task's batch */
 	TK_THREADS,		/* the other threads run theirs */
+	TK_UNMAP,		/* the leader removes the trampoline */
 	TK_DONE,
 };
 
@@ -308,21 +309,50 @@ static int start_threads(struct takeover *to, struct tk *k)
 	return 0;
 }
 
-/* Every batch of the task ran: the trampoline goes, registers come in. */
-static int finish(struct takeover *to, struct tk *k)
+/*
+ * Every batch of the task ran: the leader removes the trampoline with the
+ * executor's own syscall instruction, stepped over (one stop, at the
+ * syscall's exit: nothing runs after it).
+ */
+static int unmap_start(struct tk *k)
 {
 	struct rtask *t = &k->n->t;
-	struct user_regs_struct base;
-	uint64_t insn;
-	long ret;
+	struct user_regs_struct regs;
+
+	if (ptrace_get_regs(t->host_pid, &regs))
+		return -1;
+	regs.rip = t->area + (executor_syscall_insn - executor_code_start);
+	regs.rax = __NR_munmap;
+	regs.orig_rax = -1;	/* no syscall restart on the way out */
+	regs.rdi = t->area;
+	regs.rsi = t->area_size;
+	if (ptrace_set_regs(t->host_pid, &regs))
+		return -1;
+	if (ptrace(PTRACE_SINGLESTEP, t->host_pid, 0, 0)) {
+		pr_perror("Task %d: can't unmap the trampoline", t->pid);
+		return -1;
+	}
+	k->state = TK_UNMAP;
+	return 0;
+}
+
+/* The trampoline is gone: registers and the rest come in from outside. */
+static int finish(struct takeover *to, struct tk *k, int status)
+{
+	struct rtask *t = &k->n->t;
+	struct user_regs_struct regs;
 	int i;
 
-	/* the executor's own syscall instruction removes the trampoline */
-	insn = t->area + (executor_syscall_insn - executor_code_start);
-	if (ptrace_get_regs(t->host_pid, &base) ||
-	    remote_syscall(t->host_pid, &base, insn, &ret, __NR_munmap, t->area,
-			   t->area_size, 0, 0, 0, 0) || ret) {
-		pr_err("Task %d: can't unmap the trampoline (%ld)", t->pid, ret);
+	if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP) {
+		pr_err("Task %d: stopped or ended (status %#x) while its trampoline was removed",
+		       t->pid, status);
+		return -1;
+	}
+	if (ptrace_get_regs(t->host_pid, &regs))
+		return -1;
+	if (regs.rax) {
+		errno = -regs.rax;
+		pr_perror("Task %d: can't unmap the trampoline", t->pid);
 		return -1;
 	}
 	for (i = 0; i < PART_NR; i++)
@@ -376,6 +406,8 @@ static int task_event(struct takeover *to, struct tk *k, struct job *j, int stat
 
 	if (k->state == TK_SEIZING)
 		return seized(k, status);
+	if (k->state == TK_UNMAP)
+		return finish(to, k, status);
 	ret = job_stopped(&k->n->t, j, status);
 	if (ret <= 0)
 		return ret;
@@ -386,7 +418,7 @@ static int task_event(struct takeover *to, struct tk *k, struct job *j, int stat
 	} else {
 		k->pending--;
 	}
-	return k->pending ? 0 : finish(to, k);
+	return k->pending ? 0 : unmap_start(k);
 }
 
 /* Whose stop it is: a task being seized or running a batch, or a new thread's. */
@@ -397,7 +429,7 @@ static struct tk *find_stopped(struct takeover *to, pid_t pid, struct job **job)
 
 	for (i = 0; i < to->tree->nr; i++) {
 		k = &to->tk[i];
-		if (k->state == TK_SEIZING && k->n->t.host_pid == pid)
+		if ((k->state == TK_SEIZING || k->state == TK_UNMAP) && k->n->t.host_pid == pid)
 			return k;
 		if (k->state != TK_MAIN && k->state != TK_THREADS)
 			continue;
