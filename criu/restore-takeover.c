@@ -66,8 +66,10 @@ struct tk {
 
 /* Stops of threads the batches cloned, seen before criu looked for them. */
 struct stash {
-	pid_t *tid;
-	int *status;
+	struct {
+		pid_t tid;
+		int status;
+	} *s;
 	int nr;
 };
 
@@ -81,32 +83,26 @@ struct takeover {
 	struct stash stash;
 };
 
-static int stash_put(struct stash *s, pid_t tid, int status)
+static int stash_put(struct stash *st, pid_t tid, int status)
 {
-	pid_t *t = xrealloc(s->tid, (s->nr + 1) * sizeof(*t));
-	int *st;
+	void *n = xrealloc(st->s, (st->nr + 1) * sizeof(*st->s));
 
-	if (!t)
+	if (!n)
 		return -1;
-	s->tid = t;
-	st = xrealloc(s->status, (s->nr + 1) * sizeof(*st));
-	if (!st)
-		return -1;
-	s->status = st;
-	s->tid[s->nr] = tid;
-	s->status[s->nr++] = status;
+	st->s = n;
+	st->s[st->nr].tid = tid;
+	st->s[st->nr++].status = status;
 	return 0;
 }
 
-static int stash_take(struct stash *s, pid_t tid, int *status)
+static int stash_take(struct stash *st, pid_t tid, int *status)
 {
 	int i;
 
-	for (i = 0; i < s->nr; i++)
-		if (s->tid[i] == tid) {
-			*status = s->status[i];
-			s->tid[i] = s->tid[--s->nr];
-			s->status[i] = s->status[s->nr];
+	for (i = 0; i < st->nr; i++)
+		if (st->s[i].tid == tid) {
+			*status = st->s[i].status;
+			st->s[i] = st->s[--st->nr];
 			return 1;
 		}
 	return 0;
@@ -222,7 +218,7 @@ static int job_stopped(struct rtask *t, struct job *j, int status)
 	done = j->b.nr - regs.r13;
 	if (done == j->b.nr)
 		return 1;
-	if (done < 0 || done > j->b.nr ||
+	if (done < 0 || done > j->b.nr || batch_table_size(j->b.max) > j->size ||
 	    read_area(t->host_pid, j->buf, j->at, batch_table_size(j->b.max))) {
 		pr_perror("Task %d: step %d of its restore failed", t->pid, done);
 		return -1;
@@ -544,8 +540,7 @@ int take_over_tree(struct rst_ctx *rc, struct rtree *tree)
 			free(to.tk[i].jobs[th].buf);
 		free(to.tk[i].jobs);
 	}
-	free(to.stash.tid);
-	free(to.stash.status);
+	free(to.stash.s);
 	free(to.tk);
 	return ret;
 }

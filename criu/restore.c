@@ -4,11 +4,12 @@
  *
  * Each task starts as a copy of criu with its old pid (clone3 set_tid),
  * created by its own parent; it prepares itself (restore-task.c) and waits.
- * criu then seizes each task and runs its batch inside it: that unmaps
- * criu, maps the dumped memory, reads the pages straight from the page
- * store and clones the threads, which run their own small batches. Last,
- * criu removes the trampoline, loads every thread's registers and lets the
- * whole tree go at once. Seized tasks carry PTRACE_O_EXITKILL, the others
+ * criu then seizes the tasks, several at once (restore-takeover.c), and
+ * runs each one's batch inside it: that unmaps criu, maps the dumped
+ * memory, reads the pages straight from the page store and clones the
+ * threads, which run their own small batches. Last, criu removes the
+ * trampoline, loads every thread's registers and lets the whole tree go
+ * at once. Seized tasks carry PTRACE_O_EXITKILL, the others
  * die with their parent: if criu dies, nothing half-restored is left.
  */
 #include <errno.h>
