@@ -25,6 +25,7 @@
 #include "dump.h"
 #include "image/image.h"
 #include "parts/part.h"
+#include "stop.h"
 #include "task/ptrace.h"
 #include "tree-plan.h"
 #include "inventory.pb-c.h"
@@ -110,7 +111,8 @@ static int seize_threads(struct dtask *t)
 			if (add_thread(t, tids[i]))
 				goto err;
 			th = &t->th[t->nr_threads - 1];
-			switch (ptrace_seize_stop(tids[i])) {
+			switch (ptrace_seize_stop(tids[i], tids[i] == t->pid ?
+						  &t->stop_sig : NULL)) {
 			case 0:
 				break;
 			case 1:
@@ -181,8 +183,7 @@ again:
 		t->exit_code = t->stat.exit_code;
 		return add_thread(t, t->pid);
 	}
-	/* stopped by a signal: it comes back stopped */
-	t->stopped = t->stat.state == 'T';
+	t->stop_sig = 0;
 	ret = seize_threads(t);
 	if (ret < 0)
 		return -1;
@@ -192,6 +193,8 @@ again:
 			return 1;
 		goto again;
 	}
+	/* in a group stop (the trap shows its signal): it comes back stopped */
+	t->stopped = t->stop_sig && t->stop_sig != SIGTRAP;
 	/* stat again: the first read raced with the task */
 	return proc_read_stat(t->pid, 0, &t->stat);
 }
@@ -330,7 +333,7 @@ static int read_threads(struct dtask *t)
 }
 
 /* In-task questions of every part, one round trip per thread. */
-static int ask_inside(struct dump_ctx *dc, struct dtask *t, void **buf)
+static int ask_inside(struct dump_ctx *dc, struct dtree *tree, struct dtask *t, void **buf)
 {
 	size_t per = batch_area_size(DUMP_BATCH_ENTRIES, DUMP_BATCH_DATA);
 	struct infect inf;
@@ -350,6 +353,8 @@ static int ask_inside(struct dump_ctx *dc, struct dtask *t, void **buf)
 	for (j = 0; j < PART_NR; j++)
 		if (parts[j]->prepare && parts[j]->prepare(dc, t, &t->th[0].b))
 			goto out;
+	if (stop_ask_parent(tree->tasks, tree->nr, t, &t->th[0].b))
+		goto out;
 	for (i = 0; i < t->nr_threads; i++)
 		for (j = 0; j < PART_NR; j++)
 			if (parts[j]->prepare_thread &&
@@ -365,7 +370,7 @@ out:
 	return ret;
 }
 
-static int dump_task(struct dump_ctx *dc, struct dtask *t)
+static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct dtask *t)
 {
 	void *buf = NULL;
 	int i, ret = -1;
@@ -382,8 +387,9 @@ static int dump_task(struct dump_ctx *dc, struct dtask *t)
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->check && parts[i]->check(dc, t))
 			return -1;
-	if (ask_inside(dc, t, &buf))
+	if (ask_inside(dc, tree, t, &buf))
 		goto out;
+	stop_read_answers(tree->tasks, tree->nr, t, &t->th[0].b);
 	fault_point("infected");
 	for (i = 0; i < PART_NR; i++) {
 		if (parts[i]->dump && parts[i]->dump(dc, t, &t->th[0].b))
@@ -427,10 +433,7 @@ static int write_tree(struct dump_ctx *dc, struct dtree *tree)
 		for (j = 0; j < t->nr_threads; j++)
 			tids[n++] = t->ns_tids[j];
 		pts[i].n_threads = t->nr_threads;
-		if (t->stopped) {
-			pts[i].has_stopped = 1;
-			pts[i].stopped = 1;
-		}
+		stop_fill(t, &pts[i]);
 		if (t->zombie) {
 			pts[i].has_zombie = pts[i].has_exit_code = 1;
 			pts[i].zombie = 1;
@@ -470,9 +473,9 @@ static void release_tree(struct dtree *tree, int detach)
 
 	for (i = 0; i < tree->nr; i++) {
 		t = tree->tasks[i];
+		/* a stopped task goes back into its stop by itself (stop.c) */
 		for (j = 0; detach && j < t->nr_threads; j++)
-			if (t->th[j].seized && ptrace(PTRACE_DETACH, t->th[j].tid, 0,
-						      t->stopped && !j ? SIGSTOP : 0))
+			if (t->th[j].seized && ptrace(PTRACE_DETACH, t->th[j].tid, 0, 0))
 				pr_perror("Task %d: can't detach from thread %d", t->pid,
 					  t->th[j].tid);
 		proc_maps_free(&t->maps);
@@ -496,9 +499,13 @@ static int finish(const struct opts *o, struct dtree *tree)
 		if (t->zombie)
 			continue;
 		if (o->leave_running || o->leave_stopped) {
+			/*
+			 * A stopped task sinks back into its stop, unreported:
+			 * a SIGSTOP would be a new stop (stop.c).
+			 */
 			for (j = 0; j < t->nr_threads; j++)
 				if (ptrace(PTRACE_DETACH, t->th[j].tid, 0,
-					   (o->leave_stopped || t->stopped) && !j ? SIGSTOP : 0)) {
+					   o->leave_stopped && !t->stopped && !j ? SIGSTOP : 0)) {
 					pr_perror("Task %d: can't detach from it", t->pid);
 					ret = -1;
 				}
@@ -562,7 +569,7 @@ int cr_dump(const struct opts *o)
 		if (read_ns_ids(tree.tasks[i]))
 			goto out;
 	for (i = 0; i < tree.nr; i++)
-		if (!tree.tasks[i]->zombie && dump_task(&dc, tree.tasks[i]))
+		if (!tree.tasks[i]->zombie && dump_task(&dc, &tree, tree.tasks[i]))
 			goto out;
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->dump_tree && parts[i]->dump_tree(&dc))

@@ -13,8 +13,11 @@
  *
  * Tasks start in tree order. A task whose batch must see every earlier
  * task's done (t->ordered: a System V segment it removes once the others
- * attached it) starts only when nothing else runs. All of this is single
- * threaded: ptrace requests come from the thread that seized.
+ * attached it) starts only when nothing else runs. A stopped task and the
+ * parent of one are held after their batches, trampoline and all, until
+ * the stops are made (stop.c); then they are finished the same way. All
+ * of this is single threaded: ptrace requests come from the thread that
+ * seized.
  */
 #include <errno.h>
 #include <sched.h>
@@ -42,6 +45,7 @@ enum {
 	TK_SEIZING,		/* seized and interrupted, its stop not seen yet */
 	TK_MAIN,		/* the leader runs the task's batch */
 	TK_THREADS,		/* the other threads run theirs */
+	TK_HELD,		/* batches done; waits for the stops to be made */
 	TK_UNMAP,		/* the leader removes the trampoline */
 	TK_DONE,
 };
@@ -305,6 +309,11 @@ static int start_threads(struct takeover *to, struct tk *k)
 	return 0;
 }
 
+uint64_t trampoline_syscall(struct rtask *t)
+{
+	return t->area + (executor_syscall_insn - executor_code_start);
+}
+
 /*
  * Every batch of the task ran: the leader removes the trampoline with the
  * executor's own syscall instruction, stepped over (one stop, at the
@@ -317,7 +326,7 @@ static int unmap_start(struct tk *k)
 
 	if (ptrace_get_regs(t->host_pid, &regs))
 		return -1;
-	regs.rip = t->area + (executor_syscall_insn - executor_code_start);
+	regs.rip = trampoline_syscall(t);
 	regs.rax = __NR_munmap;
 	regs.orig_rax = -1;	/* no syscall restart on the way out */
 	regs.rdi = t->area;
@@ -396,6 +405,20 @@ static int seized(struct tk *k, int status)
 	return 0;
 }
 
+/* A stopped task, or the parent of one: stop.c still needs its trampoline. */
+static int held(struct rtree *tree, struct rnode *n)
+{
+	int i;
+
+	if (n->pt->stopped)
+		return 1;
+	for (i = 1; i < tree->nr; i++)
+		if (tree->nodes[i].parent == n && rnode_live(&tree->nodes[i]) &&
+		    tree->nodes[i].pt->stopped)
+			return 1;
+	return 0;
+}
+
 static int task_event(struct takeover *to, struct tk *k, struct job *j, int status)
 {
 	int ret;
@@ -414,7 +437,13 @@ static int task_event(struct takeover *to, struct tk *k, struct job *j, int stat
 	} else {
 		k->pending--;
 	}
-	return k->pending ? 0 : unmap_start(k);
+	if (k->pending)
+		return 0;
+	if (!held(to->tree, k->n))
+		return unmap_start(k);
+	k->state = TK_HELD;
+	to->running--;
+	return 0;
 }
 
 /* Whose stop it is: a task being seized or running a batch, or a new thread's. */
@@ -520,7 +549,23 @@ static int in_flight(void)
 	return nr < 2 ? 2 : nr > MAX_IN_FLIGHT ? MAX_IN_FLIGHT : nr;
 }
 
-int take_over_tree(struct rst_ctx *rc, struct rtree *tree)
+/* The held tasks, once their stops are made: trampoline, final hooks. */
+static int finish_held(struct takeover *to)
+{
+	int i;
+
+	for (i = 0; i < to->tree->nr; i++) {
+		if (to->tk[i].state != TK_HELD)
+			continue;
+		if (unmap_start(&to->tk[i]))
+			return -1;
+		to->running++;
+	}
+	return run_takeover(to);
+}
+
+int take_over_tree(struct rst_ctx *rc, struct rtree *tree,
+		   int (*stops)(struct rst_ctx *rc, struct rtree *tree))
 {
 	struct takeover to = { .rc = rc, .tree = tree };
 	int i, th, ret;
@@ -535,6 +580,10 @@ int take_over_tree(struct rst_ctx *rc, struct rtree *tree)
 			to.tk[i].state = TK_DONE;
 	}
 	ret = run_takeover(&to);
+	if (!ret)
+		ret = stops(rc, tree);
+	if (!ret)
+		ret = finish_held(&to);
 	for (i = 0; i < tree->nr; i++) {
 		for (th = 0; to.tk[i].jobs && th < tree->nodes[i].t.nr_threads; th++)
 			free(to.tk[i].jobs[th].buf);

@@ -34,6 +34,7 @@
 #include "dump.h"
 #include "image/image.h"
 #include "restore.h"
+#include "stop.h"
 #include "task/ptrace.h"
 #include "tree-plan.h"
 #include "inventory.pb-c.h"
@@ -77,6 +78,10 @@ static int check_task(struct rtree *tree, int i, PstreeTask *pt)
 	}
 	if (i && !find_node(tree, pt->ppid, i))
 		return bad_tree("parent not restored before it", pt->pid);
+	if (pt->stopped && (pt->zombie || (pt->has_stop_signal &&
+					   !stop_signal_valid(pt->stop_signal))))
+		return bad_tree("stopped, but a zombie or by a signal that does not stop",
+				pt->pid);
 	return 0;
 }
 
@@ -462,9 +467,8 @@ static int let_go(struct rtree *tree)
 		if (!rnode_live(&tree->nodes[i]))
 			continue;
 		for (j = 0; j < t->nr_threads; j++)
-			/* a task stopped by a signal goes back into its group stop */
-			if (ptrace(PTRACE_DETACH, t->host_tids[j], 0,
-				   !j && tree->nodes[i].pt->stopped ? SIGSTOP : 0)) {
+			/* a stopped task sinks back into its stop, unreported */
+			if (ptrace(PTRACE_DETACH, t->host_tids[j], 0, 0)) {
 				pr_perror("Task %d: can't let thread %d go", t->pid, t->tids[j]);
 				ret = -1;
 			}
@@ -563,6 +567,30 @@ static void free_tree(struct rst_ctx *rc, struct rtree *tree)
 	free(tree->helper_pts);
 }
 
+/*
+ * Stops before anything is released: every stop first, then what the
+ * parents see of them, while the batch's masks still hold (stop.c). The
+ * tasks involved are still held after their batches, trampoline and all.
+ */
+static int settle_stops(struct rst_ctx *rc, struct rtree *tree)
+{
+	int i;
+
+	for (i = 0; i < tree->nr; i++)
+		if (rnode_live(&tree->nodes[i]) && tree->nodes[i].pt->stopped &&
+		    stop_enter(&tree->nodes[i]))
+			return -1;
+	for (i = 0; i < tree->nr; i++) {
+		struct rnode *n = &tree->nodes[i];
+
+		/* the executor's stack, at the end of the batch area, is free now */
+		if (rnode_live(n) && stop_settle(tree, n, trampoline_syscall(&n->t),
+						 n->t.area + n->main_size - 256))
+			return -1;
+	}
+	return 0;
+}
+
 static int restore_tree(struct rst_ctx *rc, struct rtree *tree, int *forked)
 {
 	pid_t root;
@@ -577,7 +605,7 @@ static int restore_tree(struct rst_ctx *rc, struct rtree *tree, int *forked)
 		return -1;
 	for (i = 1; i < tree->nr; i++)
 		tree->nodes[i].t.host_pid = tree->nodes[i].rep->host_pid;
-	return take_over_tree(rc, tree);
+	return take_over_tree(rc, tree, settle_stops);
 }
 
 int cr_restore(const struct opts *o)

@@ -854,12 +854,33 @@ def show(path: Union[str, Path], out: Any = sys.stdout) -> None:
         show_task(ck, t, w)
 
 
+STOP_SIGNALS = {19: "SIGSTOP", 20: "SIGTSTP", 21: "SIGTTIN", 22: "SIGTTOU"}
+
+
+def task_state(t: dict[str, Any]) -> str:
+    """A pstree_task's zombie or stopped state and pending SIGCHLD, in words."""
+    out = []
+    if t.get("zombie"):
+        out.append(f"zombie, wait status {t.get('exit_code', 0):#x}")
+    if t.get("stopped"):
+        sig = t.get("stop_signal", 19)
+        out.append(f"stopped by {STOP_SIGNALS.get(sig, f'signal {sig}')}, "
+                   + ("collected by its parent" if t.get("stop_waited")
+                      else "not yet reported to its parent"))
+    if t.get("sigchld_pending"):
+        out.append("SIGCHLD pending")
+    return "; ".join(out)
+
+
 def show_task(ck: Checkpoint, t: dict[str, Any], w: Any) -> None:
     pid = t["pid"]
     ids = "".join(f", {k} {t[k]}" for k in ("ppid", "pgid", "sid") if k in t)
     w(f"task {pid}{ids}")
     if t.get("threads"):
         w(f"  threads: {' '.join(str(x) for x in t['threads'])}")
+    state = task_state(t)
+    if state:
+        w(f"  {state}")
 
     task = ck.image("task", pid)
     if task is not None:

@@ -72,6 +72,9 @@ struct dtask {
 	struct dtask *parent;		/* NULL for the root */
 	int zombie;			/* dead, not reaped: only pstree data */
 	int stopped;			/* in a group stop (SIGSTOP and the like) */
+	int stop_sig;			/* the signal of that stop */
+	int stop_waited;		/* its parent had collected the stop (stop.c) */
+	uint64_t stop_query;		/* where the parent's answer lands in its batch */
 	int exit_code;			/* a zombie's wait status */
 	struct proc_status status;
 	struct proc_stat stat;

@@ -176,7 +176,8 @@ int infect_borrow(struct infect *inf, pid_t tid, const struct user_regs_struct *
 	th->sigmask = sigmask;
 	inf->nr++;	/* from now on infect_stop() puts it back */
 	if (inf->sig) {
-		th->frame = sigframe_push(inf->pid, tid, inf->maps, &inf->g, regs, sigmask);
+		th->frame = sigframe_push(inf->pid, tid, inf->maps, &inf->g, regs, sigmask,
+					  ~SIGBIT(inf->sig));
 		if (th->frame < 0) {
 			th->frame = 0;
 			return -1;

@@ -73,7 +73,7 @@ static int gone(pid_t tid, int err)
 	return 0;
 }
 
-int ptrace_seize_stop(pid_t tid)
+int ptrace_seize_stop(pid_t tid, int *stopsig)
 {
 	int status, err;
 	pid_t ret;
@@ -98,8 +98,11 @@ int ptrace_seize_stop(pid_t tid)
 		} while (ret < 0 && errno == EINTR);
 		if (ret < 0 || !WIFSTOPPED(status))
 			goto dead;
-		if (status >> 16 == PTRACE_EVENT_STOP)
+		if (status >> 16 == PTRACE_EVENT_STOP) {
+			if (stopsig)
+				*stopsig = WSTOPSIG(status);
 			return 0;
+		}
 		/* exiting: PTRACE_EVENT_EXIT would come; nothing else will */
 		/*
 		 * A signal arrived before our interrupt: let it be delivered

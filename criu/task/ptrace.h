@@ -22,8 +22,10 @@ struct ptrace_rseq_conf {
 /*
  * PTRACE_SEIZE + PTRACE_INTERRUPT and wait for the stop. Returns 0, 1 when
  * the thread exited under us (not logged), -1 on an error (logged).
+ * @stopsig (may be NULL) gets the signal of the group stop the thread is
+ * in (SIGSTOP, SIGTSTP...), or SIGTRAP when there is none.
  */
-int ptrace_seize_stop(pid_t tid);
+int ptrace_seize_stop(pid_t tid, int *stopsig);
 /* Waits for a ptrace stop of @tid; returns the wait status or -1. */
 int ptrace_wait(pid_t tid, int *status);
 int ptrace_get_regs(pid_t tid, struct user_regs_struct *regs);

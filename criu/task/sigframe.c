@@ -269,7 +269,7 @@ static int64_t frame_place(const struct proc_maps *maps, uint64_t sp, size_t tot
 
 int64_t sigframe_push(pid_t pid, pid_t tid, const struct proc_maps *maps,
 		      const struct gadgets *g, const struct user_regs_struct *regs,
-		      uint64_t sigmask)
+		      uint64_t sigmask, uint64_t borrowed)
 {
 	struct user_regs_struct base = *regs;
 	struct kframe *fr;
@@ -310,7 +310,17 @@ int64_t sigframe_push(pid_t pid, pid_t tid, const struct proc_maps *maps,
 		pr_perror("Thread %d: can't write its way home at %#lx", tid, (long)f);
 		goto out;
 	}
-	/* from here on, any injected syscall ends in the sigreturn */
+	/*
+	 * From here on, any injected syscall ends in the sigreturn, which
+	 * also puts back the mask: block the task's signals before the first
+	 * one, or a pending SIGCHLD would be delivered in its place.
+	 */
+	base.rip = g->sigret;
+	base.rsp = f + 8;
+	base.orig_rax = -1;
+	if (ptrace_set_regs(tid, &base) || ptrace_set_sigmask(tid, borrowed))
+		goto out;
+	base = *regs;
 	base.rsp = f;
 	if (remote_syscall(tid, &base, g->sc_ret, &rc, __NR_sigaltstack, 0,
 			   f + offsetof(struct kframe, uc_stack), 0, 0, 0, 0))

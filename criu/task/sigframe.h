@@ -33,8 +33,8 @@ struct gadgets {
 int gadgets_find(pid_t pid, const struct proc_maps *maps, struct gadgets *g);
 
 /*
- * Writes thread @tid's frame below @regs->rsp and fills in its sigaltstack
- * from inside the thread. Returns the frame's address (the stack pointer
+ * Writes thread @tid's frame below @regs->rsp, gives the thread the
+ * signal mask @borrowed and fills in its sigaltstack from inside it. Returns the frame's address (the stack pointer
  * for injected syscalls), 0 when the thread's stack has no room (not an
  * error: that thread is borrowed without a way home), or -1. The word
  * below the frame holds @g->unmap: a syscall made with the stack pointer
@@ -42,7 +42,7 @@ int gadgets_find(pid_t pid, const struct proc_maps *maps, struct gadgets *g);
  */
 int64_t sigframe_push(pid_t pid, pid_t tid, const struct proc_maps *maps,
 		      const struct gadgets *g, const struct user_regs_struct *regs,
-		      uint64_t sigmask);
+		      uint64_t sigmask, uint64_t borrowed);
 
 /* A signal the task ignores, not pending: how the executor calls home. */
 int sigframe_pick_signal(const struct proc_status *st);

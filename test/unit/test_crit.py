@@ -577,6 +577,28 @@ def test_cli_show(dump: Dump) -> None:
     assert "0: /dev/null" in out or not dump.img("fdinfo").exists()
 
 
+def test_show_task_state(schema: crit.Schema, tmp_path: Path) -> None:
+    entry = {"tasks": [
+        {"pid": 10, "ppid": 1, "pgid": 10, "sid": 10, "threads": [10],
+         "sigchld_pending": True},
+        {"pid": 11, "ppid": 10, "pgid": 11, "sid": 10, "threads": [11],
+         "stopped": True, "stop_signal": 20, "stop_waited": True},
+        {"pid": 12, "ppid": 10, "pgid": 10, "sid": 10, "threads": [12],
+         "stopped": True},
+        {"pid": 13, "ppid": 10, "pgid": 10, "sid": 10, "threads": [13],
+         "zombie": True, "exit_code": 0x100},
+    ]}
+    (tmp_path / "pstree.img").write_bytes(
+        crit.encode_image({"image": "pstree", "entry": entry}, schema))
+    res = run_crit("show", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "task 10, ppid 1, pgid 10, sid 10\n  threads: 10\n  SIGCHLD pending\n" in out
+    assert "stopped by SIGTSTP, collected by its parent" in out
+    assert "stopped by SIGSTOP, not yet reported to its parent" in out
+    assert "zombie, wait status 0x100" in out
+
+
 def test_cli_encode(dump: Dump, tmp_path: Path) -> None:
     js = tmp_path / "regs.json"
     img = tmp_path / "regs-1.img"

@@ -39,10 +39,7 @@ STABLE_FILE = "tree.stable"
 REFUSED = {"thread_leader_exit", "tree_session_cousin"}
 
 # Known gaps, kept visible as skips until criu handles them.
-NOT_YET = {
-    "tree_stopped": "a stopped child is stopped again after restore, which "
-                    "reports a new stop to its parent",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def tree_programs() -> list[str]:

@@ -461,6 +461,17 @@ ssize_t test_read_file(const char *path, char *buf, size_t size)
 	return len;
 }
 
+char test_proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (test_read_file(path, buf, sizeof(buf)) < 0)
+		return '?';
+	p = strrchr(buf, ')');
+	return p && p[1] ? p[2] : '?';
+}
+
 const char *test_status_field(const char *key, char *buf, size_t size)
 {
 	static char status[8192];

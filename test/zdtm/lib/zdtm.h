@@ -59,6 +59,9 @@ void fail(const char *fmt, ...)
 /* Read a whole (small, /proc) file into buf; returns the length or -1. */
 ssize_t test_read_file(const char *path, char *buf, size_t size);
 
+/* The state letter of /proc/PID/stat (R, S, T, Z...), '?' if unreadable. */
+char test_proc_state(pid_t pid);
+
 /* Value of "Key:" in /proc/self/status as a string (trimmed), or NULL. */
 const char *test_status_field(const char *key, char *buf, size_t size);
 

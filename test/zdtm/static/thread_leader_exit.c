@@ -58,17 +58,6 @@ static int count_threads(pid_t pid, pid_t *other)
 	return p ? atoi(p + 9) : -1;
 }
 
-static char state_of(pid_t pid)
-{
-	char path[64], buf[512], *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (test_read_file(path, buf, sizeof(buf)) < 0)
-		return '?';
-	p = strrchr(buf, ')');
-	return p && p[1] ? p[2] : '?';
-}
-
 int main(int argc, char **argv)
 {
 	pid_t child, tid;
@@ -99,19 +88,19 @@ int main(int argc, char **argv)
 	if (read(done_pipe[0], &worker_tid, sizeof(worker_tid)) != sizeof(worker_tid))
 		fail("the child died while setting up");
 	close(done_pipe[0]);
-	for (n = 0; n < 2000 && state_of(child) != 'Z'; n++)
+	for (n = 0; n < 2000 && test_proc_state(child) != 'Z'; n++)
 		usleep(1000);
-	if (state_of(child) != 'Z')
-		fail("the child's leader did not exit (state %c)", state_of(child));
+	if (test_proc_state(child) != 'Z')
+		fail("the child's leader did not exit (state %c)", test_proc_state(child));
 
 	test_ready();
 	test_waitsig();
 
 	tid = worker_tid;
 	n = count_threads(child, &tid);
-	if (n != 2 || tid != worker_tid || state_of(child) != 'Z')
+	if (n != 2 || tid != worker_tid || test_proc_state(child) != 'Z')
 		fail("the child has %d threads, leader state %c, worker %d %s", n,
-		     state_of(child), worker_tid, tid ? "named" : "gone or renamed");
+		     test_proc_state(child), worker_tid, tid ? "named" : "gone or renamed");
 	kill(child, SIGTERM);
 	while (waitpid(child, &status, 0) < 0)
 		if (errno != EINTR)
