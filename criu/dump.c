@@ -10,12 +10,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/kcmp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,9 +34,76 @@
 #include "inventory.pb-c.h"
 #include "pstree.pb-c.h"
 
+/*
+ * The in-task batches. The scratch area is written into the task and read
+ * back whole for every thread that runs one, so its size is paid for in
+ * copies and in page faults of the task: a leader asks every part's
+ * questions (the entry cap, not the data, limits it: 64 signal actions
+ * take 2 KiB, a POSIX timer 48 bytes and 3 entries); any other thread
+ * answers only the few per-thread ones. A full batch is an error that
+ * names the step, never a silent loss.
+ */
 #define DUMP_BATCH_ENTRIES	256
-#define DUMP_BATCH_DATA		(64 << 10)
+#define DUMP_BATCH_DATA		(16 << 10)
+#define DUMP_THREAD_BATCH_ENTRIES	16
+#define DUMP_THREAD_BATCH_DATA	(1 << 10)
 #define MAX_TASKS		(1 << 16)
+
+/*
+ * Where a dump's time goes, summed over the tree: one log line at the end
+ * (scripts/bench-tree.sh prints it). Steps of a task's dump are timed one
+ * by one, every part's hooks apart.
+ */
+enum dphase {
+	DP_FREEZE,		/* seize every thread, list the children */
+	DP_IDS,			/* ids in the tasks' pid namespaces */
+	DP_READ,		/* status, registers, masks, smaps */
+	DP_CHECK,		/* every part's check */
+	DP_INSIDE,		/* prepare and run the in-task batches */
+	DP_PARTS,		/* every part's dump, memory apart */
+	DP_MEMORY,		/* the mm part: areas and pages */
+	DP_TREE,		/* tree-wide images */
+	DP_WRITE,		/* pstree, inventory, syncfs */
+	DP_FINISH,		/* kill (and reap) or release the tree */
+	DP_NR,
+};
+
+static const char *const dphase_name[DP_NR] = {
+	[DP_FREEZE] = "freeze", [DP_IDS] = "ids", [DP_READ] = "read",
+	[DP_CHECK] = "check", [DP_INSIDE] = "inside", [DP_PARTS] = "parts",
+	[DP_MEMORY] = "memory", [DP_TREE] = "tree", [DP_WRITE] = "write",
+	[DP_FINISH] = "finish",
+};
+
+static int64_t dphase_ns[DP_NR];
+static int64_t check_ns[PART_NR], dump_ns[PART_NR];
+
+/* Adds the time since *@t0 to @acc and restarts the clock. */
+static void lap(int64_t *acc, int64_t *t0)
+{
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	*acc += now - *t0;
+	*t0 = now;
+}
+
+static void log_phases(int nr)
+{
+	char buf[1024], *p = buf, *end = buf + sizeof(buf);
+	int i;
+
+	for (i = 0; i < DP_NR; i++)
+		p += snprintf(p, end - p, " %s %.1f", dphase_name[i],
+			      dphase_ns[i] / 1e6);
+	pr_info("Dump of %d task(s), ms:%s", nr, buf);
+	p = buf;
+	*p = '\0';
+	for (i = 0; i < PART_NR && p < end; i++)
+		if (check_ns[i] + dump_ns[i] >= 100000)
+			p += snprintf(p, end - p, " %s %.1f+%.1f", parts[i]->name,
+				      check_ns[i] / 1e6, dump_ns[i] / 1e6);
+	pr_debug("Dump, ms per part (check+dump, from 0.1):%s", buf);
+}
 
 struct dtree {
 	struct dtask **tasks;	/* parents before children; tasks[0] is the root */
@@ -335,21 +405,26 @@ static int read_threads(struct dtask *t)
 /* In-task questions of every part, one round trip per thread. */
 static int ask_inside(struct dump_ctx *dc, struct dtree *tree, struct dtask *t, void **buf)
 {
-	size_t per = batch_area_size(DUMP_BATCH_ENTRIES, DUMP_BATCH_DATA);
+	size_t lead = batch_area_size(DUMP_BATCH_ENTRIES, DUMP_BATCH_DATA);
+	size_t per = batch_area_size(DUMP_THREAD_BATCH_ENTRIES, DUMP_THREAD_BATCH_DATA);
+	size_t off, size = lead + (t->nr_threads - 1) * per;
 	struct infect inf;
 	int i, j, ret = -1;
 	uint64_t area;
 
-	*buf = xzalloc(per * t->nr_threads);
+	*buf = xzalloc(size);
 	if (!*buf)
 		return -1;
-	if (infect_start(&inf, t->pid, &t->maps, &t->status, per, t->nr_threads))
+	/* every thread maps an area of the leader's size; only the batch is copied */
+	if (infect_start(&inf, t->pid, &t->maps, &t->status, lead, t->nr_threads))
 		return -1;
-	for (i = 0; i < t->nr_threads; i++)
+	for (i = 0; i < t->nr_threads; i++) {
+		off = i ? lead + (i - 1) * per : 0;
 		if (infect_borrow(&inf, t->th[i].tid, &t->th[i].regs, t->th[i].sigmask, &area) ||
-		    batch_init(&t->th[i].b, (char *)*buf + i * per, area, per,
-			       DUMP_BATCH_ENTRIES))
+		    batch_init(&t->th[i].b, (char *)*buf + off, area, i ? per : lead,
+			       i ? DUMP_THREAD_BATCH_ENTRIES : DUMP_BATCH_ENTRIES))
 			goto out;
+	}
 	for (j = 0; j < PART_NR; j++)
 		if (parts[j]->prepare && parts[j]->prepare(dc, t, &t->th[0].b))
 			goto out;
@@ -370,8 +445,152 @@ out:
 	return ret;
 }
 
-static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct dtask *t)
+/*
+ * The address spaces, read ahead. smaps is the one big /proc file of a
+ * task (80 us for a small one: the kernel prints 25 lines per area), and
+ * nothing needs criu's ptrace: a reader thread reads the tasks' smaps in
+ * dump order while the main thread infects and dumps the tasks before
+ * them, and hands each over. Only the infection changes a frozen task's
+ * areas (the scratch area), and the reader is always past the task being
+ * infected; a task sharing its memory with another one (CLONE_VM
+ * without a thread group: vfork) could show that other task's scratch
+ * area, so those are read by the main thread at their turn, as before.
+ * The reader logs nothing: whatever it could not read is read again
+ * by the main thread, which says why it failed.
+ */
+struct maps_ahead {
+	struct dtree *tree;
+	char *own;		/* per task: read here (1) or by the main thread (0) */
+	int *ok;		/* per task: the reader left its maps in t->maps */
+	int done;		/* tasks [0, done) are handed over */
+	int stop;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t th;
+	int running;
+};
+
+struct vm_order {
+	struct dtree *tree;
+	int failed;
+};
+
+/* kcmp orders address spaces: 0 the same, 1 and 2 less and greater. */
+static int cmp_vm(const void *a, const void *b, void *arg)
 {
+	struct vm_order *o = arg;
+	long c = syscall(SYS_kcmp, o->tree->tasks[*(const int *)a]->pid,
+			 o->tree->tasks[*(const int *)b]->pid, KCMP_VM, 0, 0);
+
+	if (c < 0 || c > 2)
+		o->failed = 1;
+	return c == 1 ? -1 : c == 2 ? 1 : 0;
+}
+
+/* Marks in @own the live tasks whose address space no other task shares. */
+static void find_own_mm(struct dtree *tree, char *own)
+{
+	struct vm_order o = { .tree = tree };
+	int *idx = xmalloc(tree->nr * sizeof(*idx));
+	int i, n = 0;
+
+	memset(own, 0, tree->nr);
+	if (!idx)
+		return;
+	for (i = 0; i < tree->nr; i++)
+		if (!tree->tasks[i]->zombie)
+			idx[n++] = i;
+	/* sorted, the tasks that share one are neighbours */
+	qsort_r(idx, n, sizeof(*idx), cmp_vm, &o);
+	for (i = 0; i < n && !o.failed; i++)
+		own[idx[i]] = (!i || cmp_vm(&idx[i - 1], &idx[i], &o)) &&
+			      (i == n - 1 || cmp_vm(&idx[i], &idx[i + 1], &o));
+	if (o.failed)
+		memset(own, 0, tree->nr);	/* then the main thread reads them all */
+	free(idx);
+}
+
+static void *maps_reader(void *arg)
+{
+	struct maps_ahead *ma = arg;
+	struct dtask *t;
+	char path[64], *buf;
+	int i, ok;
+
+	for (i = 0; i < ma->tree->nr; i++) {
+		t = ma->tree->tasks[i];
+		ok = 0;
+		if (ma->own[i]) {
+			snprintf(path, sizeof(path), "/proc/%d/smaps", t->pid);
+			buf = read_file(-1, path, NULL);
+			ok = buf && !proc_parse_maps(buf, &t->maps);
+			free(buf);
+		}
+		pthread_mutex_lock(&ma->lock);
+		ma->ok[i] = ok;
+		ma->done = i + 1;
+		pthread_cond_signal(&ma->cond);
+		if (ma->stop)
+			i = ma->tree->nr;
+		pthread_mutex_unlock(&ma->lock);
+	}
+	return NULL;
+}
+
+/* Starts the reader; without one, every task is read at its turn. */
+static void maps_ahead_start(struct maps_ahead *ma, struct dtree *tree)
+{
+	memset(ma, 0, sizeof(*ma));
+	ma->tree = tree;
+	ma->own = xmalloc(tree->nr);
+	ma->ok = xzalloc(tree->nr * sizeof(*ma->ok));
+	if (!ma->own || !ma->ok)
+		return;
+	find_own_mm(tree, ma->own);
+	pthread_mutex_init(&ma->lock, NULL);
+	pthread_cond_init(&ma->cond, NULL);
+	ma->running = !pthread_create(&ma->th, NULL, maps_reader, ma);
+}
+
+/* The maps of task @i: the reader's, or read now. */
+static int maps_of(struct maps_ahead *ma, int i, struct dtask *t)
+{
+	int ok = 0;
+
+	if (ma->running) {
+		pthread_mutex_lock(&ma->lock);
+		while (ma->done <= i)
+			pthread_cond_wait(&ma->cond, &ma->lock);
+		ok = ma->ok[i];
+		pthread_mutex_unlock(&ma->lock);
+	}
+	if (ok)
+		return 0;
+	proc_maps_free(&t->maps);
+	return proc_read_maps(t->pid, 1, &t->maps);
+}
+
+static void maps_ahead_stop(struct maps_ahead *ma)
+{
+	if (ma->running) {
+		pthread_mutex_lock(&ma->lock);
+		ma->stop = 1;
+		pthread_mutex_unlock(&ma->lock);
+		pthread_join(ma->th, NULL);
+		pthread_mutex_destroy(&ma->lock);
+		pthread_cond_destroy(&ma->cond);
+	}
+	free(ma->own);
+	free(ma->ok);
+	ma->own = NULL;
+	ma->ok = NULL;
+	ma->running = 0;
+}
+
+static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct maps_ahead *ma, int idx,
+		     struct dtask *t)
+{
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC), tp;
 	void *buf = NULL;
 	int i, ret = -1;
 
@@ -382,18 +601,27 @@ static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct dtask *t)
 		return -1;
 	}
 	/* the scratch area comes and goes without a trace: one read serves all */
-	if (proc_read_maps(t->pid, 1, &t->maps))
+	if (maps_of(ma, idx, t))
 		return -1;
-	for (i = 0; i < PART_NR; i++)
+	lap(&dphase_ns[DP_READ], &t0);
+	for (i = 0; i < PART_NR; i++) {
+		tp = t0;
 		if (parts[i]->check && parts[i]->check(dc, t))
 			return -1;
+		lap(&check_ns[i], &tp);
+		lap(&dphase_ns[DP_CHECK], &t0);
+	}
 	if (ask_inside(dc, tree, t, &buf))
 		goto out;
 	stop_read_answers(tree->tasks, tree->nr, t, &t->th[0].b);
+	lap(&dphase_ns[DP_INSIDE], &t0);
 	fault_point("infected");
 	for (i = 0; i < PART_NR; i++) {
+		tp = t0;
 		if (parts[i]->dump && parts[i]->dump(dc, t, &t->th[0].b))
 			goto out;
+		lap(&dump_ns[i], &tp);
+		lap(&dphase_ns[i == PART_MM ? DP_MEMORY : DP_PARTS], &t0);
 		if (i == PART_MM)
 			fault_point("memory");
 	}
@@ -488,10 +716,55 @@ static void release_tree(struct dtree *tree, int detach)
 	free(tree->tasks);
 }
 
+/* Marks thread @tid of the tree as reaped; 0 when it is not the tree's. */
+static int reaped(struct dtree *tree, pid_t tid)
+{
+	int i, j;
+
+	for (i = 0; i < tree->nr; i++)
+		for (j = 0; j < tree->tasks[i]->nr_threads; j++)
+			if (tree->tasks[i]->th[j].tid == tid) {
+				tree->tasks[i]->th[j].tid = 0;
+				return 1;
+			}
+	return 0;
+}
+
+/*
+ * As their tracer we see the killed threads die (their parents reap
+ * them), in an order the kernel chooses: a leader after its other
+ * threads, and a pid namespace's init only once the rest of the
+ * namespace is gone, while the thread that tears the namespace down
+ * waits for its own dead siblings to be reaped first. So take them as
+ * they come, sleeping in wait until the next one; when none is left to
+ * wait for (ECHILD), the rest was never ours to reap.
+ */
+static void reap_tree(struct dtree *tree)
+{
+	int i, j, status, left = 0;
+	pid_t r;
+
+	for (i = 0; i < tree->nr; i++)
+		for (j = 0; j < tree->tasks[i]->nr_threads; j++)
+			if (tree->tasks[i]->zombie)
+				tree->tasks[i]->th[j].tid = 0;
+			else
+				left++;
+	while (left) {
+		r = waitpid(-1, &status, __WALL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		if (!WIFSTOPPED(status) && reaped(tree, r))
+			left--;
+	}
+}
+
 /* After the images are safe: kill the tree, or let it go on. */
 static int finish(const struct opts *o, struct dtree *tree)
 {
-	int i, j, status, left, ret = 0;
+	int i, j, ret = 0;
 	struct dtask *t;
 
 	for (i = 0; i < tree->nr; i++) {
@@ -518,30 +791,7 @@ static int finish(const struct opts *o, struct dtree *tree)
 	}
 	if (o->leave_running || o->leave_stopped)
 		return ret;
-	/*
-	 * As their tracer we see them die (their parents reap them), in an
-	 * order the kernel chooses: a leader after its other threads, and a
-	 * pid namespace's init only once the rest of the namespace is gone,
-	 * while the thread that tears the namespace down waits for its own
-	 * dead siblings to be reaped first. So take them as they come.
-	 */
-	do {
-		left = 0;
-		for (i = 0; i < tree->nr; i++)
-			for (j = 0; j < tree->tasks[i]->nr_threads; j++) {
-				pid_t *tid = &tree->tasks[i]->th[j].tid, r;
-
-				if (!*tid)
-					continue;
-				r = waitpid(*tid, &status, __WALL | WNOHANG);
-				if (r == 0 || (r < 0 && errno == EINTR))
-					left++;
-				else
-					*tid = 0;	/* reaped (or never ours to reap) */
-			}
-		if (left)
-			usleep(1000);
-	} while (left);
+	reap_tree(tree);
 	return ret;
 }
 
@@ -549,6 +799,8 @@ int cr_dump(const struct opts *o)
 {
 	struct dump_ctx dc = { .opts = o };
 	struct dtree tree = { 0 };
+	struct maps_ahead ma = { 0 };
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	int i, ret = -1;
 
 	if (o->pid <= 1 || o->pid == getpid()) {
@@ -562,26 +814,37 @@ int cr_dump(const struct opts *o)
 	}
 	/* no inventory means no checkpoint, whatever else is left here */
 	unlinkat(dc.dirfd, "inventory.img", 0);
+	ptrace_poll_waits(1);
 	if (collect_tree(o, &tree))
 		goto out;
 	pr_info("Frozen %d task(s)", tree.nr);
+	lap(&dphase_ns[DP_FREEZE], &t0);
+	maps_ahead_start(&ma, &tree);
 	for (i = 0; i < tree.nr; i++)
 		if (read_ns_ids(tree.tasks[i]))
 			goto out;
+	lap(&dphase_ns[DP_IDS], &t0);
 	for (i = 0; i < tree.nr; i++)
-		if (!tree.tasks[i]->zombie && dump_task(&dc, &tree, tree.tasks[i]))
+		if (!tree.tasks[i]->zombie && dump_task(&dc, &tree, &ma, i, tree.tasks[i]))
 			goto out;
+	maps_ahead_stop(&ma);
+	t0 = clock_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->dump_tree && parts[i]->dump_tree(&dc))
 			goto out;
+	lap(&dphase_ns[DP_TREE], &t0);
 	if (write_tree(&dc, &tree) || write_inventory(&dc, &tree) || syncfs(dc.dirfd)) {
 		pr_perror("Can't write and sync the images");
 		goto out;
 	}
+	lap(&dphase_ns[DP_WRITE], &t0);
 	fault_point("written");
 	ret = finish(o, &tree);
+	lap(&dphase_ns[DP_FINISH], &t0);
+	log_phases(tree.nr);
 	pr_info("Dumped %d task(s)", tree.nr);
 out:
+	maps_ahead_stop(&ma);
 	if (ret)
 		unlinkat(dc.dirfd, "inventory.img", 0);
 	release_tree(&tree, ret != 0);

@@ -16,9 +16,12 @@
 # shows the median and the minimum. The aim: <= 50 ms each for N = 100.
 #
 # For the median round of each case the elapsed time criu's own log records
-# is shown too, and with PROFILE=1 (or when a median is above the aim) the
-# slowest steps between two log lines of that round and the time spent
-# per task/thread.
+# is shown too, and where the dump's time went, phase by phase, as criu
+# logs it at the end of a dump (freeze, ids, read = status/registers/smaps,
+# check, inside = the in-task batches, parts, memory, tree-wide images,
+# write, finish = kill and reap); with PROFILE=1 every part's share too.
+# With PROFILE=1 (or when a median is above the aim) the slowest steps
+# between two log lines of that round and the time spent per task/thread.
 #
 # Environment: SKIP_BUILD=1, BUILD_DIR, CRIU, RUNS, PROFILE=1, KEEP=1 (keep
 # the work directory).
@@ -197,7 +200,14 @@ echo "images in $WORK (tmpfs), criu -v4, $RUNS runs after a warm-up, wall clock 
 printf '%-24s %10s %10s %10s %10s %12s %12s\n' case "dump med" "dump min" \
 	"rst med" "rst min" "dump log" "rst log"
 
+# "freeze 5.0 ids 1.7 ..." from the phase line criu logs after a dump
+phases()
+{
+	sed -n 's/.*Dump of [0-9]* task(s), ms: //p' "$1" | tail -1
+}
+
 over=
+breakdown=
 for mode in "tree 1" "tree $N" "threads $N"; do
 	name=${mode/ /-}
 	round "$mode" "$WORK/$name.warm" >/dev/null
@@ -215,12 +225,25 @@ for mode in "tree 1" "tree $N" "threads $N"; do
 		   echo "$mode")" "$dmed" "$dmin" "$rmed" "$rmin" \
 		"$(log_ms "$WORK/$name.$mi/img/dump.log")" \
 		"$(log_ms "$WORK/$name.$mi/img/restore.log")"
+	if [ "$mode" != "tree 1" ]; then
+		breakdown="$breakdown$(printf '%-24s %s' "$mode" \
+			"$(phases "$WORK/$name.$mi/img/dump.log")")
+"
+		if [ -n "${PROFILE:-}" ]; then
+			breakdown="$breakdown$(printf '%-24s %s' "" "$(sed -n \
+				's/.*Dump, ms per part (check+dump, from 0.1)://p' \
+				"$WORK/$name.$mi/img/dump.log" | tail -1)")
+"
+		fi
+	fi
 	if [ -n "${PROFILE:-}" ] || awk -v a="$dmed" -v b="$rmed" -v m="$AIM" \
 		'BEGIN { exit !(a > m || b > m) }'; then
 		[ "$mode" = "tree 1" ] || over="$over $name.$mi"
 	fi
 done
 echo "aim: <= $AIM ms for the dump and for the restore of $N tasks and of $N threads"
+echo "where the dump's time went (median round, ms, from criu's log):"
+printf '%s' "$breakdown"
 
 for r in $over; do
 	for what in dump restore; do

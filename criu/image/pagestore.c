@@ -11,99 +11,132 @@
 #include "image/pagestore.h"
 
 struct pstore {
-	int fd;
-	uint8_t *buf[2];
+	int fd;			/* the open store; -1: none */
+	uint8_t *buf[2];	/* mapped when first handed out */
 	size_t len[2];
 	sem_t filled[2], empty[2];
 	int cur;		/* the buffer the caller fills */
-	int werr;		/* errno of the first failed write */
+	int first;		/* the buffer the writer takes first */
+	int werr;		/* errno of the first failed write to this store */
 	uint64_t total;
 	pthread_t writer;
 	int running;
 };
 
+/* Writes one buffer to the open store, or drops it after a failed write. */
+static void put(struct pstore *ps, int i)
+{
+	if (ps->werr)
+		return;
+	if (write_full(ps->fd, ps->buf[i], ps->len[i]))
+		ps->werr = errno;
+	else
+		ps->total += ps->len[i];
+}
+
 static void *writer_main(void *arg)
 {
 	struct pstore *ps = arg;
-	int i = 0;
+	int i = ps->first;
 
 	for (;;) {
 		sem_wait(&ps->filled[i]);
 		if (!ps->len[i])
 			break;	/* the end */
-		if (ps->werr)
-			;	/* after a failed write, the rest is dropped */
-		else if (write_full(ps->fd, ps->buf[i], ps->len[i]))
-			ps->werr = errno;
-		else
-			ps->total += ps->len[i];
+		put(ps, i);
 		sem_post(&ps->empty[i]);
 		i ^= 1;
 	}
 	return NULL;
 }
 
-struct pstore *pstore_create(int dirfd, int id)
+struct pstore *pstore_new(void)
 {
 	struct pstore *ps = xzalloc(sizeof(*ps));
 	int i;
 
 	if (!ps)
 		return NULL;
+	ps->fd = -1;
+	for (i = 0; i < 2; i++) {
+		sem_init(&ps->filled[i], 0, 0);
+		sem_init(&ps->empty[i], 0, 1);
+	}
+	return ps;
+}
+
+int pstore_open(struct pstore *ps, int dirfd, int id)
+{
 	ps->fd = img_open_raw(dirfd, IMG_PAGES, id, 1);
 	if (ps->fd < 0)
-		goto err;
-	for (i = 0; i < 2; i++) {
+		return -1;
+	ps->werr = 0;
+	ps->total = 0;
+	return 0;
+}
+
+void *pstore_buf(struct pstore *ps)
+{
+	int i = ps->cur;
+
+	sem_wait(&ps->empty[i]);
+	sem_post(&ps->empty[i]);	/* still ours until submitted */
+	if (ps->werr)
+		return NULL;
+	if (!ps->buf[i]) {
 		ps->buf[i] = mmap(NULL, PSTORE_BUF, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (ps->buf[i] == MAP_FAILED) {
 			ps->buf[i] = NULL;
 			pr_perror("Can't allocate a page store buffer");
-			goto err;
+			return NULL;
 		}
-		sem_init(&ps->filled[i], 0, 0);
-		sem_init(&ps->empty[i], 0, 1);
 	}
-	if (pthread_create(&ps->writer, NULL, writer_main, ps)) {
-		pr_err("Can't start the page store writer");
-		goto err;
-	}
-	ps->running = 1;
-	return ps;
-err:
-	pstore_close(ps, NULL);
-	return NULL;
-}
-
-void *pstore_buf(struct pstore *ps)
-{
-	sem_wait(&ps->empty[ps->cur]);
-	sem_post(&ps->empty[ps->cur]);	/* still ours until submitted */
-	return ps->werr ? NULL : ps->buf[ps->cur];
+	return ps->buf[i];
 }
 
 int pstore_submit(struct pstore *ps, size_t len)
 {
+	int i = ps->cur;
+
 	if (!len)
 		return 0;
-	sem_wait(&ps->empty[ps->cur]);
-	ps->len[ps->cur] = len;
-	sem_post(&ps->filled[ps->cur]);
+	/*
+	 * Until a buffer is full, write here: starting a thread and handing
+	 * over costs more than writing a few pages. Nothing is queued then,
+	 * so the file's order is kept.
+	 */
+	if (!ps->running && len < PSTORE_BUF) {
+		ps->len[i] = len;
+		put(ps, i);
+		return 0;
+	}
+	if (!ps->running) {
+		ps->first = i;
+		if (pthread_create(&ps->writer, NULL, writer_main, ps)) {
+			pr_err("Can't start the page store writer");
+			ps->werr = EAGAIN;
+			return -1;
+		}
+		ps->running = 1;
+	}
+	sem_wait(&ps->empty[i]);
+	ps->len[i] = len;
+	sem_post(&ps->filled[i]);
 	ps->cur ^= 1;
 	return 0;
 }
 
-int pstore_close(struct pstore *ps, uint64_t *total)
+int pstore_flush(struct pstore *ps, uint64_t *total)
 {
 	int i, ret = 0;
 
-	if (!ps)
+	if (ps->fd < 0)
 		return -1;
-	if (ps->running) {
-		sem_wait(&ps->empty[ps->cur]);
-		ps->len[ps->cur] = 0;
-		sem_post(&ps->filled[ps->cur]);
-		pthread_join(ps->writer, NULL);
+	/* both buffers free again: every queued write is done */
+	for (i = 0; i < 2; i++) {
+		sem_wait(&ps->empty[i]);
+		sem_post(&ps->empty[i]);
 	}
 	if (ps->werr) {
 		errno = ps->werr;
@@ -112,14 +145,52 @@ int pstore_close(struct pstore *ps, uint64_t *total)
 	}
 	if (total)
 		*total = ps->total;
-	for (i = 0; i < 2; i++)
-		if (ps->buf[i]) {
-			munmap(ps->buf[i], PSTORE_BUF);
-			sem_destroy(&ps->filled[i]);
-			sem_destroy(&ps->empty[i]);
-		}
+	close(ps->fd);
+	ps->fd = -1;
+	return ret;
+}
+
+void pstore_free(struct pstore *ps)
+{
+	int i;
+
+	if (!ps)
+		return;
 	if (ps->fd >= 0)
-		close(ps->fd);
+		pstore_flush(ps, NULL);
+	if (ps->running) {
+		sem_wait(&ps->empty[ps->cur]);
+		ps->len[ps->cur] = 0;
+		sem_post(&ps->filled[ps->cur]);
+		pthread_join(ps->writer, NULL);
+	}
+	for (i = 0; i < 2; i++) {
+		if (ps->buf[i])
+			munmap(ps->buf[i], PSTORE_BUF);
+		sem_destroy(&ps->filled[i]);
+		sem_destroy(&ps->empty[i]);
+	}
 	free(ps);
+}
+
+struct pstore *pstore_create(int dirfd, int id)
+{
+	struct pstore *ps = pstore_new();
+
+	if (ps && pstore_open(ps, dirfd, id)) {
+		pstore_free(ps);
+		return NULL;
+	}
+	return ps;
+}
+
+int pstore_close(struct pstore *ps, uint64_t *total)
+{
+	int ret;
+
+	if (!ps)
+		return -1;
+	ret = pstore_flush(ps, total);
+	pstore_free(ps);
 	return ret;
 }

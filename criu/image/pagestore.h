@@ -6,20 +6,36 @@
 #include <stdint.h>
 
 /*
- * Writing the raw page store (pages-ID.img) with a writer thread: the
- * caller fills one buffer with pages while the previous one is written,
- * so reading the task's memory and writing the file overlap.
+ * Writing raw page stores (pages-ID.img). The caller fills one buffer with
+ * pages while a writer thread writes the previous one, so reading a task's
+ * memory and writing the file overlap. The thread starts with the first
+ * full buffer: a store smaller than one buffer is written by the caller,
+ * without a thread. One pstore serves the stores of every task of a dump
+ * in turn (pstore_open ... pstore_flush), keeping its buffers and thread.
  */
 #define PSTORE_BUF	(8U << 20)
 
 struct pstore;
 
-struct pstore *pstore_create(int dirfd, int id);
+/* A writer with no store open yet. */
+struct pstore *pstore_new(void);
+/* Starts store @id in @dirfd (created 0600, truncated). */
+int pstore_open(struct pstore *ps, int dirfd, int id);
 /* A free buffer of PSTORE_BUF bytes to fill; NULL after a write error. */
 void *pstore_buf(struct pstore *ps);
 /* Queues the first @len bytes of the buffer last returned by pstore_buf. */
 int pstore_submit(struct pstore *ps, size_t len);
-/* Waits for every write; returns -1 if any failed. Frees @ps. */
+/*
+ * Waits for every write of the open store and closes it; @total gets the
+ * bytes written. Returns -1 if any write failed. The writer stays ready
+ * for the next pstore_open.
+ */
+int pstore_flush(struct pstore *ps, uint64_t *total);
+/* Stops the writer (flushing an open store, errors ignored) and frees @ps. */
+void pstore_free(struct pstore *ps);
+
+/* One store: pstore_new + pstore_open; pstore_flush + pstore_free. */
+struct pstore *pstore_create(int dirfd, int id);
 int pstore_close(struct pstore *ps, uint64_t *total);
 
 #endif

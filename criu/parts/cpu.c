@@ -214,6 +214,9 @@ struct cpu_ns_dump {
 	uint64_t ns;		/* the root's namespace; 0: the kernel has none */
 	uint32_t *real;		/* virtual CPU v is CPU real[v] for criu */
 	int nr;			/* 0: the tree is in criu's namespace */
+	/* read once for the whole dump */
+	char *online_str;	/* criu's online CPU list, as the kernel shows it */
+	struct cpus online;	/* the online CPUs, in the tree's numbers */
 };
 
 /*
@@ -271,32 +274,80 @@ static struct dtask *root_of(struct dtask *t)
 	return t;
 }
 
-/* Every task of the tree in the root's CPU namespace, which it does not change. */
-static int cpu_check(struct dump_ctx *dc, struct dtask *t)
+/* An affinity read from outside (criu's numbers) in the namespace's numbers. */
+static int to_virtual(const struct cpu_ns_dump *d, const struct cpus *real, struct cpus *virt)
 {
-	struct cpu_ns_dump *d = dc->shared[PART_CPU];
-	struct dtask *root = root_of(t);
-	uint64_t ns, kids, self;
-	char buf[64];
-	int i;
+	int v;
 
-	if (!d) {
-		d = xzalloc(sizeof(*d));
-		if (!d)
+	for (v = 0; v < d->nr; v++)
+		if (cpus_isset(real, d->real[v]) && cpus_set(virt, v))
 			return -1;
-		dc->shared[PART_CPU] = d;
-		if (!have_cpu_ns())
-			return 0;
+	return 0;
+}
+
+/* The online CPUs, as the tree numbers them: "affinity all" means all of those. */
+static int read_online_cpus(struct cpu_ns_dump *d)
+{
+	struct cpus real = { 0 };
+
+	d->online_str = cpuinfo_read_online();
+	if (!d->online_str)
+		return -1;
+	if (cpus_parse(d->online_str, &real)) {
+		pr_err("Can't parse the online CPU list '%s'", d->online_str);
+		cpus_free(&real);
+		return -1;
+	}
+	if (!d->nr) {
+		d->online = real;
+		return 0;
+	}
+	/* "online" in the namespace: the virtual CPUs backed by online ones */
+	if (to_virtual(d, &real, &d->online)) {
+		cpus_free(&real);
+		return -1;
+	}
+	cpus_free(&real);
+	return 0;
+}
+
+/* The tree's CPU namespace (when the kernel has them) and the online CPUs. */
+static struct cpu_ns_dump *tree_cpus(struct dump_ctx *dc, struct dtask *t)
+{
+	struct cpu_ns_dump *d = xzalloc(sizeof(*d));
+	struct dtask *root = root_of(t);
+	uint64_t kids, self;
+
+	if (!d)
+		return NULL;
+	dc->shared[PART_CPU] = d;
+	if (have_cpu_ns()) {
 		d->ns = proc_ns_id(root->pid, 0, "cpu");
 		self = proc_ns_id(0, 0, "cpu");
 		kids = proc_ns_id(root->pid, 0, "cpu_for_children");
 		if (!d->ns || !self || !kids)
-			return -1;
+			return NULL;
 		/* the map shows the namespace for children: ours only when the same */
 		if (d->ns != self && kids == d->ns && read_ns_map(root->pid, d))
-			return -1;
+			return NULL;
 		if (d->nr)
 			pr_info("The tree is in CPU namespace cpu:[%lu], of %d CPUs", d->ns, d->nr);
+	}
+	return read_online_cpus(d) ? NULL : d;
+}
+
+/* Every task of the tree in the root's CPU namespace, which it does not change. */
+static int cpu_check(struct dump_ctx *dc, struct dtask *t)
+{
+	struct cpu_ns_dump *d = dc->shared[PART_CPU];
+	uint64_t ns, kids;
+	char buf[64];
+	int i;
+
+	if (!d) {
+		d = tree_cpus(dc, t);
+		if (!d)
+			return -1;
 	}
 	if (!d->ns)
 		return 0;
@@ -324,26 +375,17 @@ static int cpu_check(struct dump_ctx *dc, struct dtask *t)
 	return 0;
 }
 
-/* An affinity read from outside (criu's numbers) in the namespace's numbers. */
-static int to_virtual(const struct cpu_ns_dump *d, const struct cpus *real, struct cpus *virt)
-{
-	int v;
-
-	for (v = 0; v < d->nr; v++)
-		if (cpus_isset(real, d->real[v]) && cpus_set(virt, v))
-			return -1;
-	return 0;
-}
-
-static int cpu_dump_tree(struct dump_ctx *dc)
+static void cpu_dump_free(struct dump_ctx *dc)
 {
 	struct cpu_ns_dump *d = dc->shared[PART_CPU];
 
-	if (d)
+	if (d) {
 		free(d->real);
+		free(d->online_str);
+		cpus_free(&d->online);
+	}
 	free(d);
 	dc->shared[PART_CPU] = NULL;
-	return 0;
 }
 
 static int read_affinity(pid_t tid, struct cpus *c)
@@ -386,15 +428,23 @@ static int read_xstate_bv(pid_t tid, CpuThread *th)
 	return 0;
 }
 
-static int write_cpuinfo(struct dump_ctx *dc, const char *online)
+/* The host's CPU, once for the tree, with what every task's xstate used. */
+static int cpu_dump_tree(struct dump_ctx *dc)
 {
+	struct cpu_ns_dump *d = dc->shared[PART_CPU];
 	struct cpuinfo_host h;
+	int ret = -1;
 
-	if (cpuinfo_host_read(&h, online))
-		return -1;
+	if (!d)
+		return 0;
+	if (cpuinfo_host_read(&h, d->online_str))
+		goto out;
 	h.e.has_xfeatures_used = 1;
 	h.e.xfeatures_used = dump_xstate_used;
-	return img_write(dc->dirfd, IMG_CPUINFO, 0, &h.e.base);
+	ret = img_write(dc->dirfd, IMG_CPUINFO, 0, &h.e.base);
+out:
+	cpu_dump_free(dc);
+	return ret;
 }
 
 static int cpu_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
@@ -402,35 +452,22 @@ static int cpu_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	struct cpu_ns_dump *d = dc->shared[PART_CPU];
 	CpuEntry e = CPU_ENTRY__INIT;
 	CpuThread *th, **pth;
-	struct cpus online = { 0 }, real = { 0 }, *aff;
-	char *online_str;
+	struct cpus real = { 0 }, *aff;
 	int i, ret = -1;
 
 	th = xzalloc(t->nr_threads * sizeof(*th));
 	pth = xzalloc(t->nr_threads * sizeof(*pth));
 	aff = xzalloc(t->nr_threads * sizeof(*aff));
-	online_str = cpuinfo_read_online();
-	if (!th || !pth || !aff || !online_str)
+	if (!th || !pth || !aff)
 		goto out;
-	if (cpus_parse(online_str, &online)) {
-		pr_err("Can't parse the online CPU list '%s'", online_str);
-		goto out;
-	}
-	if (d && d->nr) {
-		/* "online" in the namespace: the virtual CPUs backed by online ones */
-		if (to_virtual(d, &online, &real))
-			goto out;
-		cpus_free(&online);
-		online = real;
-		real.w = NULL;
-		real.nw = 0;
+	if (d->nr) {
 		e.ns_cpus = d->real;
 		e.n_ns_cpus = d->nr;
 	}
 	for (i = 0; i < t->nr_threads; i++) {
 		cpu_thread__init(&th[i]);
 		th[i].tid = t->ns_tids[i];
-		if (d && d->nr) {
+		if (d->nr) {
 			cpus_free(&real);
 			if (read_affinity(t->tids[i], &real) || to_virtual(d, &real, &aff[i]))
 				goto out;
@@ -442,21 +479,17 @@ static int cpu_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 		th[i].affinity = aff[i].w;
 		th[i].n_affinity = aff[i].nw;
 		th[i].has_affinity_all = 1;
-		th[i].affinity_all = cpus_subset(&online, &aff[i]);
+		th[i].affinity_all = cpus_subset(&d->online, &aff[i]);
 		dump_xstate_used |= th[i].xstate_bv;
 		pth[i] = &th[i];
 	}
 	e.threads = pth;
 	e.n_threads = t->nr_threads;
-	/* rewritten per task: the last one holds what every task used */
-	ret = img_write(dc->dirfd, IMG_CPU, t->ns_pid, &e.base) ||
-	      write_cpuinfo(dc, online_str) ? -1 : 0;
+	ret = img_write(dc->dirfd, IMG_CPU, t->ns_pid, &e.base);
 out:
 	for (i = 0; aff && i < t->nr_threads; i++)
 		cpus_free(&aff[i]);
-	cpus_free(&online);
 	cpus_free(&real);
-	free(online_str);
 	free(aff);
 	free(pth);
 	free(th);

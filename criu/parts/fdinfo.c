@@ -196,9 +196,20 @@ static const char *fd_unsupported(const char *path, const struct stat *st)
 	return "a special file";
 }
 
+/*
+ * What the check saw, kept for the dump: the task is frozen in between
+ * and the in-task calls open no fds, so a second scan would only read
+ * the same links and fdinfo files again (a third of the part's time).
+ */
+struct fd_scans {
+	struct fd_scan *fds;
+	int nr;
+};
+
 static int fdinfo_check(struct dump_ctx *dc, struct dtask *t)
 {
 	const struct file_kind *k;
+	struct fd_scans *sc;
 	struct fd_scan *fds;
 	struct fd_dump f;
 	const char *why;
@@ -220,8 +231,15 @@ static int fdinfo_check(struct dump_ctx *dc, struct dtask *t)
 		if (k->check && k->check(&f))
 			ret = -1;
 	}
-	free_scan(fds, nr);
-	return ret;
+	sc = ret ? NULL : xmalloc(sizeof(*sc));
+	if (!sc) {
+		free_scan(fds, nr);
+		return -1;
+	}
+	sc->fds = fds;
+	sc->nr = nr;
+	t->priv[PART_FDINFO] = sc;
+	return 0;
 }
 
 /* ------------------------------------------- the tree's descriptions (dump) */
@@ -372,7 +390,7 @@ static int desc_of_fd(struct ftree *ft, const struct dtask *t, const struct fd_s
 	int found;
 
 	if (!k || fd_unsupported(s->path, &s->st)) {
-		pr_err("Task %d: fd %d (%s) appeared during the dump", pid, s->fd, s->path);
+		pr_err("Task %d: fd %d (%s) is not supported", pid, s->fd, s->path);
 		return -1;
 	}
 	fd_dump_of(t, s, &f);
@@ -394,15 +412,15 @@ static int fdinfo_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 {
 	FdinfoEntry e = FDINFO_ENTRY__INIT;
 	struct ftree *ft = ftree_of(dc);
-	struct fd_scan *fds;
+	struct fd_scans *sc = t->priv[PART_FDINFO];
+	struct fd_scan *fds = sc->fds;
 	FdEntry *ents = NULL, **pe = NULL;
-	int i, nr, ret = -1;
+	int i, nr = sc->nr, ret = -1;
 
+	free(sc);
+	t->priv[PART_FDINFO] = NULL;
 	if (!ft)
-		return -1;
-	nr = scan_fds(t->pid, &fds);
-	if (nr < 0)
-		return -1;
+		goto out;
 	ents = xzalloc((nr + 1) * sizeof(*ents));
 	pe = xzalloc((nr + 1) * sizeof(*pe));
 	if (!ents || !pe)

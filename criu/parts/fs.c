@@ -56,30 +56,47 @@ static int read_dir_link(pid_t pid, const char *link, char *buf, size_t size)
 	return 0;
 }
 
+/*
+ * The directories the check found, kept for the dump: the task is frozen
+ * in between and nothing criu runs inside changes them.
+ */
+struct fs_dirs {
+	char cwd[PATH_MAX], root[PATH_MAX];
+};
+
 static int fs_check(struct dump_ctx *dc, struct dtask *t)
 {
-	char path[PATH_MAX];
+	struct fs_dirs *d;
 
 	if (t->status.umask < 0) {
 		pr_err("Task %d: the kernel does not show its umask", t->pid);
 		return -1;
 	}
-	return read_dir_link(t->pid, "cwd", path, sizeof(path)) ||
-	       read_dir_link(t->pid, "root", path, sizeof(path)) ? -1 : 0;
+	d = xmalloc(sizeof(*d));
+	if (!d)
+		return -1;
+	if (read_dir_link(t->pid, "cwd", d->cwd, sizeof(d->cwd)) ||
+	    read_dir_link(t->pid, "root", d->root, sizeof(d->root))) {
+		free(d);
+		return -1;
+	}
+	t->priv[PART_FS] = d;
+	return 0;
 }
 
 static int fs_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 {
-	char cwd[PATH_MAX], root[PATH_MAX];
+	struct fs_dirs *d = t->priv[PART_FS];
 	FsEntry fe = FS_ENTRY__INIT;
+	int ret;
 
-	if (read_dir_link(t->pid, "cwd", cwd, sizeof(cwd)) ||
-	    read_dir_link(t->pid, "root", root, sizeof(root)))
-		return -1;
-	fe.cwd = cwd;
-	fe.root = root;
+	fe.cwd = d->cwd;
+	fe.root = d->root;
 	fe.umask = t->status.umask;
-	return img_write(dc->dirfd, IMG_FS, t->ns_pid, &fe.base);
+	ret = img_write(dc->dirfd, IMG_FS, t->ns_pid, &fe.base);
+	free(d);
+	t->priv[PART_FS] = NULL;
+	return ret;
 }
 
 /* ------------------------------------------------------------- restore */

@@ -64,6 +64,7 @@ struct mm_tree {
 	struct stored_task *tasks;
 	int nr;
 	uint64_t shared_bytes;	/* pages not stored again, the whole tree */
+	struct pstore *ps;	/* one writer for every task's store */
 };
 
 /* Collects runs of pages to save and copies them into the page store. */
@@ -390,7 +391,7 @@ int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntr
 	char path[64];
 	int i, ret = -1;
 
-	if (!tr)
+	if (!tr || (!tr->ps && !(tr->ps = pstore_new())))
 		return -1;
 	/* parents are dumped before their children */
 	if (t->parent && !t->parent->zombie)
@@ -400,9 +401,10 @@ int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntr
 	snprintf(path, sizeof(path), "/proc/%d/mem", t->pid);
 	w.memfd = open(path, O_RDONLY | O_CLOEXEC);
 	w.chunk = xmalloc(PFN_BATCH * sizeof(uint64_t));
-	w.out = pstore_create(dc->dirfd, t->ns_pid);
-	if (w.out)
+	if (!pstore_open(tr->ps, dc->dirfd, t->ns_pid)) {
+		w.out = tr->ps;
 		w.buf = pstore_buf(w.out);
+	}
 	if (w.pmfd < 0 || w.memfd < 0 || !w.buf || !w.chunk) {
 		pr_perror("Task %d: can't open pagemap, mem or the page store", t->pid);
 		goto out;
@@ -421,7 +423,7 @@ int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntr
 	}
 	if (pw_submit(&w))
 		goto out;
-	ret = pstore_close(w.out, NULL);
+	ret = pstore_flush(w.out, NULL);
 	w.out = NULL;
 	if (ret)
 		goto out;
@@ -443,7 +445,7 @@ out:
 		free(w.runs);
 	}
 	if (w.out)
-		pstore_close(w.out, NULL);
+		pstore_flush(w.out, NULL);
 	if (w.memfd >= 0)
 		close(w.memfd);
 	if (w.pmfd >= 0)
@@ -467,6 +469,7 @@ void mm_dump_pages_done(struct dump_ctx *dc)
 		free(tr->tasks[i].runs);
 		free(tr->tasks[i].pfns);
 	}
+	pstore_free(tr->ps);
 	free(tr->tasks);
 	free(tr);
 	dc->shared[PART_MM] = NULL;

@@ -23,13 +23,18 @@ static const struct {
 	{ "cgroup", "cgroup" },
 };
 
+/* criu's own, read once: a dump does not change its namespaces */
+static uint64_t criu_ns[sizeof(refused) / sizeof(refused[0])];
+
 static int check_thread(struct dtask *t, pid_t tid)
 {
 	uint64_t ours, its;
 	size_t i;
 
 	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
-		ours = proc_ns_id(0, 0, refused[i].name);
+		if (!criu_ns[i])
+			criu_ns[i] = proc_ns_id(0, 0, refused[i].name);
+		ours = criu_ns[i];
 		its = proc_ns_id(t->pid, tid, refused[i].name);
 		if (!ours || !its)
 			return -1;

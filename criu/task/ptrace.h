@@ -26,6 +26,11 @@ struct ptrace_rseq_conf {
  * in (SIGSTOP, SIGTSTP...), or SIGTRAP when there is none.
  */
 int ptrace_seize_stop(pid_t tid, int *stopsig);
+/*
+ * On: waits poll briefly before they sleep (ptrace.c says why); for a
+ * dump, whose tracees are all frozen but the one waited for.
+ */
+void ptrace_poll_waits(int on);
 /* Waits for a ptrace stop of @tid; returns the wait status or -1. */
 int ptrace_wait(pid_t tid, int *status);
 int ptrace_get_regs(pid_t tid, struct user_regs_struct *regs);

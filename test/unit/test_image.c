@@ -1400,6 +1400,69 @@ static void test_pagestore(void)
 	unlinkat(imgdir, name, 0);
 }
 
+/* Checks that store @id holds the submissions of @sizes, patterns from @seq on. */
+static void check_store(int id, const size_t *sizes, int n, int seq)
+{
+	uint8_t *want = malloc(PSTORE_BUF), *got = malloc(PSTORE_BUF);
+	char name[64];
+	struct stat st;
+	size_t off = 0;
+	int i, fd;
+
+	img_name(IMG_PAGES, id, name, sizeof(name));
+	fd = img_open_raw(imgdir, IMG_PAGES, id, 0);
+	require(fd >= 0 && want && got, "can't open %s", name);
+	for (i = 0; i < n; off += sizes[i], i++) {
+		pattern(want, sizes[i], seq + i);
+		expect(pread(fd, got, sizes[i], off) == (ssize_t)sizes[i] &&
+		       !memcmp(want, got, sizes[i]), "%s: submission %d differs", name, i);
+	}
+	expect(!fstat(fd, &st) && (uint64_t)st.st_size == off, "%s: %lld bytes, want %zu",
+	       name, (long long)st.st_size, off);
+	close(fd);
+	unlinkat(imgdir, name, 0);
+	free(want);
+	free(got);
+}
+
+/*
+ * One writer for the stores of a whole dump, in turn: small ones written
+ * without a thread, a big one starting it, and those after it through the
+ * thread; each file holds what was submitted for it, in order.
+ */
+static void test_pagestore_reuse(void)
+{
+	static const size_t a[] = { 2 * 4096, 4096 };
+	static const size_t b[] = { PSTORE_BUF, 3 * 4096, PSTORE_BUF, 5 };
+	static const size_t c[] = { 7 * 4096 };
+	static const struct {
+		const size_t *sizes;
+		int n;
+	} stores[] = { { a, 2 }, { b, 4 }, { c, 1 }, { a, 2 } };
+	struct pstore *ps = pstore_new();
+	uint64_t total, sum;
+	int s, i, seq = 0;
+	void *buf;
+
+	require(ps, "pstore_new failed");
+	for (s = 0; s < (int)ARRAY_SIZE_(stores); s++) {
+		require(!pstore_open(ps, imgdir, ID + 20 + s), "pstore_open %d", s);
+		for (i = 0, sum = 0; i < stores[s].n; i++) {
+			buf = pstore_buf(ps);
+			require(buf, "store %d: pstore_buf returned NULL", s);
+			pattern(buf, stores[s].sizes[i], seq + i);
+			expect(!pstore_submit(ps, stores[s].sizes[i]), "store %d: submit %d", s, i);
+			sum += stores[s].sizes[i];
+		}
+		expect(!pstore_flush(ps, &total), "store %d: pstore_flush failed", s);
+		expect(total == sum, "store %d: total %llu, submitted %llu", s,
+		       (unsigned long long)total, (unsigned long long)sum);
+		check_store(ID + 20 + s, stores[s].sizes, stores[s].n, seq);
+		seq += stores[s].n;
+	}
+	pstore_free(ps);
+}
+
 /* A failed write (here: to /dev/full) is reported, not lost. */
 static void test_pagestore_write_error(void)
 {
@@ -1490,6 +1553,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(test_raw_pages),
 	UNIT_TEST(test_pagestore),
 	UNIT_TEST(test_pagestore_write_error),
+	UNIT_TEST(test_pagestore_reuse),
 };
 
 UNIT_MAIN(tests)
