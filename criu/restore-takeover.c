@@ -342,13 +342,25 @@ static int unmap_start(struct tk *k)
 }
 
 /* The trampoline is gone: registers and the rest come in from outside. */
+static int finals(struct takeover *to, struct tk *k)
+{
+	struct rtask *t = &k->n->t;
+	int i;
+
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->final && parts[i]->final(to->rc, t))
+			return -1;
+	pr_debug("Task %d: restored", t->pid);
+	k->state = TK_DONE;
+	return 0;
+}
+
 static int finish(struct takeover *to, struct tk *k, int status)
 {
 	struct rtask *t = &k->n->t;
 	struct user_regs_struct regs;
-	int i;
 
-	if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP) {
+	if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP || status >> 16) {
 		pr_err("Task %d: stopped or ended (status %#x) while its trampoline was removed",
 		       t->pid, status);
 		return -1;
@@ -360,13 +372,8 @@ static int finish(struct takeover *to, struct tk *k, int status)
 		pr_perror("Task %d: can't unmap the trampoline", t->pid);
 		return -1;
 	}
-	for (i = 0; i < PART_NR; i++)
-		if (parts[i]->final && parts[i]->final(to->rc, t))
-			return -1;
-	pr_debug("Task %d: restored", t->pid);
-	k->state = TK_DONE;
 	to->running--;
-	return 0;
+	return finals(to, k);
 }
 
 static int start_task(struct takeover *to, struct tk *k)
@@ -549,19 +556,32 @@ static int in_flight(void)
 	return nr < 2 ? 2 : nr > MAX_IN_FLIGHT ? MAX_IN_FLIGHT : nr;
 }
 
-/* The held tasks, once their stops are made: trampoline, final hooks. */
+/*
+ * The held tasks, once their stops are made: trampoline, final hooks. A
+ * stopped one traps for its group stop again when resumed, so the
+ * trampoline goes by remote_syscall(), which knows (a few tasks, in turn).
+ */
 static int finish_held(struct takeover *to)
 {
+	struct user_regs_struct base;
+	struct rtask *t;
+	long ret = 0;
 	int i;
 
 	for (i = 0; i < to->tree->nr; i++) {
 		if (to->tk[i].state != TK_HELD)
 			continue;
-		if (unmap_start(&to->tk[i]))
+		t = &to->tk[i].n->t;
+		if (ptrace_get_regs(t->host_pid, &base) ||
+		    remote_syscall(t->host_pid, &base, trampoline_syscall(t), &ret, __NR_munmap,
+				   t->area, t->area_size, 0, 0, 0, 0) || ret) {
+			pr_err("Task %d: can't unmap the trampoline (%ld)", t->pid, ret);
 			return -1;
-		to->running++;
+		}
+		if (finals(to, &to->tk[i]))
+			return -1;
 	}
-	return run_takeover(to);
+	return 0;
 }
 
 int take_over_tree(struct rst_ctx *rc, struct rtree *tree,
