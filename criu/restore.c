@@ -4,11 +4,12 @@
  *
  * Each task starts as a copy of criu with its old pid (clone3 set_tid),
  * created by its own parent; it prepares itself (restore-task.c) and waits.
- * criu then seizes each task and runs its batch inside it: that unmaps
- * criu, maps the dumped memory, reads the pages straight from the page
- * store and clones the threads, which run their own small batches. Last,
- * criu removes the trampoline, loads every thread's registers and lets the
- * whole tree go at once. Seized tasks carry PTRACE_O_EXITKILL, the others
+ * criu then seizes the tasks, several at once (restore-takeover.c), and
+ * runs each one's batch inside it: that unmaps criu, maps the dumped
+ * memory, reads the pages straight from the page store and clones the
+ * threads, which run their own small batches. Last, criu removes the
+ * trampoline, loads every thread's registers and lets the whole tree go
+ * at once. Seized tasks carry PTRACE_O_EXITKILL, the others
  * die with their parent: if criu dies, nothing half-restored is left.
  */
 #include <errno.h>
@@ -38,12 +39,9 @@
 #include "tree-plan.h"
 #include "inventory.pb-c.h"
 
-#define RSEQ_FLAG_UNREGISTER	1
 #define AREA_MIN_ADDR		(1ULL << 30)
 #define READY_TIMEOUT_S		60
 #define MAX_PID			(1 << 22)
-
-extern const char executor_code_start[], executor_syscall_insn[];
 
 static struct rnode *find_node(struct rtree *tree, uint32_t pid, int upto)
 {
@@ -458,196 +456,6 @@ static int wait_ready(struct rtree *tree)
 	}
 }
 
-static int seize(pid_t pid)
-{
-	int status;
-
-	/* with seccomp suspended: the filters go in with the batch (parts/seccomp.c) */
-	if (ptrace_seize_opts(pid, PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD |
-			      PTRACE_O_TRACECLONE)) {
-		pr_perror("Task %d: can't seize it", pid);
-		return -1;
-	}
-	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0)) {
-		pr_perror("Task %d: can't interrupt it", pid);
-		return -1;
-	}
-	if (ptrace_wait(pid, &status))
-		return -1;
-	if (status >> 16 != PTRACE_EVENT_STOP) {
-		pr_err("Task %d: stopped by signal %d instead of our interrupt", pid,
-		       WSTOPSIG(status));
-		return -1;
-	}
-	return 0;
-}
-
-static int unregister_criu_rseq(struct rtask *t)
-{
-	struct ptrace_rseq_conf c;
-	struct sc_entry e = { .nr = __NR_rseq };
-	struct iovec l = { &e, sizeof(e) }, r;
-
-	if (ptrace_get_rseq(t->host_pid, &c))
-		return c.rseq_abi_pointer ? -1 : 0;
-	if (!c.rseq_abi_pointer)
-		return 0;
-	e.args[0] = c.rseq_abi_pointer;
-	e.args[1] = c.rseq_abi_size;
-	e.args[2] = RSEQ_FLAG_UNREGISTER;
-	e.args[3] = c.signature;
-	r.iov_base = (void *)(t->area + PAGE_SIZE);	/* entry 0 */
-	r.iov_len = sizeof(e);
-	if (process_vm_writev(t->host_pid, &l, 1, &r, 1, 0) != sizeof(e)) {
-		pr_perror("Task %d: can't write its trampoline", t->pid);
-		return -1;
-	}
-	return 0;
-}
-
-/* Runs the batch at @at in thread @tid; on failure names the step. */
-static int run_batch(pid_t pid, pid_t tid, uint64_t at, size_t size)
-{
-	struct user_regs_struct base;
-	struct iovec l, r;
-	struct batch b;
-	void *buf;
-	int done, ret = -1;
-
-	buf = xmalloc(size);
-	if (!buf)
-		return -1;
-	l.iov_base = buf;
-	l.iov_len = size;
-	r.iov_base = (void *)at;
-	r.iov_len = size;
-	if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)size ||
-	    batch_attach(&b, buf, at) || ptrace_get_regs(tid, &base)) {
-		pr_err("Task %d: can't read the batch of thread %d", pid, tid);
-		goto out;
-	}
-	pr_debug("Task %d: thread %d runs a batch of %d", pid, tid, b.nr);
-	done = executor_run(tid, &base, &b, at + size - 64);
-	if (done < 0)
-		goto out;
-	if (done < b.nr) {
-		l.iov_len = r.iov_len = batch_table_size(b.max);
-		if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)l.iov_len) {
-			pr_perror("Task %d: step %d of its restore failed", pid, done);
-			goto out;
-		}
-		errno = -batch_entry(&b, done)->ret;
-		pr_perror("Task %d: %s (step %d of %d, thread %d) failed", pid,
-			  batch_desc(&b, done), done, b.nr, tid);
-		goto out;
-	}
-	ret = 0;
-out:
-	free(buf);
-	return ret;
-}
-
-/* A thread the batch cloned sits in its first stop; take it from there. */
-static int wait_thread(pid_t pid, pid_t tid)
-{
-	int status;
-
-	if (ptrace_wait(tid, &status))
-		return -1;
-	if (status >> 16 != PTRACE_EVENT_STOP) {
-		pr_err("Task %d: new thread %d stopped by signal %d", pid, tid,
-		       WSTOPSIG(status));
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * The tids of the threads the batch cloned, as criu sees them: in a pid
- * namespace of the tree's own, each one's NSpid says which it is.
- */
-static int find_host_tids(struct rst_ctx *rc, struct rtask *t)
-{
-	struct proc_status st;
-	pid_t *host;
-	int i, j, nr;
-
-	t->host_tids = xzalloc(t->nr_threads * sizeof(pid_t));
-	if (!t->host_tids)
-		return -1;
-	t->host_tids[0] = t->host_pid;
-	if (!(rc->root_flags & CLONE_NEWPID)) {
-		memcpy(t->host_tids, t->tids, t->nr_threads * sizeof(pid_t));
-		return 0;
-	}
-	if (t->nr_threads == 1)
-		return 0;
-	nr = proc_list_threads(t->host_pid, &host);
-	if (nr < 0)
-		return -1;
-	for (i = 0; i < nr; i++) {
-		if (host[i] == t->host_pid || proc_read_status(host[i], &st))
-			continue;
-		for (j = 1; j < t->nr_threads; j++)
-			if (t->tids[j] == st.ns_pid)
-				t->host_tids[j] = host[i];
-		proc_status_free(&st);
-	}
-	free(host);
-	for (j = 1; j < t->nr_threads; j++)
-		if (!t->host_tids[j]) {
-			pr_err("Task %d: thread %d is not there after its clone", t->pid,
-			       t->tids[j]);
-			return -1;
-		}
-	return 0;
-}
-
-static int take_over(struct rst_ctx *rc, struct rnode *n)
-{
-	struct rtask *t = &n->t;
-	pid_t pid = t->host_pid;
-	int i;
-
-	if (seize(pid) || unregister_criu_rseq(t) ||
-	    run_batch(pid, pid, t->area, n->main_size) || find_host_tids(rc, t))
-		return -1;
-	for (i = 1; i < t->nr_threads; i++)
-		if (wait_thread(pid, t->host_tids[i]) ||
-		    run_batch(pid, t->host_tids[i], thread_batch_addr(n, i), n->thread_size))
-			return -1;
-	return 0;
-}
-
-/* The executor's own syscall instruction, for single calls from criu. */
-static uint64_t trampoline_syscall(struct rtask *t)
-{
-	return t->area + (executor_syscall_insn - executor_code_start);
-}
-
-/* The trampoline goes, then what is set from outside: registers, masks... */
-static int finish_task(struct rst_ctx *rc, struct rnode *n)
-{
-	struct rtask *t = &n->t;
-	struct user_regs_struct base;
-	pid_t pid = t->host_pid;
-	uint64_t insn = trampoline_syscall(t);
-	long ret;
-	int i;
-
-	if (ptrace_get_regs(pid, &base) ||
-	    remote_syscall(pid, &base, insn, &ret, __NR_munmap, t->area,
-			   t->area_size, 0, 0, 0, 0) || ret) {
-		pr_err("Task %d: can't unmap the trampoline (%ld)", t->pid, ret);
-		return -1;
-	}
-	for (i = 0; i < PART_NR; i++)
-		if (parts[i]->final && parts[i]->final(rc, t))
-			return -1;
-	pr_debug("Task %d: restored", t->pid);
-	return 0;
-}
-
 /* Everything is in place: let every thread of every task go, at once. */
 static int let_go(struct rtree *tree)
 {
@@ -759,6 +567,30 @@ static void free_tree(struct rst_ctx *rc, struct rtree *tree)
 	free(tree->helper_pts);
 }
 
+/*
+ * Stops before anything is released: every stop first, then what the
+ * parents see of them, while the batch's masks still hold (stop.c). The
+ * tasks involved are still held after their batches, trampoline and all.
+ */
+static int settle_stops(struct rst_ctx *rc, struct rtree *tree)
+{
+	int i;
+
+	for (i = 0; i < tree->nr; i++)
+		if (rnode_live(&tree->nodes[i]) && tree->nodes[i].pt->stopped &&
+		    stop_enter(&tree->nodes[i]))
+			return -1;
+	for (i = 0; i < tree->nr; i++) {
+		struct rnode *n = &tree->nodes[i];
+
+		/* the executor's stack, at the end of the batch area, is free now */
+		if (rnode_live(n) && stop_settle(tree, n, trampoline_syscall(&n->t),
+						 n->t.area + n->main_size - 256))
+			return -1;
+	}
+	return 0;
+}
+
 static int restore_tree(struct rst_ctx *rc, struct rtree *tree, int *forked)
 {
 	pid_t root;
@@ -773,29 +605,7 @@ static int restore_tree(struct rst_ctx *rc, struct rtree *tree, int *forked)
 		return -1;
 	for (i = 1; i < tree->nr; i++)
 		tree->nodes[i].t.host_pid = tree->nodes[i].rep->host_pid;
-	for (i = 0; i < tree->nr; i++)
-		if (rnode_live(&tree->nodes[i]) && take_over(rc, &tree->nodes[i]))
-			return -1;
-	/*
-	 * Stops before anything is released: every stop first, then what the
-	 * parents see of them, while the batch's masks still hold (stop.c).
-	 */
-	for (i = 0; i < tree->nr; i++)
-		if (rnode_live(&tree->nodes[i]) && tree->nodes[i].pt->stopped &&
-		    stop_enter(&tree->nodes[i]))
-			return -1;
-	for (i = 0; i < tree->nr; i++) {
-		struct rnode *n = &tree->nodes[i];
-
-		/* the executor's stack, at the end of the batch area, is free now */
-		if (rnode_live(n) && stop_settle(tree, n, trampoline_syscall(&n->t),
-						 n->t.area + n->main_size - 256))
-			return -1;
-	}
-	for (i = 0; i < tree->nr; i++)
-		if (rnode_live(&tree->nodes[i]) && finish_task(rc, &tree->nodes[i]))
-			return -1;
-	return 0;
+	return take_over_tree(rc, tree, settle_stops);
 }
 
 int cr_restore(const struct opts *o)

@@ -54,6 +54,17 @@ static inline int rnode_live(const struct rnode *n)
 /* Creates the task of @n with its pid; in the new task, never returns. */
 pid_t restore_fork(struct rst_ctx *rc, struct rtree *tree, struct rnode *n);
 
+/*
+ * criu takes every live task over once all are ready, and runs their
+ * batches and final hooks (restore-takeover.c); the tree stays traced.
+ * @stops runs once every batch ran, before the stopped tasks and their
+ * parents lose their trampolines.
+ */
+int take_over_tree(struct rst_ctx *rc, struct rtree *tree,
+		   int (*stops)(struct rst_ctx *rc, struct rtree *tree));
+/* The executor's syscall instruction in @t's trampoline, while it is there. */
+uint64_t trampoline_syscall(struct rtask *t);
+
 /* Address of thread @th's batch in the trampoline of @n. */
 uint64_t thread_batch_addr(struct rnode *n, int th);
 

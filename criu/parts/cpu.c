@@ -511,6 +511,10 @@ struct cpu_ns_rst {
 	uint32_t *dumped;	/* virtual CPU v ran on CPU dumped[v] */
 	int make;		/* criu makes it (else --cpu-ns=ignore or none) */
 	int *here;		/* ... backed by CPU here[v] (criu's numbers) */
+	/* read once for the whole tree: CPUID is slow (a VM exit each) */
+	struct cpus online;	/* the online CPUs here */
+	CpuinfoEntry *img;	/* cpuinfo.img */
+	struct cpuinfo_host *host;	/* this CPU */
 };
 
 struct cpu_map {
@@ -679,7 +683,8 @@ static int to_dumped(const struct cpu_ns_rst *ns, const struct cpus *virt, struc
 static int plan_affinity(struct rst_ctx *rc, struct rtask *t, struct cpu_rst *r)
 {
 	struct cpu_ns_rst *ns = rc->shared[PART_CPU];
-	struct cpus online = { 0 }, dumped = { 0 };
+	const struct cpus *online = &ns->online;
+	struct cpus dumped = { 0 };
 	struct cpu_map map = { 0 };
 	size_t i;
 	int ret = -1;
@@ -698,9 +703,9 @@ static int plan_affinity(struct rst_ctx *rc, struct rtask *t, struct cpu_rst *r)
 		}
 		return 0;
 	}
-	if (read_online(&online))
+	if (!online->nw && read_online(&ns->online))
 		return -1;
-	if (rc->opts->cpu_map && parse_map(rc->opts->cpu_map, &online, &map))
+	if (rc->opts->cpu_map && parse_map(rc->opts->cpu_map, online, &map))
 		goto out;
 	for (i = 0; i < r->e->n_threads; i++) {
 		CpuThread *th = r->e->threads[i];
@@ -712,13 +717,12 @@ static int plan_affinity(struct rst_ctx *rc, struct rtask *t, struct cpu_rst *r)
 		cpus_free(&dumped);
 		if (ns->nr && to_dumped(ns, &saved, &dumped))
 			goto out;
-		if (map_thread(t, r, th, ns->nr ? &dumped : &saved, &r->set[i], &online, &map))
+		if (map_thread(t, r, th, ns->nr ? &dumped : &saved, &r->set[i], online, &map))
 			goto out;
 	}
 	ret = 0;
 out:
 	cpus_free(&dumped);
-	cpus_free(&online);
 	free(map.m);
 	return ret;
 }
@@ -866,38 +870,55 @@ static int load_ns(struct rst_ctx *rc, struct rtask *t, CpuEntry *e)
 	return plan_ns(rc, ns);
 }
 
-static int check_cpu(struct rst_ctx *rc, struct rtask *t, CpuEntry *e)
+/* cpuinfo.img and this CPU, once for the tree. */
+static int load_cpuinfo(struct rst_ctx *rc, struct rtask *t, struct cpu_ns_rst *ns)
 {
-	struct cpu_need need = { 0 };
-	CpuinfoEntry *img;
-	char why[512];
-	size_t i;
 	int ret;
 
-	ret = img_read(rc->dirfd, IMG_CPUINFO, 0, (void **)&img, 1);
+	if (ns->host)
+		return 0;
+	ret = img_read(rc->dirfd, IMG_CPUINFO, 0, (void **)&ns->img, 1);
 	if (ret <= 0) {
 		if (!ret)
 			pr_err("Task %d: cpuinfo.img is missing, the CPU can't be checked; "
 			       "--cpu-cap=none skips the check", t->pid);
 		return -1;
 	}
-	ret = -1;
-	if (cpuinfo_validate(img))
-		goto out;
+	if (cpuinfo_validate(ns->img))
+		return -1;
+	ns->host = xmalloc(sizeof(*ns->host));
+	if (!ns->host || cpuinfo_host_read(ns->host, NULL)) {
+		free(ns->host);
+		ns->host = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int check_cpu(struct rst_ctx *rc, struct rtask *t, CpuEntry *e)
+{
+	struct cpu_ns_rst *ns = rc->shared[PART_CPU];
+	struct cpu_need need = { 0 };
+	CpuinfoEntry *img;
+	char why[512];
+	size_t i;
+	int ret;
+
+	if (load_cpuinfo(rc, t, ns))
+		return -1;
+	img = ns->img;
 	for (i = 0; i < e->n_threads; i++) {
 		need.xfeatures |= e->threads[i]->xstate_bv;
 		if (e->threads[i]->has_xstate_size)
 			need.xsave_size = e->threads[i]->xstate_size;
 	}
-	ret = cpuinfo_compare(img, &need, rc->opts->cpu_cap, why, sizeof(why));
+	ret = cpuinfo_compare_host(img, ns->host, &need, rc->opts->cpu_cap, why, sizeof(why));
 	if (ret > 0) {
 		pr_err("Task %d needs what this CPU lacks (dumped on %s): %s; "
 		       "--cpu-cap=none skips this check", t->pid,
 		       img->model_name ? img->model_name : img->vendor, why);
 		ret = -1;
 	}
-out:
-	img_free(IMG_CPUINFO, img);
 	return ret;
 }
 
@@ -1077,6 +1098,9 @@ static void cpu_release_tree(struct rst_ctx *rc)
 		return;
 	free(ns->dumped);
 	free(ns->here);
+	cpus_free(&ns->online);
+	img_free(IMG_CPUINFO, ns->img);
+	free(ns->host);
 	free(ns);
 	rc->shared[PART_CPU] = NULL;
 }

@@ -408,26 +408,33 @@ static int check_cpu(const CpuinfoEntry *img, const CpuinfoEntry *host, struct w
 	return bad || missing || extra;
 }
 
-int cpuinfo_compare(const CpuinfoEntry *img, const struct cpu_need *need,
-		    unsigned int caps, char *buf, size_t len)
+int cpuinfo_compare_host(const CpuinfoEntry *img, const struct cpuinfo_host *h,
+			 const struct cpu_need *need, unsigned int caps, char *buf, size_t len)
 {
-	struct cpuinfo_host h;
 	struct why w = { .buf = buf, .len = len };
 	int bad = 0;
 
 	if (!len)
 		return -1;
 	buf[0] = 0;
-	if (cpuinfo_host_read(&h, NULL))
-		return -1;
 	if (caps & CPU_CAP_FPU)
-		bad |= check_fpu(&h.e, need, &w);
+		bad |= check_fpu(&h->e, need, &w);
 	/* "cpu" reports every missing feature, "ins" ones among them too */
 	if (caps & CPU_CAP_CPU)
-		bad |= check_cpu(img, &h.e, &w);
+		bad |= check_cpu(img, &h->e, &w);
 	else if (caps & CPU_CAP_INS)
-		bad |= check_ins(img, &h.e, &w);
+		bad |= check_ins(img, &h->e, &w);
 	return bad;
+}
+
+int cpuinfo_compare(const CpuinfoEntry *img, const struct cpu_need *need,
+		    unsigned int caps, char *buf, size_t len)
+{
+	struct cpuinfo_host h;
+
+	if (cpuinfo_host_read(&h, NULL))
+		return -1;
+	return cpuinfo_compare_host(img, &h, need, caps, buf, len);
 }
 
 /* ------------------------------------------------------ criu cpuinfo */

@@ -47,5 +47,8 @@ int cpuinfo_validate(const CpuinfoEntry *e);
  */
 int cpuinfo_compare(const CpuinfoEntry *img, const struct cpu_need *need,
 		    unsigned int caps, char *why, size_t len);
+/* The same against a CPU read earlier with cpuinfo_host_read(). */
+int cpuinfo_compare_host(const CpuinfoEntry *img, const struct cpuinfo_host *h,
+			 const struct cpu_need *need, unsigned int caps, char *why, size_t len);
 
 #endif

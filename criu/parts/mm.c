@@ -492,41 +492,82 @@ static int validate(struct rtask *t, MmEntry *mm)
 	return 0;
 }
 
-/* The vDSO we have must be the one the task used: same code, same layout. */
-static int check_vdso(struct rtask *t, MmEntry *mm)
-{
-	struct proc_maps self;
-	VmaKind k, want;
-	size_t i;
-	int j, found, ret = -1;
+/*
+ * criu's own vDSO areas and the top of its memory, read once for the whole
+ * tree (rc->shared[PART_MM] during a restore): every task is checked
+ * against the same vDSO, and every new task, a fork of criu, still has
+ * them where criu has them when its batch unmaps criu and moves them.
+ */
+struct mm_self {
+	int nr;
+	struct {
+		VmaKind kind;
+		uint64_t start, size;
+		uint64_t hash;		/* of the text, for the [vdso] */
+	} sp[8];
+	uint64_t top;			/* the end of criu's highest area, [vsyscall] aside */
+};
 
+static struct mm_self *self_special(struct rst_ctx *rc)
+{
+	struct mm_self *ms = rc->shared[PART_MM];
+	struct proc_maps self;
+	VmaKind k;
+	int j;
+
+	if (ms)
+		return ms;
 	if (proc_read_maps(getpid(), 0, &self))
+		return NULL;
+	ms = xzalloc(sizeof(*ms));
+	for (j = 0; ms && j < self.nr && ms->nr < (int)ARRAY_SIZE(ms->sp); j++) {
+		if (self.vma[j].end < (1ULL << 56))
+			ms->top = max(ms->top, self.vma[j].end);
+		if (!vma_special(&self.vma[j], &k))
+			continue;
+		ms->sp[ms->nr].kind = k;
+		ms->sp[ms->nr].start = self.vma[j].start;
+		ms->sp[ms->nr].size = self.vma[j].end - self.vma[j].start;
+		if (k == VMA_KIND__VMA_VDSO)
+			ms->sp[ms->nr].hash = vdso_hash(0, self.vma[j].start, self.vma[j].end);
+		ms->nr++;
+	}
+	proc_maps_free(&self);
+	rc->shared[PART_MM] = ms;
+	return ms;
+}
+
+/* The vDSO we have must be the one the task used: same code, same layout. */
+static int check_vdso(struct rst_ctx *rc, struct rtask *t, MmEntry *mm)
+{
+	struct mm_self *ms = self_special(rc);
+	VmaKind want;
+	size_t i;
+	int j, found;
+
+	if (!ms)
 		return -1;
 	for (i = 0; i < mm->n_vmas; i++) {
 		want = mm->vmas[i]->kind;
 		if (!is_special(want) || want == VMA_KIND__VMA_VSYSCALL)
 			continue;
 		found = 0;
-		for (j = 0; j < self.nr; j++) {
-			if (!vma_special(&self.vma[j], &k) || k != want)
+		for (j = 0; j < ms->nr; j++) {
+			if (ms->sp[j].kind != want)
 				continue;
-			found = self.vma[j].end - self.vma[j].start ==
-				mm->vmas[i]->end - mm->vmas[i]->start;
-			if (found && k == VMA_KIND__VMA_VDSO && mm->has_vdso_hash &&
-			    mm->vdso_hash != vdso_hash(0, self.vma[j].start, self.vma[j].end))
+			found = ms->sp[j].size == mm->vmas[i]->end - mm->vmas[i]->start;
+			if (found && want == VMA_KIND__VMA_VDSO && mm->has_vdso_hash &&
+			    mm->vdso_hash != ms->sp[j].hash)
 				found = 0;
 		}
 		if (!found) {
 			pr_err("Task %d: the vDSO of this kernel differs from the dumped one "
 			       "(area %#lx-%#lx); restore on another kernel is not supported yet",
 			       t->pid, mm->vmas[i]->start, mm->vmas[i]->end);
-			goto out;
+			return -1;
 		}
 	}
-	ret = 0;
-out:
-	proc_maps_free(&self);
-	return ret;
+	return 0;
 }
 
 static int mm_load(struct rst_ctx *rc, struct rtask *t)
@@ -542,7 +583,7 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 	    img_read(rc->dirfd, IMG_PAGEMAP, t->pid, (void **)&l->pm, 0) < 0)
 		return -1;
 	if (validate(t, l->mm) || mm_check_pages(rc, t, l->mm, l->pm) ||
-	    check_vdso(t, l->mm))
+	    check_vdso(rc, t, l->mm))
 		return -1;
 	t->used = xzalloc(l->mm->n_vmas * sizeof(*t->used));
 	if (!t->used)
@@ -652,22 +693,21 @@ static int mm_child(struct rst_ctx *rc, struct rtask *t)
 }
 
 #define SPECIAL_SLOTS	3
+#define USER_TOP	((1ULL << 47) - PAGE_SIZE)	/* TASK_SIZE of 4-level page tables */
 
 /* Unmap everything criu had here but the trampoline and the vDSO. */
-static int unmap_criu(struct rtask *t, struct batch *b, struct proc_maps *self,
-		      uint64_t top)
+static int unmap_criu(struct rtask *t, struct batch *b, struct mm_self *ms, uint64_t top)
 {
 	struct rst_range keep[SPECIAL_SLOTS + 1];
 	uint64_t from = 0;
 	int i, j, nr = 0;
-	VmaKind k;
 
 	keep[nr].start = t->area;
 	keep[nr++].end = t->area + t->area_size;
-	for (i = 0; i < self->nr && nr < (int)ARRAY_SIZE(keep); i++)
-		if (vma_special(&self->vma[i], &k) && k != VMA_KIND__VMA_VSYSCALL) {
-			keep[nr].start = self->vma[i].start;
-			keep[nr++].end = self->vma[i].end;
+	for (i = 0; i < ms->nr && nr < (int)ARRAY_SIZE(keep); i++)
+		if (ms->sp[i].kind != VMA_KIND__VMA_VSYSCALL) {
+			keep[nr].start = ms->sp[i].start;
+			keep[nr++].end = ms->sp[i].start + ms->sp[i].size;
 		}
 	for (i = 0; i < nr; i++)		/* sort by address */
 		for (j = i + 1; j < nr; j++)
@@ -694,27 +734,25 @@ static int unmap_criu(struct rtask *t, struct batch *b, struct proc_maps *self,
  * them, through slots at the top of the trampoline: an old place of one may
  * be the new place of another.
  */
-static int move_specials(struct rtask *t, struct batch *b, struct proc_maps *self,
-			 MmEntry *mm)
+static int move_specials(struct rtask *t, struct batch *b, struct mm_self *ms, MmEntry *mm)
 {
 	uint64_t slot = t->area + t->area_size, size;
 	struct {
 		uint64_t slot, to, size;
 	} moves[SPECIAL_SLOTS];
 	int j, n = 0;
-	VmaKind k;
 	size_t i;
 
-	for (j = 0; j < self->nr; j++) {
-		if (!vma_special(&self->vma[j], &k) || k == VMA_KIND__VMA_VSYSCALL)
+	for (j = 0; j < ms->nr; j++) {
+		if (ms->sp[j].kind == VMA_KIND__VMA_VSYSCALL)
 			continue;
-		size = self->vma[j].end - self->vma[j].start;
+		size = ms->sp[j].size;
 		for (i = 0; i < mm->n_vmas; i++)
-			if (mm->vmas[i]->kind == k)
+			if (mm->vmas[i]->kind == ms->sp[j].kind)
 				break;
 		if (i == mm->n_vmas) {
 			if (BATCH(b, "munmap of an unused vDSO area", __NR_munmap,
-				  self->vma[j].start, size) < 0)
+				  ms->sp[j].start, size) < 0)
 				return -1;
 			continue;
 		}
@@ -724,7 +762,7 @@ static int move_specials(struct rtask *t, struct batch *b, struct proc_maps *sel
 		moves[n].slot = slot;
 		moves[n].to = mm->vmas[i]->start;
 		moves[n++].size = size;
-		if (BATCH(b, "mremap of the vDSO aside", __NR_mremap, self->vma[j].start,
+		if (BATCH(b, "mremap of the vDSO aside", __NR_mremap, ms->sp[j].start,
 			  size, size, MREMAP_MAYMOVE | MREMAP_FIXED, slot) < 0)
 			return -1;
 	}
@@ -860,42 +898,38 @@ static int set_mm_map(struct rtask *t, struct batch *b, struct mm_loaded *l)
 	return 0;
 }
 
+/*
+ * criu's memory goes, all of it up to the top of the user address space
+ * (an munmap of nothing costs nothing): what a task maps after its fork
+ * (its trampoline aside) lies below criu's stack, where criu had it.
+ */
 static int mm_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 {
+	struct mm_self *ms = rc->shared[PART_MM];
 	struct mm_loaded *l = t->img[PART_MM];
-	struct proc_maps self;
-	uint64_t top = 0, off = 0;
+	uint64_t top, off = 0;
 	size_t i, run = 0;
-	int j, ret = -1;
 
-	/* /proc is criu's: in a pid namespace of the tree's, getpid() is not ours there */
-	if (proc_read_maps(t->host_pid, 0, &self))
+	if (!ms) {
+		pr_err("Task %d: criu's own areas are not known", t->pid);
 		return -1;
-	for (j = 0; j < self.nr; j++)
-		if (self.vma[j].end < (1ULL << 56))
-			top = max(top, self.vma[j].end);
+	}
+	top = max(ms->top, USER_TOP);
 	for (i = 0; i < l->mm->n_vmas; i++)
 		if (l->mm->vmas[i]->kind != VMA_KIND__VMA_VSYSCALL)
 			top = max(top, l->mm->vmas[i]->end);
-	if (unmap_criu(t, b, &self, top))
-		goto out;
-	if (move_specials(t, b, &self, l->mm))
-		goto out;
+	if (unmap_criu(t, b, ms, top) || move_specials(t, b, ms, l->mm))
+		return -1;
 	for (i = 0; i < l->mm->n_vmas; i++) {
 		if (map_area(t, b, l, i, &run, &off) || advise_area(b, l->mm->vmas[i]))
-			goto out;
+			return -1;
 	}
 	for (i = 0; i < l->mm->n_guards; i++)
 		if (BATCH(b, "madvise(MADV_GUARD_INSTALL)", __NR_madvise,
 			  l->mm->guards[i]->start, l->mm->guards[i]->nr_pages * PAGE_SIZE,
 			  MADV_GUARD_INSTALL) < 0)
-			goto out;
-	if (set_mm_map(t, b, l))
-		goto out;
-	ret = 0;
-out:
-	proc_maps_free(&self);
-	return ret;
+			return -1;
+	return set_mm_map(t, b, l);
 }
 
 static void mm_release(struct rtask *t)
@@ -912,6 +946,12 @@ static void mm_release(struct rtask *t)
 	t->img[PART_MM] = NULL;
 }
 
+static void mm_release_tree(struct rst_ctx *rc)
+{
+	free(rc->shared[PART_MM]);
+	rc->shared[PART_MM] = NULL;
+}
+
 const struct part part_mm = {
 	.name = "mm",
 	.id = PART_MM,
@@ -923,4 +963,5 @@ const struct part part_mm = {
 	.child = mm_child,
 	.batch = mm_batch,
 	.release = mm_release,
+	.release_tree = mm_release_tree,
 };

@@ -120,6 +120,7 @@ struct rtask {
 	int next_slot;		/* criu's own fds take free slots from the top */
 	int *priv_fds;		/* criu's own fds there, closed by the batch */
 	int nr_priv_fds;
+	int ordered;		/* its batch must follow every earlier task's (load) */
 	uint64_t area;		/* the trampoline: executor + batch */
 	size_t area_size;
 	void *img[PART_NR];	/* each part's loaded image */

@@ -594,6 +594,21 @@ out:
 	return ret;
 }
 
+/*
+ * The task that removes a segment again must do so after every other task
+ * attached it: its batch waits for every earlier task's.
+ */
+static int sysvipc_load(struct rst_ctx *rc, struct rtask *t)
+{
+	SysvipcEntry *e = rc->shared[PART_SYSVIPC];
+	size_t i;
+
+	for (i = 0; e && i < e->n_shms; i++)
+		if (e->shms[i]->has_rmid_by && e->shms[i]->rmid_by == (uint32_t)t->pid)
+			t->ordered = 1;
+	return 0;
+}
+
 /* A removed segment goes again once the last of its tasks has attached it. */
 static int sysvipc_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 {
@@ -620,6 +635,7 @@ const struct part part_sysvipc = {
 	.check = sysvipc_check,
 	.dump_tree = sysvipc_dump_tree,
 	.load_tree = sysvipc_load_tree,
+	.load = sysvipc_load,
 	.child = sysvipc_child,
 	.batch = sysvipc_batch,
 	.release_tree = sysvipc_release_tree,
