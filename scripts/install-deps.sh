@@ -50,6 +50,7 @@ KERNEL_PKGS=(
 	libssl-dev
 	cpio
 	xz-utils
+	rsync
 )
 # END OF KERNEL PACKAGES
 # ---------------------------------------------------------------------------

@@ -32,7 +32,7 @@ NICE="nice -n 19"
 # Bump when the way the kernel is configured or built changes: it is part
 # of the cache key, with the Debian version, the fragment and the series.
 RECIPE=1
-PKGS="build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
+PKGS="build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils rsync
       qemu-system-x86 busybox-static git"
 
 mode=build
