@@ -105,8 +105,9 @@ done
 # Copy the shared libraries (and the ELF interpreter) an executable needs.
 copy_libs() {
 	local f=$1 lib
-	ldd "$f" >/dev/null 2>&1 || return 0	# static, or not ELF
-	ldd "$f" 2>/dev/null | grep -o '/[^ ]*' | while read -r lib; do
+	ldd "$f" >/dev/null 2>&1 || return 0	# not ELF (static: ldd may say 0)
+	# a static(-pie) binary names no library: grep finds nothing, not an error
+	{ ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true; } | while read -r lib; do
 		[ -e "$lib" ] || continue
 		mkdir -p "$root$(dirname "$lib")"
 		[ -e "$root$lib" ] || cp -L --preserve=timestamps "$lib" "$root$lib"
