@@ -165,20 +165,14 @@ int proc_list_threads(pid_t pid, pid_t **tids)
 	return nr;
 }
 
-int proc_list_children(pid_t pid, pid_t tid, pid_t **pids)
+int proc_parse_children(const char *buf, pid_t **pids)
 {
-	char path[80];
-	char *buf, *p, *end;
 	pid_t *list = NULL, *n;
+	const char *p;
+	char *end;
 	int nr = 0;
 	long v;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, tid);
-	buf = read_file(-1, path, NULL);
-	if (!buf) {
-		pr_perror("Can't read %s", path);
-		return -1;
-	}
 	for (p = buf;; p = end) {
 		v = strtol(p, &end, 10);
 		if (end == p)
@@ -186,13 +180,28 @@ int proc_list_children(pid_t pid, pid_t tid, pid_t **pids)
 		n = xrealloc(list, (nr + 1) * sizeof(*list));
 		if (!n) {
 			free(list);
-			free(buf);
 			return -1;
 		}
 		list = n;
 		list[nr++] = v;
 	}
-	free(buf);
 	*pids = list;
+	return nr;
+}
+
+int proc_list_children(pid_t pid, pid_t tid, pid_t **pids)
+{
+	char path[80];
+	char *buf;
+	int nr;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, tid);
+	buf = read_file(-1, path, NULL);
+	if (!buf) {
+		pr_perror("Can't read %s", path);
+		return -1;
+	}
+	nr = proc_parse_children(buf, pids);
+	free(buf);
 	return nr;
 }
