@@ -128,6 +128,7 @@ static int parse_cpu_cap(const char *s, unsigned int *caps)
 	return 0;
 }
 
+/* 0, -1 when the error is said, 1 when help or the version is printed. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
@@ -151,6 +152,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				o->verbosity += 1 + strspn(optarg, "v");
 			else if (parse_int(optarg, &o->verbosity))
 				goto bad_value;
+			/* more says no more; and -v2147483647 -v must not overflow */
+			o->verbosity = min(o->verbosity, LOG_DEBUG);
 			break;
 		case OPT_LEAVE_RUNNING: o->leave_running = 1; break;
 		case OPT_LEAVE_STOPPED: o->leave_stopped = 1; break;
@@ -176,8 +179,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			}
 			o->cpu_ns_ignore = !strcmp(optarg, "ignore");
 			break;
-		case 'h': usage(stdout); exit(0);
-		case 'V': printf("Version: %s\n", CRIU_VERSION); exit(0);
+		/* done: 1, and main() returns 0 (a fuzzer calls this too) */
+		case 'h': usage(stdout); return 1;
+		case 'V': printf("Version: %s\n", CRIU_VERSION); return 1;
 		case ':':
 			fprintf(stderr, "Error: option %s needs a value\n", argv[optind - 1]);
 			return -1;
@@ -212,8 +216,9 @@ int main(int argc, char **argv)
 	const char *cmd, *sub = NULL, *err;
 	int ret;
 
-	if (parse_opts(argc, argv, &o))
-		return 1;
+	ret = parse_opts(argc, argv, &o);
+	if (ret)
+		return ret < 0;
 	if (optind >= argc) {
 		usage(stderr);
 		return 1;
