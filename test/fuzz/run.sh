@@ -7,8 +7,11 @@
 #   fuzz_proc   the /proc parsers (criu/proc)                          2/6
 #   fuzz_opts   the command line (criu/main.c)                         1/6
 #
-#   test/fuzz/run.sh [SECONDS] [libFuzzer options...]   (default 60 s in all)
+#   test/fuzz/run.sh [SECONDS] [libFuzzer options...]   (default $FUZZ_TIME, or
+#                                                        60 s in all)
 #   test/fuzz/run.sh --update-corpus                     remake test/fuzz/corpus*
+#                     (the fewest of the seeds and of the working corpus'
+#                     inputs under 4 KiB that cover what they all cover)
 # FUZZ_TARGETS="fuzz_proc ..." picks targets (the time is split among them).
 #
 # Builds build/test/fuzz/fuzz_* when missing or older than their sources
@@ -26,8 +29,9 @@
 #   - test/fuzz/seeds/*.json, hand-made images of every kind, encoded by
 #     contrib/crit/crit.py.
 # fuzz_proc (one byte naming the parser, in fuzz_proc.c's order, then the
-# file): this machine's own /proc files of a sleeping process.
-# fuzz_opts (the arguments, NUL-separated): test/fuzz/corpus-opts only.
+# file): this machine's own /proc files of a sleeping process, and
+# test/fuzz/seeds/proc/ (hand-made: timers, pagemaps, nested namespaces...).
+# fuzz_opts (the arguments, NUL-separated): test/fuzz/seeds/opts/.
 #
 # A crash leaves its input in build/test/fuzz/crashes/ and the exit status 1;
 # replay it with: build/test/fuzz/fuzz_TARGET build/test/fuzz/crashes/crash-...
@@ -43,7 +47,7 @@ PYTHON=${PYTHON:-python3}
 read -r -a targets <<<"${FUZZ_TARGETS:-fuzz_image fuzz_proc fuzz_opts}"
 
 update_corpus=0
-time=60
+time=${FUZZ_TIME:-60}
 if [ "${1:-}" = "--update-corpus" ]; then
 	update_corpus=1
 	shift
@@ -185,6 +189,7 @@ for t in "${targets[@]}"; do
 	fuzz_image) image_seeds "$seeds" ;;
 	fuzz_proc) proc_seeds "$seeds" ;;
 	esac
+	[ ! -d "test/fuzz/seeds/$k" ] || cp "test/fuzz/seeds/$k"/* "$seeds/"
 	opts=()
 	[ -f "test/fuzz/$k.dict" ] && opts+=(-dict="test/fuzz/$k.dict")
 	# the parser's error messages are its job, not news
@@ -194,9 +199,10 @@ for t in "${targets[@]}"; do
 	if [ "$update_corpus" = 1 ]; then
 		rm -rf "$corpus"
 		mkdir -p "$corpus" "$scratch/small-$k"
-		cp "$seeds"/. "$corpus/" -r
 		find "$OUT/corpus-$t" -type f -size -4k -exec cp {} "$scratch/small-$k/" \;
-		"$OUT/$t" -merge=1 "${opts[@]}" "$@" "$corpus" "$scratch/small-$k" 2>&1 |
+		# the fewest inputs that cover what all of them cover: it is in git
+		"$OUT/$t" -set_cover_merge=1 "${opts[@]}" "$@" "$corpus" "$seeds" \
+			"$scratch/small-$k" 2>&1 |
 			grep MERGE-OUTER || true
 		echo "run.sh: $corpus has $(ls "$corpus" | wc -l) inputs," \
 		     "$(du -sk --apparent-size "$corpus" | cut -f1) KiB"
