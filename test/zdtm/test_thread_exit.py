@@ -18,6 +18,7 @@ after a restore (the restored threads exit the same way, none is left).
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import signal
 import time
@@ -109,3 +110,50 @@ def test_churn_fails_on_a_thread_that_stays() -> None:
         assert verdict.startswith("FAIL: 4 threads") and "tc-spawn" in verdict, verdict
         r.note(verdict.strip())
         r.finish(expect="fail")
+
+
+def catch_an_exit(r: zdtm.Run) -> int:
+    """Seizes one of thread_churn's short-lived threads and waits for its
+    exit: it stays, a zombie in the group, until we wait for it. Its tid."""
+    keep = set(spawners(r)) | {r.pid}
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for name in os.listdir(f"/proc/{r.pid}/task"):
+            tid = int(name)
+            if tid in keep:
+                continue
+            try:
+                seize(tid)
+            except OSError as e:
+                if e.errno in (errno.ESRCH, errno.EPERM):
+                    continue        # gone before us
+                raise
+            os.waitid(os.P_PID, tid, os.WEXITED | os.WNOWAIT | WALL)
+            return tid
+    raise AssertionError("no short-lived thread could be caught in 10 s")
+
+
+def test_dump_refuses_a_dead_thread_another_tracer_holds() -> None:
+    """A thread that has exited but that another tracer has not collected
+    stays in its group: criu can neither seize it nor see its task die
+    after the dump (the dump hung there, for ever, waiting). The dump is
+    refused, naming the thread and its tracer, and the task runs on."""
+    if zdtm.SELFCHECK:
+        pytest.skip("ZDTM_SELFCHECK=1: no criu")
+    if not zdtm.criu_available():
+        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+    with zdtm.Run("thread_churn", "held-dead-thread") as r:
+        r.start()
+        snap = r.snapshot()
+        tid = catch_an_exit(r)
+        try:
+            res = r.dump(r.imgdir("img"))
+        finally:
+            os.waitpid(tid, WALL)
+        if res.returncode == 0:
+            r.fail("criu dump took a task with a dead thread another tracer holds", res)
+        want = f"Task {tid}: traced by {os.getpid()}, which has not collected its exit"
+        if want not in res.stderr:
+            r.fail(f"the refusal does not say '{want}'", res)
+        r.check_running("after the refused dump", snap)
+        r.finish()
