@@ -24,8 +24,8 @@
 #define RPC_CRIU_MINOR		0
 #define RPC_CRIU_SUBLEVEL	0
 
-/* Largest request accepted: CRIU's clients send a few KiB at most. */
-#define RPC_MAX_MSG		(1 << 20)
+/* Largest request accepted: runc sends a few KiB, a hundred mounts and more. */
+#define RPC_MAX_MSG		(128 << 10)
 
 enum rpc_mode {
 	RPC_SWRK,		/* criu swrk FD: the client is our parent */

@@ -50,10 +50,10 @@ static int listen_on(const char *path)
 	return sk;
 }
 
-static int write_pid(const char *path)
+static int write_pid(const char *path, pid_t pid)
 {
 	char buf[16];
-	int fd, len = snprintf(buf, sizeof(buf), "%d", getpid());
+	int fd, len = snprintf(buf, sizeof(buf), "%d", pid);
 
 	unlink(path);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -67,8 +67,11 @@ static int write_pid(const char *path)
 	return 0;
 }
 
-/* -d: the daemon runs on in a session of its own; the caller returns. */
-static int daemonize(void)
+/*
+ * -d: the daemon runs on in a session of its own. The caller returns once
+ * the socket listens and the pidfile names the daemon: ready to be used.
+ */
+static int daemonize(const char *pidfile)
 {
 	pid_t pid = fork();
 	int null;
@@ -77,8 +80,13 @@ static int daemonize(void)
 		pr_perror("Can't fork the service daemon");
 		return -1;
 	}
-	if (pid)
+	if (pid) {
+		if (pidfile && write_pid(pidfile, pid)) {
+			kill(pid, SIGKILL);
+			return -1;
+		}
 		_exit(0);
+	}
 	setsid();
 	null = open("/dev/null", O_RDWR);
 	if (null >= 0) {
@@ -115,9 +123,8 @@ int cr_service(const struct opts *o)
 	lsk = listen_on(o->address);
 	if (lsk < 0)
 		return -1;
-	if (o->restore_detached && daemonize())
-		return -1;
-	if (o->pidfile && write_pid(o->pidfile))
+	if (o->restore_detached ? daemonize(o->pidfile) :
+	    o->pidfile && write_pid(o->pidfile, getpid()))
 		return -1;
 	/* workers are reaped by the kernel: the daemon never waits */
 	sigaction(SIGCHLD, &ign, NULL);
