@@ -82,12 +82,13 @@ class Notes:
         return [s for s, _ in self.seen]
 
 
-def rpc_dump(r: zdtm.Run, img: Path, notes: Optional[Notes] = None,
-             **opts: Any) -> Any:
+def rpc_op(r: zdtm.Run, kind: str, img: Path, notes: Optional[Notes],
+           **opts: Any) -> Any:
+    """DUMP or RESTORE over swrk, the images directory as a client's fd."""
     fd = dir_fd(img)
     try:
-        req = rpc.request("DUMP", images_dir_fd=fd, pid=r.pid, log_level=4,
-                          log_file="dump.log", **opts)
+        req = rpc.request(kind, images_dir_fd=fd, log_level=4,
+                          log_file=f"{kind.lower()}.log", **opts)
         if notes is not None:
             req.opts.notify_scripts = True
         s = swrk(r)
@@ -97,23 +98,15 @@ def rpc_dump(r: zdtm.Run, img: Path, notes: Optional[Notes] = None,
             s.wait()
     finally:
         os.close(fd)
+
+
+def rpc_dump(r: zdtm.Run, img: Path, notes: Optional[Notes] = None, **opts: Any) -> Any:
+    return rpc_op(r, "DUMP", img, notes, pid=r.pid, **opts)
 
 
 def rpc_restore(r: zdtm.Run, img: Path, notes: Optional[Notes] = None,
                 **opts: Any) -> Any:
-    fd = dir_fd(img)
-    try:
-        req = rpc.request("RESTORE", images_dir_fd=fd, log_level=4,
-                          log_file="restore.log", **opts)
-        if notes is not None:
-            req.opts.notify_scripts = True
-        s = swrk(r)
-        try:
-            return s.call(req, notes)
-        finally:
-            s.wait()
-    finally:
-        os.close(fd)
+    return rpc_op(r, "RESTORE", img, notes, **opts)
 
 
 def expect_ok(r: zdtm.Run, resp: Any, what: str, log: Path) -> None:
