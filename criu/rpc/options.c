@@ -353,6 +353,34 @@ static void copy_plain(struct rpc_setup *rs, const struct rule *r, const CriuOpt
 		*(int *)dst = *(const int32_t *)src;
 }
 
+/* What the request asked, one debug line per field sent: clients differ. */
+void rpc_log_opts(const CriuOpts *ro)
+{
+	const ProtobufCFieldDescriptor *f;
+	const char *p;
+	unsigned i;
+
+	for (i = 0; ro && i < criu_opts__descriptor.n_fields; i++) {
+		f = &criu_opts__descriptor.fields[i];
+		p = (const char *)ro + f->offset;
+		if (!field_sent(ro, f))
+			continue;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED)
+			pr_debug("  opts.%s: %zu item(s)", f->name,
+				 *(const size_t *)((const char *)ro + f->quantifier_offset));
+		else if (f->type == PROTOBUF_C_TYPE_STRING)
+			pr_debug("  opts.%s: '%s'", f->name, *(char *const *)p);
+		else if (f->type == PROTOBUF_C_TYPE_MESSAGE)
+			pr_debug("  opts.%s: a %s", f->name,
+				 ((const ProtobufCMessageDescriptor *)f->descriptor)->name);
+		else if (f->type == PROTOBUF_C_TYPE_BOOL)
+			pr_debug("  opts.%s: %s", f->name,
+				 *(const protobuf_c_boolean *)p ? "true" : "false");
+		else
+			pr_debug("  opts.%s: %d", f->name, *(const int32_t *)p);
+	}
+}
+
 /* ---------------------------------------------------------- the mapping */
 
 static void setup_init(struct rpc_setup *rs)

@@ -76,6 +76,8 @@ int rpc_setup_config_text(struct rpc_setup *rs, char *text, const char *name);
 /* The same from a file; a missing file is fine (runc always names one). */
 int rpc_setup_config_file(struct rpc_setup *rs, const char *path);
 void rpc_setup_free(struct rpc_setup *rs);
+/* Logs (debug) every field @ro carries: what a client really sent. */
+void rpc_log_opts(const CriuOpts *ro);
 
 /* Every criu_opts field has a rule (the unit test checks the table). */
 int rpc_opts_rule_count(void);

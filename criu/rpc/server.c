@@ -196,6 +196,9 @@ static int prepare(struct rpc_conn *c, CriuReq *req, struct rpc_setup *rs, int n
 		open_dirs(c, rs, 0);
 	if (open_log(c, rs))
 		return -1;
+	pr_info("RPC %s from client %d (%s)", type_name(req->type), c->peer,
+		c->mode == RPC_SWRK ? "swrk" : "service");
+	rpc_log_opts(req->opts);
 	if (!bad && rs->status_fd >= 0)
 		bad = open_status_fd(c, rs);
 	if (bad) {
@@ -206,8 +209,6 @@ static int prepare(struct rpc_conn *c, CriuReq *req, struct rpc_setup *rs, int n
 	}
 	c->notify = rs->notify;
 	hooks_set_images_dir(rs->o.images_dir);
-	pr_info("RPC %s from client %d (%s)", type_name(req->type), c->peer,
-		c->mode == RPC_SWRK ? "swrk" : "service");
 	return 0;
 }
 
