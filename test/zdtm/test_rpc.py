@@ -512,7 +512,7 @@ def test_network_lock_around_a_refused_dump(tmp_path: Path):
             os.close(fd)
         assert not resp.success and "network namespace" in resp.cr_errmsg, resp
         assert notes.names() == ["pre-dump", "network-lock", "network-unlock"], notes.seen
-        assert zdtm.proc_state(proc.pid) == "S"
+        assert zdtm.proc_state(proc.pid) in ("S", "R") and zdtm.tracer_pid(proc.pid) == 0
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
