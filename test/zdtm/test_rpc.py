@@ -759,3 +759,15 @@ def test_check_feature():
     p = run("no_such_feature")
     errs = zdtm.error_lines(p.stderr)
     assert p.returncode == 1 and len(errs) == 1 and "mem_dirty_track" in errs[0], p
+
+
+@pytest.mark.parametrize("args", [["swrk"], ["swrk", "1"], ["swrk", "x"], ["service"],
+                                  ["service", "--address", "/nonexistent/dir/criu.sock"]])
+def test_bad_command_line(args: list[str]):
+    """swrk without a SOCK_SEQPACKET fd, service without a socket it can
+    bind: one Error line, exit 1."""
+    p = subprocess.run([zdtm.CRIU, *args], capture_output=True, text=True, timeout=30,
+                       stdin=subprocess.DEVNULL)
+    errs = zdtm.error_lines(p.stderr)
+    assert p.returncode == 1 and len(errs) == 1, (args, p)
+    assert args[0] in errs[0], errs
