@@ -558,6 +558,12 @@ static int conf_line(struct rpc_setup *rs, char *line, int *refused)
 		return -1;
 	}
 	r = rule_by_cli(key);
+	/* only an option's name is echoed: the file may be anything readable */
+	if (!r && (strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(key) ||
+		   strlen(key) > 40)) {
+		snprintf(rs->err, sizeof(rs->err), "Config line is not an option");
+		return -1;
+	}
 	if (!r) {
 		snprintf(rs->err, sizeof(rs->err), "Config option %s is not known", key);
 		return -1;

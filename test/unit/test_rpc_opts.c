@@ -106,6 +106,7 @@ static void config_text(void)
 	char refused[] = "shell-job\ntcp-established\nmanage-cgroups soft\n";
 	char unknown[] = "leave-running\n\nfoo-bar 1\n";
 	char bad[] = "verbosity lots\n";
+	char secret[] = "root:$6$salt$hash:19000:0:99999:7:::\n";
 	struct rpc_setup rs;
 
 	rpc_setup_from_opts(&rs, NULL, CRIU_REQ_TYPE__DUMP, RPC_SWRK);
@@ -125,6 +126,10 @@ static void config_text(void)
 	rpc_setup_from_opts(&rs, NULL, CRIU_REQ_TYPE__DUMP, RPC_SWRK);
 	expect(rpc_setup_config_text(&rs, bad, "b.conf") && strstr(rs.err, "lots"), "%s",
 	       rs.err);
+	rpc_setup_free(&rs);
+	rpc_setup_from_opts(&rs, NULL, CRIU_REQ_TYPE__DUMP, RPC_SWRK);
+	expect(rpc_setup_config_text(&rs, secret, "/etc/shadow") && !strstr(rs.err, "salt") &&
+	       strstr(rs.err, "line 1"), "a file that is no config is not echoed: %s", rs.err);
 	rpc_setup_free(&rs);
 	rpc_setup_from_opts(&rs, NULL, CRIU_REQ_TYPE__DUMP, RPC_SWRK);
 	expect(!rpc_setup_config_file(&rs, "/nonexistent/runc.conf"), "a missing file: %s",
