@@ -204,8 +204,8 @@ def corruptions(size: int, raw: bool) -> list[tuple[str, bool]]:
 
 
 def corrupt(path, variant: str) -> None:
-    kind, off = variant.split(":")
-    off = int(off)
+    kind, at = variant.split(":")
+    off = int(at)
     if kind == "truncate":
         os.truncate(path, off)
     else:

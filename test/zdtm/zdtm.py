@@ -33,7 +33,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import NoReturn, Optional
 
 import pytest
 
@@ -351,7 +351,7 @@ class Run:
     def steps(self) -> str:
         return "; ".join(m if n == 1 else f"{m} (x{n})" for m, n in self.history)
 
-    def fail(self, msg: str, *criu: CriuResult) -> None:
+    def fail(self, msg: str, *criu: CriuResult) -> NoReturn:
         parts = [f"{self.name} [{self.flavour}] pid {self.pid}: {msg}"]
         if self.problems:
             parts.append("--- earlier problems:\n" + "\n".join(self.problems))
@@ -415,7 +415,7 @@ class Run:
         except OSError:
             return "<no out file>"
 
-    def skip_or_fail(self, rc: int) -> None:
+    def skip_or_fail(self, rc: int) -> NoReturn:
         """The program exited before it was ready: skipped, when it says
         its feature is missing here (SKIP_EXIT and "SKIP: reason"), else
         failed."""
