@@ -153,11 +153,11 @@ else
 	echo "(no test/zdtm)"
 fi
 
-# 4. A short fuzz run of the image readers, the /proc parsers and the
-# command line.  test/fuzz/run.sh (the fuzz targets' own runner) builds
-# build/test/fuzz/fuzz_* with clang when needed, seeds them and splits the
-# time; without it, a fuzz_image that is already built runs on a scratch
-# corpus seeded from test/fuzz/corpus.
+# 4. A short fuzz run of the image readers, the /proc parsers, the RPC
+# decoder and the command line.  test/fuzz/run.sh (the fuzz targets' own
+# runner) builds build/test/fuzz/fuzz_* with clang when needed, seeds them
+# and splits the time; without it, a fuzz_image that is already built runs
+# on a scratch corpus seeded from test/fuzz/corpus.
 FUZZER=$BUILD_DIR/test/fuzz/fuzz_image
 if [ "$FUZZ_TIME" != 0 ] && { [ -x test/fuzz/run.sh ] || [ -x "$FUZZER" ]; }; then
 	fuzz_dir=$(mktemp -d /tmp/criu-fuzz.XXXXXX)

@@ -11,9 +11,11 @@
 #                against the system's libprotobuf-c, uninstrumented (said)
 #   fuzz_proc    the /proc parsers (criu/proc)
 #   fuzz_opts    the command line parser (criu/main.c)
+#   fuzz_rpc     the RPC request decoder and option table (criu/rpc), with
+#                protobuf-c's decoder like fuzz_image
 # meson builds everything else with one compiler; these need clang's
 # -fsanitize=fuzzer, so they are compiled here, straight from the sources.
-#   test/fuzz/build.sh [TARGET...]      (default: all three)
+#   test/fuzz/build.sh [TARGET...]      (default: all four)
 #
 # Environment: BUILD_DIR (default build), CC (default clang), FUZZ_CFLAGS
 # (added last, e.g. "-O2" or "-fsanitize=memory" instead of address).
@@ -43,7 +45,7 @@ if [ "$regen" = 1 ]; then
 fi
 
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_image fuzz_proc fuzz_opts)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_image fuzz_proc fuzz_opts fuzz_rpc)
 
 # -O1 and no frame pointer omission: the usual fuzzing trade of speed for
 # stack traces. UBSan aborts on the first finding so that libFuzzer stops.
@@ -58,7 +60,7 @@ cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -DCRIU_VERSION='
 # file, every other check is on.
 pbc=()
 pbc_dir=
-if [[ " ${targets[*]} " = *" fuzz_image "* ]]; then
+if [[ " ${targets[*]} " = *" fuzz_image "* || " ${targets[*]} " = *" fuzz_rpc "* ]]; then
 	if pbc_dir=$(test/fuzz/protobuf-c-src.sh); then
 		# shellcheck disable=SC2086
 		"$CC" "${cflags[@]}" -fsanitize=fuzzer-no-link,address,undefined \
@@ -68,7 +70,7 @@ if [[ " ${targets[*]} " = *" fuzz_image "* ]]; then
 		echo "$pbc_dir/protobuf-c/protobuf-c.c" >"$OUT/protobuf-c.src"
 	else
 		echo "build.sh: warning: protobuf-c's decoder is linked, not compiled in:" \
-		     "fuzz_image's coverage does not see it" >&2
+		     "fuzz_image's and fuzz_rpc's coverage does not see it" >&2
 		pbc=(-lprotobuf-c)
 		rm -f "$OUT/protobuf-c.src"
 	fi
@@ -98,6 +100,9 @@ for t in "${targets[@]}"; do
 			criu/core/util.c ;;
 	fuzz_opts)
 		build fuzz_opts test/fuzz/fuzz_opts.c criu/core/log.c criu/core/util.c ;;
+	fuzz_rpc)
+		build fuzz_rpc test/fuzz/fuzz_rpc.c criu/rpc/decode.c criu/rpc/options.c \
+			criu/core/log.c criu/core/util.c "$GEN"/rpc.pb-c.c "${pbc[@]}" ;;
 	*)
 		echo "build.sh: no fuzz target $t" >&2
 		exit 1 ;;

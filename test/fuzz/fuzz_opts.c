@@ -24,6 +24,16 @@ int cr_dump(const struct opts *o) { abort(); }
 int cr_restore(const struct opts *o) { abort(); }
 int cr_check(const struct opts *o) { abort(); }
 int cr_cpuinfo(const struct opts *o, const char *sub) { abort(); }
+int cr_swrk(const char *fd) { abort(); }
+int cr_service(const struct opts *o) { abort(); }
+
+/* --action-script: kept by criu/hooks.c, which is no parser */
+int hooks_add_script(const char *path)
+{
+	if (!path)
+		abort();
+	return 0;
+}
 
 static void die(const char *what)
 {
@@ -90,7 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			die("unknown --cpu-cap bits");
 		if (!from_args(o.images_dir, argv, argc) || !from_args(o.work_dir, argv, argc) ||
 		    !from_args(o.log_file, argv, argc) || !from_args(o.pidfile, argv, argc) ||
-		    !from_args(o.cpu_map, argv, argc))
+		    !from_args(o.cpu_map, argv, argc) || !from_args(o.feature, argv, argc) ||
+		    !from_args(o.address, argv, argc))
 			die("a path that is no argument");
 		if (optind < 0 || optind > argc)
 			die("optind beyond the arguments");

@@ -3,9 +3,10 @@
 #
 # Fuzzes criu's readers of untrusted text and bytes, one libFuzzer target
 # after the other, the time split between them:
-#   fuzz_image  the image files (criu/image and protobuf-c's decoder)  3/6
-#   fuzz_proc   the /proc parsers (criu/proc)                          2/6
-#   fuzz_opts   the command line (criu/main.c)                         1/6
+#   fuzz_image  the image files (criu/image and protobuf-c's decoder)  3/8
+#   fuzz_proc   the /proc parsers (criu/proc)                          2/8
+#   fuzz_rpc    the RPC requests (criu/rpc and protobuf-c's decoder)   2/8
+#   fuzz_opts   the command line (criu/main.c)                         1/8
 #
 #   test/fuzz/run.sh [SECONDS] [libFuzzer options...]   (default $FUZZ_TIME, or
 #                                                        60 s in all)
@@ -32,6 +33,7 @@
 # file): this machine's own /proc files of a sleeping process, and
 # test/fuzz/seeds/proc/ (hand-made: timers, pagemaps, nested namespaces...).
 # fuzz_opts (the arguments, NUL-separated): test/fuzz/seeds/opts/.
+# fuzz_rpc (a request as a client sends it): test/fuzz/corpus-rpc only.
 #
 # A crash leaves its input in build/test/fuzz/crashes/ and the exit status 1;
 # replay it with: build/test/fuzz/fuzz_TARGET build/test/fuzz/crashes/crash-...
@@ -44,7 +46,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 OUT=$BUILD_DIR/test/fuzz
 CRIU=${CRIU:-$BUILD_DIR/criu/criu}
 PYTHON=${PYTHON:-python3}
-read -r -a targets <<<"${FUZZ_TARGETS:-fuzz_image fuzz_proc fuzz_opts}"
+read -r -a targets <<<"${FUZZ_TARGETS:-fuzz_image fuzz_proc fuzz_rpc fuzz_opts}"
 
 update_corpus=0
 time=${FUZZ_TIME:-60}
@@ -57,7 +59,7 @@ elif [[ "${1:-}" =~ ^[0-9]+$ ]]; then
 fi
 
 kind() { echo "${1#fuzz_}"; }
-weight() { case "$1" in fuzz_image) echo 3 ;; fuzz_proc) echo 2 ;; *) echo 1 ;; esac; }
+weight() { case "$1" in fuzz_image) echo 3 ;; fuzz_proc|fuzz_rpc) echo 2 ;; *) echo 1 ;; esac; }
 # the checked-in corpus of a target (fuzz_image's predates the others)
 corpus_of() { [ "$1" = fuzz_image ] && echo test/fuzz/corpus || echo "test/fuzz/corpus-$(kind "$1")"; }
 
@@ -65,7 +67,7 @@ corpus_of() { [ "$1" = fuzz_image ] && echo test/fuzz/corpus || echo "test/fuzz/
 stale=()
 for t in "${targets[@]}"; do
 	if [ ! -x "$OUT/$t" ] || [ -n "$(find test/fuzz/*.c test/fuzz/build.sh criu/image \
-			criu/core criu/proc criu/main.c images -newer "$OUT/$t" -type f \
+			criu/core criu/proc criu/rpc criu/main.c images -newer "$OUT/$t" -type f \
 			2>/dev/null | head -n 1)" ]; then
 		stale+=("$t")
 	fi
