@@ -23,8 +23,8 @@
  *    it). It keeps its moment on CLOCK_MONOTONIC, like a monotonic one.
  *  - An absolute CLOCK_REALTIME(_ALARM) timer was armed for a moment on
  *    the wall clock, which did not stop. It is re-armed absolute at the
- *    same deadline, to the nanosecond as far as two clock reads around
- *    timerfd_gettime() allow (well under a microsecond). A deadline that
+ *    same deadline, or later by what the clock read right after
+ *    timerfd_gettime() took (well under a microsecond), never earlier. A deadline that
  *    passed during the downtime fires at once, and a periodic one counts
  *    the periods of the downtime, as after a suspend.
  *
@@ -200,7 +200,7 @@ static int ns_delta(pid_t pid, int64_t *mono, int64_t *boot)
  * ticks, and then it is read again. The first gettime may also catch up a
  * periodic timer that expired long ago; that changes the ticks too. A read
  * that took long (we were preempted) is done again, for the deadline's
- * sake. @now is our ref_clock() in the middle of timerfd_gettime().
+ * sake. @now is our ref_clock() right after timerfd_gettime().
  */
 static int read_state(pid_t pid, int fd, int tfd, struct tfd_info *ti,
 		      struct itimerspec *its, int64_t *now)
@@ -221,7 +221,8 @@ static int read_state(pid_t pid, int fd, int tfd, struct tfd_info *ti,
 		t2 = clock_ns(clk);
 		if (read_tfd_fdinfo(pid, fd, ti))
 			return -1;
-		*now = t1 + (t2 - t1) / 2;
+		/* after it: the deadline is never early (late by under STEADY_NS) */
+		*now = t2;
 		if (before.ticks == ti->ticks && before.flags == ti->flags &&
 		    t2 - t1 < STEADY_NS)
 			return 0;
