@@ -316,12 +316,18 @@ static int tfd_validate(pid_t pid, const FileDesc *d)
 /*
  * The expiry to arm, as timerfd_settime() with the dumped flags takes it,
  * and how far away it is now. In the new task, whose namespace clocks go
- * on from the dump.
+ * on from the dump. A relative deadline may have passed already: it was
+ * read while the tree was frozen, and the clocks go on from the end of
+ * the dump. The kernel counts the periods an absolute one missed; for a
+ * relative one the periods that fell due are added to the unread
+ * expirations (*missed) and the next one is armed.
  */
-static void arm_value(const TimerfdEntry *e, struct timespec *value, int64_t *in)
+static void arm_value(const TimerfdEntry *e, struct timespec *value, int64_t *in,
+		      uint64_t *missed)
 {
 	int64_t now;
 
+	*missed = 0;
 	*in = e->value_ns;
 	if (!e->value_ns || !e->has_deadline_ns) {
 		ns_to_ts(e->value_ns, value);
@@ -329,10 +335,15 @@ static void arm_value(const TimerfdEntry *e, struct timespec *value, int64_t *in
 	}
 	now = clock_ns(ref_clock(e->clockid, e->settime_flags));
 	*in = e->deadline_ns - now;
-	if (e->settime_flags & TFD_TIMER_ABSTIME)
+	if (e->settime_flags & TFD_TIMER_ABSTIME) {
 		ns_to_ts(e->deadline_ns, value);
-	else
-		ns_to_ts(max(*in, 1), value);	/* 0 would disarm it */
+		return;
+	}
+	if (*in <= 0 && e->interval_ns) {
+		*missed = -*in / (int64_t)e->interval_ns + 1;
+		*in += *missed * (int64_t)e->interval_ns;
+	}
+	ns_to_ts(max(*in, 1), value);	/* 0 would disarm it */
 }
 
 /*
@@ -340,10 +351,10 @@ static void arm_value(const TimerfdEntry *e, struct timespec *value, int64_t *in
  * settime and the ioctl would be lost. One that is due at once (a wall
  * clock deadline passed during the downtime) is waited for and added.
  */
-static int set_ticks(pid_t pid, int fd, const TimerfdEntry *e, int64_t in)
+static int set_ticks(pid_t pid, int fd, const TimerfdEntry *e, int64_t in, uint64_t missed)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	uint64_t ticks = e->ticks, fired = 0;
+	uint64_t ticks = e->ticks + missed, fired = 0;
 
 	if (!ticks)
 		return 0;
@@ -368,10 +379,11 @@ static int set_ticks(pid_t pid, int fd, const TimerfdEntry *e, int64_t in)
 static int tfd_arm(pid_t pid, int fd, const TimerfdEntry *e)
 {
 	struct itimerspec its;
+	uint64_t missed;
 	int64_t in;
 
 	ns_to_ts(e->interval_ns, &its.it_interval);
-	arm_value(e, &its.it_value, &in);
+	arm_value(e, &its.it_value, &in, &missed);
 	if ((e->value_ns || e->interval_ns || e->settime_flags) &&
 	    timerfd_settime(fd, e->settime_flags, &its, NULL)) {
 		pr_perror("Task %d: can't arm a timerfd (clock %d, flags %#x, %ld.%09ld s, "
@@ -380,7 +392,7 @@ static int tfd_arm(pid_t pid, int fd, const TimerfdEntry *e)
 			  its.it_interval.tv_sec, its.it_interval.tv_nsec);
 		return -1;
 	}
-	return set_ticks(pid, fd, e, in);
+	return set_ticks(pid, fd, e, in, missed);
 }
 
 static int tfd_open(pid_t pid, const FileDesc *d)
