@@ -17,6 +17,7 @@
 #include "zdtm.h"
 
 #define EPS	0.01	/* REALTIME may be slewed a little */
+#define STILL	0.01	/* readings this close make one moment */
 #define SETTLE 20	/* samples taken before ready and after SIGTERM */
 
 struct sample {
@@ -31,13 +32,24 @@ static double ts2d(const struct timespec *ts)
 	return ts->tv_sec + ts->tv_nsec / 1e9;
 }
 
+/*
+ * The three clocks at one moment: read again when MONOTONIC moved by more
+ * than STILL meanwhile (a dump froze the task between two readings, and
+ * BOOTTIME - MONOTONIC would seem to move by as long as the freeze).
+ */
 static void sample(struct sample *s)
 {
-	struct timespec m, b, r;
+	struct timespec m, b, r, m2;
+	int i;
 
-	clock_gettime(CLOCK_MONOTONIC, &m);
-	clock_gettime(CLOCK_BOOTTIME, &b);
-	clock_gettime(CLOCK_REALTIME, &r);
+	for (i = 0; i < 100; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &m);
+		clock_gettime(CLOCK_BOOTTIME, &b);
+		clock_gettime(CLOCK_REALTIME, &r);
+		clock_gettime(CLOCK_MONOTONIC, &m2);
+		if (ts2d(&m2) - ts2d(&m) < STILL)
+			break;
+	}
 	s->mono = ts2d(&m);
 	s->boot = ts2d(&b);
 	s->real = ts2d(&r);
