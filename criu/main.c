@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Command line, CRIU-compatible: criu COMMAND [OPTIONS]. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <sys/stat.h>
 #include <limits.h>
@@ -13,6 +14,7 @@
 #include "core/opts.h"
 #include "core/util.h"
 #include "dump.h"
+#include "image/image.h"
 
 static void usage(FILE *f)
 {
@@ -46,6 +48,8 @@ static void usage(FILE *f)
 "  --cpu-map SRC:DST[,...] run on CPU DST what was allowed on CPU SRC\n"
 "  --cpu-ns=ignore         restore a tree dumped in a CPU namespace without one\n"
 "                          (its affinities go to this machine's CPUs)\n"
+"  --skip-checksum         dump: no checksums of the page stores; restore: check\n"
+"                          no checksum (the images are trusted as they are)\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -57,6 +61,7 @@ enum {
 	OPT_CPU_CAP,
 	OPT_CPU_MAP,
 	OPT_CPU_NS,
+	OPT_SKIP_CHECKSUM,
 };
 
 static const struct option long_opts[] = {
@@ -73,6 +78,7 @@ static const struct option long_opts[] = {
 	{ "cpu-cap", optional_argument, NULL, OPT_CPU_CAP },
 	{ "cpu-map", required_argument, NULL, OPT_CPU_MAP },
 	{ "cpu-ns", required_argument, NULL, OPT_CPU_NS },
+	{ "skip-checksum", no_argument, NULL, OPT_SKIP_CHECKSUM },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -176,6 +182,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			}
 			o->cpu_ns_ignore = !strcmp(optarg, "ignore");
 			break;
+		case OPT_SKIP_CHECKSUM: o->skip_checksum = 1; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("Version: %s\n", CRIU_VERSION); exit(0);
 		case ':':
@@ -205,11 +212,57 @@ static char *in_work_dir(const struct opts *o, const char *path)
 	return full;
 }
 
+/*
+ * -D and -W, opened once: the images, the log and the pidfile are created
+ * in them by fd, never through a path someone could change meanwhile. A
+ * dump (and cpuinfo dump) creates its images directory.
+ */
+static int open_dirs(struct opts *o, const char *cmd, const char *sub)
+{
+	int create = !strcmp(cmd, "dump") || (!strcmp(cmd, "cpuinfo") && sub &&
+					      !strcmp(sub, "dump"));
+
+	o->images_dirfd = -1;
+	o->work_dirfd = AT_FDCWD;
+	if (!strcmp(cmd, "check"))
+		return 0;
+	o->images_dirfd = open_dir(o->images_dir, create, "images");
+	if (o->images_dirfd < 0)
+		return -1;
+	o->work_dirfd = o->images_dirfd;
+	if (o->work_dir) {
+		o->work_dirfd = open_dir(o->work_dir, 0, "work");
+		if (o->work_dirfd < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* One warning for each directory others may plant files in. */
+static void warn_dirs(const struct opts *o)
+{
+	if (o->images_dirfd >= 0)
+		dir_check_shared(o->images_dirfd, o->images_dir, "images");
+	if (o->work_dir && o->work_dirfd >= 0)
+		dir_check_shared(o->work_dirfd, o->work_dir, "work");
+}
+
+static int run_cmd(const struct opts *o, const char *cmd, const char *sub)
+{
+	if (!strcmp(cmd, "dump"))
+		return cr_dump(o);
+	if (!strcmp(cmd, "restore"))
+		return cr_restore(o);
+	if (!strcmp(cmd, "check"))
+		return cr_check(o);
+	return cr_cpuinfo(o, sub);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
-	char *log_path, *pidfile;
 	const char *cmd, *sub = NULL, *err;
+	char *log_path;
 	int ret;
 
 	if (parse_opts(argc, argv, &o))
@@ -226,6 +279,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Error: unexpected argument '%s'\n", argv[optind + 1]);
 		return 1;
 	}
+	if (strcmp(cmd, "dump") && strcmp(cmd, "restore") && strcmp(cmd, "check") &&
+	    strcmp(cmd, "cpuinfo")) {
+		fprintf(stderr, "Error: unknown command '%s'\n", cmd);
+		return 1;
+	}
 	if (strcmp(cmd, "check") && !o.images_dir) {
 		fprintf(stderr, "Error: %s needs -D|--images-dir\n", cmd);
 		return 1;
@@ -234,32 +292,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Error: dump needs -t|--tree PID\n");
 		return 1;
 	}
-	/* dump creates its images dir; the log may be written into it */
-	if (!strcmp(cmd, "dump") && mkdir(o.images_dir, 0700) && errno != EEXIST) {
-		fprintf(stderr, "Error: can't create the images directory %s: %s\n",
-			o.images_dir, strerror(errno));
-		return 1;
-	}
+	img_set_checksum(!o.skip_checksum);
 	log_path = in_work_dir(&o, o.log_file);
-	pidfile = in_work_dir(&o, o.pidfile);
-	o.pidfile = pidfile;
+	/* until the log is open, errors only wait for the one line below */
+	log_set_stderr_errors(0);
+	ret = open_dirs(&o, cmd, sub);
 	/* without a log file, errors are kept for the one line printed below */
-	if (log_open(log_path, log_path ? o.verbosity : min(o.verbosity, LOG_WARN)))
-		return 1;
-	if (!log_path)
-		log_set_stderr_errors(0);
-
-	if (!strcmp(cmd, "dump"))
-		ret = cr_dump(&o);
-	else if (!strcmp(cmd, "restore"))
-		ret = cr_restore(&o);
-	else if (!strcmp(cmd, "check"))
-		ret = cr_check(&o);
-	else if (!strcmp(cmd, "cpuinfo"))
-		ret = cr_cpuinfo(&o, sub);
-	else {
-		fprintf(stderr, "Error: unknown command '%s'\n", cmd);
-		return 1;
+	if (!ret)
+		ret = log_open_at(o.work_dirfd, o.log_file,
+				  o.log_file ? o.verbosity : min(o.verbosity, LOG_WARN));
+	if (!ret) {
+		log_set_stderr_errors(!!o.log_file);
+		warn_dirs(&o);
+		ret = run_cmd(&o, cmd, sub);
 	}
 	if (ret < 0) {
 		err = log_first_error();
@@ -270,6 +315,5 @@ int main(int argc, char **argv)
 	}
 	log_close();
 	free(log_path);
-	free(pidfile);
 	return ret;
 }

@@ -25,6 +25,10 @@ struct opts {
 	unsigned int cpu_cap;		/* --cpu-cap: CPU_CAP_* */
 	const char *cpu_map;		/* --cpu-map SRC:DST[,SRC:DST...] */
 	int cpu_ns_ignore;		/* --cpu-ns=ignore: restore without the CPU namespace */
+	int skip_checksum;		/* --skip-checksum */
+	/* opened once by main(): every file criu writes is created in these */
+	int images_dirfd;		/* -D, or -1 */
+	int work_dirfd;			/* -W, else -D, else AT_FDCWD */
 };
 
 #endif

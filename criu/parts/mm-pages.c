@@ -479,16 +479,10 @@ void mm_dump_pages_done(struct dump_ctx *dc)
 
 static int store_size(struct rst_ctx *rc, pid_t pid, uint64_t *size)
 {
-	char name[64];
-	struct stat st;
+	int64_t n = img_raw_size(rc->dirfd, IMG_PAGES, pid);
 
-	img_name(IMG_PAGES, pid, name, sizeof(name));
-	if (fstatat(rc->dirfd, name, &st, 0)) {
-		pr_perror("Can't stat image %s", name);
-		return -1;
-	}
-	*size = st.st_size;
-	return 0;
+	*size = n;
+	return n < 0 ? -1 : 0;
 }
 
 /* Runs must lie in areas whose pages are saved, stores must hold them. */
@@ -547,16 +541,9 @@ int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntr
 
 static int open_store(struct rst_ctx *rc, struct rtask *t, pid_t pid)
 {
-	char name[64];
-	int fd;
+	int fd = img_open_raw(rc->dirfd, IMG_PAGES, pid, 0);
 
-	img_name(IMG_PAGES, pid, name, sizeof(name));
-	fd = openat(rc->dirfd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		pr_perror("Can't open image %s", name);
-		return -1;
-	}
-	return rst_private_fd(t, fd);
+	return fd < 0 ? -1 : rst_private_fd(t, fd);
 }
 
 int mm_open_stores(struct rst_ctx *rc, struct rtask *t, PagemapEntry *pm,
