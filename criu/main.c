@@ -263,7 +263,7 @@ int main(int argc, char **argv)
 	struct opts o = { 0 };
 	const char *cmd, *sub = NULL, *err;
 	char *log_path;
-	int ret;
+	int ret, logged = 0;
 
 	if (parse_opts(argc, argv, &o))
 		return 1;
@@ -296,21 +296,24 @@ int main(int argc, char **argv)
 	log_path = in_work_dir(&o, o.log_file);
 	/* until the log is open, errors only wait for the one line below */
 	log_set_stderr_errors(0);
-	ret = open_dirs(&o, cmd, sub);
+	ret = check_privileges(&o, cmd);
+	if (!ret)
+		ret = open_dirs(&o, cmd, sub);
 	/* without a log file, errors are kept for the one line printed below */
 	if (!ret)
 		ret = log_open_at(o.work_dirfd, o.log_file,
 				  o.log_file ? o.verbosity : min(o.verbosity, LOG_WARN));
 	if (!ret) {
-		log_set_stderr_errors(!!o.log_file);
+		logged = !!o.log_file;
+		log_set_stderr_errors(logged);
 		warn_dirs(&o);
 		ret = run_cmd(&o, cmd, sub);
 	}
 	if (ret < 0) {
 		err = log_first_error();
 		fprintf(stderr, "Error: %s failed: %s%s%s\n", cmd,
-			err ? err : "unknown error", log_path ? "; see " : "",
-			log_path ? log_path : "");
+			err ? err : "unknown error", logged ? "; see " : "",
+			logged ? log_path : "");
 		ret = 1;
 	}
 	log_close();
