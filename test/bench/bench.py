@@ -15,6 +15,11 @@ The images go to a scratch directory made in --images-dir, by default
 /dev/shm (tmpfs, so the dump writes to memory, just like the dd yardstick).  criu runs with -v4;
 the elapsed time its own log records (the stamp of its last line) is shown
 beside the wall clock, with the slowest steps between two log lines.
+
+Every round is run twice, in turn: as criu runs by default (checksums of
+the images and of the page stores written at dump, checked at restore) and
+with --skip-checksum on both commands; the figures of both and the cost of
+the checksums are shown side by side (--no-compare: the default only).
 """
 
 import argparse
@@ -191,9 +196,10 @@ class Bench:
                                % (argv[0], p.returncode))
         return ms
 
-    def one_round(self, mib):
-        """Dump and restore one bench_mem of MIB MiB; returns a dict of
-        figures."""
+    def one_round(self, mib, skip=False):
+        """Dump and restore one bench_mem of MIB MiB (SKIP: both with
+        --skip-checksum); returns a dict of figures."""
+        extra = ["--skip-checksum"] if skip else []
         shutil.rmtree(self.imgdir, ignore_errors=True)
         os.makedirs(self.imgdir)
         for f in (self.ready, self.ready + ".verify"):
@@ -211,7 +217,7 @@ class Bench:
                 raise RuntimeError("bench_mem exited with %d" % target.returncode)
 
             dump_ms = self.criu_run(["dump", "-t", str(pid), "-D", self.imgdir,
-                                     "-o", "dump.log", "-v4"], "dump.log")
+                                     "-o", "dump.log", "-v4"] + extra, "dump.log")
             try:
                 target.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -219,7 +225,7 @@ class Bench:
             image_bytes = dir_bytes(self.imgdir)
 
             restore_ms = self.criu_run(["restore", "-D", self.imgdir, "-d",
-                                        "-o", "restore.log", "-v4"], "restore.log")
+                                        "-o", "restore.log", "-v4"] + extra, "restore.log")
         except BaseException:
             if target.poll() is None:
                 target.kill()
@@ -283,6 +289,12 @@ def fmt_ms(values):
     return "%.1f (%.1f-%.1f)" % (med, min(values), max(values))
 
 
+def cost(with_, without):
+    """What the checksums add, by the medians: "+12.3 ms (+4.5%)"."""
+    a, b = statistics.median(with_), statistics.median(without)
+    return "%+.1f ms (%+.1f%%)" % (a - b, 100 * (a - b) / b if b else 0.0)
+
+
 def gbps(mib, ms):
     return mib * MIB / 1e9 / (ms / 1e3) if ms else 0.0
 
@@ -301,6 +313,8 @@ def main():
                          "(default: /dev/shm, a tmpfs)")
     ap.add_argument("--yardsticks-only", action="store_true",
                     help="measure only memcpy and the tmpfs write (no criu)")
+    ap.add_argument("--no-compare", action="store_true",
+                    help="do not measure with --skip-checksum beside the default")
     args = ap.parse_args()
     if args.criu is None:
         args.criu = os.path.join(args.build_dir, "criu/criu")
@@ -349,11 +363,15 @@ def run(args, b):
     for mib in sizes:
         name = size_name(mib)
         res = []
+        skipped = []
         try:
             for i in range(args.warmup + args.runs):
-                r = b.one_round(mib)
-                if i >= args.warmup:
-                    res.append(r)
+                # in turn, each mode first every other round
+                modes = [False] if args.no_compare else [False, True][::1 - 2 * (i % 2)]
+                for skip in modes:
+                    r = b.one_round(mib, skip)
+                    if i >= args.warmup:
+                        (skipped if skip else res).append(r)
         except Exception as e:      # report and go on with the next size
             print("%-8s FAILED: %s" % (name, e))
             failed = True
@@ -368,6 +386,8 @@ def run(args, b):
                "dump_log": [r["dump_log_ms"] for r in res if r["dump_log_ms"] is not None],
                "restore_log": [r["restore_log_ms"] for r in res
                                if r["restore_log_ms"] is not None],
+               "skip_dump": [r["dump_ms"] for r in skipped],
+               "skip_restore": [r["restore_ms"] for r in skipped],
                "durations": {}}
         for kind in ("dump", "restore"):
             for r in res:
@@ -383,6 +403,11 @@ def run(args, b):
               % (fmt_ms(dump) + " ms", fmt_ms(row["dump_log"]) + " ms"))
         print("  restore  wall %-24s criu's log %s"
               % (fmt_ms(rest) + " ms", fmt_ms(row["restore_log"]) + " ms"))
+        if skipped:
+            for kind in ("dump", "restore"):
+                print("  %-8s checksums %-24s --skip-checksum %-24s cost %s"
+                      % (kind, fmt_ms(row[kind]) + " ms", fmt_ms(row["skip_" + kind]) + " ms",
+                         cost(row[kind], row["skip_" + kind])))
         # The slowest steps by criu's own log stamps (at least 5% of the
         # log's elapsed time, 3 at most per command).
         for kind, total in (("dump", row["dump_log"]), ("restore", row["restore_log"])):
@@ -421,6 +446,17 @@ def run(args, b):
                     v / gbps(row["mib"], statistics.median(row["tmpfs"])))
             cols.append(text)
         print("  %-8s %-46s %s" % (row["name"], cols[0], cols[1]))
+    if any(row["skip_dump"] for row in rows):
+        print("checksums (median ms with / with --skip-checksum, cost):")
+        for row in rows:
+            if row["skip_dump"]:
+                print("  %-8s dump %8.1f / %8.1f %-22s restore %8.1f / %8.1f %s"
+                      % (row["name"], statistics.median(row["dump"]),
+                         statistics.median(row["skip_dump"]),
+                         cost(row["dump"], row["skip_dump"]),
+                         statistics.median(row["restore"]),
+                         statistics.median(row["skip_restore"]),
+                         cost(row["restore"], row["skip_restore"])))
     return 1 if failed else 0
 
 
