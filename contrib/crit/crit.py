@@ -833,9 +833,16 @@ class Checkpoint:
         return [{"pid": pid} for pid in pids]
 
 
+def printable(text: str) -> str:
+    """Text from images as criu logs it: control characters (C0, DEL, C1)
+    as \\xHH, so a crafted path can't drive the terminal."""
+    return "".join(f"\\x{ord(c):02x}" if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 else c
+                   for c in text)
+
+
 def show(path: Union[str, Path], out: Any = sys.stdout) -> None:
     ck = Checkpoint(path)
-    w = lambda s="": print(s, file=out)  # noqa: E731
+    w = lambda s="": print(printable(s), file=out)  # noqa: E731
 
     w(f"checkpoint {ck.path}")
     inv = ck.image("inventory")

@@ -388,6 +388,11 @@ def test_image_checksum(schema: crit.Schema) -> None:
     assert doc["entry"]["cwd"] == "/`b"
 
 
+def test_printable() -> None:
+    """What show prints of image text: control characters escaped."""
+    assert crit.printable("/a\x1b[31m\x07\r\x9bé") == "/a\\x1b[31m\\x07\\x0d\\x9bé"
+
+
 def test_image_version1(schema: crit.Schema) -> None:
     """A frame of format version 1 (no checksum) is named as such."""
     old = struct.pack("<II", crit.BY_NAME["fs"].magic, 5) + bytes([0x0A, 3]) + b"/ab"
