@@ -240,7 +240,7 @@ static int check_store(size_t which)
 	}
 	for (off = 0; off < c->size && !ver.stop && !ret; off += len) {
 		len = min((uint64_t)WINDOW, c->size - off);
-		p = mmap(ver.win, len, PROT_READ, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, off);
+		p = mmap(ver.win, len, PROT_READ, MAP_SHARED | MAP_FIXED, fd, off);
 		if (p == MAP_FAILED) {
 			ret = fail(V_MAP, which, errno);
 			break;

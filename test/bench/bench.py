@@ -156,6 +156,23 @@ def read_log(path):
     return last, steps
 
 
+CHECKED = re.compile(r"Page stores checked: .* in (\d+) ms \(waited (\d+) ms\)")
+
+
+def checks_waited(path):
+    """How long the restore waited for its check of the page stores (its
+    log's "Page stores checked" line), 0 without one."""
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = CHECKED.search(line)
+                if m:
+                    return float(m.group(2))
+    except FileNotFoundError:
+        pass
+    return 0.0
+
+
 def show_log_tail(path, n=15):
     try:
         with open(path, errors="replace") as f:
@@ -185,16 +202,20 @@ class Bench:
         self.devnull = open(os.devnull, "r+b")
 
     def criu_run(self, argv, log):
+        """Runs criu; returns (wall ms, CPU ms of criu itself, all threads)."""
         t0 = time.perf_counter()
-        p = subprocess.run([self.criu] + argv, stdin=self.devnull,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        ms = (time.perf_counter() - t0) * 1e3
-        if p.returncode != 0:
-            sys.stderr.write(p.stdout.decode(errors="replace"))
-            show_log_tail(os.path.join(self.imgdir, log))
-            raise RuntimeError("criu %s failed with status %d"
-                               % (argv[0], p.returncode))
-        return ms
+        with tempfile.TemporaryFile() as out:
+            p = subprocess.Popen([self.criu] + argv, stdin=self.devnull,
+                                 stdout=out, stderr=subprocess.STDOUT)
+            _, status, ru = os.wait4(p.pid, 0)
+            ms = (time.perf_counter() - t0) * 1e3
+            rc = os.waitstatus_to_exitcode(status)
+            if rc != 0:
+                out.seek(0)
+                sys.stderr.write(out.read().decode(errors="replace"))
+                show_log_tail(os.path.join(self.imgdir, log))
+                raise RuntimeError("criu %s failed with status %d" % (argv[0], rc))
+        return ms, (ru.ru_utime + ru.ru_stime) * 1e3
 
     def one_round(self, mib, skip=False):
         """Dump and restore one bench_mem of MIB MiB (SKIP: both with
@@ -216,16 +237,17 @@ class Bench:
             if target.poll() is not None:
                 raise RuntimeError("bench_mem exited with %d" % target.returncode)
 
-            dump_ms = self.criu_run(["dump", "-t", str(pid), "-D", self.imgdir,
-                                     "-o", "dump.log", "-v4"] + extra, "dump.log")
+            dump_ms, dump_cpu = self.criu_run(["dump", "-t", str(pid), "-D", self.imgdir,
+                                               "-o", "dump.log", "-v4"] + extra, "dump.log")
             try:
                 target.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 raise RuntimeError("pid %d still runs after the dump" % pid)
             image_bytes = dir_bytes(self.imgdir)
 
-            restore_ms = self.criu_run(["restore", "-D", self.imgdir, "-d",
-                                        "-o", "restore.log", "-v4"] + extra, "restore.log")
+            restore_ms, restore_cpu = self.criu_run(["restore", "-D", self.imgdir, "-d",
+                                                     "-o", "restore.log", "-v4"] + extra,
+                                                    "restore.log")
         except BaseException:
             if target.poll() is None:
                 target.kill()
@@ -251,6 +273,8 @@ class Bench:
         restore_log = read_log(os.path.join(self.imgdir, "restore.log"))
         return {
             "dump_ms": dump_ms, "restore_ms": restore_ms,
+            "dump_cpu": dump_cpu, "restore_cpu": restore_cpu,
+            "waited_ms": checks_waited(os.path.join(self.imgdir, "restore.log")),
             "image_bytes": image_bytes,
             "dump_log_ms": dump_log[0], "restore_log_ms": restore_log[0],
             "dump_durations": dump_log[1], "restore_durations": restore_log[1],
@@ -388,6 +412,11 @@ def run(args, b):
                                if r["restore_log_ms"] is not None],
                "skip_dump": [r["dump_ms"] for r in skipped],
                "skip_restore": [r["restore_ms"] for r in skipped],
+               "cpu_dump": [r["dump_cpu"] for r in res],
+               "cpu_restore": [r["restore_cpu"] for r in res],
+               "skip_cpu_dump": [r["dump_cpu"] for r in skipped],
+               "skip_cpu_restore": [r["restore_cpu"] for r in skipped],
+               "waited": [r["waited_ms"] for r in res],
                "durations": {}}
         for kind in ("dump", "restore"):
             for r in res:
@@ -408,6 +437,12 @@ def run(args, b):
                 print("  %-8s checksums %-24s --skip-checksum %-24s cost %s"
                       % (kind, fmt_ms(row[kind]) + " ms", fmt_ms(row["skip_" + kind]) + " ms",
                          cost(row[kind], row["skip_" + kind])))
+                print("  %-8s criu's CPU %-23s --skip-checksum %-24s cost %s"
+                      % ("", fmt_ms(row["cpu_" + kind]) + " ms",
+                         fmt_ms(row["skip_cpu_" + kind]) + " ms",
+                         cost(row["cpu_" + kind], row["skip_cpu_" + kind])))
+            print("  restore  waited for the check of the page stores: %s ms"
+                  % fmt_ms(row["waited"]))
         # The slowest steps by criu's own log stamps (at least 5% of the
         # log's elapsed time, 3 at most per command).
         for kind, total in (("dump", row["dump_log"]), ("restore", row["restore_log"])):
@@ -447,16 +482,19 @@ def run(args, b):
             cols.append(text)
         print("  %-8s %-46s %s" % (row["name"], cols[0], cols[1]))
     if any(row["skip_dump"] for row in rows):
-        print("checksums (median ms with / with --skip-checksum, cost):")
+        print("checksums (median wall ms with / with --skip-checksum, cost; the restore's "
+              "wait for its check):")
         for row in rows:
             if row["skip_dump"]:
-                print("  %-8s dump %8.1f / %8.1f %-22s restore %8.1f / %8.1f %s"
+                print("  %-8s dump %8.1f / %8.1f %-22s restore %8.1f / %8.1f %-22s "
+                      "waited %.1f"
                       % (row["name"], statistics.median(row["dump"]),
                          statistics.median(row["skip_dump"]),
                          cost(row["dump"], row["skip_dump"]),
                          statistics.median(row["restore"]),
                          statistics.median(row["skip_restore"]),
-                         cost(row["restore"], row["skip_restore"])))
+                         cost(row["restore"], row["skip_restore"]),
+                         statistics.median(row["waited"])))
     return 1 if failed else 0
 
 
