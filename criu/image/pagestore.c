@@ -21,6 +21,7 @@ struct pstore {
 	int fd;			/* the open store; -1: none */
 	int id;
 	int summed;		/* checksums on: sum is the open store's */
+	int caller_sums;	/* the caller sums what it writes (pstore_sum) */
 	struct store_sum sum;
 	uint8_t *buf[2];	/* mapped when first handed out */
 	size_t len[2];
@@ -41,7 +42,7 @@ static void put(struct pstore *ps, int i)
 
 	for (; left && !ps->werr; p += n, left -= n) {
 		n = min(left, (size_t)PIECE);
-		if (ps->summed)
+		if (ps->summed && !ps->caller_sums)
 			store_sum_add(&ps->sum, p, n);
 		if (write_full(ps->fd, p, n))
 			ps->werr = errno;
@@ -90,6 +91,7 @@ int pstore_open(struct pstore *ps, int dirfd, int id)
 	ps->werr = 0;
 	ps->total = 0;
 	ps->summed = img_checksum_on();
+	ps->caller_sums = 0;
 	store_sum_init(&ps->sum);
 	return 0;
 }
@@ -112,6 +114,13 @@ void *pstore_buf(struct pstore *ps)
 		}
 	}
 	return ps->buf[i];
+}
+
+void pstore_sum(struct pstore *ps, const void *p, size_t len)
+{
+	ps->caller_sums = 1;
+	if (ps->summed)
+		store_sum_add(&ps->sum, p, len);
 }
 
 int pstore_submit(struct pstore *ps, size_t len)

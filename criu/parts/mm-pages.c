@@ -35,6 +35,8 @@
 #endif
 
 #define IOV_BATCH	512
+/* read at once at most, so that its checksum is taken while it is in the cache */
+#define READ_PIECE	(256U << 10)
 #define PFN_BATCH	4096		/* pagemap entries read at once */
 #define MAX_RUN_PAGES	(1U << 31)
 
@@ -123,6 +125,8 @@ static int pw_read(struct page_writer *w)
 				return -1;
 			}
 	}
+	/* the iovecs filled the buffer in one run, from the first on */
+	pstore_sum(w->out, w->liov[0].iov_base, w->queued);
 	w->niov = 0;
 	w->queued = 0;
 	return 0;
@@ -193,7 +197,7 @@ static int pw_store(struct page_writer *w, uint64_t start, uint64_t end, int sha
 		return -1;
 	w->via_mem = via_mem;
 	while (start < end) {
-		len = min(end - start, PSTORE_BUF - w->used);
+		len = min(end - start, min(PSTORE_BUF - w->used, READ_PIECE - w->queued));
 		w->liov[w->niov].iov_base = w->buf + w->used;
 		w->liov[w->niov].iov_len = len;
 		w->riov[w->niov].iov_base = (void *)start;
@@ -203,7 +207,7 @@ static int pw_store(struct page_writer *w, uint64_t start, uint64_t end, int sha
 		w->queued += len;
 		start += len;
 		if (w->used == PSTORE_BUF ? pw_submit(w) :
-		    w->niov == IOV_BATCH ? pw_read(w) : 0)
+		    w->niov == IOV_BATCH || w->queued >= READ_PIECE ? pw_read(w) : 0)
 			return -1;
 	}
 	return 0;

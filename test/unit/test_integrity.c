@@ -246,7 +246,8 @@ static void test_store_sum_chunks(void)
 		buf[i] = rnd();
 	store_sum_init(&s);
 	for (off = 0; off < n; off += len) {
-		len = min((size_t)(rnd() % (IMG_SUM_CHUNK / 3) + 1), n - off);
+		len = rnd() % (IMG_SUM_CHUNK / 3) + 1;
+		len = min(len, n - off);
 		store_sum_add(&s, buf + off, len);
 	}
 	expect(s.size == n, "size %lu", s.size);
@@ -286,6 +287,49 @@ static void make_stores(void)
 		expect(write(fd, page, sizeof(page)) == sizeof(page), "write");
 	close(fd);
 	require(!img_sums_file(dirfd_, IMG_SHMEM_PAGES, 0), "img_sums_file");
+}
+
+/*
+ * A store whose caller sums what it puts into the buffer (as the dump does
+ * after each read of a task's memory) has the sums of the file's chunks.
+ */
+static void test_store_caller_sums(void)
+{
+	InventoryEntry e = INVENTORY_ENTRY__INIT;
+	struct pstore *ps = pstore_create(dirfd_, ID + 9);
+	const StoreChecksum *c = NULL;
+	size_t i, j, len, off;
+	uint8_t *buf, *file;
+	char name[64];
+
+	require(ps, "pstore_create");
+	for (i = 0; i < 2; i++) {
+		buf = pstore_buf(ps);
+		require(buf, "pstore_buf");
+		for (off = 0; off < PSTORE_BUF; off += len) {
+			len = rnd() % (300 << 10) + 1;	/* min() evaluates twice */
+			len = min(len, PSTORE_BUF - off);
+			for (j = 0; j < len; j++)
+				buf[off + j] = rnd();
+			pstore_sum(ps, buf + off, len);
+		}
+		require(!pstore_submit(ps, PSTORE_BUF), "submit");
+	}
+	require(!pstore_close(ps, NULL), "pstore_close");
+	img_sums_fill(&e);
+	img_name(IMG_PAGES, ID + 9, name, sizeof(name));
+	for (i = 0; i < e.n_stores; i++)
+		if (!strcmp(e.stores[i]->name, name))
+			c = e.stores[i];
+	require(c && c->n_crc32c == 2 * PSTORE_BUF / IMG_SUM_CHUNK, "sums of %s: %zu chunks, %lu bytes", name,
+		c ? c->n_crc32c : 0, c ? c->size : 0);
+	file = file_bytes(name, &len);
+	require(file && len == 2 * PSTORE_BUF, "read back");
+	for (i = 0; i < c->n_crc32c; i++)
+		expect(c->crc32c[i] == crc32c(0, file + i * IMG_SUM_CHUNK, IMG_SUM_CHUNK),
+		       "chunk %zu", i);
+	free(file);
+	unlinkat(dirfd_, name, 0);
 }
 
 /* The inventory the dump would write, as restore reads it back. */
@@ -570,6 +614,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(test_store_sum_chunks),
 	UNIT_TEST(test_verify_stores),
 	UNIT_TEST(test_verify_refusals),
+	UNIT_TEST(test_store_caller_sums),	/* adds a store to the inventory */
 	UNIT_TEST(test_create_over_links),
 	UNIT_TEST(test_read_refuses_links),
 	UNIT_TEST(test_log_escape),
