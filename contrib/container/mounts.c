@@ -375,8 +375,13 @@ int rootfs_setup(const struct ctr_config *c, const struct ctr_host *h)
 			 c->propagation == MS_PRIVATE ? "private" : "a slave");
 		return -1;
 	}
-	if (do_mount(c->rootfs, c->rootfs, NULL, MS_BIND | MS_REC, NULL) ||
-	    oci_mounts_setup(c) || cgroup_setup(c, h) || volumes_setup(c) ||
+	if (mount(c->rootfs, c->rootfs, NULL, MS_BIND | MS_REC, NULL)) {
+		ctr_perr("bind the rootfs %s on itself%s", c->rootfs,
+			 c->userns && errno == EACCES ? " (with --userns, the rootfs and every "
+			 "directory above it must be searchable by the mapped root)" : "");
+		return -1;
+	}
+	if (oci_mounts_setup(c) || cgroup_setup(c, h) || volumes_setup(c) ||
 	    devices_setup(c) || enter_root(c->rootfs) || mask_paths() || readonly_setup())
 		return -1;
 	return 0;

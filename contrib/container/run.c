@@ -91,7 +91,8 @@ static int init_setup(const struct ctr_config *c, const struct ctr_host *h, int 
 		return -1;
 	if (console >= 0 && console_setup(console))
 		return -1;
-	if (process_stdio(c) || rootfs_finish(c))
+	/* a read-only remount fails while a file is open for writing on it */
+	if (rootfs_finish(c) || process_stdio(c))
 		return -1;
 	if (chdir(c->cwd ? c->cwd : "/")) {
 		ctr_perr("chdir %s in the container", c->cwd);
