@@ -182,8 +182,15 @@ class Container:
         p = self.ctr(*self.run_args())
         if p.returncode == 0:
             self.pid = int(p.stdout.strip())
-            self.ns = {k: ns_id(self.pid, k) for k in NS_KINDS + ("user",)}
+            self.read_ns()
         return p
+
+    def read_ns(self) -> None:
+        """The init's namespaces (none when it has ended already)."""
+        try:
+            self.ns = {k: ns_id(self.pid, k) for k in NS_KINDS + ("user",)}
+        except OSError:
+            self.ns = {}
 
     def start(self) -> int:
         p = self.try_start()

@@ -424,7 +424,7 @@ def test_console(make: Make, tmp_path: Path):
     out, err = p.communicate(timeout=30)
     assert p.returncode == 0, err
     c.pid = int(out)
-    c.ns = {k: ct.ns_id(c.pid, k) for k in ct.NS_KINDS + ("user",)}
+    c.read_ns()
     master = fds[0]
     try:
         assert msg.decode().startswith("/dev/pts/")
@@ -665,7 +665,7 @@ def round_trip(c: ct.Container, tmp_path: Path, root: Path, dump_opts: list[str]
         pytest.skip(f"{ct.ISSUE12}: {line}")
     assert res.returncode == 0, res.describe()
     c.pid = int(pidfile.read_text())
-    c.ns = {k: ct.ns_id(c.pid, k) for k in ct.NS_KINDS + ("user",)}
+    c.read_ns()
     for kind in ct.NS_KINDS:
         assert c.ns[kind] != ct.ns_id(os.getpid(), kind), kind
     assert snapshot(c) == before
