@@ -6,8 +6,8 @@ Used by test_container.py (the container test: ctr itself, a service
 inside, criu against it) and by nsflavour.py (the zdtm `ns` flavour).
 
 Environment:
-  CTR            the ctr binary (default <build>/contrib/container/ctr)
-  ZDTM_BUILD     as for zdtm.py; <build> is its grandparent
+  CTR            the ctr binary (default BUILD_DIR/contrib/container/ctr)
+  BUILD_DIR      meson's build directory (buildpaths.py)
 """
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+import buildpaths
 import zdtm
 
-BUILD_ROOT = zdtm.BUILD.parents[1]
+BUILD_ROOT = buildpaths.build_dir()
 CTR = Path(os.environ.get("CTR", str(BUILD_ROOT / "contrib" / "container" / "ctr")))
 MKROOTFS = zdtm.REPO / "contrib" / "container" / "mkrootfs.sh"
 NS_KINDS = ("pid", "mnt", "net", "ipc", "uts", "cgroup")
@@ -111,11 +112,11 @@ def cgroup_mounts() -> list[tuple[str, str]]:
 
 @dataclass
 class HostView:
-    """What a container may change on the host: mounts, names, links,
-    cgroups.  Taken before a test and compared after it."""
-    mountinfo: list[str]
-    hostname: str
-    domainname: str
+    """What a container may leave on the host beyond what hoststate.py
+    checks around every test (mounts, UTS names, IPC sysctls, the runner's
+    cgroup): network links and cgroup directories.  Taken before a test
+    and compared after it, for the names this session gives them only:
+    other sessions make and remove their own meanwhile."""
     links: list[str]
     cgroups: list[str]
 
@@ -125,19 +126,10 @@ class HostView:
         for mnt, _ in cgroup_mounts():
             for dirpath, dirnames, _files in os.walk(mnt):
                 cgs += [os.path.join(dirpath, d) for d in dirnames]
-        return cls(Path("/proc/self/mountinfo").read_text().splitlines(),
-                   Path("/proc/sys/kernel/hostname").read_text(),
-                   Path("/proc/sys/kernel/domainname").read_text(),
-                   sorted(os.listdir("/sys/class/net")), sorted(cgs))
+        return cls(sorted(os.listdir("/sys/class/net")), sorted(cgs))
 
     def diff(self, now: "HostView", prefixes: tuple[str, ...]) -> str:
-        """What changed; links and cgroups only where their names hold one
-        of prefixes: other sessions make and remove their own meanwhile."""
         out = []
-        for what in ("mountinfo", "hostname", "domainname"):
-            a, b = getattr(self, what), getattr(now, what)
-            if a != b:
-                out.append(f"{what}: was {a!r}, now {b!r}")
         for what in ("links", "cgroups"):
             a, b = getattr(self, what), getattr(now, what)
             new = [x for x in b if x not in a and any(p in x for p in prefixes)]

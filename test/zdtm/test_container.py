@@ -9,8 +9,9 @@ against it.
   addresses; volumes; a user namespace; a console pty handed over a unix
   socket; the --init reaper; runc's process restrictions; each failure
   reported in one line with everything undone.
-- Every test leaves the host as it found it (an autouse fixture compares
-  mounts, names, links and this session's cgroups before and after).
+- Every test leaves the host as it found it: hoststate.py compares mounts,
+  names and sysctls around every test; an autouse fixture here adds the
+  network links and cgroups this session names.
 - criu: today a dump of the container is refused with one Error line
   naming a namespace, and the container runs on untouched.  The round
   trips (dump, tear the namespaces down, restore with --root, the counter
