@@ -271,6 +271,34 @@ def test_masked_and_readonly(make: Make):
     assert stat.S_ISCHR(st.st_mode) and (os.major(st.st_rdev), os.minor(st.st_rdev)) == (1, 3)
 
 
+def fd_mounts(pid: int) -> dict[int, tuple[str, int]]:
+    """fd -> (link target, mount id) of a task."""
+    out = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        info = Path(f"/proc/{pid}/fdinfo/{fd}").read_text().splitlines()
+        mnt = [int(line.split()[1]) for line in info if line.startswith("mnt_id:")][0]
+        out[int(fd)] = (os.readlink(f"/proc/{pid}/fd/{fd}"), mnt)
+    return out
+
+
+@pytest.mark.parametrize("output", [None, "/run/out.log"])
+def test_detached_stdio(make: Make, output: Optional[str]):
+    """A detached container holds no file of the host: its stdio are its
+    own /dev/null, or the -o file in its root, opened inside."""
+    c = make(["-o", output] if output else [], ["/bin/sh", "-c", "exec sleep 100000"])
+    wait_for("the container's command", lambda: Path(f"/proc/{c.pid}/comm").read_text()
+             .strip() == "sleep")
+    fds = fd_mounts(c.pid)
+    ids = {int(line.split()[0]): line.split()[4]
+           for line in Path(f"/proc/{c.pid}/mountinfo").read_text().splitlines()}
+    assert sorted(fds) == [0, 1, 2], fds
+    for fd, (target, mnt) in fds.items():
+        assert mnt in ids, f"fd {fd} ({target}) is on a mount of the host"
+        want = output if output and fd else "/dev/null"
+        assert target == want and ids[mnt] == ("/" if target == output else "/dev"), \
+            (fd, target, ids[mnt])
+
+
 def test_hostname(make: Make):
     """The hostname is the name (or --hostname); the host's stays."""
     c = run_probe(make)
@@ -509,6 +537,25 @@ def test_propagation_private(make: Make):
     for line in Path(f"/proc/{c.pid}/mountinfo").read_text().splitlines():
         tags = line.split(" - ")[0].split()[6:]
         assert not tags, line
+
+
+@pytest.mark.parametrize("mode", ["slave", "private"])
+def test_nothing_propagates_out(root: Path, tmp_path: Path, mode: str):
+    """In a mount namespace of the test's own whose mounts are all shared
+    (as on hosts where systemd makes / shared), a container's mounts must
+    not appear outside it: ctr makes its root a slave (or private) before
+    it mounts anything."""
+    script = tmp_path / "outer.sh"
+    script.write_text(f"""
+mount --make-rshared /
+before=$(cut -d' ' -f5 /proc/self/mountinfo | sort)
+{ct.CTR} run --propagation {mode} --name {TAG}-p {root} /bin/true || exit 9
+after=$(cut -d' ' -f5 /proc/self/mountinfo | sort)
+[ "$before" = "$after" ] || {{ echo "new: $(echo "$after" | grep -vxF "$before")"; exit 1; }}
+""")
+    p = subprocess.run(["unshare", "--mount", "--propagation", "unchanged", "sh", str(script)],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
 
 
 FAILURES = {
