@@ -305,6 +305,7 @@ static int check_run(struct ctr_config *c)
 		add_idmap(c->gid_map, sizeof(c->gid_map), "0:100000:65536");
 	if (c->detach && !c->state_path) {
 		snprintf(state, sizeof(state), STATE_DIR "/%s", c->name);
+		c->made_state_dir = access(STATE_DIR, F_OK) != 0;
 		if (mkdir_p(STATE_DIR, 0700)) {
 			fprintf(stderr, "ctr: %s\n", ctr_errmsg());
 			return -1;
@@ -398,14 +399,19 @@ static int cmd_run(int argc, char **argv)
 			goto err;
 		return ret;
 	}
-	if (state_write(c.state_path, &c, &h) ||
-	    (c.pid_file && write_pid_file(c.pid_file, h.pid))) {
-		teardown(&h, 5000);
-		goto err;
+	if (state_write(c.state_path, &c, &h))
+		goto err_teardown;
+	if (c.pid_file && write_pid_file(c.pid_file, h.pid)) {
+		unlink(c.state_path);
+		goto err_teardown;
 	}
 	printf("%d\n", h.pid);
 	return 0;
+err_teardown:
+	teardown(&h, 5000);
 err:
+	if (c.made_state_dir)
+		rmdir(STATE_DIR);
 	fprintf(stderr, "ctr: %s: %s\n", c.name, ctr_errmsg());
 	return 1;
 }

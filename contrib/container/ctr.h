@@ -56,7 +56,7 @@ struct ctr_config {
 	bool userns;
 	bool readonly;
 	bool restrict_process;
-	bool rm_state;		/* run without -d: no state file */
+	bool made_state_dir;	/* ctr made the default state directory */
 	const char *state_path;
 	const char *pid_file;
 	const char *output;	/* in the container */

@@ -604,6 +604,26 @@ def test_failure_taken(make: Make):
     assert os.path.exists(f"/sys/class/net/{TAG}t")
 
 
+def test_default_state(root: Path, tmp_path: Path):
+    """Without --state, run -d records in /run/ctr/NAME and delete NAME
+    undoes it; /run/ctr itself is left as it was, also when a start fails."""
+    existed = os.path.exists("/run/ctr")
+    c = ct.Container(tmp_path, root, f"{TAG}-ds", [], ["/bin/sleep", "100000"])
+    p = c.ctr("run", "-d", "--name", c.name, str(root), "/bin/sleep", "100000")
+    assert p.returncode == 0, p.stderr
+    c.pid = int(p.stdout)
+    c.read_ns()
+    state = Path("/run/ctr", c.name)
+    assert f"pid {c.pid}" in state.read_text().splitlines()
+    p = c.ctr("delete", c.name)
+    assert p.returncode == 0 and not state.exists(), p.stderr
+    assert ct.reap_until_gone(c.tasks()) == []
+    assert os.path.exists("/run/ctr") == existed
+    p = c.ctr("run", "-d", "--name", c.name, str(root), "/nonexistent")
+    assert p.returncode == 1 and not state.exists()
+    assert os.path.exists("/run/ctr") == existed
+
+
 def test_bad_command_line(root: Path):
     """Bad options: exit 2, one line."""
     cases = [["--memory", "lots"], ["--veth", "x" * 16], ["--cgroup", "../x"],
