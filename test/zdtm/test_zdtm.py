@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+import nsflavour
 import zdtm
 
 
@@ -15,6 +16,8 @@ def _params():
         flavours = ["none"] if zdtm.SELFCHECK and desc.flavors else desc.flavors
         for fl in flavours:
             yield pytest.param(desc, fl, id=f"{desc.name}-{fl}")
+        if nsflavour.ENABLED:           # ZDTM_NS=1: in a container too (ns.md)
+            yield pytest.param(desc, nsflavour.FLAVOUR, id=f"{desc.name}-ns")
 
 
 def _need_criu():
@@ -26,6 +29,9 @@ def _need_criu():
 
 @pytest.mark.parametrize("desc,flavour", list(_params()))
 def test_static(desc, flavour):
+    if flavour == nsflavour.FLAVOUR:
+        nsflavour.run_or_skip(desc)
+        return
     if flavour != "none":
         _need_criu()
     zdtm.run_flavour(desc, flavour)
