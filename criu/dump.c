@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "dump.h"
@@ -30,24 +31,21 @@
 #include "parts/part.h"
 #include "stop.h"
 #include "task/ptrace.h"
+#include "tree-check.h"
 #include "tree-plan.h"
 #include "inventory.pb-c.h"
 #include "pstree.pb-c.h"
 
 /*
- * The in-task batches. The scratch area is written into the task and read
- * back whole for every thread that runs one, so its size is paid for in
- * copies and in page faults of the task: a leader asks every part's
- * questions (the entry cap, not the data, limits it: 64 signal actions
- * take 2 KiB, a POSIX timer 48 bytes and 3 entries); any other thread
- * answers only the few per-thread ones. A full batch is an error that
- * names the step, never a silent loss.
+ * The in-task batches, built as long as the work is (batch.h). The scratch
+ * areas are mapped before the parts ask their questions, each the size of
+ * a common batch: a leader's whose questions need more (thousands of
+ * POSIX timers) gets a bigger area in the same place; the others answer
+ * only the few per-thread questions. Only what a batch holds is copied in
+ * and out.
  */
-#define DUMP_BATCH_ENTRIES	256
-#define DUMP_BATCH_DATA		(16 << 10)
-#define DUMP_THREAD_BATCH_ENTRIES	16
-#define DUMP_THREAD_BATCH_DATA	(1 << 10)
-#define MAX_TASKS		(1 << 16)
+#define DUMP_LEAD_AREA		(4 * PAGE_SIZE)
+#define DUMP_THREAD_AREA	(2 * PAGE_SIZE)
 
 /*
  * Where a dump's time goes, summed over the tree: one log line at the end
@@ -124,10 +122,8 @@ static struct dtask *tree_add(struct dtree *tree, pid_t pid, struct dtask *paren
 {
 	struct dtask **n, *t;
 
-	if (tree->nr == MAX_TASKS) {
-		pr_err("Task %d: the tree has more than %d tasks", pid, MAX_TASKS);
+	if (limit_tasks(tree->nr + 1))
 		return NULL;
-	}
 	n = xrealloc(tree->tasks, (tree->nr + 1) * sizeof(*n));
 	t = xzalloc(sizeof(*t));
 	if (!n || !t) {
@@ -263,6 +259,9 @@ again:
 			return 1;
 		goto again;
 	}
+	/* restore would refuse more threads than there may be here: refused now */
+	if (limit_threads(t->pid, t->nr_threads))
+		return -1;
 	/* in a group stop (the trap shows its signal): it comes back stopped */
 	t->stopped = t->stop_sig && t->stop_sig != SIGTRAP;
 	/* stat again: the first read raced with the task */
@@ -403,28 +402,19 @@ static int read_threads(struct dtask *t)
 }
 
 /* In-task questions of every part, one round trip per thread. */
-static int ask_inside(struct dump_ctx *dc, struct dtree *tree, struct dtask *t, void **buf)
+static int ask_inside(struct dump_ctx *dc, struct dtree *tree, struct dtask *t)
 {
-	size_t lead = batch_area_size(DUMP_BATCH_ENTRIES, DUMP_BATCH_DATA);
-	size_t per = batch_area_size(DUMP_THREAD_BATCH_ENTRIES, DUMP_THREAD_BATCH_DATA);
-	size_t off, size = lead + (t->nr_threads - 1) * per;
 	struct infect inf;
 	int i, j, ret = -1;
 	uint64_t area;
 
-	*buf = xzalloc(size);
-	if (!*buf)
+	if (infect_start(&inf, t->pid, &t->maps, &t->status, DUMP_LEAD_AREA, DUMP_THREAD_AREA,
+			 t->nr_threads))
 		return -1;
-	/* every thread maps an area of the leader's size; only the batch is copied */
-	if (infect_start(&inf, t->pid, &t->maps, &t->status, lead, t->nr_threads))
-		return -1;
-	for (i = 0; i < t->nr_threads; i++) {
-		off = i ? lead + (i - 1) * per : 0;
+	for (i = 0; i < t->nr_threads; i++)
 		if (infect_borrow(&inf, t->th[i].tid, &t->th[i].regs, t->th[i].sigmask, &area) ||
-		    batch_init(&t->th[i].b, (char *)*buf + off, area, i ? per : lead,
-			       i ? DUMP_THREAD_BATCH_ENTRIES : DUMP_BATCH_ENTRIES))
+		    batch_init_grow(&t->th[i].b, area))
 			goto out;
-	}
 	for (j = 0; j < PART_NR; j++)
 		if (parts[j]->prepare && parts[j]->prepare(dc, t, &t->th[0].b))
 			goto out;
@@ -436,7 +426,8 @@ static int ask_inside(struct dump_ctx *dc, struct dtree *tree, struct dtask *t, 
 			    parts[j]->prepare_thread(dc, t, i, &t->th[i].b))
 				goto out;
 	for (i = 0; i < t->nr_threads; i++)
-		if (t->th[i].b.nr && infect_run(&inf, i, &t->th[i].b))
+		if (t->th[i].b.nr && (infect_resize(&inf, i, batch_seal(&t->th[i].b)) ||
+				      infect_run(&inf, i, &t->th[i].b)))
 			goto out;
 	ret = 0;
 out:
@@ -591,7 +582,6 @@ static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct maps_ahead 
 		     struct dtask *t)
 {
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC), tp;
-	void *buf = NULL;
 	int i, ret = -1;
 
 	if (proc_read_status(t->pid, &t->status) || read_threads(t))
@@ -611,7 +601,7 @@ static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct maps_ahead 
 		lap(&check_ns[i], &tp);
 		lap(&dphase_ns[DP_CHECK], &t0);
 	}
-	if (ask_inside(dc, tree, t, &buf))
+	if (ask_inside(dc, tree, t))
 		goto out;
 	stop_read_answers(tree->tasks, tree->nr, t, &t->th[0].b);
 	lap(&dphase_ns[DP_INSIDE], &t0);
@@ -627,7 +617,8 @@ static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct maps_ahead 
 	}
 	ret = 0;
 out:
-	free(buf);
+	for (i = 0; i < t->nr_threads; i++)
+		batch_free(&t->th[i].b);
 	return ret;
 }
 
@@ -672,7 +663,10 @@ static int write_tree(struct dump_ctx *dc, struct dtree *tree)
 	}
 	e.tasks = ppt;
 	e.n_tasks = tree->nr;
-	ret = img_write(dc->dirfd, IMG_PSTREE, 0, &e.base);
+	/* what the restore will check, checked: never a tree it refuses */
+	ret = tree_check("The dumped tree", &e, tree->tasks[0]->ns_pid);
+	if (!ret)
+		ret = img_write(dc->dirfd, IMG_PSTREE, 0, &e.base);
 out:
 	free(pts);
 	free(ppt);

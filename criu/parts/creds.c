@@ -169,8 +169,11 @@ static int creds_load(struct rst_ctx *rc, struct rtask *t)
 		if (ce->keep_caps)
 			ce->securebits |= SECBIT_KEEP_CAPS;
 	}
+	/* every thread changes its own: the leader in the task's batch */
 	t->batch_entries += 16 + 2 * CAPS_MAX;
 	t->batch_data += ce->n_groups * sizeof(uint32_t) + 256;
+	t->thread_entries += 16 + 2 * CAPS_MAX;
+	t->thread_data += ce->n_groups * sizeof(uint32_t) + 256;
 	return 0;
 }
 

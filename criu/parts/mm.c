@@ -25,6 +25,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
@@ -160,8 +161,13 @@ static const char *sysv_unsupported(struct dtask *t, int i)
 static int mm_check(struct dump_ctx *dc, struct dtask *t)
 {
 	const char *why;
-	int i;
+	int i, nr = 0;
 
+	/* [vsyscall] is the kernel's, in no task's count */
+	for (i = 0; i < t->maps.nr; i++)
+		nr += !t->maps.vma[i].path || strcmp(t->maps.vma[i].path, "[vsyscall]");
+	if (limit_areas(t->pid, nr))
+		return -1;
 	for (i = 0; i < t->maps.nr; i++) {
 		why = vma_unsupported(&t->maps.vma[i]);
 		if (!why && shmem_vma_kind(&t->maps.vma[i]) == SHMO_SYSV)
@@ -463,9 +469,13 @@ static int bad_vma(const VmaEntry *v)
 static int validate(struct rtask *t, MmEntry *mm)
 {
 	uint64_t prev_end = 0;
-	size_t i, j = 0;
+	size_t i, j = 0, nr = 0;
 	VmaEntry *v;
 
+	for (i = 0; i < mm->n_vmas; i++)
+		nr += mm->vmas[i]->kind != VMA_KIND__VMA_VSYSCALL;
+	if (limit_areas(t->pid, nr))
+		return -1;
 	for (i = 0; i < mm->n_vmas; i++) {
 		v = mm->vmas[i];
 		if ((v->start | v->end) & ~PAGE_MASK || v->start >= v->end ||

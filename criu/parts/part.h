@@ -124,9 +124,15 @@ struct rtask {
 	uint64_t area;		/* the trampoline: executor + batch */
 	size_t area_size;
 	void *img[PART_NR];	/* each part's loaded image */
-	/* filled by loads: how big the batch must be, what the task will map */
+	/*
+	 * Filled by loads: how big the batch must be (the leader's, with its
+	 * own per-thread steps), the most any other thread's needs beyond
+	 * the steps every thread has (THREAD_BATCH_*), what the task will map.
+	 */
 	int batch_entries;
 	size_t batch_data;
+	int thread_entries;
+	size_t thread_data;
 	struct rst_range {
 		uint64_t start, end;
 	} *used;

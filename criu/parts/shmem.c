@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <dirent.h>
 
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
@@ -406,7 +407,7 @@ static int validate(ShmemEntry *e, uint64_t store_size)
 	for (i = 0; i < e->n_objects; i++) {
 		ShmemObject *o = e->objects[i];
 
-		if (o->pages_off != pos || o->size > (1ULL << 46) ||
+		if (o->pages_off != pos || o->size > LIMIT_FILE_SIZE ||
 		    (o->kind == SHMEM_KIND__SHMEM_ANON && (!o->size || (o->size & ~PAGE_MASK))) ||
 		    (o->kind == SHMEM_KIND__SHMEM_MEMFD &&
 		     (!o->name || strlen(o->name) > MEMFD_NAME_MAX || !o->has_seals ||
@@ -420,6 +421,7 @@ static int validate(ShmemEntry *e, uint64_t store_size)
 			ShmemRun *r = o->runs[j];
 
 			if ((r->off & ~PAGE_MASK) || r->off < end || !r->nr_pages ||
+			    r->off > o->size ||
 			    r->off + (uint64_t)r->nr_pages * PAGE_SIZE >
 			    ((o->size + PAGE_SIZE - 1) & PAGE_MASK))
 				goto bad;
