@@ -30,8 +30,13 @@
 #define MAP_FIXED_NOREPLACE	0x100000
 #endif
 
+/*
+ * CLONE_PTRACE: each new thread is traced from its birth and sits in its
+ * first stop until criu gives it its own batch, while the leader's batch
+ * goes on without a clone event stop per thread (PTRACE_O_TRACECLONE).
+ */
 #define THREAD_FLAGS	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | \
-			 CLONE_THREAD | CLONE_SYSVSEM)
+			 CLONE_THREAD | CLONE_SYSVSEM | CLONE_PTRACE)
 
 static int task_uses(struct rtask *t, int fd)
 {

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "dump.h"
@@ -225,6 +226,9 @@ static int size_task(struct rst_ctx *rc, struct rnode *n, struct proc_maps *self
 	struct rtask *t = &n->t;
 	int thr = t->nr_threads - 1;
 
+	/* the images directory and the log: criu's in every task, besides the loads' */
+	if (limit_fd_room(t->pid, t->nr_task_fds, rc->nr_inherited, t->own_fds + 2))
+		return -1;
 	n->main_max = 320 + t->batch_entries + 2 * thr + t->nr_task_fds + 1;
 	n->main_size = batch_area_size(n->main_max, (64 << 10) + t->batch_data + 128 * thr);
 	n->thread_max = THREAD_BATCH_ENTRIES + t->thread_entries;

@@ -122,6 +122,20 @@ int limit_fds(pid_t task, int64_t nr, int64_t top)
 	return -1;
 }
 
+int limit_fd_room(pid_t task, int64_t task_fds, int64_t shared, int64_t own)
+{
+	int64_t max = limits_get()->nofile;
+
+	if (task_fds + shared + own <= max)
+		return 0;
+	pr_err("Task %d: %ld fds, and criu needs %ld more in it to restore it (%ld it opens "
+	       "for the tree, %ld of the task's own): more than the %ld a restored task may "
+	       "have (criu's RLIMIT_NOFILE hard limit%s)", task, (long)task_fds,
+	       (long)(shared + own), (long)shared, (long)own, (long)max,
+	       may_raise() ? ", fs.nr_open" : "; without CAP_SYS_RESOURCE it can't be raised");
+	return -1;
+}
+
 int limit_inotify_wd(pid_t task, int fd, int64_t wd)
 {
 	if (wd >= 1 && wd <= LIMIT_INOTIFY_WD)

@@ -39,6 +39,15 @@ int limit_areas(pid_t task, int64_t nr);
  */
 int limit_fds(pid_t task, int64_t nr, int64_t top);
 /*
+ * The fds a task holds while it is restored, together below the same
+ * bound: its own @task_fds and criu's, which are those criu opens for the
+ * whole tree (@shared: each new task inherits them all until its batch
+ * closes them) and its own few (@own: the images directory, the log, page
+ * stores, the executable, one per mapped file or object). A task whose fd
+ * table is full up to that bound leaves criu no room.
+ */
+int limit_fd_room(pid_t task, int64_t task_fds, int64_t shared, int64_t own);
+/*
  * An inotify watch descriptor: restore gets wd N by adding and removing
  * N - 1 dummy watches (the kernel has no way to ask for one), a few
  * microseconds each; above LIMIT_INOTIFY_WD that is more than a restore

@@ -221,6 +221,7 @@ static int fdinfo_check(struct dump_ctx *dc, struct dtask *t)
 	for (i = 0, top = -1; i < nr; i++)
 		top = max(top, fds[i].fd);
 	ret = limit_fds(t->pid, nr, top);
+	t->nr_fds = nr;
 	for (i = 0; i < nr && !ret; i++) {
 		why = fd_unsupported(fds[i].path, &fds[i].st);
 		if (why) {
@@ -348,6 +349,7 @@ static int add_desc(struct ftree *ft, struct inode_descs *in, size_t pos,
 	files[ft->nr].d = d;
 	files[ft->nr].pid = f->pid;
 	files[ft->nr].fd = f->fd;
+	files[ft->nr].shared = 0;
 	memmove(idx + pos + 1, idx + pos, (in->nr - pos) * sizeof(*idx));
 	idx[pos] = ft->nr++;
 	in->nr++;
@@ -405,6 +407,7 @@ static int desc_of_fd(struct ftree *ft, const struct dtask *t, const struct fd_s
 		return -1;
 	if (found) {
 		*id = in->idx[pos];
+		ft->files[*id].shared |= ft->files[*id].pid != pid;
 		return k->dump_more ? k->dump_more(&f, ft->files[*id].d) : 0;
 	}
 	*id = ft->nr;
@@ -463,8 +466,12 @@ static int fdinfo_dump_tree(struct dump_ctx *dc)
 	pf = xzalloc((ft->nr + 1) * sizeof(*pf));
 	if (!pf)
 		goto out;
-	for (i = 0; i < ft->nr; i++)
+	for (i = 0; i < ft->nr; i++) {
 		pf[i] = ft->files[i].d;
+		/* what the restore opens itself (by_criu()) */
+		dc->restore_shared += ft->files[i].shared ||
+				      kind_of_desc(ft->files[i].d)->open_object;
+	}
 	e.files = pf;
 	e.n_files = ft->nr;
 	ret = img_write(dc->dirfd, IMG_FILES, 0, &e.base);

@@ -46,6 +46,12 @@ struct dump_ctx {
 	int dirfd;			/* the images directory */
 	const struct opts *opts;
 	void *shared[PART_NR];		/* a part's tree-wide data during a dump */
+	/*
+	 * fds the restore opens for the whole tree, which every task holds
+	 * until its batch closes them (limit_fd_room()): parts add theirs
+	 * in dump_tree.
+	 */
+	int64_t restore_shared;
 };
 
 /* A thread of a task being dumped, stopped by the driver. */
@@ -78,6 +84,8 @@ struct dtask {
 	int stop_waited;		/* its parent had collected the stop (stop.c) */
 	uint64_t stop_query;		/* where the parent's answer lands in its batch */
 	int exit_code;			/* a zombie's wait status */
+	int64_t nr_fds;			/* its fds (fdinfo's check) */
+	int64_t restore_own;		/* criu's own fds in it at restore, at most (mm's check) */
 	struct proc_status status;
 	struct proc_stat stat;
 	struct proc_maps maps;		/* smaps, read after the task was cured */
@@ -133,6 +141,7 @@ struct rtask {
 	size_t batch_data;
 	int thread_entries;
 	size_t thread_data;
+	int own_fds;		/* criu's own fds the task will hold, at most (limit_fd_room) */
 	struct rst_range {
 		uint64_t start, end;
 	} *used;

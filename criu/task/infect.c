@@ -186,10 +186,16 @@ int infect_start(struct infect *inf, pid_t pid, const struct proc_maps *maps,
 	return 0;
 }
 
-/* The other threads' areas first, the leader's last: it may grow upwards. */
+/*
+ * The leader's area on top: it may grow upwards. Below it the other
+ * threads', the last borrowed lowest: the areas merge into one, and each
+ * given back (last borrowed first) trims it from below. A munmap that
+ * split it would need one area more, which a task with vm.max_map_count
+ * areas less one does not have (limit_areas()).
+ */
 static uint64_t area_at(struct infect *inf, int idx)
 {
-	return inf->hole + (idx ? idx - 1 : inf->max - 1) * inf->per;
+	return inf->hole + (inf->max - 1 - idx) * inf->per;
 }
 
 /* Maps thread @th's area at @at, and parks it there; its address or -errno. */

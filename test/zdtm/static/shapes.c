@@ -18,8 +18,12 @@
  *   epoll=N       one epoll with N eventfds watched, each with its data
  *   rtsigs=N      N queued real-time signals, 8 kinds, each with its value
  *   inotify=N     one inotify with N watches on N files
+ *   wd=W          one inotify whose watch has wd W (W - 1 watches added
+ *                 and removed before it)
+ *   bigmemfd=B    a memfd of 2^B bytes, sparse, a pattern in its last page
  *   nofile=L      RLIMIT_NOFILE set to L (soft and hard) and every fd
- *                 slot up to L - 1 used (by /dev/null)
+ *                 slot below it used (by /dev/null) but one, which the
+ *                 ready and out files need
  *
  * After SIGTERM each object is checked: still there, with its own state
  * (tids, masks, contents, names, timer ids and settings, offsets, watch
@@ -56,6 +60,7 @@ struct kind {
 	void (*setup)(long n);
 	void (*check)(long n);
 	long n;
+	int on;		/* named on the command line (maxareas=0 is a shape too) */
 };
 
 static uint64_t pattern(int kind, long i)
@@ -293,18 +298,18 @@ static void fds_check(long n)
 static uint64_t *area;
 static long nr_area_pages;
 
+/* Areas as vm.max_map_count counts them: [vsyscall] is none. */
 static int count_maps(void)
 {
-	char buf[65536];
-	int fd = open("/proc/self/maps", O_RDONLY), nr = 0;
-	ssize_t len, i;
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int nr = 0;
 
-	if (fd < 0)
+	if (!f)
 		fail_errno("open maps");
-	while ((len = read(fd, buf, sizeof(buf))) > 0)
-		for (i = 0; i < len; i++)
-			nr += buf[i] == '\n';
-	close(fd);
+	while (fgets(line, sizeof(line), f))
+		nr += !strstr(line, "[vsyscall]");
+	fclose(f);
 	return nr;
 }
 
@@ -545,6 +550,67 @@ static void inotify_check(long n)
 	rmdir(path);
 }
 
+/* ------------------------------------------------------------ wd */
+
+static int wd_in, wd_one;
+
+static void wd_setup(long n)
+{
+	char path[96];
+	long i;
+	int fd, w;
+
+	snprintf(path, sizeof(path), "%s.wd", test_name);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	wd_in = inotify_init1(IN_NONBLOCK);
+	if (fd < 0 || close(fd) || wd_in < 0)
+		fail_errno("inotify");
+	for (i = 1; i < n; i++) {
+		w = inotify_add_watch(wd_in, path, IN_ATTRIB);
+		if (w != i || inotify_rm_watch(wd_in, w))
+			fail_errno("watch %ld (wd %d)", i, w);
+	}
+	wd_one = inotify_add_watch(wd_in, path, IN_ATTRIB);
+	if (wd_one != n)
+		fail_errno("the watch has wd %d, not %ld", wd_one, n);
+	while (read(wd_in, path, sizeof(path)) > 0)
+		;	/* the removals' IN_IGNORED */
+}
+
+static void wd_check(long n)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "%s.wd", test_name);
+	if (inotify_add_watch(wd_in, path, IN_ATTRIB | IN_MASK_ADD) != wd_one)
+		fail("the watch has another wd than %d", wd_one);
+	unlink(path);
+}
+
+/* ------------------------------------------------------------ bigmemfd */
+
+static int big;
+
+static void bigmemfd_setup(long n)
+{
+	uint64_t v = pattern(6, n);
+
+	big = memfd_create("shape.big", 0);
+	if (big < 0 || ftruncate(big, 1LL << n) ||
+	    pwrite(big, &v, sizeof(v), (1LL << n) - PAGE) != sizeof(v))
+		fail_errno("a memfd of 2^%ld bytes", n);
+}
+
+static void bigmemfd_check(long n)
+{
+	struct stat st;
+	uint64_t v;
+
+	if (fstat(big, &st) || st.st_size != 1LL << n ||
+	    pread(big, &v, sizeof(v), (1LL << n) - PAGE) != sizeof(v) || v != pattern(6, n))
+		fail("the memfd of 2^%ld bytes has another size or content", n);
+}
+
 /* ------------------------------------------------------------ nofile */
 
 static int nofile_top;
@@ -558,19 +624,23 @@ static void nofile_setup(long n)
 		fail_errno("setrlimit(RLIMIT_NOFILE, %ld)", n);
 	while ((fd = open("/dev/null", O_RDONLY)) >= 0)
 		nofile_top = fd;
-	if (errno != EMFILE || nofile_top != n - 1)
+	if (errno != EMFILE || nofile_top != n - 1 || close(nofile_top))
 		fail_errno("the fd table is not full (top fd %d)", nofile_top);
 }
 
+/* The one free slot is the top one, and there is no other. */
 static void nofile_check(long n)
 {
 	struct rlimit rl;
+	int fd;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur != (rlim_t)n ||
 	    rl.rlim_max != (rlim_t)n)
 		fail("RLIMIT_NOFILE is another");
-	if (fcntl(nofile_top, F_GETFD) < 0 || open("/dev/null", O_RDONLY) >= 0)
-		fail("the fd table is not as full as it was");
+	fd = open("/dev/null", O_RDONLY);
+	if (fd != nofile_top || open("/dev/null", O_RDONLY) >= 0 || errno != EMFILE ||
+	    close(fd))
+		fail("the fd table is not as full as it was (fd %d)", fd);
 }
 
 /* ------------------------------------------------------------ main */
@@ -587,6 +657,8 @@ static struct kind kinds[] = {
 	{ "epoll", epoll_setup, epoll_check },
 	{ "rtsigs", rtsigs_setup, rtsigs_check },
 	{ "inotify", inotify_setup, inotify_check },
+	{ "wd", wd_setup, wd_check },
+	{ "bigmemfd", bigmemfd_setup, bigmemfd_check },
 };
 
 static void parse(int argc, char **argv)
@@ -603,6 +675,7 @@ static void parse(int argc, char **argv)
 		if (k == ARRAY_SIZE(kinds) || atol(argv[i] + len + 1) < 0)
 			fail("unknown shape %s", argv[i]);
 		kinds[k].n = atol(argv[i] + len + 1);
+		kinds[k].on = 1;
 	}
 }
 
@@ -614,16 +687,16 @@ int main(int argc, char **argv)
 	parse(argc, argv);
 	/* nofile last: every other kind's fds come first */
 	for (k = 1; k < ARRAY_SIZE(kinds); k++)
-		if (kinds[k].n)
+		if (kinds[k].on)
 			kinds[k].setup(kinds[k].n);
-	if (kinds[0].n)
+	if (kinds[0].on)
 		kinds[0].setup(kinds[0].n);
 
 	test_ready();
 	test_waitsig();
 
 	for (k = 0; k < ARRAY_SIZE(kinds); k++)
-		if (kinds[k].n)
+		if (kinds[k].on)
 			kinds[k].check(kinds[k].n);
 	pass();
 }
