@@ -18,6 +18,8 @@
  *   epoll=N       one epoll with N eventfds watched, each with its data
  *   rtsigs=N      N queued real-time signals, 8 kinds, each with its value
  *   inotify=N     one inotify with N watches on N files
+ *   tfilters=N    a thread with N seccomp filters of its own (allow all)
+ *   trtsigs=N     a thread with N RT signals queued to it alone
  *   wd=W          one inotify whose watch has wd W (W - 1 watches added
  *                 and removed before it)
  *   bigmemfd=B    a memfd of 2^B bytes, sparse, a pattern in its last page
@@ -31,7 +33,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/futex.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -348,10 +352,21 @@ static void maxareas_setup(long n)
 {
 	long max = read_sysctl("/proc/sys/vm/max_map_count");
 	long have = count_maps();
+	long want = max - n, i;
+	int now;
 
-	/* the area itself is one of them; what the check will map, too */
-	make_areas(max - n - have);
-	test_msg("%d areas of vm.max_map_count %ld", count_maps(), max);
+	make_areas(want - have);
+	/*
+	 * The new areas may have merged with a neighbour: single pages, of
+	 * protections unlike each other's and those around them.
+	 */
+	for (i = 0; (now = count_maps()) < want; i++)
+		if (mmap(NULL, PAGE, i & 1 ? PROT_EXEC : PROT_READ | PROT_EXEC,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+			fail_errno("mmap of area %d", now);
+	if (now != want)
+		fail("%d areas, not %ld", now, want);
+	test_msg("%d areas of vm.max_map_count %ld", now, max);
 }
 
 static void areas_check(long n)
@@ -550,6 +565,144 @@ static void inotify_check(long n)
 	rmdir(path);
 }
 
+/* ------------------------------------------------------------ lone threads */
+
+/*
+ * A thread of its own for a kind: it sets its state up, says so, waits
+ * for the check, checks and says what it found.
+ */
+struct lone {
+	pthread_t t;
+	long n;
+	int stage;		/* 1 set up, 2 check now */
+	const char *err;	/* what the check found wrong */
+	pid_t tid;
+	void (*setup)(struct lone *l);
+	void (*check)(struct lone *l);
+};
+
+static void *lone_main(void *arg)
+{
+	/* SIGTERM and the process's queued RT signals are the leader's */
+	uint64_t mask = (1ULL << (SIGTERM - 1)) | (0xffULL << (SIGRTMIN - 1));
+	struct lone *l = arg;
+
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &mask, NULL, 8);
+	l->tid = gettid();
+	l->setup(l);
+	__atomic_store_n(&l->stage, 1, __ATOMIC_RELEASE);
+	futex_wake(&l->stage);
+	while (__atomic_load_n(&l->stage, __ATOMIC_ACQUIRE) != 2)
+		futex_wait(&l->stage, 1);
+	l->check(l);
+	return NULL;
+}
+
+static void lone_start(struct lone *l, long n)
+{
+	l->n = n;
+	if ((errno = pthread_create(&l->t, NULL, lone_main, l)))
+		fail_errno("pthread_create");
+	while (!__atomic_load_n(&l->stage, __ATOMIC_ACQUIRE))
+		futex_wait(&l->stage, 0);
+	if (l->err)
+		fail("thread %d: %s", l->tid, l->err);
+}
+
+static void lone_check(struct lone *l)
+{
+	__atomic_store_n(&l->stage, 2, __ATOMIC_RELEASE);
+	futex_wake(&l->stage);
+	if ((errno = pthread_join(l->t, NULL)))
+		fail_errno("pthread_join");
+	if (l->err)
+		fail("thread %d: %s", l->tid, l->err);
+}
+
+/* N filters installed by one thread for itself alone. */
+static void tfilters_setup(struct lone *l)
+{
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog prog = { 1, &allow };
+	long i;
+
+	for (i = 0; i < l->n && !l->err; i++)
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+			l->err = "can't install a seccomp filter";
+}
+
+static void tfilters_check(struct lone *l)
+{
+	char path[64], buf[4096], *p;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", l->tid);
+	if (test_read_file(path, buf, sizeof(buf)) <= 0 ||
+	    !(p = strstr(buf, "Seccomp_filters:")) || atol(p + 16) != l->n)
+		l->err = "another number of seccomp filters";
+}
+
+static struct lone tfilters = { .setup = tfilters_setup, .check = tfilters_check };
+
+static void tfilters_start(long n)
+{
+	lone_start(&tfilters, n);
+}
+
+static void tfilters_end(long n)
+{
+	lone_check(&tfilters);
+}
+
+/* N RT signals queued to one thread, which blocks them. */
+static void trtsigs_setup(struct lone *l)
+{
+	siginfo_t si;
+	sigset_t set;
+	long i;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMIN + 1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	for (i = 0; i < l->n && !l->err; i++) {
+		memset(&si, 0, sizeof(si));
+		si.si_signo = SIGRTMIN + 1;
+		si.si_code = SI_QUEUE;
+		si.si_pid = getpid();
+		si.si_value.sival_ptr = (void *)(uintptr_t)pattern(7, i);
+		if (syscall(SYS_rt_tgsigqueueinfo, getpid(), l->tid, SIGRTMIN + 1, &si))
+			l->err = "can't queue a signal";
+	}
+}
+
+static void trtsigs_check(struct lone *l)
+{
+	struct timespec zero = { 0, 0 };
+	siginfo_t si;
+	sigset_t set;
+	long i;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMIN + 1);
+	for (i = 0; i < l->n && !l->err; i++)
+		if (sigtimedwait(&set, &si, &zero) != SIGRTMIN + 1 ||
+		    (uintptr_t)si.si_value.sival_ptr != pattern(7, i))
+			l->err = "a queued signal is missing or out of order";
+	if (!l->err && sigtimedwait(&set, &si, &zero) >= 0)
+		l->err = "more signals than were queued";
+}
+
+static struct lone trtsigs = { .setup = trtsigs_setup, .check = trtsigs_check };
+
+static void trtsigs_start(long n)
+{
+	lone_start(&trtsigs, n);
+}
+
+static void trtsigs_end(long n)
+{
+	lone_check(&trtsigs);
+}
+
 /* ------------------------------------------------------------ wd */
 
 static int wd_in, wd_one;
@@ -658,6 +811,8 @@ static struct kind kinds[] = {
 	{ "rtsigs", rtsigs_setup, rtsigs_check },
 	{ "inotify", inotify_setup, inotify_check },
 	{ "wd", wd_setup, wd_check },
+	{ "tfilters", tfilters_start, tfilters_end },
+	{ "trtsigs", trtsigs_start, trtsigs_end },
 	{ "bigmemfd", bigmemfd_setup, bigmemfd_check },
 };
 
