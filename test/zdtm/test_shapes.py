@@ -13,6 +13,7 @@ criu's own RLIMIT_NOFILE, lowered for the criu runs that need it."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import resource
 import subprocess
@@ -136,8 +137,9 @@ def test_fd_room_edge() -> None:
         args = r.dump_cmd(img, [])
         line = refused(r, criu_limited(r, args, img / "dump.log", 1000), ("RLIMIT_NOFILE",))
         m = re.search(r"(\d+) fds, and criu needs (\d+) more", line)
-        if not m:
+        if m is None:
             r.fail(f"the Error line does not say how many fds: {line!r}")
+            return
         room = int(m[1]) + int(m[2])
         r.check_running("after the refused dump", snap)
         refused(r, criu_limited(r, args, img / "dump.log", room - 1), ("RLIMIT_NOFILE",))
@@ -212,3 +214,22 @@ def test_threads_past_threads_max() -> None:
             r.fail("the refused restore changed the images", res)
         if zdtm.proc_state(r.pid) is not None:
             r.fail(f"task {r.pid} exists after the refused restore ({line})", res)
+
+
+@pytest.mark.parametrize("point", ["infect-area#2", "infect-executor"])
+def test_dump_killed_while_grown(point: str) -> None:
+    """criu killed after the leader's scratch area grew for 2,000 POSIX
+    timers (the second area mapped, or the batch running in it): the task
+    goes home on its own, nothing of criu's left in it, and is whole."""
+    with zdtm.Run("shapes", f"grown-{point}", args=["ptimers=2000"]) as r:
+        r.start()
+        snap = r.snapshot()
+        res = r.dump(r.imgdir("img"), env=dict(os.environ, CRIU_FAULT=point))
+        if res.returncode != -9:
+            r.ours = res.returncode != 0 and r.ours
+            r.fail(f"CRIU_FAULT={point}: criu exited with {res.returncode}, not by SIGKILL",
+                   res)
+        if "grows to" not in zdtm.tail(r.dir / "img" / "dump.log", 400):
+            r.fail("the scratch area did not grow: the test does not test that", res)
+        r.check_running(f"after criu was killed at {point}", snap)
+        r.finish()
