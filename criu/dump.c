@@ -766,13 +766,16 @@ static void reap_tree(struct dtree *tree)
 	/*
 	 * A thread but the leader is ours to reap, and dies whatever else
 	 * does: waited for by its tid, as waitpid(-1) looks at every thread
-	 * still traced (10,000 threads: 50 million looks).
+	 * still traced (10,000 threads: 50 million looks). Not in a pid
+	 * namespace of the tree's own: there one thread of the init waits,
+	 * alive, for every other task of it to be reaped first.
 	 */
-	for (i = 0; i < tree->nr; i++) {
+	for (i = 0; tree->tasks[0]->ns_pid == tree->tasks[0]->pid && i < tree->nr; i++) {
 		t = tree->tasks[i];
 		for (j = 1; j < t->nr_threads && !t->zombie; j++) {
-			while ((r = waitpid(t->th[j].tid, &status, __WALL)) > 0 && WIFSTOPPED(status))
-				;
+			do
+				r = waitpid(t->th[j].tid, &status, __WALL);
+			while (r > 0 && WIFSTOPPED(status));
 			if (r == t->th[j].tid) {
 				t->th[j].tid = 0;
 				left--;

@@ -348,7 +348,9 @@ static int prefork(struct rst_ctx *rc, struct rtree *tree)
 		if (t->nr_task_fds)
 			top = max(top, t->task_fds[t->nr_task_fds - 1]);
 	}
-	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+	/* as many fds as a task may have (limit_fds()): fs.nr_open where criu may */
+	rl.rlim_cur = rl.rlim_max = limits_get()->nofile;
+	if (setrlimit(RLIMIT_NOFILE, &rl) && !getrlimit(RLIMIT_NOFILE, &rl)) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}

@@ -9,6 +9,7 @@
 #include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -133,6 +134,24 @@ int limit_fd_room(pid_t task, int64_t task_fds, int64_t shared, int64_t own)
 	       "have (criu's RLIMIT_NOFILE hard limit%s)", task, (long)task_fds,
 	       (long)(shared + own), (long)shared, (long)own, (long)max,
 	       may_raise() ? ", fs.nr_open" : "; without CAP_SYS_RESOURCE it can't be raised");
+	return -1;
+}
+
+/* prctl(PR_TIMER_CREATE_RESTORE_IDS, GET): Linux 6.16 */
+#define PR_TIMER_CREATE_RESTORE_IDS	77
+#define PR_TIMER_CREATE_RESTORE_IDS_GET	2
+
+int limit_timer_ids(pid_t task, int64_t timers, int64_t top_id, int64_t room)
+{
+	int64_t fillers = top_id + 1 - timers;
+
+	if (!timers || fillers <= room ||
+	    prctl(PR_TIMER_CREATE_RESTORE_IDS, PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) >= 0)
+		return 0;
+	pr_err("Task %d: POSIX timer id %ld can't be made again on this kernel (no "
+	       "PR_TIMER_CREATE_RESTORE_IDS, Linux 6.16): the %ld ids below it that no timer "
+	       "has would take more than the %ld queued-signal slots free (RLIMIT_SIGPENDING)",
+	       task, (long)top_id, (long)fillers, (long)room);
 	return -1;
 }
 

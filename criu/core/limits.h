@@ -56,6 +56,15 @@ int limit_fd_room(pid_t task, int64_t task_fds, int64_t shared, int64_t own);
 #define LIMIT_INOTIFY_WD	(1 << 20)
 int limit_inotify_wd(pid_t task, int fd, int64_t wd);
 
+/*
+ * POSIX timer ids: before Linux 6.16 (no PR_TIMER_CREATE_RESTORE_IDS) the
+ * kernel hands them out in order, so restore makes id N by creating every
+ * id below it and dropping the fillers afterwards; each timer takes one
+ * of its user's RLIMIT_SIGPENDING slots while it exists. @room: the slots
+ * free now (SigQ). On a kernel that has the prctl, nothing to check.
+ */
+int limit_timer_ids(pid_t task, int64_t timers, int64_t top_id, int64_t room);
+
 /* The values in use (tests, messages): sysctls and criu's fd limit. */
 struct limits {
 	int64_t pid_max;	/* kernel.pid_max */

@@ -85,7 +85,7 @@ struct dtask {
 	uint64_t stop_query;		/* where the parent's answer lands in its batch */
 	int exit_code;			/* a zombie's wait status */
 	int64_t nr_fds;			/* its fds (fdinfo's check) */
-	int64_t restore_own;		/* criu's own fds in it at restore, at most (mm's check) */
+	int64_t restore_own;		/* criu's own fds in it at restore, at most (mm) */
 	struct proc_status status;
 	struct proc_stat stat;
 	struct proc_maps maps;		/* smaps, read after the task was cured */

@@ -506,7 +506,8 @@ static void rtsigs_check(long n)
 		sigaddset(&one, SIGRTMIN + k);
 		for (i = k; i < n; i += RT_KINDS) {
 			if (sigtimedwait(&one, &si, &zero) != SIGRTMIN + k)
-				fail_errno("signal %ld (%d) is not pending", i, (int)(SIGRTMIN + k));
+				fail_errno("signal %ld (%d) is not pending", i,
+					   (int)(SIGRTMIN + k));
 			if ((uintptr_t)si.si_value.sival_ptr != pattern(5, i))
 				fail("signal %ld (%d) has another value", i, (int)(SIGRTMIN + k));
 		}
