@@ -12,9 +12,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "dump.h"
+#include "task/ptrace.h"
 
 /* PAGEMAP_SCAN: Linux 6.7; PR_TIMER_CREATE_RESTORE_IDS: Linux 6.16. */
 #define PAGEMAP_SCAN_NR			_IOWR('f', 16, char[96])
@@ -128,11 +130,139 @@ static const struct feature features[] = {
 	{ "CPU namespaces (kernel/ patches)", 0, probe_cpu_ns },
 };
 
+static int probe_seccomp(void)
+{
+	int err;
+
+	return ptrace_seccomp_probe(&err) == 1;
+}
+
+static int probe_pidfd(void)
+{
+	int fd = syscall(SYS_pidfd_open, getpid(), 0), dup, ok;
+
+	if (fd < 0)
+		return 0;
+	/* a copy of the pidfd itself, taken through it */
+	dup = syscall(SYS_pidfd_getfd, fd, fd, 0);
+	ok = dup >= 0 || errno != ENOSYS;
+	if (dup >= 0)
+		close(dup);
+	close(fd);
+	return ok;
+}
+
+static int probe_openat2(void)
+{
+	return syscall(SYS_openat2, AT_FDCWD, NULL, NULL, 0) < 0 && errno != ENOSYS;
+}
+
+static int probe_fdinfo_mnt_id(void)
+{
+	char *buf = read_file(-1, "/proc/self/fdinfo/0", NULL);
+	int ok = buf && strstr(buf, "mnt_id:");
+
+	free(buf);
+	return ok;
+}
+
+/*
+ * `criu check --feature NAME`, by CRIU's names: yes only when the
+ * checkpoint/restore the name stands for works with this criu on this
+ * kernel. A kernel feature criu does not use yet says no, with why.
+ */
+static const struct cr_feature {
+	const char *name;
+	int (*probe)(void);	/* NULL: not implemented in criu */
+	const char *why;	/* when the answer is no */
+} cr_features[] = {
+	{ "mnt_id", probe_fdinfo_mnt_id, "the kernel shows no mnt_id in fdinfo" },
+	{ "mem_dirty_track", NULL, "dirty-page tracking is not implemented (no soft-dirty "
+	  "here; userfaultfd write-protect is the way)" },
+	{ "aio_remap", NULL, "AIO rings are not dumped" },
+	{ "timerfd", probe_vm_readv, "timerfds need process_vm_readv" },
+	{ "tun", NULL, "tun devices are not dumped" },
+	{ "tun_ns", NULL, "tun devices are not dumped" },
+	{ "userns", NULL, "user namespaces are not supported" },
+	{ "fdinfo_lock", NULL, "file locks are not dumped" },
+	{ "seccomp_suspend", probe_seccomp, "the kernel refuses PTRACE_O_SUSPEND_SECCOMP" },
+	{ "seccomp_filters", probe_seccomp, "the kernel refuses PTRACE_O_SUSPEND_SECCOMP" },
+	{ "loginuid", NULL, "the audit loginuid is not restored" },
+	{ "cgroupns", NULL, "cgroup namespaces are not supported" },
+	{ "autofs", NULL, "autofs mounts are not supported" },
+	{ "tcp_half_closed", NULL, "TCP connections are not dumped" },
+	{ "compat_cr", NULL, "32-bit tasks are not supported" },
+	{ "uffd", NULL, "lazy restore with userfaultfd is not implemented" },
+	{ "uffd-noncoop", NULL, "lazy restore with userfaultfd is not implemented" },
+	{ "can_map_vdso", probe_mm_map, "the vDSO is moved with mremap and PR_SET_MM_MAP" },
+	{ "sk_ns", NULL, "network namespaces are not supported" },
+	{ "sk_unix_file", NULL, "unix sockets bound to files are not dumped" },
+	{ "net_diag_raw", NULL, "raw sockets are not dumped" },
+	{ "nsid", NULL, "network namespaces are not supported" },
+	{ "link_nsid", NULL, "network namespaces are not supported" },
+	{ "kcmp_epoll", probe_kcmp, "kcmp is missing" },
+	{ "timens", probe_timens, "the kernel has no time namespaces" },
+	{ "external_net_ns", NULL, "external network namespaces are not supported yet" },
+	{ "clone3_set_tid", probe_clone3, "the kernel has no clone3 set_tid" },
+	{ "newifindex", NULL, "network namespaces are not supported" },
+	{ "nftables", NULL, "network locking is not implemented" },
+	{ "has_ipt_legacy", NULL, "network locking is not implemented" },
+	{ "pidfd_store", NULL, "the pidfd store serves iterative pre-dumps, not implemented" },
+	{ "ns_pid", probe_rseq_conf, "/proc is missing" },
+	{ "apparmor_stacking", NULL, "LSM profiles are not restored" },
+	{ "network_lock_nftables", NULL, "network locking is not implemented" },
+	{ "sockopt_buf_lock", NULL, "TCP connections are not dumped" },
+	{ "memfd_hugetlb", NULL, "hugetlb memfds are not dumped" },
+	{ "move_mount_set_group", NULL, "mount namespaces are not supported" },
+	{ "openat2", probe_openat2, "the kernel has no openat2" },
+	{ "get_rseq_conf", probe_rseq_conf, "/proc is missing" },
+	{ "pagemap_scan", probe_pagemap_scan, "the kernel has no PAGEMAP_SCAN (6.7+)" },
+	{ "timer_cr_ids", probe_timer_ids, "the kernel has no PR_TIMER_CREATE_RESTORE_IDS" },
+	{ "pidfd_getfd", probe_pidfd, "the kernel has no pidfd_getfd" },
+};
+
+int check_feature(const char *name, const char **why)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cr_features); i++) {
+		if (strcmp(cr_features[i].name, name))
+			continue;
+		*why = cr_features[i].why;
+		return cr_features[i].probe && cr_features[i].probe();
+	}
+	*why = "no such feature";
+	return -1;
+}
+
+static int check_one(const char *name)
+{
+	char known[1024], *p = known;
+	const char *why;
+	size_t i;
+
+	switch (check_feature(name, &why)) {
+	case 1:
+		printf("%s is supported\n", name);
+		return 0;
+	case 0:
+		pr_err("Feature %s is not supported: %s", name, why);
+		return -1;
+	}
+	for (i = 0; i < ARRAY_SIZE(cr_features) && p < known + sizeof(known); i++)
+		p += snprintf(p, known + sizeof(known) - p, "%s%s", i ? " " : "",
+			      cr_features[i].name);
+	pr_err("Unknown feature %s (CRIU's names: %s)", name, known);
+	return -1;
+}
+
 int cr_check(const struct opts *o)
 {
 	size_t i;
 	int ok, bad = 0;
 
+	if (o->feature)
+		return check_one(o->feature);
 	for (i = 0; i < ARRAY_SIZE(features); i++) {
 		ok = features[i].probe();
 		printf("%-45s %s\n", features[i].name, ok ? "yes" :

@@ -27,7 +27,9 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "dump.h"
+#include "hooks.h"
 #include "image/image.h"
+#include "image/stats.h"
 #include "parts/part.h"
 #include "stop.h"
 #include "task/ptrace.h"
@@ -845,13 +847,39 @@ static int check_fd_room(struct dump_ctx *dc, struct dtree *tree)
 	return 0;
 }
 
+/*
+ * CRIU's notion: the tree's network is locked around the dump when its
+ * root has a network namespace of its own (a refused one, for now).
+ */
+static int own_netns(pid_t pid)
+{
+	uint64_t its = proc_ns_id(pid, 0, "net");
+
+	return its && its != proc_ns_id(0, 0, "net");
+}
+
+/* stats-dump in the work directory, with the phases' times. */
+static void write_stats(const struct opts *o)
+{
+	int64_t frozen = 0;
+	int i;
+
+	for (i = DP_IDS; i < DP_NR; i++)
+		frozen += dphase_ns[i];
+	stats_set_time(STAT_FREEZING, dphase_ns[DP_FREEZE]);
+	stats_set_time(STAT_FROZEN, frozen);
+	stats_set_time(STAT_MEMDUMP, dphase_ns[DP_MEMORY]);
+	stats_set_time(STAT_MEMWRITE, dphase_ns[DP_WRITE]);
+	stats_write(o->work_dir ? o->work_dir : o->images_dir, 0, o->display_stats);
+}
+
 int cr_dump(const struct opts *o)
 {
 	struct dump_ctx dc = { .opts = o };
 	struct dtree tree = { 0 };
 	struct maps_ahead ma = { 0 };
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
-	int i, ret = -1;
+	int i, ret = -1, locked = 0;
 
 	if (o->pid <= 1 || o->pid == getpid()) {
 		pr_err("Can't dump task %d", o->pid);
@@ -864,11 +892,19 @@ int cr_dump(const struct opts *o)
 	}
 	/* no inventory means no checkpoint, whatever else is left here */
 	unlinkat(dc.dirfd, "inventory.img", 0);
+	stats_reset();
+	hooks_set_images_dir(o->images_dir);
+	if (hook_run(HOOK_PRE_DUMP, o->pid, -1))
+		goto out;
+	t0 = clock_ns(CLOCK_MONOTONIC);
 	ptrace_poll_waits(1);
 	if (collect_tree(o, &tree))
 		goto out;
 	pr_info("Frozen %d task(s)", tree.nr);
 	lap(&dphase_ns[DP_FREEZE], &t0);
+	locked = hooks_wanted() && own_netns(o->pid);
+	if (locked && hook_run(HOOK_NETWORK_LOCK, o->pid, -1))
+		goto out;
 	maps_ahead_start(&ma, &tree);
 	for (i = 0; i < tree.nr; i++)
 		if (read_ns_ids(tree.tasks[i]))
@@ -891,12 +927,21 @@ int cr_dump(const struct opts *o)
 	}
 	lap(&dphase_ns[DP_WRITE], &t0);
 	fault_point("written");
+	/* a "no" here still lets the tree go: the images are not a checkpoint */
+	if (hook_run(HOOK_POST_DUMP, o->pid, -1))
+		goto out;
+	if (locked && (o->leave_running || o->leave_stopped))
+		hook_run(HOOK_NETWORK_UNLOCK, o->pid, -1);
 	ret = finish(o, &tree);
 	lap(&dphase_ns[DP_FINISH], &t0);
 	log_phases(tree.nr);
 	pr_info("Dumped %d task(s)", tree.nr);
+	if (!ret)
+		write_stats(o);
 out:
 	maps_ahead_stop(&ma);
+	if (ret && locked)
+		hook_run(HOOK_NETWORK_UNLOCK, o->pid, -1);
 	if (ret)
 		unlinkat(dc.dirfd, "inventory.img", 0);
 	release_tree(&tree, ret != 0);

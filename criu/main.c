@@ -9,10 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "core/log.h"
 #include "core/opts.h"
 #include "core/util.h"
-#include "dump.h"
+#include "hooks.h"
 
 static void usage(FILE *f)
 {
@@ -20,8 +21,10 @@ static void usage(FILE *f)
 "Usage:\n"
 "  criu dump -t PID -D DIR [options]\n"
 "  criu restore -D DIR [-d] [options]\n"
-"  criu check\n"
+"  criu check [--feature NAME]\n"
 "  criu cpuinfo dump|check -D DIR\n"
+"  criu swrk FD\n"
+"  criu service --address PATH [-d] [--pidfile FILE]\n"
 "\n"
 "Commands:\n"
 "  dump           checkpoint a process into a directory of images\n"
@@ -29,6 +32,8 @@ static void usage(FILE *f)
 "  check          check that the kernel has what criu needs\n"
 "  cpuinfo dump   save this CPU's description into DIR/cpuinfo.img\n"
 "  cpuinfo check  check that this CPU can run what DIR/cpuinfo.img describes\n"
+"  swrk           serve CRIU's RPC to the client at the other end of socket FD\n"
+"  service        serve CRIU's RPC on a unix socket (-d: as a daemon)\n"
 "\n"
 "Options:\n"
 "  -t|--tree PID           the task to dump (a session leader, or see --shell-job)\n"
@@ -46,6 +51,10 @@ static void usage(FILE *f)
 "  --cpu-map SRC:DST[,...] run on CPU DST what was allowed on CPU SRC\n"
 "  --cpu-ns=ignore         restore a tree dumped in a CPU namespace without one\n"
 "                          (its affinities go to this machine's CPUs)\n"
+"  --action-script PATH    run PATH at each hook (pre-dump, post-restore...)\n"
+"  --display-stats         log what stats-dump / stats-restore hold\n"
+"  --feature NAME          check: only this feature (CRIU's names)\n"
+"  --address PATH          service: the socket to listen on\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -57,6 +66,10 @@ enum {
 	OPT_CPU_CAP,
 	OPT_CPU_MAP,
 	OPT_CPU_NS,
+	OPT_ACTION_SCRIPT,
+	OPT_DISPLAY_STATS,
+	OPT_FEATURE,
+	OPT_ADDRESS,
 };
 
 static const struct option long_opts[] = {
@@ -73,6 +86,10 @@ static const struct option long_opts[] = {
 	{ "cpu-cap", optional_argument, NULL, OPT_CPU_CAP },
 	{ "cpu-map", required_argument, NULL, OPT_CPU_MAP },
 	{ "cpu-ns", required_argument, NULL, OPT_CPU_NS },
+	{ "action-script", required_argument, NULL, OPT_ACTION_SCRIPT },
+	{ "display-stats", no_argument, NULL, OPT_DISPLAY_STATS },
+	{ "feature", required_argument, NULL, OPT_FEATURE },
+	{ "address", required_argument, NULL, OPT_ADDRESS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -176,6 +193,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			}
 			o->cpu_ns_ignore = !strcmp(optarg, "ignore");
 			break;
+		case OPT_ACTION_SCRIPT:
+			if (hooks_add_script(optarg))
+				return -1;
+			break;
+		case OPT_DISPLAY_STATS: o->display_stats = 1; break;
+		case OPT_FEATURE: o->feature = optarg; break;
+		case OPT_ADDRESS: o->address = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("Version: %s\n", CRIU_VERSION); exit(0);
 		case ':':
@@ -219,14 +243,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	cmd = argv[optind];
-	/* criu cpuinfo dump|check */
-	if (!strcmp(cmd, "cpuinfo") && optind + 1 < argc)
+	/* criu cpuinfo dump|check, criu swrk FD */
+	if ((!strcmp(cmd, "cpuinfo") || !strcmp(cmd, "swrk")) && optind + 1 < argc)
 		sub = argv[++optind];
 	if (optind + 1 < argc) {
 		fprintf(stderr, "Error: unexpected argument '%s'\n", argv[optind + 1]);
 		return 1;
 	}
-	if (strcmp(cmd, "check") && !o.images_dir) {
+	if (strcmp(cmd, "check") && strcmp(cmd, "swrk") && strcmp(cmd, "service") &&
+	    !o.images_dir) {
 		fprintf(stderr, "Error: %s needs -D|--images-dir\n", cmd);
 		return 1;
 	}
@@ -257,6 +282,10 @@ int main(int argc, char **argv)
 		ret = cr_check(&o);
 	else if (!strcmp(cmd, "cpuinfo"))
 		ret = cr_cpuinfo(&o, sub);
+	else if (!strcmp(cmd, "swrk"))
+		ret = cr_swrk(sub);	/* > 0: a request failed, and the client was told */
+	else if (!strcmp(cmd, "service"))
+		ret = cr_service(&o);
 	else {
 		fprintf(stderr, "Error: unknown command '%s'\n", cmd);
 		return 1;

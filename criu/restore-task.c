@@ -497,11 +497,13 @@ static void __attribute__((noreturn)) child_main(struct rst_ctx *rc, struct rtre
 
 pid_t restore_fork(struct rst_ctx *rc, struct rtree *tree, struct rnode *n)
 {
-	int adopt = n->creator && n->creator != n->parent;
+	int root = n == &tree->nodes[0];
+	/* the root too, with rst_sibling: criu's parent adopts it */
+	int adopt = root ? !!(rc->root_flags & CLONE_PARENT) : n->creator && n->creator != n->parent;
 	pid_t want = n->t.pid, self = adopt ? getppid() : getpid();
 	struct clone_args args = {
 		/* a sibling forks it as our parent's child, in its session */
-		.flags = n == &tree->nodes[0] ? rc->root_flags : adopt ? CLONE_PARENT : 0,
+		.flags = root ? rc->root_flags : adopt ? CLONE_PARENT : 0,
 		/* with CLONE_PARENT, the kernel takes the creator's exit signal */
 		.exit_signal = adopt ? 0 : SIGCHLD,
 		.set_tid = (uint64_t)(uintptr_t)&want,

@@ -33,7 +33,9 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "dump.h"
+#include "hooks.h"
 #include "image/image.h"
+#include "image/stats.h"
 #include "restore.h"
 #include "stop.h"
 #include "task/ptrace.h"
@@ -569,8 +571,13 @@ static int settle_stops(struct rst_ctx *rc, struct rtree *tree)
 	return 0;
 }
 
+/* CRIU asks about namespaces only when the tree has some of its own. */
+#define TREE_NS_FLAGS	(CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET | \
+			 CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWCGROUP)
+
 static int restore_tree(struct rst_ctx *rc, struct rtree *tree, int *forked)
 {
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	pid_t root;
 	int i;
 
@@ -581,9 +588,24 @@ static int restore_tree(struct rst_ctx *rc, struct rtree *tree, int *forked)
 	*forked = 1;
 	if (wait_ready(tree))
 		return -1;
+	stats_set_time(STAT_FORKING, clock_ns(CLOCK_MONOTONIC) - t0);
 	for (i = 1; i < tree->nr; i++)
 		tree->nodes[i].t.host_pid = tree->nodes[i].rep->host_pid;
+	/* every namespace exists, nothing of the tree's own runs yet */
+	if ((rc->root_flags & TREE_NS_FLAGS) &&
+	    (hook_run(HOOK_SETUP_NS, root, -1) || hook_run(HOOK_POST_SETUP_NS, root, -1)))
+		return -1;
 	return take_over_tree(rc, tree, settle_stops);
+}
+
+/* What the tree is told between its restore and its first instruction. */
+static int before_resume(struct rst_ctx *rc, pid_t root)
+{
+	if (hook_run(HOOK_POST_RESTORE, root, -1))
+		return -1;
+	if ((rc->root_flags & CLONE_NEWNET) && hook_run(HOOK_NETWORK_UNLOCK, root, -1))
+		return -1;
+	return hook_run(HOOK_PRE_RESUME, root, -1);
 }
 
 int cr_restore(const struct opts *o)
@@ -591,6 +613,7 @@ int cr_restore(const struct opts *o)
 	struct rst_ctx rc = { .opts = o };
 	struct rtree tree = { 0 };
 	PstreeEntry *pe = NULL;
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	pid_t root;
 	int ret = -1, forked = 0, released = 0;
 
@@ -599,9 +622,16 @@ int cr_restore(const struct opts *o)
 		pr_perror("Can't open the images directory %s", o->images_dir);
 		return -1;
 	}
+	stats_reset();
+	hooks_set_images_dir(o->images_dir);
+	if (hook_run(HOOK_PRE_RESTORE, 0, -1))
+		goto out;
 	/* orphans of a failed restore come to us, to be reaped */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	tree.criu = getpid();
+	/* rst_sibling: the root is born our parent's child (RPC clients adopt it) */
+	if (o->restore_sibling)
+		rc.root_flags |= CLONE_PARENT;
 	if (read_tree(&rc, &tree, &pe) || load_tree(&rc, &tree) || share_reports(&tree) ||
 	    prefork(&rc, &tree) || size_tree(&rc, &tree))
 		goto out;
@@ -610,11 +640,16 @@ int cr_restore(const struct opts *o)
 	root = tree.nodes[0].t.host_pid;
 	if (o->pidfile && write_pidfile(o->pidfile, root))
 		goto out;
-	if (let_go(&tree))
+	if (before_resume(&rc, root) || let_go(&tree))
 		goto out;
 	released = 1;
 	pr_info("Restored %zu task(s)", pe->n_tasks);
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	/* the tree runs: a "no" can't undo that any more */
+	if (hook_run(HOOK_POST_RESUME, root, -1))
+		pr_warn("The tree runs although post-resume said no");
+	stats_set_time(STAT_RESTORE, clock_ns(CLOCK_MONOTONIC) - t0);
+	stats_write(o->work_dir ? o->work_dir : o->images_dir, 1, o->display_stats);
 	ret = o->restore_detached ? 0 : wait_task(root);
 out:
 	if (!released && tree.ready)

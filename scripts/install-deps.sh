@@ -33,6 +33,8 @@ TEST_PKGS=(
 	python3-protobuf
 	procps			# ps, pgrep for the scripts
 	util-linux		# setsid
+	runc			# a real RPC client: test/zdtm/test_rpc_runc.py
+	busybox-static		# the root filesystem of that test's container
 )
 
 # ---------------------------------------------------------------------------

@@ -10,7 +10,9 @@
 #      (the patched kernel of kernel/ under QEMU, criu inside it; skipped
 #      when qemu-system-x86 can't be installed)
 # Every step runs even when an earlier one failed; the exit status is 0 only
-# when all of them passed.
+# when all of them passed. The summary counts the tests passed, failed and
+# skipped (pytest's xfailed count as skipped, as meson's expected failures
+# do) and lists every skip with its reason.
 #
 # Environment: SKIP_DEPS=1 skips the install, SKIP_BUILD=1 the build,
 # FUZZ_TIME=seconds sets the fuzz run's length (0 skips it), SKIP_KERNEL=1
@@ -32,7 +34,8 @@ n_failed=0
 n_skipped=0
 failed_before_step=0
 OUT=$(mktemp /tmp/criu-test-out.XXXXXX)
-trap 'rm -f "$OUT"' EXIT
+SKIPS=$(mktemp /tmp/criu-test-skips.XXXXXX)
+trap 'rm -f "$OUT" "$SKIPS"' EXIT
 
 # count FILE: add up a pytest summary ("3 passed, 1 failed, 2 skipped in 1s")
 # or a meson one ("Ok: 3", "Fail: 1", "Skipped: 2") found in FILE.
@@ -46,8 +49,10 @@ count()
 		n_passed=$((n_passed + ${n:-0}))
 		n=$(grep -oE '[0-9]+ (failed|errors?)' <<<"$line" | cut -d' ' -f1 | awk '{ s += $1 } END { print s + 0 }')
 		n_failed=$((n_failed + ${n:-0}))
-		n=$(grep -oE '[0-9]+ skipped' <<<"$line" | cut -d' ' -f1)
+		n=$(grep -oE '[0-9]+ (skipped|xfailed)' <<<"$line" | cut -d' ' -f1 | awk '{ s += $1 } END { print s + 0 }')
 		n_skipped=$((n_skipped + ${n:-0}))
+		# pytest -rsx: "SKIPPED [N] where: reason", "XFAIL test - reason"
+		grep -E '^(SKIPPED|XFAIL) ' "$1" >>"$SKIPS"
 		return
 	fi
 	n=$(grep -oE '^Ok: +[0-9]+' "$1" | grep -oE '[0-9]+$')
@@ -120,7 +125,7 @@ run_pytest()
 
 	step "$name: $PYTHON -m pytest -q $dir"
 	# shellcheck disable=SC2086
-	"$PYTHON" -m pytest -q $PYTEST_ARGS "$dir" 2>&1 | tee "$OUT" || rc=$?
+	"$PYTHON" -m pytest -q -rsx $PYTEST_ARGS "$dir" 2>&1 | tee "$OUT" || rc=$?
 	count "$OUT"
 	if [ "$rc" = 5 ] && ! has_pytests "$dir"; then
 		echo "($dir has no tests yet)"
@@ -194,7 +199,7 @@ if [ -z "${SKIP_KERNEL:-}" ] && [ -d test/kernel ]; then
 		scripts/kernel-build.sh -q >"$OUT" 2>&1 || rc=$?
 		if [ "$rc" = 0 ]; then
 			# shellcheck disable=SC2086
-			"$PYTHON" -m pytest -q $PYTEST_ARGS -m kernel test/kernel 2>&1 | tee "$OUT" ||
+			"$PYTHON" -m pytest -q -rsx $PYTEST_ARGS -m kernel test/kernel 2>&1 | tee "$OUT" ||
 				rc=$?
 			count "$OUT"
 		else
@@ -214,6 +219,10 @@ done
 for f in "${failed[@]}"; do
 	echo "  FAILED  $f"
 done
+if [ -s "$SKIPS" ]; then
+	echo "  skipped, and why:"
+	sed 's/^/    /' "$SKIPS"
+fi
 verdict=PASS
 [ "${#failed[@]}" != 0 ] && verdict=FAIL
 echo "test: $verdict"

@@ -25,6 +25,10 @@ struct opts {
 	unsigned int cpu_cap;		/* --cpu-cap: CPU_CAP_* */
 	const char *cpu_map;		/* --cpu-map SRC:DST[,SRC:DST...] */
 	int cpu_ns_ignore;		/* --cpu-ns=ignore: restore without the CPU namespace */
+	int restore_sibling;		/* RPC rst_sibling: the root becomes our parent's child */
+	int display_stats;		/* --display-stats: log what the stats files hold */
+	const char *feature;		/* check --feature NAME */
+	const char *address;		/* service --address PATH */
 };
 
 #endif

@@ -27,6 +27,7 @@
 #include "core/util.h"
 #include "image/image.h"
 #include "image/pagestore.h"
+#include "image/stats.h"
 #include "parts/mm.h"
 
 /* Linux 5.14; Debian 12's headers have it, older ones may not. */
@@ -435,6 +436,9 @@ int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntr
 	if (remember(tr, t->ns_pid, pm, &w))
 		goto out;
 	tr->shared_bytes += w.shared;
+	stats_count(STAT_PAGES_WRITTEN, w.total / PAGE_SIZE);
+	stats_count(STAT_PAGES_SKIPPED_PARENT, w.shared / PAGE_SIZE);
+	stats_count(STAT_PAGES_SCANNED, (w.total + w.shared) / PAGE_SIZE);
 	pr_info("Task %d: %lu bytes of memory in %zu runs, %lu more shared with its parent",
 		t->pid, w.total, w.nr_runs, w.shared);
 	ret = 0;
@@ -494,7 +498,7 @@ static int store_size(struct rst_ctx *rc, pid_t pid, uint64_t *size)
 /* Runs must lie in areas whose pages are saved, stores must hold them. */
 int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntry *pm)
 {
-	uint64_t prev_end = 0, total = 0, len, size, other_size = 0;
+	uint64_t prev_end = 0, total = 0, len, size, other_size = 0, pages = 0;
 	pid_t other = 0;
 	size_t i, j = 0;
 	PagemapRun *r;
@@ -515,6 +519,7 @@ int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntr
 			return -1;
 		}
 		prev_end = r->vaddr + len;
+		pages += r->nr_pages;
 		if (!r->has_in_pid) {
 			total += len;
 			continue;
@@ -542,6 +547,7 @@ int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntr
 		       size < total ? "truncated" : "corrupted", size, total);
 		return -1;
 	}
+	stats_count(STAT_PAGES_RESTORED, pages);
 	return 0;
 }
 

@@ -1,4 +1,6 @@
-"""pytest glue for the kernel tests: the marker, and the built kernel."""
+"""pytest glue for the kernel tests: the marker, the built kernel, criu and
+the helpers for the guest, and the check that the host is left as it was
+(the tests run criu on the host too)."""
 import os
 import shutil
 import subprocess
@@ -6,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from guestlib import CRIU, HERE
+from guestlib import CRIU, HERE, buildpaths
+from hoststate import host_unchanged_by_session, host_unchanged_by_test  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "scripts" / "kernel-build.sh"
@@ -73,10 +76,12 @@ def guest(kernel_image):
 
 @pytest.fixture(scope="session")
 def criu_bin():
-    """criu as built on the host, to be copied into the guest."""
-    if not CRIU.exists():
-        pytest.skip(f"{CRIU} is not built (ninja -C build)")
-    return CRIU
+    """criu as built on the host, as the --add spec that puts it into the
+    guest as criu, whatever its name here."""
+    why = buildpaths.missing_criu()
+    if why:
+        pytest.fail(why)
+    return f"{CRIU}:/bin/criu"
 
 
 def build_helper(tmp_path_factory, name):

@@ -13,8 +13,10 @@
 # test in a CPU namespace of its own, made by the cpuns helper, and checks
 # that the restored one has the same map). The programs are /zdtm/NAME.
 # Besides the test's verdict, the restored leader must have the start time
-# it had (/proc/PID/start_time). For each test one line:
-#   ZDTM NAME[:TAG] ok|FAILED [reason]
+# it had (/proc/PID/start_time). A program whose feature this kernel or
+# machine lacks writes "SKIP: reason" instead of getting ready (see
+# test/zdtm/README.md); it is reported skipped. For each test one line:
+#   ZDTM NAME[:TAG] ok|FAILED|skipped [reason]
 # and, for a failure, the tails of the logs prefixed with "| ".
 LIST=$1
 BIN=/zdtm
@@ -33,10 +35,22 @@ wait_file() {
 	done
 }
 
+# Waits up to $2 tenths of a second for the ready file $1, or for a verdict
+# in $3 (a program that skips exits without getting ready).
+wait_ready() {
+	i=0
+	while [ ! -s "$1" ] && [ ! -s "$3" ]; do
+		[ $i -lt $2 ] || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -s "$1" ]
+}
+
 report() {
 	name=$1 verdict=$2 reason=$3 dir=$4
 	echo "ZDTM $name $verdict $reason"
-	[ "$verdict" = ok ] && return
+	[ "$verdict" != FAILED ] && return
 	for f in $dir/log $dir/img/dump.log $dir/img/restore.log; do
 		[ -f $f ] || continue
 		echo "| == $f"
@@ -57,8 +71,11 @@ run_one() {
 	[ -n "$cpuns" ] && wrap="cpuns $cpuns"
 	ZDTM_GAP=$GAP $wrap setsid $BIN/$prog --outfile $d/out --readyfile $d/ready $extra $args \
 		</dev/null >>$d/log 2>&1 &
-	if ! wait_file $d/ready 200; then
-		report $name FAILED "not ready" $d
+	if ! wait_ready $d/ready 200 $d/out; then
+		case "$(cat $d/out 2>/dev/null)" in
+		"SKIP: "*) report $name skipped "$(sed 's/^SKIP: //' $d/out)" $d ;;
+		*) report $name FAILED "not ready" $d ;;
+		esac
 		return
 	fi
 	pid=$(cat $d/ready)

@@ -1,11 +1,21 @@
 """Paths and helpers the kernel tests share (conftest.py has the fixtures).
 A module of its own: "from conftest import" would find another directory's
-conftest when pytest collects several test directories at once."""
+conftest when pytest collects several test directories at once.
+
+criu and the zdtm programs are found the way scripts/test.sh and the zdtm
+runner find them (test/zdtm/buildpaths.py: CRIU, ZDTM_BUILD, BUILD_DIR)."""
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-CRIU = ROOT / "build" / "criu" / "criu"
+sys.path.insert(0, str(ROOT / "test" / "zdtm"))
+
+import buildpaths  # noqa: E402
+
+BUILD_DIR = buildpaths.build_dir()
+CRIU = buildpaths.criu()
+ZDTM_BUILT = buildpaths.zdtm_build() / "static"
 
 
 def parse_probe(line):

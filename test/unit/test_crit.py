@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Tests of contrib/crit/crit.py: its .proto parser, its wire decoder and
 encoder, its image table against criu/image/image.c, and the images of a
-real dump (when build/criu/criu can make one here)."""
+real dump by the criu the build made (found as test/zdtm/buildpaths.py
+says: CRIU, or BUILD_DIR/criu/criu); a dump that fails is a failure."""
 from __future__ import annotations
 
 import ctypes
@@ -21,11 +22,14 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 CRIT = REPO / "contrib" / "crit" / "crit.py"
-CRIU = Path(os.environ.get("CRIU", REPO / "build" / "criu" / "criu"))
 SEEDS = REPO / "test" / "fuzz" / "seeds"
 sys.path.insert(0, str(CRIT.parent))
+sys.path.insert(0, str(REPO / "test" / "zdtm"))
 
+import buildpaths  # noqa: E402
 import crit  # noqa: E402
+
+CRIU = buildpaths.criu()
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -444,8 +448,9 @@ class Dump:
 
 @pytest.fixture(scope="module")
 def dump(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dump]:
-    if not os.access(CRIU, os.X_OK):
-        pytest.skip(f"{CRIU} is not built")
+    why = buildpaths.missing_criu()
+    if why:
+        pytest.fail(why)
     become_subreaper()
     d = tmp_path_factory.mktemp("crit-dump")
     task = subprocess.Popen(["sleep", "1000"], start_new_session=True,
@@ -460,8 +465,9 @@ def dump(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dump]:
                              timeout=120)
         if res.returncode != 0:
             log = (d / "dump.log").read_text() if (d / "dump.log").exists() else ""
-            pytest.skip(f"criu dump does not work here ({res.returncode}): "
-                        f"{res.stderr.strip()} {log[-500:]}")
+            pytest.fail(f"criu dump of sleep {task.pid} failed ({res.returncode}): "
+                        f"{res.stderr.strip()}\n--- tail of {d / 'dump.log'}:\n"
+                        f"{log[-1500:]}")
         yield Dump(task.pid, d)
     finally:
         if task.poll() is None:

@@ -1,7 +1,17 @@
-"""pytest glue for the zdtm suite: reap what got reparented to us."""
+"""pytest glue for the zdtm suite: reap what got reparented to us, fail a
+test (and the session) that left the host changed (hoststate.py), and list
+the skipped tests with their reasons at the end."""
 import pytest
 
 import zdtm
+from hoststate import host_unchanged_by_session, host_unchanged_by_test  # noqa: F401
+
+
+def pytest_configure(config):
+    # a test program whose feature is missing here says why: show it
+    chars = config.option.reportchars or ""
+    if not any(c in chars for c in "saA"):
+        config.option.reportchars = chars + "s"
 
 
 @pytest.fixture(autouse=True, scope="session")

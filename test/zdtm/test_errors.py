@@ -204,8 +204,8 @@ def corruptions(size: int, raw: bool) -> list[tuple[str, bool]]:
 
 
 def corrupt(path, variant: str) -> None:
-    kind, off = variant.split(":")
-    off = int(off)
+    kind, at = variant.split(":")
+    off = int(at)
     if kind == "truncate":
         os.truncate(path, off)
     else:
@@ -216,14 +216,47 @@ def corrupt(path, variant: str) -> None:
             f.write(bytes([b[0] ^ 0xff]))
 
 
+def check_nothing_left(r: zdtm.Run, what: str, res: zdtm.CriuResult) -> None:
+    """No process of the dumped session or group, nor any child of ours, is
+    left by a restore (criu's, the restored task's): killed, and a failure."""
+    left = zdtm.leftovers(r.pid)
+    if not left:
+        return
+    for p in left:
+        try:
+            os.kill(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    zdtm.reap_session(r.pid)
+    r.fail(f"{what}: processes left behind: " + "; ".join(map(str, left)), res)
+
+
+def check_restored(r: zdtm.Run, what: str, res: zdtm.CriuResult, pidfile,
+                   snap: zdtm.Snapshot) -> None:
+    """criu took the images: the task it made must be the one dumped, with
+    the same maps and fds, and pass its own check."""
+    try:
+        pid = int(pidfile.read_text())
+    except (OSError, ValueError) as e:
+        r.fail(f"{what}: restored, but no pid in {pidfile}: {e}", res)
+    r.alive = r.ours = True
+    if pid != r.pid:
+        r.pid = pid
+        r.fail(f"{what}: restored with another pid", res)
+    r.check_running(what, snap)
+    r.finish()
+
+
 def test_corrupted_images():
     with zdtm.Run("file_shared", "corrupt") as r:
         r.start()
         snap = r.snapshot()
         good = r.imgdir("img")
         r.dump_ok(good)
+        # the logs and CRIU's stats files are no part of the checkpoint
         files = sorted(p.name for p in good.iterdir()
-                       if p.is_file() and not p.name.endswith(".log"))
+                       if p.is_file() and not p.name.endswith(".log") and
+                       not p.name.startswith("stats-"))
         if not files:
             r.fail("the dump wrote no image files")
         accepted = []
@@ -237,24 +270,15 @@ def test_corrupted_images():
                 os.chmod(bad, 0o700)
                 corrupt(bad / name, variant)
                 before = zdtm.hash_tree(bad)
-                res, _ = r.restore(bad)
+                res, pidfile = r.restore(bad)
                 if res.returncode == 0 and not must_fail:
-                    # a flipped data byte may well go unnoticed
+                    # a flipped data byte may go unnoticed, but then the
+                    # task must be the one dumped
                     accepted.append(f"{name} {variant}")
-                    r.alive = r.ours = True
-                    r.kill()
+                    check_restored(r, what, res, pidfile, snap)
                 else:
                     check_clean_error(r, res, what)
-                    # criu may have forked the task and killed it again;
-                    # reap it if it was left to us
-                    try:
-                        os.waitpid(r.pid, os.WNOHANG)
-                    except ChildProcessError:
-                        pass
-                    if zdtm.pid_exists(r.pid):
-                        r.alive = r.ours = True
-                        r.fail(f"{what}: a process with pid {r.pid} is left behind "
-                               f"(state {zdtm.proc_state(r.pid)})", res)
+                check_nothing_left(r, what, res)
                 after = zdtm.hash_tree(bad)
                 for f in before:
                     if f.endswith(".log"):

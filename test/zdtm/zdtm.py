@@ -6,9 +6,13 @@ checkpoints and restores them with criu in the ways the flavours describe,
 checks what can be seen from outside (pid, memory map, file descriptors)
 and collects the verdict. test_zdtm.py and test_errors.py drive it.
 
+A program whose feature the machine lacks writes "SKIP: reason" and exits
+with SKIP_EXIT before it is ready: the test is skipped with that reason.
+
 Environment:
-  CRIU            criu binary (default <repo>/build/criu/criu)
-  ZDTM_BUILD      where the test programs are built (<repo>/build/test/zdtm)
+  CRIU            criu binary (default BUILD_DIR/criu/criu)
+  ZDTM_BUILD      where the test programs are built (BUILD_DIR/test/zdtm)
+  BUILD_DIR       meson's build directory (build, from the repository root)
   ZDTM_GAP        seconds between dump and restore (default 2)
   ZDTM_SELFCHECK  1: run only the "none" flavour, no criu at all
   ZDTM_KEEP       1: keep the work directories of passing runs too
@@ -29,14 +33,18 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import NoReturn, Optional
+
+import pytest
+
+import buildpaths
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 STATIC = HERE / "static"
 
-CRIU = os.environ.get("CRIU", str(REPO / "build" / "criu" / "criu"))
-BUILD = Path(os.environ.get("ZDTM_BUILD", str(REPO / "build" / "test" / "zdtm")))
+CRIU = str(buildpaths.criu())
+BUILD = buildpaths.zdtm_build()
 GAP = float(os.environ.get("ZDTM_GAP", "2"))
 SELFCHECK = os.environ.get("ZDTM_SELFCHECK") == "1"
 KEEP = os.environ.get("ZDTM_KEEP") == "1"
@@ -48,6 +56,7 @@ EXIT_TIMEOUT = 20.0
 CRIU_TIMEOUT = float(os.environ.get("ZDTM_CRIU_TIMEOUT", "60"))
 
 PR_SET_CHILD_SUBREAPER = 36
+SKIP_EXIT = 77          # lib/zdtm.h TEST_EXIT_SKIP
 
 
 _session_dir: Optional[Path] = None
@@ -326,7 +335,7 @@ class Run:
             self.launcher.kill()
             self.launcher.wait()
             self.launcher = None
-        if exc_type is None:
+        if exc_type is None or issubclass(exc_type, pytest.skip.Exception):
             self.failed = False
         if not self.failed and not KEEP:
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -342,7 +351,7 @@ class Run:
     def steps(self) -> str:
         return "; ".join(m if n == 1 else f"{m} (x{n})" for m, n in self.history)
 
-    def fail(self, msg: str, *criu: CriuResult) -> None:
+    def fail(self, msg: str, *criu: CriuResult) -> NoReturn:
         parts = [f"{self.name} [{self.flavour}] pid {self.pid}: {msg}"]
         if self.problems:
             parts.append("--- earlier problems:\n" + "\n".join(self.problems))
@@ -383,7 +392,7 @@ class Run:
         while not self.ready.exists():
             if self.proc.poll() is not None:
                 self.alive = False
-                self.fail(f"exited with {self.proc.returncode} before it was ready")
+                self.skip_or_fail(self.proc.returncode)
             if time.monotonic() > deadline:
                 self.fail("not ready in time")
             time.sleep(0.01)
@@ -399,6 +408,26 @@ class Run:
             self.note(f"pid namespace init {ready}")
         elif ready != self.pid:
             self.fail("the ready file holds another pid")
+
+    def verdict(self) -> str:
+        try:
+            return self.out.read_text().strip()
+        except OSError:
+            return "<no out file>"
+
+    def skip_or_fail(self, rc: int) -> NoReturn:
+        """The program exited before it was ready: skipped, when it says
+        its feature is missing here (SKIP_EXIT and "SKIP: reason"), else
+        failed."""
+        verdict = self.verdict()
+        skipped = verdict.startswith("SKIP: ")
+        if rc == SKIP_EXIT and skipped:
+            self.note(f"skipped: {verdict}")
+            pytest.skip(f"{self.name}: {verdict[6:]}")
+        if rc == SKIP_EXIT or skipped:
+            self.fail(f"exit status {rc} with verdict {verdict!r}: a skip is both "
+                      f"exit status {SKIP_EXIT} and \"SKIP: reason\"")
+        self.fail(f"exited with {rc} before it was ready (verdict {verdict!r})")
 
     def snapshot(self) -> Snapshot:
         try:
@@ -587,10 +616,7 @@ class Run:
         rc = self._wait(EXIT_TIMEOUT)
         if rc is None:
             self.fail(f"did not exit within {EXIT_TIMEOUT} s of SIGTERM")
-        try:
-            verdict = self.out.read_text().strip()
-        except OSError:
-            verdict = "<no out file>"
+        verdict = self.verdict()
         self.note(f"exit {rc}: {verdict}")
         ok = rc == 0 and verdict == "PASS"
         msgs = []
@@ -659,8 +685,22 @@ def reap_leftovers() -> None:
             return
 
 
-def session_members(sid: int) -> list[int]:
-    """Pids of the processes in session sid (zombies included)."""
+@dataclass
+class ProcStat:
+    pid: int
+    comm: str
+    state: str
+    ppid: int
+    pgid: int
+    sid: int
+
+    def __str__(self) -> str:
+        return (f"{self.pid} ({self.comm}, state {self.state}, ppid {self.ppid}, "
+                f"pgid {self.pgid}, sid {self.sid})")
+
+
+def processes() -> list[ProcStat]:
+    """Every process in /proc (zombies included)."""
     out = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -669,10 +709,25 @@ def session_members(sid: int) -> list[int]:
             stat = Path(f"/proc/{name}/stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[3]) == sid:      # field 6: session
-            out.append(int(name))
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        f = stat[stat.rindex(")") + 2:].split()
+        out.append(ProcStat(int(name), comm, f[0], int(f[1]), int(f[2]), int(f[3])))
     return out
+
+
+def session_members(sid: int) -> list[int]:
+    """Pids of the processes in session sid (zombies included)."""
+    return [p.pid for p in processes() if p.sid == sid]
+
+
+def leftovers(sid: int) -> list[ProcStat]:
+    """What a failed restore of the session sid may have left behind: every
+    process in that session or in the process group sid, and every child
+    of the runner (criu's orphans come to us, the subreaper), once the
+    dead ones among those were reaped."""
+    reap_leftovers()
+    me = os.getpid()
+    return [p for p in processes() if sid in (p.sid, p.pgid) or p.ppid == me]
 
 
 def reap_session(sid: int, timeout: float = 5.0) -> list[int]:

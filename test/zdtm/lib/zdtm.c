@@ -34,6 +34,7 @@ static char readyfile[PATH_MAX];
 static double gap = -1;
 static const char *extra;
 static int pidns;
+static int ready;		/* test_ready() was called */
 
 /* state of the extras */
 static int extra_threads;
@@ -312,6 +313,7 @@ void test_ready(void)
 	char tmp[PATH_MAX + 8], buf[32];
 	int fd, n;
 
+	ready = 1;
 	extra_setup();
 	/* from now on the runner kills it itself; a restored one has criu as parent */
 	if (pidns)
@@ -373,32 +375,38 @@ void test_msg(const char *fmt, ...)
 	va_end(ap);
 }
 
-static void __attribute__((noreturn)) verdict(int ok, const char *fmt, va_list ap)
+/*
+ * Writes "PREFIX<message>" to the out file and exits with @code: the
+ * verdict the runner reads (PASS, "FAIL: why" or "SKIP: why").
+ */
+static void __attribute__((noreturn)) verdict(int code, const char *prefix, const char *fmt,
+					      va_list ap)
 {
 	int saved = errno, fd;
 
 	fd = open(outfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		char prefix[PATH_MAX + 128];
+		char msg[PATH_MAX + 128];
 
-		snprintf(prefix, sizeof(prefix), "%s: cannot open %s: %s: ",
-			 test_name, outfile, strerror(errno));
+		snprintf(msg, sizeof(msg), "%s: cannot open %s: %s: %s", test_name, outfile,
+			 strerror(errno), prefix);
 		errno = saved;
-		vmsg(2, prefix, fmt, ap);
+		vmsg(2, msg, fmt, ap);
 		exit(2);
 	}
 	errno = saved;
-	vmsg(fd, ok ? "" : "FAIL: ", fmt, ap);
+	vmsg(fd, prefix, fmt, ap);
 	close(fd);
-	exit(ok ? 0 : 1);
+	exit(code);
 }
 
-static void __attribute__((noreturn)) verdict_va(int ok, const char *fmt, ...)
+static void __attribute__((noreturn)) verdict_va(int code, const char *prefix,
+						 const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	verdict(ok, fmt, ap);
+	verdict(code, prefix, fmt, ap);
 	va_end(ap);
 }
 
@@ -408,31 +416,55 @@ void pass(void)
 
 	if (why) {
 		test_msg("FAIL: %s", why);
-		verdict_va(0, "%s", why);
+		verdict_va(1, "FAIL: ", "%s", why);
 	}
 	test_msg("PASS");
-	verdict_va(1, "PASS");
+	verdict_va(0, "", "PASS");
+}
+
+/*
+ * Logs "WHAT: why" with our name and pid, then writes it as the verdict
+ * and exits with @code. errno is the caller's (for %m).
+ */
+static void __attribute__((noreturn)) conclude(int code, const char *what, const char *fmt,
+					       va_list ap)
+{
+	int saved = errno;
+	char prefix[128];
+	va_list cp;
+
+	va_copy(cp, ap);
+	snprintf(prefix, sizeof(prefix), "%s[%d]: %s: ", test_name, getpid(), what);
+	vmsg(1, prefix, fmt, cp);
+	va_end(cp);
+	snprintf(prefix, sizeof(prefix), "%s: ", what);
+	errno = saved;
+	verdict(code, prefix, fmt, ap);
 }
 
 void fail(const char *fmt, ...)
 {
 	int saved = errno;
-	char prefix[64];
-	va_list ap, cp;
+	va_list ap;
 
-	va_start(ap, fmt);
-	va_copy(cp, ap);
-	snprintf(prefix, sizeof(prefix), "%s[%d]: FAIL: ", test_name, getpid());
-	errno = saved;
-	vmsg(1, prefix, fmt, cp);
-	va_end(cp);
 	if (extra_child > 0) {
 		kill(extra_child, SIGKILL);
 		waitpid(extra_child, NULL, 0);
 	}
+	va_start(ap, fmt);
 	errno = saved;
-	verdict(0, fmt, ap);
-	va_end(ap);
+	conclude(1, "FAIL", fmt, ap);
+}
+
+void skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	/* criu may have been at the task: what it did must be checked, not skipped */
+	if (ready)
+		conclude(1, "FAIL: skip() after test_ready()", fmt, ap);
+	conclude(TEST_EXIT_SKIP, "SKIP", fmt, ap);
 }
 
 ssize_t test_read_file(const char *path, char *buf, size_t size)

@@ -4,7 +4,8 @@
  *
  * A test program sets its state up, calls test_ready(), waits for SIGTERM
  * (test_waitsig() or its own loop on test_sigterm), checks that the state is
- * exactly what it was and reports with pass() or fail().
+ * exactly what it was and reports with pass() or fail(). A program whose
+ * feature the machine lacks says so with skip() before test_ready().
  */
 #ifndef ZDTM_H
 #define ZDTM_H
@@ -46,6 +47,16 @@ void test_chroot(const char *dir);
 void test_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pass(void) __attribute__((noreturn));
 void fail(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+
+/*
+ * The feature under test is missing here (no AVX-512, an older kernel, a
+ * single CPU): writes "SKIP: reason" and exits with TEST_EXIT_SKIP; the
+ * runner reports the test skipped with the reason. Only before
+ * test_ready(): once criu may have been at the task, skip() is a failure.
+ */
+#define TEST_EXIT_SKIP	77
+void skip(const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 1, 2)));
 
 /* fail() with strerror(errno) appended */

@@ -200,11 +200,24 @@ static void kid_check(void)
 		mt_die("pwrite: %m");
 }
 
+/* The child's memfd is made with MFD_NOEXEC_SEAL: skips where it can't be. */
+static void need_noexec_seal(void)
+{
+	int fd = memfd_create("zdtm-probe", MFD_NOEXEC_SEAL);
+
+	if (fd < 0 && errno == EINVAL)
+		skip("no MFD_NOEXEC_SEAL (Linux 6.3+)");
+	if (fd < 0)
+		fail_errno("memfd_create(MFD_NOEXEC_SEAL)");
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	int m2, i;
 
 	test_init(argc, argv);
+	need_noexec_seal();
 	mt_init();
 	m1 = memfd_create("zdtm-shared", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	m2 = memfd_create(M2_NAME, MFD_ALLOW_SEALING);

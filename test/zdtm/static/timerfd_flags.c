@@ -79,10 +79,8 @@ static void arm(unsigned int i)
 
 	fds[i] = timerfd_create(c->clockid, c->flags);
 	if (fds[i] < 0) {
-		if (errno == EPERM && c->clockid == CLOCK_BOOTTIME_ALARM) {
-			test_msg("%s: no CAP_WAKE_ALARM, skipped", c->name);
-			return;
-		}
+		if (errno == EPERM && c->clockid == CLOCK_BOOTTIME_ALARM)
+			skip("%s: no CAP_WAKE_ALARM to make an alarm timer", c->name);
 		fail_errno("timerfd_create(%s)", c->name);
 	}
 	if (c->settime & TFD_TIMER_ABSTIME) {
@@ -110,8 +108,6 @@ static void check(unsigned int i)
 	unsigned int flags;
 	int clockid, fl, fdfl;
 
-	if (fds[i] < 0)
-		return;
 	fdinfo(fds[i], &clockid, &flags);
 	if (clockid != c->clockid || flags != (unsigned int)c->settime)
 		fail("%s: clock %d, settime flags %o; was %d, %o", c->name, clockid, flags,
@@ -145,8 +141,7 @@ int main(int argc, char **argv)
 		fail_errno("dup2");
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
-		if (fds[i] >= 0)
-			before[i] = remaining(i, &interval);
+		before[i] = remaining(i, &interval);
 	test_ready();
 	test_waitsig();
 

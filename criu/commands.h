@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_COMMANDS_H
+#define CRIU_COMMANDS_H
+
+/*
+ * One entry point per command: main() parses the command line into
+ * struct opts and calls one of these; the RPC server maps a request onto
+ * the same. Each returns 0 on success, -1 after logging why (restore
+ * without -d: the restored root's exit status).
+ */
+#include "core/opts.h"
+
+int cr_dump(const struct opts *o);
+int cr_restore(const struct opts *o);
+/* criu check; with o->feature, criu check --feature NAME */
+int cr_check(const struct opts *o);
+/* criu cpuinfo dump|check (parts/cpuinfo.c) */
+int cr_cpuinfo(const struct opts *o, const char *sub);
+/*
+ * criu swrk FD: CRIU's RPC with the client at the other end of FD
+ * (rpc/server.c); 1 when the last request failed (the client was told).
+ */
+int cr_swrk(const char *fd);
+/* criu service --address PATH: the same RPC on a unix socket (rpc/service.c) */
+int cr_service(const struct opts *o);
+
+#endif

@@ -1,0 +1,647 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every option of CRIU's RPC, in one table: what criu does with it. An
+ * option is honoured (it sets what the CLI option of the same name sets),
+ * accepted (whatever it asks for cannot make a difference here, and the log
+ * says why), or refused when it asks for something criu does not do yet,
+ * with a line naming it and what is missing. Nothing is ignored silently:
+ * test_rpc_opts checks that every field of criu_opts has a row, and a
+ * container feature that lands flips its rows to honoured.
+ *
+ * A configuration file (runc names /etc/criu/runc.conf) is read with the
+ * same rows, by CRIU's long option names: a refused option is refused
+ * whether the request or the file asks for it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "rpc/rpc.h"
+
+enum policy {
+	HONOURED,
+	ACCEPTED,
+	REFUSED,
+};
+
+struct rule {
+	const char *field;	/* of criu_opts */
+	const char *cli;	/* CRIU's long option, in config files; NULL: none */
+	enum policy policy;
+	const char *why;	/* refused: what is missing; accepted: why it is harmless */
+	/* honoured: an int or a const char * in struct rpc_setup (offset + 1) */
+	size_t at;
+	/* honoured otherwise, from the request and from a config file */
+	int (*apply)(struct rpc_setup *rs, const CriuOpts *ro);
+	int (*conf)(struct rpc_setup *rs, const char *val);
+	/* refused only for some values: 1 when this one is */
+	int (*refuses)(const CriuOpts *ro);
+};
+
+#define AT(member)	(offsetof(struct rpc_setup, member) + 1)
+
+#define MNTNS	"needs mount namespaces, not supported yet"
+#define NETNS	"needs network namespaces, not supported yet"
+#define CGROUPS	"cgroups are neither dumped nor restored yet (ignore and none only)"
+#define TCP	"TCP connections are not dumped yet"
+#define ITER	"iterative dumps need dirty-page tracking, not there yet"
+#define TLS	"the page server and its TLS are not implemented"
+#define UNIXEXT	"unix sockets connected outside the tree are not supported"
+
+/* ------------------------------------------------------ honoured, by hand */
+
+static int set_images_fd(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	rs->images_dir_fd = ro->images_dir_fd;
+	return 0;
+}
+
+static int set_work_fd(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	rs->work_dir_fd = ro->work_dir_fd;
+	return 0;
+}
+
+static int set_status_fd(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	rs->status_fd = ro->status_fd;
+	return 0;
+}
+
+static int set_pid(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	if (ro->pid <= 0) {
+		snprintf(rs->err, sizeof(rs->err), "Option pid %d is not a task", ro->pid);
+		return -1;
+	}
+	rs->o.pid = ro->pid;
+	rs->has_pid = 1;
+	return 0;
+}
+
+static int conf_pid(struct rpc_setup *rs, const char *val)
+{
+	CriuOpts ro = CRIU_OPTS__INIT;
+	char *end;
+
+	ro.pid = val ? strtol(val, &end, 10) : 0;
+	if (!val || *end)
+		ro.pid = 0;
+	return set_pid(rs, &ro);
+}
+
+/* CRIU writes the log into the work directory and nowhere else. */
+static int log_name_ok(struct rpc_setup *rs, const char *name)
+{
+	if (!name || !*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
+		snprintf(rs->err, sizeof(rs->err), "Option log_file '%s' must be a file name "
+			 "in the work directory, without '/'", name ? name : "");
+		return -1;
+	}
+	rs->log_file = name;
+	return 0;
+}
+
+static int set_log_file(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	return log_name_ok(rs, ro->log_file);
+}
+
+static int conf_log_file(struct rpc_setup *rs, const char *val)
+{
+	return log_name_ok(rs, val);
+}
+
+static int set_cpu_cap(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	/* CRIU's bits are ours; its "write the capabilities" bit means nothing here */
+	rs->o.cpu_cap = ro->cpu_cap & CPU_CAP_ALL;
+	return 0;
+}
+
+static int conf_cpu_cap(struct rpc_setup *rs, const char *val)
+{
+	snprintf(rs->err, sizeof(rs->err), "Option cpu-cap of a config file: give it in the "
+		 "request (cpu_cap) instead");
+	return -1;
+}
+
+static int set_sibling(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	rs->o.restore_sibling = ro->rst_sibling;
+	return 0;
+}
+
+static int set_config(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	rs->config_file = ro->config_file;
+	return 0;
+}
+
+static int conf_config(struct rpc_setup *rs, const char *val)
+{
+	snprintf(rs->err, sizeof(rs->err), "A config file can't name another one (config %s)",
+		 val ? val : "");
+	return -1;
+}
+
+static int set_log_stderr(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	rs->log_to_stderr = ro->log_to_stderr;
+	return 0;
+}
+
+/* ------------------------------------------------ refused for some values */
+
+static int root_refused(const CriuOpts *ro)
+{
+	return ro->root && *ro->root && strcmp(ro->root, "/");
+}
+
+static int cg_mode_refused(const CriuOpts *ro)
+{
+	return ro->has_manage_cgroups_mode && ro->manage_cgroups_mode != CRIU_CG_MODE__IGNORE &&
+	       ro->manage_cgroups_mode != CRIU_CG_MODE__CG_NONE;
+}
+
+static const struct rule rules[] = {
+	{ "images_dir_fd", NULL, HONOURED, NULL, 0, set_images_fd, NULL, NULL },
+	{ "images_dir", "images-dir", HONOURED, NULL, AT(images_dir), NULL, NULL, NULL },
+	{ "pid", "tree", HONOURED, NULL, 0, set_pid, conf_pid, NULL },
+	{ "leave_running", "leave-running", HONOURED, NULL, AT(o.leave_running), NULL, NULL, NULL },
+	{ "ext_unix_sk", "ext-unix-sk", REFUSED, UNIXEXT, 0, NULL, NULL, NULL },
+	{ "tcp_established", "tcp-established", REFUSED, TCP, 0, NULL, NULL, NULL },
+	{ "evasive_devices", "evasive-devices", ACCEPTED,
+	  "a device is reopened by its path; with the path gone the restore fails, evasive or not",
+	  0, NULL, NULL, NULL },
+	{ "shell_job", "shell-job", HONOURED, NULL, AT(o.shell_job), NULL, NULL, NULL },
+	{ "file_locks", "file-locks", REFUSED, "file locks are not dumped yet", 0, NULL, NULL,
+	  NULL },
+	{ "log_level", "verbosity", HONOURED, NULL, AT(log_level), NULL, NULL, NULL },
+	{ "log_file", "log-file", HONOURED, NULL, 0, set_log_file, conf_log_file, NULL },
+	{ "ps", "page-server", REFUSED, "the page server is not implemented", 0, NULL, NULL,
+	  NULL },
+	{ "notify_scripts", NULL, HONOURED, NULL, AT(notify), NULL, NULL, NULL },
+	{ "root", "root", REFUSED, "a root other than / " MNTNS, 0, NULL, NULL, root_refused },
+	{ "parent_img", "prev-images-dir", REFUSED, ITER, 0, NULL, NULL, NULL },
+	{ "track_mem", "track-mem", REFUSED, ITER, 0, NULL, NULL, NULL },
+	{ "auto_dedup", "auto-dedup", REFUSED, "deduplication works on " ITER, 0, NULL, NULL,
+	  NULL },
+	{ "work_dir_fd", NULL, HONOURED, NULL, 0, set_work_fd, NULL, NULL },
+	{ "link_remap", "link-remap", REFUSED, "open files that were unlinked are not dumped",
+	  0, NULL, NULL, NULL },
+	{ "veths", "veth-pair", REFUSED, "veth pairs " NETNS, 0, NULL, NULL, NULL },
+	{ "cpu_cap", "cpu-cap", HONOURED, NULL, 0, set_cpu_cap, conf_cpu_cap, NULL },
+	{ "force_irmap", "force-irmap", REFUSED,
+	  "inotify watches are found by file handle; an inode map is not implemented",
+	  0, NULL, NULL, NULL },
+	{ "exec_cmd", "exec-cmd", REFUSED, "running a command after the restore is not "
+	  "implemented", 0, NULL, NULL, NULL },
+	{ "ext_mnt", "ext-mount-map", REFUSED, "external mounts " MNTNS, 0, NULL, NULL, NULL },
+	{ "manage_cgroups", "manage-cgroups", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
+	{ "cg_root", "cgroup-root", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
+	{ "rst_sibling", NULL, HONOURED, NULL, 0, set_sibling, NULL, NULL },
+	{ "inherit_fd", "inherit-fd", REFUSED, "fds inherited from the client are not "
+	  "implemented yet", 0, NULL, NULL, NULL },
+	{ "auto_ext_mnt", NULL, REFUSED, "external mounts " MNTNS, 0, NULL, NULL, NULL },
+	{ "ext_sharing", "enable-external-sharing", REFUSED, "external mounts " MNTNS, 0, NULL,
+	  NULL, NULL },
+	{ "ext_masters", "enable-external-masters", REFUSED, "external mounts " MNTNS, 0, NULL,
+	  NULL, NULL },
+	{ "skip_mnt", "skip-mnt", REFUSED, "skipping mounts " MNTNS, 0, NULL, NULL, NULL },
+	{ "enable_fs", "enable-fs", REFUSED, "filesystems to mount " MNTNS, 0, NULL, NULL,
+	  NULL },
+	{ "unix_sk_ino", NULL, REFUSED, UNIXEXT, 0, NULL, NULL, NULL },
+	{ "manage_cgroups_mode", NULL, REFUSED, CGROUPS, 0, NULL, NULL, cg_mode_refused },
+	{ "ghost_limit", "ghost-limit", ACCEPTED,
+	  "open unlinked files are refused at any size: no ghost file is ever saved",
+	  0, NULL, NULL, NULL },
+	{ "irmap_scan_paths", "irmap-scan-path", REFUSED, "an inode map is not implemented",
+	  0, NULL, NULL, NULL },
+	{ "external", "external", REFUSED, "external namespaces, mounts and devices are not "
+	  "supported yet", 0, NULL, NULL, NULL },
+	{ "empty_ns", "empty-ns", REFUSED, "an empty network namespace " NETNS, 0, NULL, NULL,
+	  NULL },
+	{ "join_ns", "join-ns", REFUSED, "joining namespaces on restore is not supported yet",
+	  0, NULL, NULL, NULL },
+	{ "cgroup_props", "cgroup-props", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
+	{ "cgroup_props_file", "cgroup-props-file", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
+	{ "cgroup_dump_controller", "cgroup-dump-controller", REFUSED, CGROUPS, 0, NULL, NULL,
+	  NULL },
+	{ "freeze_cgroup", "freeze-cgroup", REFUSED, "the tree is frozen with ptrace; the "
+	  "cgroup freezer is not used yet", 0, NULL, NULL, NULL },
+	{ "timeout", "timeout", REFUSED, "a time limit on freezing is not implemented", 0,
+	  NULL, NULL, NULL },
+	{ "tcp_skip_in_flight", "skip-in-flight", REFUSED, TCP, 0, NULL, NULL, NULL },
+	{ "weak_sysctls", "weak-sysctls", REFUSED, "skipping sysctls the kernel lacks is not "
+	  "implemented", 0, NULL, NULL, NULL },
+	{ "lazy_pages", "lazy-pages", REFUSED, "lazy restore (userfaultfd) is not implemented",
+	  0, NULL, NULL, NULL },
+	{ "status_fd", "status-fd", HONOURED, NULL, 0, set_status_fd, NULL, NULL },
+	{ "orphan_pts_master", "orphan-pts-master", ACCEPTED,
+	  "no terminal of the tree is restored, so no pty master is ever left over",
+	  0, NULL, NULL, NULL },
+	{ "config_file", "config", HONOURED, NULL, 0, set_config, conf_config, NULL },
+	{ "tcp_close", "tcp-close", REFUSED, TCP, 0, NULL, NULL, NULL },
+	{ "lsm_profile", "lsm-profile", REFUSED, "LSM profiles are not restored yet", 0, NULL,
+	  NULL, NULL },
+	{ "tls_cacert", "tls-cacert", REFUSED, TLS, 0, NULL, NULL, NULL },
+	{ "tls_cacrl", "tls-cacrl", REFUSED, TLS, 0, NULL, NULL, NULL },
+	{ "tls_cert", "tls-cert", REFUSED, TLS, 0, NULL, NULL, NULL },
+	{ "tls_key", "tls-key", REFUSED, TLS, 0, NULL, NULL, NULL },
+	{ "tls", "tls", REFUSED, TLS, 0, NULL, NULL, NULL },
+	{ "tls_no_cn_verify", "tls-no-cn-verify", REFUSED, TLS, 0, NULL, NULL, NULL },
+	{ "cgroup_yard", "cgroup-yard", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
+	{ "pre_dump_mode", "pre-dump-mode", ACCEPTED, "it matters to pre-dumps only, which are "
+	  "refused", 0, NULL, NULL, NULL },
+	{ "pidfd_store_sk", NULL, ACCEPTED, "pidfds are kept for iterative pre-dumps only, "
+	  "which are refused", 0, NULL, NULL, NULL },
+	{ "lsm_mount_context", "lsm-mount-context", REFUSED, "mount contexts " MNTNS, 0, NULL,
+	  NULL, NULL },
+	{ "network_lock", "network-lock", ACCEPTED, "the network is locked for a tree with a "
+	  "network namespace of its own only, and such a dump is refused", 0, NULL, NULL, NULL },
+	{ "mntns_compat_mode", "mntns-compat-mode", REFUSED, "the mount engine " MNTNS, 0, NULL,
+	  NULL, NULL },
+	{ "skip_file_rwx_check", "skip-file-rwx-check", REFUSED, "restore checks file modes "
+	  "strictly", 0, NULL, NULL, NULL },
+	{ "unprivileged", "unprivileged", REFUSED, "criu needs CAP_SYS_PTRACE and "
+	  "CAP_CHECKPOINT_RESTORE (or CAP_SYS_ADMIN)", 0, NULL, NULL, NULL },
+	{ "leave_stopped", "leave-stopped", HONOURED, NULL, AT(o.leave_stopped), NULL, NULL,
+	  NULL },
+	{ "display_stats", "display-stats", HONOURED, NULL, AT(o.display_stats), NULL, NULL,
+	  NULL },
+	{ "log_to_stderr", NULL, HONOURED, NULL, 0, set_log_stderr, NULL, NULL },
+	{ "allow_uprobes", "allow-uprobes", REFUSED, "uprobes areas are not dumped", 0, NULL,
+	  NULL, NULL },
+	{ "ghost_fiemap", "ghost-fiemap", ACCEPTED, "open unlinked files are refused at any "
+	  "size: no ghost file is ever saved", 0, NULL, NULL, NULL },
+	{ "file_validation_method", "file-validation", ACCEPTED, "restore checks files its own "
+	  "way (Documentation/files.md), neither by size alone nor by build-id", 0, NULL, NULL,
+	  NULL },
+};
+
+int rpc_opts_rule_count(void)
+{
+	return ARRAY_SIZE(rules);
+}
+
+const char *rpc_opts_rule_field(int i)
+{
+	return i >= 0 && i < (int)ARRAY_SIZE(rules) ? rules[i].field : NULL;
+}
+
+/* ------------------------------------------------------- generic access */
+
+static const ProtobufCFieldDescriptor *field_of(const struct rule *r)
+{
+	return protobuf_c_message_descriptor_get_field_by_name(&criu_opts__descriptor, r->field);
+}
+
+/* Was the field sent at all? */
+static int field_sent(const CriuOpts *ro, const ProtobufCFieldDescriptor *f)
+{
+	const char *base = (const char *)ro;
+
+	if (f->label == PROTOBUF_C_LABEL_REQUIRED)
+		return 1;
+	if (f->label == PROTOBUF_C_LABEL_REPEATED)
+		return *(const size_t *)(base + f->quantifier_offset) > 0;
+	if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE)
+		return *(void *const *)(base + f->offset) != NULL;
+	return *(const protobuf_c_boolean *)(base + f->quantifier_offset);
+}
+
+/* Does it ask for something: true, non-zero, a non-empty string or list? */
+static int field_asks(const CriuOpts *ro, const ProtobufCFieldDescriptor *f)
+{
+	const char *p = (const char *)ro + f->offset;
+
+	if (!field_sent(ro, f))
+		return 0;
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_BOOL:
+		return f->label == PROTOBUF_C_LABEL_REPEATED || *(const protobuf_c_boolean *)p;
+	case PROTOBUF_C_TYPE_INT32:
+	case PROTOBUF_C_TYPE_UINT32:
+	case PROTOBUF_C_TYPE_ENUM:
+		return f->label == PROTOBUF_C_LABEL_REPEATED || *(const uint32_t *)p;
+	case PROTOBUF_C_TYPE_STRING:
+		return f->label == PROTOBUF_C_LABEL_REPEATED || **(char *const *)p;
+	default:
+		return 1;
+	}
+}
+
+/* A plain honoured field: copied as an int or a string into @rs. */
+static void copy_plain(struct rpc_setup *rs, const struct rule *r, const CriuOpts *ro,
+		       const ProtobufCFieldDescriptor *f)
+{
+	char *dst = (char *)rs + r->at - 1;
+	const char *src = (const char *)ro + f->offset;
+
+	if (f->type == PROTOBUF_C_TYPE_STRING)
+		*(const char **)dst = *(char *const *)src;
+	else if (f->type == PROTOBUF_C_TYPE_BOOL)
+		*(int *)dst = *(const protobuf_c_boolean *)src;
+	else
+		*(int *)dst = *(const int32_t *)src;
+}
+
+/* What the request asked, one debug line per field sent: clients differ. */
+void rpc_log_opts(const CriuOpts *ro)
+{
+	const ProtobufCFieldDescriptor *f;
+	const char *p;
+	unsigned i;
+
+	for (i = 0; ro && i < criu_opts__descriptor.n_fields; i++) {
+		f = &criu_opts__descriptor.fields[i];
+		p = (const char *)ro + f->offset;
+		if (!field_sent(ro, f))
+			continue;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED)
+			pr_debug("  opts.%s: %zu item(s)", f->name,
+				 *(const size_t *)((const char *)ro + f->quantifier_offset));
+		else if (f->type == PROTOBUF_C_TYPE_STRING)
+			pr_debug("  opts.%s: '%s'", f->name, *(char *const *)p);
+		else if (f->type == PROTOBUF_C_TYPE_MESSAGE)
+			pr_debug("  opts.%s: a %s", f->name,
+				 ((const ProtobufCMessageDescriptor *)f->descriptor)->name);
+		else if (f->type == PROTOBUF_C_TYPE_BOOL)
+			pr_debug("  opts.%s: %s", f->name,
+				 *(const protobuf_c_boolean *)p ? "true" : "false");
+		else
+			pr_debug("  opts.%s: %d", f->name, *(const int32_t *)p);
+	}
+}
+
+/* ---------------------------------------------------------- the mapping */
+
+static void setup_init(struct rpc_setup *rs)
+{
+	memset(rs, 0, sizeof(*rs));
+	rs->images_dir_fd = rs->work_dir_fd = rs->status_fd = -1;
+	rs->log_level = LOG_WARN;		/* CRIU's default: 2 */
+	rs->o.cpu_cap = CPU_CAP_DEFAULT;
+	rs->o.restore_detached = 1;		/* the client owns the tree, criu returns */
+}
+
+/* Adds @r, asked for as @what, to the refusal line of @rs. */
+static void refuse(struct rpc_setup *rs, const struct rule *r, const char *what, int *nr)
+{
+	size_t len = strlen(rs->err);
+
+	if (!(*nr)++)
+		snprintf(rs->err, sizeof(rs->err), "Option %s%s refused: %s", r->field,
+			 what, r->why);
+	else
+		snprintf(rs->err + len, sizeof(rs->err) - len, "%s%s",
+			 *nr == 2 ? "; also refused: " : ", ", r->field);
+}
+
+static int mode_allows(struct rpc_setup *rs, const CriuOpts *ro, enum rpc_mode mode)
+{
+	/* the worker of a service is not the client's child: it can't adopt */
+	if (mode == RPC_SERVICE && ro->has_rst_sibling && ro->rst_sibling) {
+		snprintf(rs->err, sizeof(rs->err), "Option rst_sibling refused: only criu swrk, "
+			 "the client's child, can make the restored root the client's child");
+		return -1;
+	}
+	return 0;
+}
+
+static int apply_rule(struct rpc_setup *rs, const struct rule *r, const CriuOpts *ro,
+		      int *refused)
+{
+	const ProtobufCFieldDescriptor *f = field_of(r);
+	char what[96] = "";
+
+	if (!f || !field_sent(ro, f))
+		return 0;
+	switch (r->policy) {
+	case HONOURED:
+		if (r->apply)
+			return r->apply(rs, ro);
+		copy_plain(rs, r, ro, f);
+		return 0;
+	case ACCEPTED:
+		if (field_asks(ro, f))
+			pr_info("Option %s accepted: %s", r->field, r->why);
+		return 0;
+	case REFUSED:
+		if (r->refuses ? !r->refuses(ro) : !field_asks(ro, f))
+			return 0;
+		if (f->type == PROTOBUF_C_TYPE_STRING && f->label != PROTOBUF_C_LABEL_REPEATED)
+			snprintf(what, sizeof(what), " '%.64s'", *(char *const *)((char *)ro +
+										  f->offset));
+		refuse(rs, r, what, refused);
+		return 0;
+	}
+	return 0;
+}
+
+int rpc_setup_from_opts(struct rpc_setup *rs, const CriuOpts *ro, CriuReqType type,
+			enum rpc_mode mode)
+{
+	int i, refused = 0;
+
+	setup_init(rs);
+	if (!ro)
+		return 0;
+	if (mode_allows(rs, ro, mode))
+		goto bad;
+	for (i = 0; i < (int)ARRAY_SIZE(rules); i++)
+		if (apply_rule(rs, &rules[i], ro, &refused))
+			goto bad;
+	if (refused)
+		goto bad;
+	if (rs->log_level < 0 || rs->log_level > LOG_DEBUG)
+		rs->log_level = rs->log_level < 0 ? 0 : LOG_DEBUG;
+	return 0;
+bad:
+	rs->cr_errno = EBADRQC;
+	return -1;
+}
+
+/* ---------------------------------------------------------- config file */
+
+static const struct rule *rule_by_cli(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(rules); i++)
+		if (rules[i].cli && !strcmp(rules[i].cli, name))
+			return &rules[i];
+	return NULL;
+}
+
+/* The value of a config line: the rest after blanks, quotes removed. */
+static char *line_value(char *p)
+{
+	size_t n;
+
+	p += strspn(p, " \t");
+	n = strlen(p);
+	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
+		p[--n] = '\0';
+	if (n >= 2 && (p[0] == '"' || p[0] == '\'') && p[n - 1] == p[0]) {
+		p[n - 1] = '\0';
+		p++;
+	}
+	return *p ? p : NULL;
+}
+
+/* --manage-cgroups[=MODE]: CRIU's default mode is soft. */
+static int conf_cgroups(struct rpc_setup *rs, const char *val, int *refused)
+{
+	if (val && (!strcmp(val, "ignore") || !strcmp(val, "none")))
+		return 0;
+	refuse(rs, rule_by_cli("manage-cgroups"), val ? " (from the config file)" : "", refused);
+	return 0;
+}
+
+static int conf_plain(struct rpc_setup *rs, const struct rule *r, const char *key,
+		      const char *val)
+{
+	const ProtobufCFieldDescriptor *f = field_of(r);
+	char *dst = (char *)rs + r->at - 1, *end, **n;
+	long v;
+
+	if (f->type == PROTOBUF_C_TYPE_STRING) {
+		n = xrealloc(rs->conf_strs, (rs->nr_conf_strs + 1) * sizeof(*n));
+		if (!n || !val || !(n[rs->nr_conf_strs] = xstrdup(val))) {
+			snprintf(rs->err, sizeof(rs->err), "Config option %s needs a value", key);
+			if (n)
+				rs->conf_strs = n;
+			return -1;
+		}
+		rs->conf_strs = n;
+		*(const char **)dst = n[rs->nr_conf_strs++];
+		return 0;
+	}
+	if (f->type == PROTOBUF_C_TYPE_BOOL) {
+		*(int *)dst = 1;
+		return 0;
+	}
+	v = val ? strtol(val, &end, 10) : -1;
+	if (!val || *end || v < 0 || v > INT_MAX) {
+		snprintf(rs->err, sizeof(rs->err), "Config option %s: bad value '%s'", key,
+			 val ? val : "");
+		return -1;
+	}
+	*(int *)dst = v;
+	return 0;
+}
+
+static int conf_line(struct rpc_setup *rs, char *line, int *refused)
+{
+	const struct rule *r;
+	char *key = line, *val, *eq;
+
+	key += strspn(key, " \t");
+	eq = key + strcspn(key, " \t\r=");
+	val = *eq ? line_value(eq + 1) : NULL;
+	*eq = '\0';
+	if (!strcmp(key, "v"))
+		key = "verbosity";
+	if (!strcmp(key, "manage-cgroups"))
+		return conf_cgroups(rs, val, refused);
+	if (!strcmp(key, "work-dir")) {
+		snprintf(rs->err, sizeof(rs->err), "Config option work-dir: give work_dir_fd "
+			 "in the request instead");
+		return -1;
+	}
+	r = rule_by_cli(key);
+	/* only an option's name is echoed: the file may be anything readable */
+	if (!r && (strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(key) ||
+		   strlen(key) > 40)) {
+		snprintf(rs->err, sizeof(rs->err), "Config line is not an option");
+		return -1;
+	}
+	if (!r) {
+		snprintf(rs->err, sizeof(rs->err), "Config option %s is not known", key);
+		return -1;
+	}
+	switch (r->policy) {
+	case HONOURED:
+		return r->conf ? r->conf(rs, val) : conf_plain(rs, r, key, val);
+	case ACCEPTED:
+		pr_info("Config option %s accepted: %s", key, r->why);
+		return 0;
+	case REFUSED:
+		refuse(rs, r, " (from the config file)", refused);
+		return 0;
+	}
+	return 0;
+}
+
+int rpc_setup_config_text(struct rpc_setup *rs, char *text, const char *name)
+{
+	char *line, *next, *hash;
+	int nr = 0, refused = 0;
+	char err[sizeof(rs->err)];
+
+	for (line = text; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		nr++;
+		hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		if (!line[strspn(line, " \t\r")])
+			continue;
+		if (conf_line(rs, line, &refused)) {
+			snprintf(err, sizeof(err), "%s", rs->err);
+			snprintf(rs->err, sizeof(rs->err), "%.200s, line %d: %.280s", name, nr, err);
+			rs->cr_errno = EBADRQC;
+			return -1;
+		}
+	}
+	if (!refused)
+		return 0;
+	rs->cr_errno = EBADRQC;
+	return -1;
+}
+
+int rpc_setup_config_file(struct rpc_setup *rs, const char *path)
+{
+	size_t len;
+
+	rs->conf_buf = read_file(-1, path, &len);
+	if (!rs->conf_buf) {
+		if (errno == ENOENT) {
+			pr_info("Config file %s is not there: nothing to apply", path);
+			return 0;
+		}
+		snprintf(rs->err, sizeof(rs->err), "Can't read config file %s: %s", path,
+			 strerror(errno));
+		rs->cr_errno = errno;
+		return -1;
+	}
+	if (strlen(rs->conf_buf) != len) {
+		snprintf(rs->err, sizeof(rs->err), "Config file %s is not text", path);
+		rs->cr_errno = EBADRQC;
+		return -1;
+	}
+	return rpc_setup_config_text(rs, rs->conf_buf, path);
+}
+
+void rpc_setup_free(struct rpc_setup *rs)
+{
+	int i;
+
+	for (i = 0; i < rs->nr_conf_strs; i++)
+		free(rs->conf_strs[i]);
+	free(rs->conf_strs);
+	free(rs->conf_buf);
+	rs->conf_strs = NULL;
+	rs->conf_buf = NULL;
+	rs->nr_conf_strs = 0;
+}
