@@ -30,6 +30,7 @@
 #include "hooks.h"
 #include "image/image.h"
 #include "image/stats.h"
+#include "image/sums.h"
 #include "parts/part.h"
 #include "stop.h"
 #include "task/ptrace.h"
@@ -705,6 +706,7 @@ static int write_inventory(struct dump_ctx *dc, struct dtree *tree)
 	e.dump_realtime_ns = clock_ns(CLOCK_REALTIME);
 	e.page_size = PAGE_SIZE;
 	e.ntasks = tree->nr;
+	img_sums_fill(&e);
 	return img_write(dc->dirfd, IMG_INVENTORY, 0, &e.base);
 }
 
@@ -870,7 +872,7 @@ static void write_stats(const struct opts *o)
 	stats_set_time(STAT_FROZEN, frozen);
 	stats_set_time(STAT_MEMDUMP, dphase_ns[DP_MEMORY]);
 	stats_set_time(STAT_MEMWRITE, dphase_ns[DP_WRITE]);
-	stats_write(o->work_dir ? o->work_dir : o->images_dir, 0, o->display_stats);
+	stats_write(o->work_dirfd, 0, o->display_stats);
 }
 
 int cr_dump(const struct opts *o)
@@ -885,9 +887,9 @@ int cr_dump(const struct opts *o)
 		pr_err("Can't dump task %d", o->pid);
 		return -1;
 	}
-	dc.dirfd = open(o->images_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dc.dirfd = fcntl(o->images_dirfd, F_DUPFD_CLOEXEC, 0);
 	if (dc.dirfd < 0) {
-		pr_perror("Can't open the images directory %s", o->images_dir);
+		pr_perror("Can't use the images directory %s", o->images_dir);
 		return -1;
 	}
 	/* no inventory means no checkpoint, whatever else is left here */

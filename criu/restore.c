@@ -36,6 +36,7 @@
 #include "hooks.h"
 #include "image/image.h"
 #include "image/stats.h"
+#include "image/sums.h"
 #include "restore.h"
 #include "stop.h"
 #include "task/ptrace.h"
@@ -147,6 +148,9 @@ static int read_tree(struct rst_ctx *rc, struct rtree *tree, PstreeEntry **pe)
 		       inv->fmt_version, IMG_FMT_VERSION);
 		goto out;
 	}
+	/* the page stores are checked while the rest is loaded and forked */
+	if (img_verify_start(rc->dirfd, inv))
+		goto out;
 	if (img_read(rc->dirfd, IMG_PSTREE, 0, (void **)&pt, 0) < 0)
 		goto out;
 	*pe = pt;
@@ -456,19 +460,20 @@ static int let_go(struct rtree *tree)
 	return ret;
 }
 
-static int write_pidfile(const char *path, pid_t pid)
+/* Relative to the work directory; never through a link planted there. */
+static int write_pidfile(const struct opts *o, pid_t pid)
 {
 	char buf[16];
 	int fd, len;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = create_file_at(o->work_dirfd, o->pidfile, O_WRONLY);
 	if (fd < 0) {
-		pr_perror("Can't create pidfile %s", path);
+		pr_perror("Can't create pidfile %s", o->pidfile);
 		return -1;
 	}
 	len = snprintf(buf, sizeof(buf), "%d", pid);
 	if (write(fd, buf, len) != len) {
-		pr_perror("Can't write pidfile %s", path);
+		pr_perror("Can't write pidfile %s", o->pidfile);
 		close(fd);
 		return -1;
 	}
@@ -617,9 +622,9 @@ int cr_restore(const struct opts *o)
 	pid_t root;
 	int ret = -1, forked = 0, released = 0;
 
-	rc.dirfd = open(o->images_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	rc.dirfd = fcntl(o->images_dirfd, F_DUPFD_CLOEXEC, 0);
 	if (rc.dirfd < 0) {
-		pr_perror("Can't open the images directory %s", o->images_dir);
+		pr_perror("Can't use the images directory %s", o->images_dir);
 		return -1;
 	}
 	stats_reset();
@@ -638,7 +643,9 @@ int cr_restore(const struct opts *o)
 	if (restore_tree(&rc, &tree, &forked))
 		goto out;
 	root = tree.nodes[0].t.host_pid;
-	if (o->pidfile && write_pidfile(o->pidfile, root))
+	if (img_verify_wait())
+		goto out;
+	if (o->pidfile && write_pidfile(o, root))
 		goto out;
 	if (before_resume(&rc, root) || let_go(&tree))
 		goto out;
@@ -649,9 +656,10 @@ int cr_restore(const struct opts *o)
 	if (hook_run(HOOK_POST_RESUME, root, -1))
 		pr_warn("The tree runs although post-resume said no");
 	stats_set_time(STAT_RESTORE, clock_ns(CLOCK_MONOTONIC) - t0);
-	stats_write(o->work_dir ? o->work_dir : o->images_dir, 1, o->display_stats);
+	stats_write(o->work_dirfd, 1, o->display_stats);
 	ret = o->restore_detached ? 0 : wait_task(root);
 out:
+	img_verify_stop();
 	if (!released && tree.ready)
 		kill_tree(&tree, forked);
 	free_tree(&rc, &tree);

@@ -29,6 +29,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "image/sums.h"
 #include "parts/part.h"
 #include "parts/shmem.h"
 #include "shmem.pb-c.h"
@@ -381,6 +382,8 @@ static int shmem_dump_tree(struct dump_ctx *dc)
 		pr_perror("Can't size the shared memory store");
 		goto out;
 	}
+	if (img_checksum_on() && img_sums_file(dc->dirfd, IMG_SHMEM_PAGES, 0))
+		goto out;
 	e.objects = po;
 	e.n_objects = s->nr;
 	dc->restore_shared += s->nr;	/* each made by criu, for every task to inherit */

@@ -40,6 +40,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "image/sums.h"
 #include "parts/part.h"
 #include "parts/shmem.h"
 #include "parts/sysvipc.h"
@@ -179,6 +180,8 @@ static int sysvipc_dump_tree(struct dump_ctx *dc)
 		       "(see the log)");
 		goto out_free;
 	}
+	if (img_checksum_on() && img_sums_file(dc->dirfd, IMG_SYSVIPC_PAGES, 0))
+		goto out_free;
 	ret = 0;
 out_free:
 	if (s) {
@@ -265,20 +268,15 @@ bad:
 static int sysvipc_load_tree(struct rst_ctx *rc)
 {
 	SysvipcEntry *e;
-	char name[64];
-	struct stat st;
+	int64_t size;
 	int ret;
 
 	ret = img_read(rc->dirfd, IMG_SYSVIPC, 0, (void **)&e, 1);
 	if (ret <= 0)
 		return ret;
 	rc->shared[PART_SYSVIPC] = e;
-	img_name(IMG_SYSVIPC_PAGES, 0, name, sizeof(name));
-	if (fstatat(rc->dirfd, name, &st, 0)) {
-		pr_perror("Can't stat image %s", name);
-		return -1;
-	}
-	if (validate(e, st.st_size))
+	size = img_raw_size(rc->dirfd, IMG_SYSVIPC_PAGES, 0);
+	if (size < 0 || validate(e, size))
 		return -1;
 	/* the root is born into a namespace of its own; the tree follows */
 	rc->root_flags |= CLONE_NEWIPC;
