@@ -286,8 +286,11 @@ static int creds_load(struct rst_ctx *rc, struct rtask *t)
 	}
 	if (check_possible(t->pid, ce))
 		return -1;
+	/* every thread changes its own: the leader in the task's batch */
 	t->batch_entries += 16 + 2 * CAPS_MAX;
 	t->batch_data += ce->n_groups * sizeof(uint32_t) + 256;
+	t->thread_entries += 16 + 2 * CAPS_MAX;
+	t->thread_data += ce->n_groups * sizeof(uint32_t) + 256;
 	return 0;
 }
 

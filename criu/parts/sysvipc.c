@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
@@ -225,13 +226,14 @@ static int validate(SysvipcEntry *e, uint64_t store)
 	for (i = 0; i < e->n_shms; i++) {
 		SysvipcShm *m = e->shms[i];
 
-		if (!valid_perm(m->perm) || !m->size || m->size > (1ULL << 46) ||
+		if (!valid_perm(m->perm) || !m->size || m->size > LIMIT_FILE_SIZE ||
 		    m->pages_off != pos)
 			goto bad;
 		for (j = 0, end = 0; j < m->n_runs; j++) {
 			SysvipcRun *r = m->runs[j];
 
 			if ((r->off & ~PAGE_MASK) || r->off < end || !r->nr_pages ||
+			    r->off > m->size ||
 			    r->off + (uint64_t)r->nr_pages * PAGE_SIZE >
 			    ((m->size + PAGE_SIZE - 1) & PAGE_MASK))
 				goto bad;
@@ -240,15 +242,16 @@ static int validate(SysvipcEntry *e, uint64_t store)
 		}
 	}
 	for (i = 0; i < e->n_sems; i++)
+		/* kernel.sem's SEMMSL has no bound of its own but an int's */
 		if (!valid_perm(e->sems[i]->perm) || !e->sems[i]->n_values ||
-		    e->sems[i]->n_values > 65536)
+		    e->sems[i]->n_values > INT_MAX)
 			goto bad;
 	for (i = 0; i < e->n_msqs; i++) {
 		if (!valid_perm(e->msqs[i]->perm) || e->msqs[i]->qbytes > INT_MAX)
 			goto bad;
 		for (j = 0; j < e->msqs[i]->n_msgs; j++)
 			if (e->msqs[i]->msgs[j]->mtype <= 0 ||
-			    e->msqs[i]->msgs[j]->text.len > SYSVIPC_MAX_MSG)
+			    e->msqs[i]->msgs[j]->text.len > INT_MAX)
 				goto bad;
 	}
 	if (pos != e->pages_size || pos != store) {
