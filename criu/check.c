@@ -5,17 +5,20 @@
 #include <linux/kcmp.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/capability.h>
+#include <linux/capability.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "core/caps.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "dump.h"
+#include "proc/proc.h"
 #include "task/ptrace.h"
 
 /* PAGEMAP_SCAN: Linux 6.7; PR_TIMER_CREATE_RESTORE_IDS: Linux 6.16. */
@@ -82,26 +85,14 @@ static int probe_timer_ids(void)
 	return prctl(PR_TIMER_CREATE_RESTORE_IDS, PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) >= 0;
 }
 
-static int probe_cap(cap_value_t cap)
-{
-	cap_flag_value_t v = CAP_CLEAR;
-	cap_t c = cap_get_proc();
-
-	if (!c)
-		return 0;
-	cap_get_flag(c, cap, CAP_EFFECTIVE, &v);
-	cap_free(c);
-	return v == CAP_SET;
-}
-
 static int probe_cap_ptrace(void)
 {
-	return probe_cap(CAP_SYS_PTRACE);
+	return cap_have(CAP_SYS_PTRACE);
 }
 
 static int probe_cap_cr(void)
 {
-	return probe_cap(CAP_CHECKPOINT_RESTORE) || probe_cap(CAP_SYS_ADMIN);
+	return cap_have(CAP_CHECKPOINT_RESTORE) || cap_have(CAP_SYS_ADMIN);
 }
 
 /* The primitives of the kernel/ patch series (see kernel/README.md). */
@@ -275,5 +266,74 @@ int cr_check(const struct opts *o)
 	if (bad)
 		return -1;
 	printf("Looks good.\n");
+	return 0;
+}
+
+/*
+ * Whether criu may trace task @pid without CAP_SYS_PTRACE: the kernel lets
+ * a tracer whose real ids are all of the task's, who holds every capability
+ * the task may use, and only while the task is dumpable (/proc/PID is then
+ * the task's, else root's).
+ */
+static int traceable(pid_t pid, const struct proc_status *st)
+{
+	uid_t r, e, s;
+	gid_t gr, ge, gs;
+	char path[32];
+	struct stat pst;
+	int i;
+
+	if (getresuid(&r, &e, &s) || getresgid(&gr, &ge, &gs))
+		return 0;
+	for (i = 0; i < 3; i++)
+		if (st->uid[i] != r || st->gid[i] != gr)
+			return 0;
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &pst) || pst.st_uid != st->uid[1])
+		return 0;
+	return !(st->cap_prm & ~caps_permitted());
+}
+
+/* "root" for someone else, what is missing for root itself. */
+static int lacking(const char *cmd, const char *caps)
+{
+	if (geteuid())
+		pr_err("%s needs root: criu runs as uid %u, without %s", cmd, geteuid(), caps);
+	else
+		pr_err("%s needs %s, which criu runs without", cmd, caps);
+	return -1;
+}
+
+static int check_dump_privileges(pid_t pid)
+{
+	int cr = cap_have(CAP_CHECKPOINT_RESTORE) || cap_have(CAP_SYS_ADMIN);
+	int trace = cap_have(CAP_SYS_PTRACE);
+	char what[256], ptr[64] = "";
+	struct proc_status st;
+
+	/* no such task: the dump says so */
+	if (!trace && !proc_read_status(pid, &st)) {
+		trace = traceable(pid, &st);
+		snprintf(ptr, sizeof(ptr), "CAP_SYS_PTRACE (to trace task %d of uid %u)",
+			 pid, st.uid[1]);
+		proc_status_free(&st);
+	} else {
+		trace = 1;
+	}
+	if (trace && cr)
+		return 0;
+	snprintf(what, sizeof(what), "%s%s%s", trace ? "" : ptr, trace || cr ? "" : " and ",
+		 cr ? "" : "CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN (to read the tasks' "
+		 "mappings in /proc/PID/map_files)");
+	return lacking("dump", what);
+}
+
+int check_privileges(const struct opts *o, const char *cmd)
+{
+	if (!strcmp(cmd, "dump"))
+		return check_dump_privileges(o->pid);
+	if (!strcmp(cmd, "restore") && !cap_have(CAP_SYS_ADMIN))
+		return lacking("restore", "CAP_SYS_ADMIN (to create the time and pid "
+			       "namespaces and give the tasks their pids with clone3)");
 	return 0;
 }

@@ -23,33 +23,32 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "dump.h"
 #include "hooks.h"
 #include "image/image.h"
 #include "image/stats.h"
+#include "image/sums.h"
 #include "parts/part.h"
 #include "stop.h"
 #include "task/ptrace.h"
+#include "tree-check.h"
 #include "tree-plan.h"
 #include "inventory.pb-c.h"
 #include "pstree.pb-c.h"
 
 /*
- * The in-task batches. The scratch area is written into the task and read
- * back whole for every thread that runs one, so its size is paid for in
- * copies and in page faults of the task: a leader asks every part's
- * questions (the entry cap, not the data, limits it: 64 signal actions
- * take 2 KiB, a POSIX timer 48 bytes and 3 entries); any other thread
- * answers only the few per-thread ones. A full batch is an error that
- * names the step, never a silent loss.
+ * The in-task batches, built as long as the work is (batch.h). The scratch
+ * areas are mapped before the parts ask their questions, each the size of
+ * a common batch: a leader's whose questions need more (thousands of
+ * POSIX timers) gets a bigger area in the same place; the others answer
+ * only the few per-thread questions. Only what a batch holds is copied in
+ * and out.
  */
-#define DUMP_BATCH_ENTRIES	256
-#define DUMP_BATCH_DATA		(16 << 10)
-#define DUMP_THREAD_BATCH_ENTRIES	16
-#define DUMP_THREAD_BATCH_DATA	(1 << 10)
-#define MAX_TASKS		(1 << 16)
+#define DUMP_LEAD_AREA		(4 * PAGE_SIZE)
+#define DUMP_THREAD_AREA	(2 * PAGE_SIZE)
 
 /*
  * Where a dump's time goes, summed over the tree: one log line at the end
@@ -126,10 +125,8 @@ static struct dtask *tree_add(struct dtree *tree, pid_t pid, struct dtask *paren
 {
 	struct dtask **n, *t;
 
-	if (tree->nr == MAX_TASKS) {
-		pr_err("Task %d: the tree has more than %d tasks", pid, MAX_TASKS);
+	if (limit_tasks(tree->nr + 1))
 		return NULL;
-	}
 	n = xrealloc(tree->tasks, (tree->nr + 1) * sizeof(*n));
 	t = xzalloc(sizeof(*t));
 	if (!n || !t) {
@@ -143,15 +140,6 @@ static struct dtask *tree_add(struct dtree *tree, pid_t pid, struct dtask *paren
 	return t;
 }
 
-static struct dthread *find_thread(struct dtask *t, pid_t tid)
-{
-	int i;
-
-	for (i = 0; i < t->nr_threads; i++)
-		if (t->th[i].tid == tid)
-			return &t->th[i];
-	return NULL;
-}
 
 static int add_thread(struct dtask *t, pid_t tid)
 {
@@ -165,20 +153,44 @@ static int add_thread(struct dtask *t, pid_t tid)
 	return 0;
 }
 
+static int cmp_tid(const void *a, const void *b)
+{
+	return *(const pid_t *)a - *(const pid_t *)b;
+}
+
+/* The tids seized so far, sorted, to look a listed one up in (10,000 threads). */
+static int known_tids(struct dtask *t, pid_t **sorted)
+{
+	int i;
+
+	*sorted = xmalloc((t->nr_threads + 1) * sizeof(pid_t));
+	if (!*sorted)
+		return -1;
+	for (i = 0; i < t->nr_threads; i++)
+		(*sorted)[i] = t->th[i].tid;
+	qsort(*sorted, t->nr_threads, sizeof(pid_t), cmp_tid);
+	return t->nr_threads;
+}
+
 /* Seizes every thread of @t, again and again until none appears. */
 static int seize_threads(struct dtask *t)
 {
 	struct dthread *th;
-	pid_t *tids;
-	int i, nr, fresh;
+	pid_t *tids, *known;
+	int i, nr, nr_known, fresh;
 
 	do {
 		nr = proc_list_threads(t->pid, &tids);
 		if (nr < 0)
 			return -1;
+		nr_known = known_tids(t, &known);
+		if (nr_known < 0) {
+			free(tids);
+			return -1;
+		}
 		fresh = 0;
 		for (i = 0; i < nr; i++) {
-			if (find_thread(t, tids[i]))
+			if (nr_known && bsearch(&tids[i], known, nr_known, sizeof(pid_t), cmp_tid))
 				continue;
 			if (add_thread(t, tids[i]))
 				goto err;
@@ -192,6 +204,7 @@ static int seize_threads(struct dtask *t)
 				t->nr_threads--;
 				if (tids[i] != t->pid)
 					continue;
+				free(known);
 				free(tids);
 				return 1;	/* the whole task is exiting */
 			default:
@@ -200,6 +213,7 @@ static int seize_threads(struct dtask *t)
 			th->seized = 1;
 			fresh = 1;
 		}
+		free(known);
 		free(tids);
 	} while (fresh);
 	/* the leader first, as everything else expects */
@@ -212,6 +226,7 @@ static int seize_threads(struct dtask *t)
 		}
 	return 0;
 err:
+	free(known);
 	free(tids);
 	return -1;
 }
@@ -265,6 +280,9 @@ again:
 			return 1;
 		goto again;
 	}
+	/* restore would refuse more threads than there may be here: refused now */
+	if (limit_threads(t->pid, t->nr_threads))
+		return -1;
 	/* in a group stop (the trap shows its signal): it comes back stopped */
 	t->stopped = t->stop_sig && t->stop_sig != SIGTRAP;
 	/* stat again: the first read raced with the task */
@@ -405,28 +423,19 @@ static int read_threads(struct dtask *t)
 }
 
 /* In-task questions of every part, one round trip per thread. */
-static int ask_inside(struct dump_ctx *dc, struct dtree *tree, struct dtask *t, void **buf)
+static int ask_inside(struct dump_ctx *dc, struct dtree *tree, struct dtask *t)
 {
-	size_t lead = batch_area_size(DUMP_BATCH_ENTRIES, DUMP_BATCH_DATA);
-	size_t per = batch_area_size(DUMP_THREAD_BATCH_ENTRIES, DUMP_THREAD_BATCH_DATA);
-	size_t off, size = lead + (t->nr_threads - 1) * per;
 	struct infect inf;
 	int i, j, ret = -1;
 	uint64_t area;
 
-	*buf = xzalloc(size);
-	if (!*buf)
+	if (infect_start(&inf, t->pid, &t->maps, &t->status, DUMP_LEAD_AREA, DUMP_THREAD_AREA,
+			 t->nr_threads))
 		return -1;
-	/* every thread maps an area of the leader's size; only the batch is copied */
-	if (infect_start(&inf, t->pid, &t->maps, &t->status, lead, t->nr_threads))
-		return -1;
-	for (i = 0; i < t->nr_threads; i++) {
-		off = i ? lead + (i - 1) * per : 0;
+	for (i = 0; i < t->nr_threads; i++)
 		if (infect_borrow(&inf, t->th[i].tid, &t->th[i].regs, t->th[i].sigmask, &area) ||
-		    batch_init(&t->th[i].b, (char *)*buf + off, area, i ? per : lead,
-			       i ? DUMP_THREAD_BATCH_ENTRIES : DUMP_BATCH_ENTRIES))
+		    batch_init_grow(&t->th[i].b, area))
 			goto out;
-	}
 	for (j = 0; j < PART_NR; j++)
 		if (parts[j]->prepare && parts[j]->prepare(dc, t, &t->th[0].b))
 			goto out;
@@ -438,7 +447,8 @@ static int ask_inside(struct dump_ctx *dc, struct dtree *tree, struct dtask *t, 
 			    parts[j]->prepare_thread(dc, t, i, &t->th[i].b))
 				goto out;
 	for (i = 0; i < t->nr_threads; i++)
-		if (t->th[i].b.nr && infect_run(&inf, i, &t->th[i].b))
+		if (t->th[i].b.nr && (infect_resize(&inf, i, batch_seal(&t->th[i].b)) ||
+				      infect_run(&inf, i, &t->th[i].b)))
 			goto out;
 	ret = 0;
 out:
@@ -593,7 +603,6 @@ static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct maps_ahead 
 		     struct dtask *t)
 {
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC), tp;
-	void *buf = NULL;
 	int i, ret = -1;
 
 	if (proc_read_status(t->pid, &t->status) || read_threads(t))
@@ -613,7 +622,7 @@ static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct maps_ahead 
 		lap(&check_ns[i], &tp);
 		lap(&dphase_ns[DP_CHECK], &t0);
 	}
-	if (ask_inside(dc, tree, t, &buf))
+	if (ask_inside(dc, tree, t))
 		goto out;
 	stop_read_answers(tree->tasks, tree->nr, t, &t->th[0].b);
 	lap(&dphase_ns[DP_INSIDE], &t0);
@@ -629,7 +638,8 @@ static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct maps_ahead 
 	}
 	ret = 0;
 out:
-	free(buf);
+	for (i = 0; i < t->nr_threads; i++)
+		batch_free(&t->th[i].b);
 	return ret;
 }
 
@@ -674,7 +684,10 @@ static int write_tree(struct dump_ctx *dc, struct dtree *tree)
 	}
 	e.tasks = ppt;
 	e.n_tasks = tree->nr;
-	ret = img_write(dc->dirfd, IMG_PSTREE, 0, &e.base);
+	/* what the restore will check, checked: never a tree it refuses */
+	ret = tree_check("The dumped tree", &e, tree->tasks[0]->ns_pid);
+	if (!ret)
+		ret = img_write(dc->dirfd, IMG_PSTREE, 0, &e.base);
 out:
 	free(pts);
 	free(ppt);
@@ -693,6 +706,7 @@ static int write_inventory(struct dump_ctx *dc, struct dtree *tree)
 	e.dump_realtime_ns = clock_ns(CLOCK_REALTIME);
 	e.page_size = PAGE_SIZE;
 	e.ntasks = tree->nr;
+	img_sums_fill(&e);
 	return img_write(dc->dirfd, IMG_INVENTORY, 0, &e.base);
 }
 
@@ -744,6 +758,7 @@ static int reaped(struct dtree *tree, pid_t tid)
 static void reap_tree(struct dtree *tree)
 {
 	int i, j, status, left = 0;
+	struct dtask *t;
 	pid_t r;
 
 	for (i = 0; i < tree->nr; i++)
@@ -752,6 +767,25 @@ static void reap_tree(struct dtree *tree)
 				tree->tasks[i]->th[j].tid = 0;
 			else
 				left++;
+	/*
+	 * A thread but the leader is ours to reap, and dies whatever else
+	 * does: waited for by its tid, as waitpid(-1) looks at every thread
+	 * still traced (10,000 threads: 50 million looks). Not in a pid
+	 * namespace of the tree's own: there one thread of the init waits,
+	 * alive, for every other task of it to be reaped first.
+	 */
+	for (i = 0; tree->tasks[0]->ns_pid == tree->tasks[0]->pid && i < tree->nr; i++) {
+		t = tree->tasks[i];
+		for (j = 1; j < t->nr_threads && !t->zombie; j++) {
+			do
+				r = waitpid(t->th[j].tid, &status, __WALL);
+			while (r > 0 && WIFSTOPPED(status));
+			if (r == t->th[j].tid) {
+				t->th[j].tid = 0;
+				left--;
+			}
+		}
+	}
 	while (left) {
 		r = waitpid(-1, &status, __WALL);
 		if (r < 0 && errno == EINTR)
@@ -798,6 +832,24 @@ static int finish(const struct opts *o, struct dtree *tree)
 }
 
 /*
+ * Once the tree's descriptions are known: room in every task for its fds
+ * and criu's at restore, as the restore will count it (limit_fd_room()).
+ */
+static int check_fd_room(struct dump_ctx *dc, struct dtree *tree)
+{
+	struct dtask *t;
+	int i;
+
+	for (i = 0; i < tree->nr; i++) {
+		t = tree->tasks[i];
+		if (!t->zombie && limit_fd_room(t->pid, t->nr_fds, dc->restore_shared,
+						t->restore_own))
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * CRIU's notion: the tree's network is locked around the dump when its
  * root has a network namespace of its own (a refused one, for now).
  */
@@ -820,7 +872,7 @@ static void write_stats(const struct opts *o)
 	stats_set_time(STAT_FROZEN, frozen);
 	stats_set_time(STAT_MEMDUMP, dphase_ns[DP_MEMORY]);
 	stats_set_time(STAT_MEMWRITE, dphase_ns[DP_WRITE]);
-	stats_write(o->work_dir ? o->work_dir : o->images_dir, 0, o->display_stats);
+	stats_write(o->work_dirfd, 0, o->display_stats);
 }
 
 int cr_dump(const struct opts *o)
@@ -835,9 +887,9 @@ int cr_dump(const struct opts *o)
 		pr_err("Can't dump task %d", o->pid);
 		return -1;
 	}
-	dc.dirfd = open(o->images_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dc.dirfd = fcntl(o->images_dirfd, F_DUPFD_CLOEXEC, 0);
 	if (dc.dirfd < 0) {
-		pr_perror("Can't open the images directory %s", o->images_dir);
+		pr_perror("Can't use the images directory %s", o->images_dir);
 		return -1;
 	}
 	/* no inventory means no checkpoint, whatever else is left here */
@@ -868,6 +920,8 @@ int cr_dump(const struct opts *o)
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->dump_tree && parts[i]->dump_tree(&dc))
 			goto out;
+	if (check_fd_room(&dc, &tree))
+		goto out;
 	lap(&dphase_ns[DP_TREE], &t0);
 	if (write_tree(&dc, &tree) || write_inventory(&dc, &tree) || syncfs(dc.dirfd)) {
 		pr_perror("Can't write and sync the images");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Command line, CRIU-compatible: criu COMMAND [OPTIONS]. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <sys/stat.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include "core/opts.h"
 #include "core/util.h"
 #include "hooks.h"
+#include "image/image.h"
 
 static void usage(FILE *f)
 {
@@ -55,6 +57,8 @@ static void usage(FILE *f)
 "  --display-stats         log what stats-dump / stats-restore hold\n"
 "  --feature NAME          check: only this feature (CRIU's names)\n"
 "  --address PATH          service: the socket to listen on\n"
+"  --skip-checksum         dump: no checksums of the page stores; restore: check\n"
+"                          no checksum (the images are trusted as they are)\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -70,6 +74,7 @@ enum {
 	OPT_DISPLAY_STATS,
 	OPT_FEATURE,
 	OPT_ADDRESS,
+	OPT_SKIP_CHECKSUM,
 };
 
 static const struct option long_opts[] = {
@@ -90,6 +95,7 @@ static const struct option long_opts[] = {
 	{ "display-stats", no_argument, NULL, OPT_DISPLAY_STATS },
 	{ "feature", required_argument, NULL, OPT_FEATURE },
 	{ "address", required_argument, NULL, OPT_ADDRESS },
+	{ "skip-checksum", no_argument, NULL, OPT_SKIP_CHECKSUM },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -203,6 +209,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_DISPLAY_STATS: o->display_stats = 1; break;
 		case OPT_FEATURE: o->feature = optarg; break;
 		case OPT_ADDRESS: o->address = optarg; break;
+		case OPT_SKIP_CHECKSUM: o->skip_checksum = 1; break;
 		/* done: 1, and main() returns 0 (a fuzzer calls this too) */
 		case 'h': usage(stdout); return 1;
 		case 'V': printf("Version: %s\n", CRIU_VERSION); return 1;
@@ -233,12 +240,33 @@ static char *in_work_dir(const struct opts *o, const char *path)
 	return full;
 }
 
+/* check, swrk and service have no directories of their own */
+static int dirs_needed(const char *cmd)
+{
+	return strcmp(cmd, "check") && strcmp(cmd, "swrk") && strcmp(cmd, "service");
+}
+
+static int run_cmd(const struct opts *o, const char *cmd, const char *sub)
+{
+	if (!strcmp(cmd, "dump"))
+		return cr_dump(o);
+	if (!strcmp(cmd, "restore"))
+		return cr_restore(o);
+	if (!strcmp(cmd, "check"))
+		return cr_check(o);
+	if (!strcmp(cmd, "swrk"))
+		return cr_swrk(sub);	/* > 0: a request failed, and the client was told */
+	if (!strcmp(cmd, "service"))
+		return cr_service(o);
+	return cr_cpuinfo(o, sub);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
-	char *log_path, *pidfile;
 	const char *cmd, *sub = NULL, *err;
-	int ret;
+	char *log_path;
+	int ret, logged = 0;
 
 	ret = parse_opts(argc, argv, &o);
 	if (ret)
@@ -255,8 +283,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Error: unexpected argument '%s'\n", argv[optind + 1]);
 		return 1;
 	}
-	if (strcmp(cmd, "check") && strcmp(cmd, "swrk") && strcmp(cmd, "service") &&
-	    !o.images_dir) {
+	if (strcmp(cmd, "dump") && strcmp(cmd, "restore") && strcmp(cmd, "check") &&
+	    strcmp(cmd, "cpuinfo") && strcmp(cmd, "swrk") && strcmp(cmd, "service")) {
+		fprintf(stderr, "Error: unknown command '%s'\n", cmd);
+		return 1;
+	}
+	if (dirs_needed(cmd) && !o.images_dir) {
 		fprintf(stderr, "Error: %s needs -D|--images-dir\n", cmd);
 		return 1;
 	}
@@ -264,46 +296,35 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Error: dump needs -t|--tree PID\n");
 		return 1;
 	}
-	/* dump creates its images dir; the log may be written into it */
-	if (!strcmp(cmd, "dump") && mkdir(o.images_dir, 0700) && errno != EEXIST) {
-		fprintf(stderr, "Error: can't create the images directory %s: %s\n",
-			o.images_dir, strerror(errno));
-		return 1;
-	}
+	img_set_checksum(!o.skip_checksum);
 	log_path = in_work_dir(&o, o.log_file);
-	pidfile = in_work_dir(&o, o.pidfile);
-	o.pidfile = pidfile;
+	/* until the log is open, errors only wait for the one line below */
+	log_set_stderr_errors(0);
+	ret = check_privileges(&o, cmd);
+	o.images_dirfd = -1;
+	o.work_dirfd = AT_FDCWD;
+	/* a dump (and cpuinfo dump) creates its images directory */
+	if (!ret && dirs_needed(cmd))
+		ret = opts_open_dirs(&o, !strcmp(cmd, "dump") ||
+				     (!strcmp(cmd, "cpuinfo") && sub && !strcmp(sub, "dump")));
 	/* without a log file, errors are kept for the one line printed below */
-	if (log_open(log_path, log_path ? o.verbosity : min(o.verbosity, LOG_WARN)))
-		return 1;
-	if (!log_path)
-		log_set_stderr_errors(0);
-
-	if (!strcmp(cmd, "dump"))
-		ret = cr_dump(&o);
-	else if (!strcmp(cmd, "restore"))
-		ret = cr_restore(&o);
-	else if (!strcmp(cmd, "check"))
-		ret = cr_check(&o);
-	else if (!strcmp(cmd, "cpuinfo"))
-		ret = cr_cpuinfo(&o, sub);
-	else if (!strcmp(cmd, "swrk"))
-		ret = cr_swrk(sub);	/* > 0: a request failed, and the client was told */
-	else if (!strcmp(cmd, "service"))
-		ret = cr_service(&o);
-	else {
-		fprintf(stderr, "Error: unknown command '%s'\n", cmd);
-		return 1;
+	if (!ret)
+		ret = log_open_at(o.work_dirfd, o.log_file,
+				  o.log_file ? o.verbosity : min(o.verbosity, LOG_WARN));
+	if (!ret) {
+		logged = !!o.log_file;
+		log_set_stderr_errors(logged);
+		opts_warn_dirs(&o);
+		ret = run_cmd(&o, cmd, sub);
 	}
 	if (ret < 0) {
 		err = log_first_error();
 		fprintf(stderr, "Error: %s failed: %s%s%s\n", cmd,
-			err ? err : "unknown error", log_path ? "; see " : "",
-			log_path ? log_path : "");
+			err ? err : "unknown error", logged ? "; see " : "",
+			logged ? log_path : "");
 		ret = 1;
 	}
 	log_close();
 	free(log_path);
-	free(pidfile);
 	return ret;
 }

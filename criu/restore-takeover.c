@@ -65,6 +65,7 @@ struct tk {
 	struct rnode *n;
 	int state;
 	int pending;		/* thread batches still running */
+	int scan;		/* threads below it have run their batches */
 	struct job *jobs;	/* [0] the leader's, [i] thread i's */
 };
 
@@ -115,8 +116,7 @@ static int stash_take(struct stash *st, pid_t tid, int *status)
 static int seize_start(pid_t pid)
 {
 	/* with seccomp suspended: the filters go in with the batch (parts/seccomp.c) */
-	if (ptrace_seize_opts(pid, PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD |
-			      PTRACE_O_TRACECLONE)) {
+	if (ptrace_seize_opts(pid, PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD)) {
 		pr_perror("Task %d: can't seize it", pid);
 		return -1;
 	}
@@ -497,10 +497,49 @@ static int start_more(struct takeover *to)
 	return 0;
 }
 
-static int wait_any(pid_t *pid, int *status)
+/*
+ * Where the next stop comes from when only one task is in flight: its
+ * task (*@k) and thread (*@j, NULL for the leader outside a batch); -1:
+ * from anywhere. waitpid(-1) looks at every thread criu traces, and a
+ * task of 10,000 threads has 20,000 stops to report (their first, their
+ * batch's end): asked for one by one, each costs a lookup, not a walk.
+ */
+static pid_t next_stop(struct takeover *to, struct tk **k, struct job **j)
+{
+	struct tk *c;
+	int i;
+
+	*k = NULL;
+	*j = NULL;
+	if (to->running != 1)
+		return -1;
+	for (i = 0; i < to->tree->nr; i++) {
+		c = &to->tk[i];
+		if (c->state == TK_SEIZING || c->state == TK_UNMAP) {
+			*k = c;
+			return c->n->t.host_pid;
+		}
+		if (c->state == TK_MAIN)
+			*j = &c->jobs[0];
+		else if (c->state == TK_THREADS) {
+			/* one by one, in order: the others' stops wait for their turn */
+			while (c->scan < c->n->t.nr_threads && !c->jobs[c->scan].running)
+				c->scan++;
+			if (c->scan < c->n->t.nr_threads)
+				*j = &c->jobs[c->scan];
+		}
+		if (*j) {
+			*k = c;
+			return (*j)->tid;
+		}
+	}
+	return -1;
+}
+
+static int wait_any(pid_t want, pid_t *pid, int *status)
 {
 	do {
-		*pid = waitpid(-1, status, __WALL);
+		*pid = waitpid(want, status, __WALL);
 	} while (*pid < 0 && errno == EINTR);
 	if (*pid < 0) {
 		pr_perror("Can't wait for the tasks being restored");
@@ -511,9 +550,9 @@ static int wait_any(pid_t *pid, int *status)
 
 static int run_takeover(struct takeover *to)
 {
+	pid_t pid, want;
 	struct job *j;
 	struct tk *k;
-	pid_t pid;
 	int status;
 
 	for (;;) {
@@ -521,10 +560,11 @@ static int run_takeover(struct takeover *to)
 			return -1;
 		if (!to->running)
 			return 0;
-		if (wait_any(&pid, &status))
+		want = next_stop(to, &k, &j);
+		if (wait_any(want, &pid, &status))
 			return -1;
-		j = NULL;
-		k = find_stopped(to, pid, &j);
+		if (want < 0)
+			k = find_stopped(to, pid, &j);
 		if (k) {
 			if (task_event(to, k, j, status))
 				return -1;

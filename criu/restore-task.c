@@ -30,8 +30,13 @@
 #define MAP_FIXED_NOREPLACE	0x100000
 #endif
 
+/*
+ * CLONE_PTRACE: each new thread is traced from its birth and sits in its
+ * first stop until criu gives it its own batch, while the leader's batch
+ * goes on without a clone event stop per thread (PTRACE_O_TRACECLONE).
+ */
 #define THREAD_FLAGS	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | \
-			 CLONE_THREAD | CLONE_SYSVSEM)
+			 CLONE_THREAD | CLONE_SYSVSEM | CLONE_PTRACE)
 
 static int task_uses(struct rtask *t, int fd)
 {
@@ -92,6 +97,48 @@ int rst_private_fd(struct rtask *t, int fd)
 static int cmp_int(const void *a, const void *b)
 {
 	return *(const int *)a - *(const int *)b;
+}
+
+/* Whether the task has an fd above @lo and below @hi. */
+static int task_uses_between(struct rtask *t, int lo, int hi)
+{
+	int l = 0, h = t->nr_task_fds;
+
+	while (l < h) {		/* the first of the task's fds above @lo */
+		int mid = (l + h) / 2;
+
+		if (t->task_fds[mid] <= lo)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	return l < t->nr_task_fds && t->task_fds[l] < hi;
+}
+
+/*
+ * criu's fds go last: one close_range() for each run of them that no fd of
+ * the task's interrupts (the numbers between are free), at most one more
+ * than the task has fds; in the common case one above all of them.
+ */
+static int queue_closes(struct rtask *t, struct batch *b)
+{
+	int *p, i, j, ret = 0;
+
+	if (!t->nr_priv_fds)
+		return 0;
+	p = xmalloc(t->nr_priv_fds * sizeof(int));
+	if (!p)
+		return -1;
+	memcpy(p, t->priv_fds, t->nr_priv_fds * sizeof(int));
+	qsort(p, t->nr_priv_fds, sizeof(int), cmp_int);
+	for (i = 0; i < t->nr_priv_fds && !ret; i = j) {
+		for (j = i + 1; j < t->nr_priv_fds && !task_uses_between(t, p[j - 1], p[j]); j++)
+			;
+		ret = BATCH(b, "close_range of criu's fds", __NR_close_range, p[i],
+			    p[j - 1], 0) < 0;
+	}
+	free(p);
+	return ret ? -1 : 0;
 }
 
 /* Close every fd but criu's private ones. */
@@ -343,16 +390,15 @@ static int build_batches(struct rst_ctx *rc, struct rtree *tree, struct rnode *n
 		if (i == PART_MM && queue_threads(n, &b))
 			return -1;
 	}
-	for (i = 0; i < t->nr_priv_fds; i++)
-		if (BATCH(&b, "close of criu's fd", __NR_close, t->priv_fds[i]) < 0)
-			return -1;
+	if (queue_closes(t, &b))
+		return -1;
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->thread_batch && parts[i]->thread_batch(rc, t, 0, &b))
 			return -1;
 	for (th = 1; th < t->nr_threads; th++) {
 		uint64_t at = thread_batch_addr(n, th);
 
-		if (batch_init(&b, (void *)at, at, n->thread_size, THREAD_BATCH_ENTRIES))
+		if (batch_init(&b, (void *)at, at, n->thread_size, n->thread_max))
 			return -1;
 		for (i = 0; i < PART_NR; i++)
 			if (parts[i]->thread_batch && parts[i]->thread_batch(rc, t, th, &b))

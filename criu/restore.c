@@ -29,63 +29,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "dump.h"
 #include "hooks.h"
 #include "image/image.h"
 #include "image/stats.h"
+#include "image/sums.h"
 #include "restore.h"
 #include "stop.h"
 #include "task/ptrace.h"
+#include "tree-check.h"
 #include "tree-plan.h"
 #include "inventory.pb-c.h"
 
 #define AREA_MIN_ADDR		(1ULL << 30)
 #define READY_TIMEOUT_S		60
-#define MAX_PID			(1 << 22)
-
-static struct rnode *find_node(struct rtree *tree, uint32_t pid, int upto)
-{
-	int i;
-
-	for (i = 0; i < upto; i++)
-		if ((uint32_t)tree->nodes[i].t.pid == pid)
-			return &tree->nodes[i];
-	return NULL;
-}
-
-static int bad_tree(const char *why, uint32_t pid)
-{
-	pr_err("Image pstree.img is invalid: %s (task %u)", why, pid);
-	return -1;
-}
-
-static int check_task(struct rtree *tree, int i, PstreeTask *pt)
-{
-	size_t j, k;
-
-	/* pid 1: the root is the init of a pid namespace of the tree's own */
-	if (pt->pid < (i ? 2U : 1U) || pt->pid > MAX_PID || find_node(tree, pt->pid, i))
-		return bad_tree("pid out of range or repeated", pt->pid);
-	if (!pt->n_threads || pt->threads[0] != pt->pid ||
-	    (pt->zombie && pt->n_threads != 1) || pt->n_threads > 4096)
-		return bad_tree("bad thread list", pt->pid);
-	for (j = 1; j < pt->n_threads; j++) {
-		if (pt->threads[j] < 2 || pt->threads[j] > MAX_PID)
-			return bad_tree("thread id out of range", pt->pid);
-		for (k = 0; k < j; k++)
-			if (pt->threads[k] == pt->threads[j])
-				return bad_tree("thread id repeated", pt->pid);
-	}
-	if (i && !find_node(tree, pt->ppid, i))
-		return bad_tree("parent not restored before it", pt->pid);
-	if (pt->stopped && (pt->zombie || (pt->has_stop_signal &&
-					   !stop_signal_valid(pt->stop_signal))))
-		return bad_tree("stopped, but a zombie or by a signal that does not stop",
-				pt->pid);
-	return 0;
-}
 
 static int link_node(struct rtree *tree, int i)
 {
@@ -188,21 +148,19 @@ static int read_tree(struct rst_ctx *rc, struct rtree *tree, PstreeEntry **pe)
 		       inv->fmt_version, IMG_FMT_VERSION);
 		goto out;
 	}
+	/* the page stores are checked while the rest is loaded and forked */
+	if (img_verify_start(rc->dirfd, inv))
+		goto out;
 	if (img_read(rc->dirfd, IMG_PSTREE, 0, (void **)&pt, 0) < 0)
 		goto out;
 	*pe = pt;
-	if (!pt->n_tasks || pt->n_tasks > (1 << 16) || pt->tasks[0]->pid != inv->root_pid ||
-	    pt->tasks[0]->zombie) {
-		bad_tree("no live root task as the inventory names", inv->root_pid);
+	if (tree_check("Image pstree.img", pt, inv->root_pid))
 		goto out;
-	}
 	tree->nodes = xzalloc(tree_plan_cap(pt->n_tasks) * sizeof(*tree->nodes));
 	if (!tree->nodes)
 		goto out;
 	for (i = 0; i < (int)pt->n_tasks; i++) {
 		tree->nodes[i].pt = pt->tasks[i];
-		if (check_task(tree, i, pt->tasks[i]))
-			goto out;
 		tree->nodes[i].t.pid = pt->tasks[i]->pid;
 		tree->nr = i + 1;
 		if (link_node(tree, i))
@@ -246,40 +204,62 @@ static uint64_t pick_area(struct proc_maps *self, struct rtask *t, size_t size)
 	return found;
 }
 
-static int load_task(struct rst_ctx *rc, struct rnode *n, struct proc_maps *self)
+static int load_tree(struct rst_ctx *rc, struct rtree *tree)
 {
-	struct rtask *t = &n->t;
-	int i, thr = t->nr_threads - 1;
+	int i, j;
 
 	for (i = 0; i < PART_NR; i++)
-		if (parts[i]->load && parts[i]->load(rc, t))
+		if (parts[i]->load_tree && parts[i]->load_tree(rc))
 			return -1;
-	/* criu's fds in the task (one per mapped file at most) are closed by the batch */
-	n->main_max = 320 + t->batch_entries + 2 * thr;
+	for (i = 0; i < tree->nr; i++) {
+		if (!rnode_live(&tree->nodes[i]))
+			continue;
+		for (j = 0; j < PART_NR; j++)
+			if (parts[j]->load && parts[j]->load(rc, &tree->nodes[i].t))
+				return -1;
+	}
+	return 0;
+}
+
+/*
+ * The batches are as big as the loads say the work is: the leader's holds
+ * the task's steps and its own thread's, a clone and a little data per
+ * other thread, and the closes of criu's fds (one per run of them between
+ * the task's fds); each other thread's its own steps.
+ */
+static int size_task(struct rst_ctx *rc, struct rnode *n, struct proc_maps *self)
+{
+	struct rtask *t = &n->t;
+	int thr = t->nr_threads - 1;
+
+	/* the images directory and the log: criu's in every task, besides the loads' */
+	if (limit_fd_room(t->pid, t->nr_task_fds, rc->nr_inherited, t->own_fds + 2))
+		return -1;
+	n->main_max = 320 + t->batch_entries + 2 * thr + t->nr_task_fds + 1;
 	n->main_size = batch_area_size(n->main_max, (64 << 10) + t->batch_data + 128 * thr);
-	n->thread_size = batch_area_size(THREAD_BATCH_ENTRIES, THREAD_BATCH_DATA);
+	n->thread_max = THREAD_BATCH_ENTRIES + t->thread_entries;
+	n->thread_size = batch_area_size(n->thread_max, THREAD_BATCH_DATA + t->thread_data);
 	t->area_size = n->main_size + thr * n->thread_size + AREA_RESERVE;
 	t->area = pick_area(self, t, t->area_size);
 	if (!t->area) {
-		pr_err("Task %d: no free place for the restore trampoline", t->pid);
+		pr_err("Task %d: no free place for the restore trampoline (%zu bytes)", t->pid,
+		       t->area_size);
 		return -1;
 	}
 	return 0;
 }
 
-static int load_tree(struct rst_ctx *rc, struct rtree *tree)
+/* After the prefork: criu's memory as the tasks will inherit it. */
+static int size_tree(struct rst_ctx *rc, struct rtree *tree)
 {
 	struct proc_maps self;
 	int i, ret = 0;
 
-	for (i = 0; i < PART_NR; i++)
-		if (parts[i]->load_tree && parts[i]->load_tree(rc))
-			return -1;
 	if (proc_read_maps(getpid(), 0, &self))
 		return -1;
 	for (i = 0; i < tree->nr && !ret; i++)
 		if (rnode_live(&tree->nodes[i]))
-			ret = load_task(rc, &tree->nodes[i], &self);
+			ret = size_task(rc, &tree->nodes[i], &self);
 	proc_maps_free(&self);
 	return ret;
 }
@@ -374,7 +354,9 @@ static int prefork(struct rst_ctx *rc, struct rtree *tree)
 		if (t->nr_task_fds)
 			top = max(top, t->task_fds[t->nr_task_fds - 1]);
 	}
-	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+	/* as many fds as a task may have (limit_fds()): fs.nr_open where criu may */
+	rl.rlim_cur = rl.rlim_max = limits_get()->nofile;
+	if (setrlimit(RLIMIT_NOFILE, &rl) && !getrlimit(RLIMIT_NOFILE, &rl)) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
@@ -478,19 +460,20 @@ static int let_go(struct rtree *tree)
 	return ret;
 }
 
-static int write_pidfile(const char *path, pid_t pid)
+/* Relative to the work directory; never through a link planted there. */
+static int write_pidfile(const struct opts *o, pid_t pid)
 {
 	char buf[16];
 	int fd, len;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = create_file_at(o->work_dirfd, o->pidfile, O_WRONLY);
 	if (fd < 0) {
-		pr_perror("Can't create pidfile %s", path);
+		pr_perror("Can't create pidfile %s", o->pidfile);
 		return -1;
 	}
 	len = snprintf(buf, sizeof(buf), "%d", pid);
 	if (write(fd, buf, len) != len) {
-		pr_perror("Can't write pidfile %s", path);
+		pr_perror("Can't write pidfile %s", o->pidfile);
 		close(fd);
 		return -1;
 	}
@@ -639,9 +622,9 @@ int cr_restore(const struct opts *o)
 	pid_t root;
 	int ret = -1, forked = 0, released = 0;
 
-	rc.dirfd = open(o->images_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	rc.dirfd = fcntl(o->images_dirfd, F_DUPFD_CLOEXEC, 0);
 	if (rc.dirfd < 0) {
-		pr_perror("Can't open the images directory %s", o->images_dir);
+		pr_perror("Can't use the images directory %s", o->images_dir);
 		return -1;
 	}
 	stats_reset();
@@ -655,12 +638,14 @@ int cr_restore(const struct opts *o)
 	if (o->restore_sibling)
 		rc.root_flags |= CLONE_PARENT;
 	if (read_tree(&rc, &tree, &pe) || load_tree(&rc, &tree) || share_reports(&tree) ||
-	    prefork(&rc, &tree))
+	    prefork(&rc, &tree) || size_tree(&rc, &tree))
 		goto out;
 	if (restore_tree(&rc, &tree, &forked))
 		goto out;
 	root = tree.nodes[0].t.host_pid;
-	if (o->pidfile && write_pidfile(o->pidfile, root))
+	if (img_verify_wait())
+		goto out;
+	if (o->pidfile && write_pidfile(o, root))
 		goto out;
 	if (before_resume(&rc, root) || let_go(&tree))
 		goto out;
@@ -671,9 +656,10 @@ int cr_restore(const struct opts *o)
 	if (hook_run(HOOK_POST_RESUME, root, -1))
 		pr_warn("The tree runs although post-resume said no");
 	stats_set_time(STAT_RESTORE, clock_ns(CLOCK_MONOTONIC) - t0);
-	stats_write(o->work_dir ? o->work_dir : o->images_dir, 1, o->display_stats);
+	stats_write(o->work_dirfd, 1, o->display_stats);
 	ret = o->restore_detached ? 0 : wait_task(root);
 out:
+	img_verify_stop();
 	if (!released && tree.ready)
 		kill_tree(&tree, forked);
 	free_tree(&rc, &tree);

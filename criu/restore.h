@@ -7,8 +7,9 @@
 #include "pstree.pb-c.h"
 
 #define AREA_RESERVE		(32 * PAGE_SIZE)	/* room to move the vDSO through */
-#define THREAD_BATCH_ENTRIES	256
-#define THREAD_BATCH_DATA	(32 << 10)
+/* room in each thread's own batch beyond what the loads ask for (thread_entries) */
+#define THREAD_BATCH_ENTRIES	16
+#define THREAD_BATCH_DATA	(1 << 10)
 
 enum {
 	CHILD_PREPARING,
@@ -34,7 +35,7 @@ struct rnode {
 	struct child_report *rep;
 	size_t main_size;		/* the leader's batch area */
 	size_t thread_size;		/* each other thread's */
-	int main_max;
+	int main_max, thread_max;	/* entries of each */
 };
 
 struct rtree {

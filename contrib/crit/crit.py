@@ -10,9 +10,10 @@ generically, so no protobuf package and no generated code is needed.
     crit.py encode -i mm.json -o mm-1234.img    JSON (as decode prints it) to an image
     crit.py show DIR                            a summary of a checkpoint
 
-An image file is a 32-bit magic, a 32-bit length and one message of that
-length (both little endian), except pages-PID.img: raw pages, laid out as
-pagemap-PID.img says.
+An image file is a 32-bit magic, a 32-bit length, the CRC32C of those 8
+bytes and the message, and one message of that length (all little endian),
+except the raw stores (pages-PID.img, ...): raw pages, laid out as
+pagemap-PID.img says, whose checksums inventory.img holds.
 """
 from __future__ import annotations
 
@@ -28,8 +29,35 @@ from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
 PAGE_SIZE = 4096
-FMT_VERSION = 1
-HEADER = struct.Struct("<II")
+FMT_VERSION = 2
+HEADER = struct.Struct("<III")      # magic, length, CRC32C
+
+
+def _crc32c_table() -> list[int]:
+    out = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        out.append(c)
+    return out
+
+
+_CRC_TABLE = _crc32c_table()
+
+
+def crc32c(data: bytes, crc: int = 0) -> int:
+    """CRC32C (Castagnoli), chained as criu's: crc32c(b, crc32c(a)) covers a + b."""
+    c = crc ^ 0xFFFFFFFF
+    tab = _CRC_TABLE
+    for b in data:
+        c = (c >> 8) ^ tab[(c ^ b) & 0xFF]
+    return c ^ 0xFFFFFFFF
+
+
+def frame_sum(magic: int, body: bytes) -> int:
+    """The checksum of a frame: over magic and length, then the message."""
+    return crc32c(body, crc32c(struct.pack("<II", magic, len(body))))
 # Bytes fields longer than this are shown cut, unless --full.
 BYTES_SHOWN = 32
 
@@ -684,8 +712,9 @@ def load_schema(proto_dir: Optional[Union[str, Path]] = None) -> Schema:
 
 
 def decode_image(data: bytes, name: str = "image", schema: Optional[Schema] = None,
-                 full_bytes: bool = False) -> dict[str, Any]:
-    """One image file's bytes to a dict; checks as strict as criu's reader."""
+                 full_bytes: bool = False, check: bool = True) -> dict[str, Any]:
+    """One image file's bytes to a dict; checks as strict as criu's reader
+    (check=False: the checksum is not checked)."""
     schema = schema or load_schema()
     by_name, _ = kind_of_file(name)
     if by_name is not None and not by_name.magic:
@@ -693,16 +722,23 @@ def decode_image(data: bytes, name: str = "image", schema: Optional[Schema] = No
                 "whole_pages": len(data) % PAGE_SIZE == 0}
     if len(data) < HEADER.size:
         raise CritError(f"{name} is truncated: {len(data)} bytes, no header")
-    magic, length = HEADER.unpack_from(data)
+    magic, length, csum = HEADER.unpack_from(data)
     kind = BY_MAGIC.get(magic)
     if kind is None:
         raise CritError(f"{name}: unknown magic {magic:#x}")
     if by_name is not None and by_name is not kind:
         raise CritError(f"{name}: the magic of a {kind.name} image in a {by_name.name} file")
     if length != len(data) - HEADER.size:
+        if length == len(data) - 8:
+            raise CritError(f"{name} is framed as in format version 1 (no checksum); "
+                            f"this crit reads version {FMT_VERSION}")
         state = "truncated" if length > len(data) - HEADER.size else "corrupted"
         raise CritError(f"{name} is {state}: message of {length} bytes in a "
                         f"{len(data)}-byte file")
+    got = frame_sum(magic, data[HEADER.size:])
+    if check and got != csum:
+        raise CritError(f"{name} is corrupted: its checksum is {csum:#x}, its bytes sum "
+                        f"to {got:#x}")
     assert kind.message
     entry = decode_message(schema, kind.message, data[HEADER.size:], full_bytes, name)
     return {"image": kind.name, "magic": f"{magic:#010x}", "message": kind.message,
@@ -718,17 +754,17 @@ def encode_image(doc: dict[str, Any], schema: Optional[Schema] = None) -> bytes:
     if "entry" not in doc:
         raise CritError("no 'entry' to encode")
     body = encode_message(schema, kind.message, doc["entry"])
-    return HEADER.pack(kind.magic, len(body)) + body
+    return HEADER.pack(kind.magic, len(body), frame_sum(kind.magic, body)) + body
 
 
 def read_image(path: Union[str, Path], schema: Optional[Schema] = None,
-               full_bytes: bool = False) -> dict[str, Any]:
+               full_bytes: bool = False, check: bool = True) -> dict[str, Any]:
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as e:
         raise CritError(f"can't read {p}: {e.strerror}") from None
-    return decode_image(data, p.name, schema, full_bytes)
+    return decode_image(data, p.name, schema, full_bytes, check)
 
 
 # -------------------------------------------------------------------- show
@@ -797,9 +833,16 @@ class Checkpoint:
         return [{"pid": pid} for pid in pids]
 
 
+def printable(text: str) -> str:
+    """Text from images as criu logs it: control characters (C0, DEL, C1)
+    as \\xHH, so a crafted path can't drive the terminal."""
+    return "".join(f"\\x{ord(c):02x}" if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 else c
+                   for c in text)
+
+
 def show(path: Union[str, Path], out: Any = sys.stdout) -> None:
     ck = Checkpoint(path)
-    w = lambda s="": print(s, file=out)  # noqa: E731
+    w = lambda s="": print(printable(s), file=out)  # noqa: E731
 
     w(f"checkpoint {ck.path}")
     inv = ck.image("inventory")
@@ -817,6 +860,13 @@ def show(path: Union[str, Path], out: Any = sys.stdout) -> None:
         if "page_size" in inv:
             line += f", page size {inv['page_size']}"
         w(line)
+        stores = inv.get("stores", [])
+        if inv.get("store_checksums"):
+            w(f"  checksums of {len(stores)} raw store(s): "
+              + ", ".join(f"{c['name']} ({len(c.get('crc32c', []))} x "
+                          f"{c['chunk_size'] >> 10} KiB)" for c in stores))
+        else:
+            w("  the raw stores have no checksums (dumped with --skip-checksum)")
         if "dump_realtime_ns" in inv:
             t = datetime.datetime.fromtimestamp(inv["dump_realtime_ns"] / 1e9,
                                                 datetime.timezone.utc)
@@ -1018,6 +1068,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     d.add_argument("-o", "--out", dest="output")
     d.add_argument("--full", action="store_true", help="bytes fields in full")
     d.add_argument("--compact", action="store_true", help="JSON on one line")
+    d.add_argument("--skip-checksum", action="store_true",
+                   help="decode even when the checksum does not match")
     e = sub.add_parser("encode", help="JSON (as decode --full prints it) to an image")
     e.add_argument("-i", "--in", dest="input", required=True)
     e.add_argument("-o", "--out", dest="output", required=True)
@@ -1028,7 +1080,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         schema = load_schema(args.proto_dir)
         if args.cmd == "decode":
-            doc = read_image(args.input, schema, args.full)
+            doc = read_image(args.input, schema, args.full, not args.skip_checksum)
             text = json.dumps(doc, indent=None if args.compact else 2) + "\n"
             if args.output:
                 Path(args.output).write_text(text)

@@ -29,6 +29,10 @@ struct opts {
 	int display_stats;		/* --display-stats: log what the stats files hold */
 	const char *feature;		/* check --feature NAME */
 	const char *address;		/* service --address PATH */
+	int skip_checksum;		/* --skip-checksum */
+	/* opened once by main(): every file criu writes is created in these */
+	int images_dirfd;		/* -D, or -1 */
+	int work_dirfd;			/* -W, else -D, else AT_FDCWD */
 };
 
 #endif

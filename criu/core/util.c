@@ -2,11 +2,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/opts.h"
 #include "core/util.h"
 
 void *xmalloc(size_t size)
@@ -45,16 +48,12 @@ char *xstrdup(const char *s)
 	return n;
 }
 
-char *read_file(int dirfd, const char *path, size_t *len)
+char *read_fd(int fd, size_t *len)
 {
 	size_t size = 4096, off = 0;
 	char *buf = NULL, *n;
 	ssize_t ret;
-	int fd;
 
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
 	for (;;) {
 		n = realloc(buf, size + 1);
 		if (!n)
@@ -83,6 +82,119 @@ err:
 	free(buf);
 	errno = ret;
 	return NULL;
+}
+
+char *read_file(int dirfd, const char *path, size_t *len)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? NULL : read_fd(fd, len);
+}
+
+/* A name can be taken again between our unlink and our create: try again. */
+#define CREATE_TRIES	8
+
+static int create_in(int dirfd, const char *name, int flags)
+{
+	int i, fd = -1;
+
+	for (i = 0; i < CREATE_TRIES && fd < 0; i++) {
+		if (unlinkat(dirfd, name, 0) && errno != ENOENT)
+			return -1;
+		fd = openat(dirfd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		if (fd < 0 && errno != EEXIST)
+			return -1;
+	}
+	/* the umask may have taken bits away */
+	if (fd >= 0 && fchmod(fd, 0600)) {
+		i = errno;
+		close(fd);
+		errno = i;
+		return -1;
+	}
+	return fd;
+}
+
+int create_file_at(int dirfd, const char *path, int flags)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int dfd, fd, err;
+
+	if (!slash)
+		return create_in(dirfd, path, flags);
+	dir = slash == path ? strdup("/") : strndup(path, slash - path);
+	if (!dir)
+		return -1;
+	dfd = openat(dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (dfd < 0)
+		return -1;
+	fd = create_in(dfd, slash + 1, flags);
+	err = errno;
+	close(dfd);
+	errno = err;
+	return fd;
+}
+
+int open_dir(const char *path, int create, const char *what)
+{
+	int made = create && !mkdir(path, 0700);
+	struct stat st;
+	int fd;
+
+	if (create && !made && errno != EEXIST) {
+		pr_perror("Can't create the %s directory %s", what, path);
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("Can't open the %s directory %s", what, path);
+		return -1;
+	}
+	/* ours: exactly 0700, whatever the umask */
+	if (made && (fstat(fd, &st) || (st.st_uid == geteuid() && fchmod(fd, 0700)))) {
+		pr_perror("Can't make the %s directory %s 0700", what, path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void dir_check_shared(int fd, const char *path, const char *what)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return;
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_uid != geteuid())
+		pr_warn_user("The %s directory %s (mode %04o, owner uid %u) is writable "
+			     "by others: criu follows nothing they plant there, but they "
+			     "can replace what it wrote", what, path,
+			     (unsigned int)(st.st_mode & 07777), (unsigned int)st.st_uid);
+}
+
+int opts_open_dirs(struct opts *o, int create)
+{
+	o->images_dirfd = open_dir(o->images_dir, create, "images");
+	if (o->images_dirfd < 0)
+		return -1;
+	o->work_dirfd = o->images_dirfd;
+	if (o->work_dir) {
+		o->work_dirfd = open_dir(o->work_dir, 0, "work");
+		if (o->work_dirfd < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void opts_warn_dirs(const struct opts *o)
+{
+	if (o->images_dirfd >= 0)
+		dir_check_shared(o->images_dirfd, o->images_dir, "images");
+	if (o->work_dir && o->work_dirfd >= 0)
+		dir_check_shared(o->work_dirfd, o->work_dir, "work");
 }
 
 int read_full(int fd, void *buf, size_t len, off_t off)

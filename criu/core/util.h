@@ -20,6 +20,37 @@ char *xstrdup(const char *s);
 
 /* Reads a whole small file (a /proc one) into a NUL-terminated buffer. */
 char *read_file(int dirfd, const char *path, size_t *len);
+/* The same from an open fd, which it closes. */
+char *read_fd(int fd, size_t *len);
+
+/*
+ * Creates @path (relative to @dirfd unless absolute) for writing as a new
+ * file of mode 0600 that is ours: whatever has the name (an old file, or a
+ * symlink or hard link someone planted in a directory others can write
+ * to) is removed first and the file is made with O_CREAT | O_EXCL |
+ * O_NOFOLLOW, so nothing else is ever followed, truncated or written
+ * through. @flags: O_WRONLY or O_RDWR, maybe O_APPEND. Returns the fd, or
+ * -1 with errno set (nothing logged).
+ */
+int create_file_at(int dirfd, const char *path, int flags);
+/* Opens the directory @path (made 0700 if @create and absent); -1 logged. */
+int open_dir(const char *path, int create, const char *what);
+/*
+ * One warning (log and stderr) when others may plant files in the open
+ * directory @fd: it is writable by its group or everyone, or not ours.
+ */
+void dir_check_shared(int fd, const char *path, const char *what);
+/*
+ * -D and -W of a command, opened once into o->images_dirfd and
+ * o->work_dirfd (the images directory unless -W): the images, the log,
+ * the pidfile and the stats are created in them by fd, never through a
+ * path someone could change meanwhile. @create: a dump makes its images
+ * directory, 0700. -1 logged.
+ */
+struct opts;
+int opts_open_dirs(struct opts *o, int create);
+/* One warning for each of those directories others may plant files in. */
+void opts_warn_dirs(const struct opts *o);
 int read_full(int fd, void *buf, size_t len, off_t off);
 int write_full(int fd, const void *buf, size_t len);
 

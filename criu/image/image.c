@@ -14,7 +14,9 @@
 
 #include "core/log.h"
 #include "core/util.h"
+#include "image/crc32c.h"
 #include "image/image.h"
+#include "image/sums.h"
 
 #include "inventory.pb-c.h"
 #include "pstree.pb-c.h"
@@ -85,11 +87,30 @@ uint32_t img_magic(enum img_type t)
 	return descs[t].magic;
 }
 
+static int checksums = 1;
+
+void img_set_checksum(int on)
+{
+	checksums = on;
+}
+
+int img_checksum_on(void)
+{
+	return checksums;
+}
+
+void img_frame_header(enum img_type t, const uint8_t *msg, size_t len, uint8_t *hdr)
+{
+	uint32_t h[3] = { descs[t].magic, (uint32_t)len, 0 };
+
+	h[2] = crc32c(crc32c(0, h, 8), msg, len);
+	memcpy(hdr, h, IMG_HDR_SIZE);
+}
+
 int img_write(int dirfd, enum img_type t, int id, const ProtobufCMessage *msg)
 {
 	char name[64];
 	size_t len = protobuf_c_message_get_packed_size(msg);
-	uint32_t hdr[2] = { descs[t].magic, (uint32_t)len };
 	uint8_t *buf;
 	int fd, ret = -1;
 
@@ -98,21 +119,18 @@ int img_write(int dirfd, enum img_type t, int id, const ProtobufCMessage *msg)
 		pr_err("Image %s: message of %zu bytes is too large", name, len);
 		return -1;
 	}
-	buf = xmalloc(len + sizeof(hdr));
+	buf = xmalloc(len + IMG_HDR_SIZE);
 	if (!buf)
 		return -1;
-	memcpy(buf, hdr, sizeof(hdr));
-	protobuf_c_message_pack(msg, buf + sizeof(hdr));
+	protobuf_c_message_pack(msg, buf + IMG_HDR_SIZE);
+	img_frame_header(t, buf + IMG_HDR_SIZE, len, buf);
 
-	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	/* an older file of the same name may have had another mode */
-	if (fd < 0 || fchmod(fd, 0600)) {
+	fd = create_file_at(dirfd, name, O_WRONLY);
+	if (fd < 0) {
 		pr_perror("Can't create image %s", name);
-		if (fd >= 0)
-			close(fd);
 		goto out;
 	}
-	if (write_full(fd, buf, len + sizeof(hdr))) {
+	if (write_full(fd, buf, len + IMG_HDR_SIZE)) {
 		pr_perror("Can't write image %s", name);
 		close(fd);
 		goto out;
@@ -126,48 +144,103 @@ out:
 
 void *img_unpack(enum img_type t, const uint8_t *buf, size_t len, const char *name)
 {
-	uint32_t hdr[2];
+	uint32_t hdr[3], sum;
 	void *msg;
 
 	if (t < 0 || t >= IMG_NR || !descs[t].pb) {
 		pr_err("Image %s: type %d has no message to unpack", name, t);
 		return NULL;
 	}
-	if (len < sizeof(hdr)) {
+	if (len < IMG_HDR_SIZE) {
 		pr_err("Image %s is truncated: %zu bytes, no header", name, len);
 		return NULL;
 	}
-	memcpy(hdr, buf, sizeof(hdr));
+	memcpy(hdr, buf, IMG_HDR_SIZE);
 	if (hdr[0] != descs[t].magic) {
 		pr_err("Image %s is corrupted: magic %#x, expected %#x",
 		       name, hdr[0], descs[t].magic);
 		return NULL;
 	}
-	if (hdr[1] > IMG_MAX_MSG || hdr[1] != len - sizeof(hdr)) {
-		pr_err("Image %s is %s: message of %u bytes in a %zu-byte file",
-		       name, hdr[1] > len - sizeof(hdr) ? "truncated" : "corrupted",
-		       hdr[1], len);
+	if (hdr[1] > IMG_MAX_MSG || hdr[1] != len - IMG_HDR_SIZE) {
+		if (hdr[1] == len - IMG_OLD_HDR_SIZE)
+			pr_err("Image %s is framed as in format version 1 (no checksum); "
+			       "this criu reads version %d", name, IMG_FMT_VERSION);
+		else
+			pr_err("Image %s is %s: message of %u bytes in a %zu-byte file",
+			       name, hdr[1] > len - IMG_HDR_SIZE ? "truncated" : "corrupted",
+			       hdr[1], len);
 		return NULL;
 	}
-	msg = protobuf_c_message_unpack(descs[t].pb, NULL, hdr[1], buf + sizeof(hdr));
+	sum = crc32c(crc32c(0, hdr, 8), buf + IMG_HDR_SIZE, hdr[1]);
+	if (checksums && sum != hdr[2]) {
+		pr_err("Image %s is corrupted: its checksum is %#x, its bytes sum to %#x",
+		       name, hdr[2], sum);
+		return NULL;
+	}
+	msg = protobuf_c_message_unpack(descs[t].pb, NULL, hdr[1], buf + IMG_HDR_SIZE);
 	if (!msg)
 		pr_err("Image %s is corrupted: can't decode its %s message",
 		       name, descs[t].pb->name);
 	return msg;
 }
 
+int img_open_read(int dirfd, const char *name)
+{
+	struct stat st;
+	int fd;
+
+	/* a FIFO planted under an image name must not block us */
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			pr_err("Image %s is a symbolic link: refused (images are never "
+			       "followed)", name);
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		pr_err("Image %s is not a regular file: refused", name);
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+int64_t img_raw_size(int dirfd, enum img_type t, int id)
+{
+	char name[64];
+	struct stat st;
+	int fd;
+
+	img_name(t, id, name, sizeof(name));
+	fd = img_open_read(dirfd, name);
+	if (fd < 0 || fstat(fd, &st)) {
+		if (errno != ELOOP && errno != EINVAL)
+			pr_perror("Can't stat image %s", name);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return st.st_size;
+}
+
 int img_read(int dirfd, enum img_type t, int id, void **msg, int optional)
 {
 	char name[64];
 	size_t len;
-	uint8_t *buf;
+	uint8_t *buf = NULL;
+	int fd;
 
 	img_name(t, id, name, sizeof(name));
-	buf = (uint8_t *)read_file(dirfd, name, &len);
+	fd = img_open_read(dirfd, name);
+	if (fd >= 0)
+		buf = (uint8_t *)read_fd(fd, &len);
 	if (!buf) {
 		if (errno == ENOENT && optional)
 			return 0;
-		pr_perror("Can't read image %s", name);
+		if (errno != ELOOP && errno != EINVAL)
+			pr_perror("Can't read image %s", name);
 		return -1;
 	}
 	*msg = img_unpack(t, buf, len, name);
@@ -188,14 +261,15 @@ int img_open_raw(int dirfd, enum img_type t, int id, int write)
 
 	img_name(t, id, name, sizeof(name));
 	if (write) {
-		fd = openat(dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd >= 0 && fchmod(fd, 0600)) {
-			close(fd);
-			fd = -1;
-		}
-	} else
-		fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+		fd = create_file_at(dirfd, name, O_RDWR);
+		if (fd < 0)
+			pr_perror("Can't create image %s", name);
+		return fd;
+	}
+	if (img_sums_expect(name))
+		return -1;
+	fd = img_open_read(dirfd, name);
+	if (fd < 0 && errno != ELOOP && errno != EINVAL)
 		pr_perror("Can't open image %s", name);
 	return fd;
 }

@@ -5,8 +5,15 @@
 #include <stdint.h>
 #include <protobuf-c/protobuf-c.h>
 
-/* Bumped when an image changes incompatibly; restore refuses others. */
-#define IMG_FMT_VERSION		1
+/*
+ * Bumped when an image changes incompatibly; restore refuses others.
+ * 2: a CRC32C in every frame, checksums of the raw stores in the inventory.
+ */
+#define IMG_FMT_VERSION		2
+
+/* magic, length, CRC32C of both and of the message; version 1 had no CRC */
+#define IMG_HDR_SIZE		12
+#define IMG_OLD_HDR_SIZE	8
 
 enum img_type {
 	IMG_INVENTORY,
@@ -45,6 +52,15 @@ enum img_type {
 const char *img_name(enum img_type t, int id, char *buf, size_t len);
 uint32_t img_magic(enum img_type t);
 
+/*
+ * Checksums: written at dump and checked at restore unless --skip-checksum
+ * turned them off (then a dump sums no raw store, a restore checks nothing).
+ */
+void img_set_checksum(int on);
+int img_checksum_on(void);
+/* The header of a frame of @len bytes of message @msg (IMG_HDR_SIZE bytes). */
+void img_frame_header(enum img_type t, const uint8_t *msg, size_t len, uint8_t *hdr);
+
 /* Writes magic + one length-prefixed message, file mode 0600. */
 int img_write(int dirfd, enum img_type t, int id, const ProtobufCMessage *msg);
 /*
@@ -57,7 +73,17 @@ int img_read(int dirfd, enum img_type t, int id, void **msg, int optional);
 void *img_unpack(enum img_type t, const uint8_t *buf, size_t len, const char *name);
 void img_free(enum img_type t, void *msg);
 
-/* The raw page store: created 0600 for writing, opened read-only otherwise. */
+/*
+ * The raw page store: created 0600 for writing (as create_file_at() does),
+ * opened read-only otherwise (only one the inventory has sums of).
+ */
 int img_open_raw(int dirfd, enum img_type t, int id, int write);
+/*
+ * Opens image @name for reading: never through a symbolic link, only a
+ * regular file (a refusal is logged; errno ELOOP or EINVAL then).
+ */
+int img_open_read(int dirfd, const char *name);
+/* The size of raw store @t/@id, checked as img_open_read() does; -1 logged. */
+int64_t img_raw_size(int dirfd, enum img_type t, int id);
 
 #endif

@@ -9,9 +9,20 @@
 #include "core/util.h"
 #include "image/image.h"
 #include "image/pagestore.h"
+#include "image/sums.h"
+
+/*
+ * What the writer writes at once: summed just before, so write() copies
+ * bytes the checksum brought into the cache.
+ */
+#define PIECE	(512U << 10)
 
 struct pstore {
 	int fd;			/* the open store; -1: none */
+	int id;
+	int summed;		/* checksums on: sum is the open store's */
+	int caller_sums;	/* the caller sums what it writes (pstore_sum) */
+	struct store_sum sum;
 	uint8_t *buf[2];	/* mapped when first handed out */
 	size_t len[2];
 	sem_t filled[2], empty[2];
@@ -26,12 +37,18 @@ struct pstore {
 /* Writes one buffer to the open store, or drops it after a failed write. */
 static void put(struct pstore *ps, int i)
 {
-	if (ps->werr)
-		return;
-	if (write_full(ps->fd, ps->buf[i], ps->len[i]))
-		ps->werr = errno;
-	else
-		ps->total += ps->len[i];
+	const uint8_t *p = ps->buf[i];
+	size_t left = ps->len[i], n;
+
+	for (; left && !ps->werr; p += n, left -= n) {
+		n = min(left, (size_t)PIECE);
+		if (ps->summed && !ps->caller_sums)
+			store_sum_add(&ps->sum, p, n);
+		if (write_full(ps->fd, p, n))
+			ps->werr = errno;
+		else
+			ps->total += n;
+	}
 }
 
 static void *writer_main(void *arg)
@@ -70,8 +87,12 @@ int pstore_open(struct pstore *ps, int dirfd, int id)
 	ps->fd = img_open_raw(dirfd, IMG_PAGES, id, 1);
 	if (ps->fd < 0)
 		return -1;
+	ps->id = id;
 	ps->werr = 0;
 	ps->total = 0;
+	ps->summed = img_checksum_on();
+	ps->caller_sums = 0;
+	store_sum_init(&ps->sum);
 	return 0;
 }
 
@@ -93,6 +114,13 @@ void *pstore_buf(struct pstore *ps)
 		}
 	}
 	return ps->buf[i];
+}
+
+void pstore_sum(struct pstore *ps, const void *p, size_t len)
+{
+	ps->caller_sums = 1;
+	if (ps->summed)
+		store_sum_add(&ps->sum, p, len);
 }
 
 int pstore_submit(struct pstore *ps, size_t len)
@@ -143,6 +171,9 @@ int pstore_flush(struct pstore *ps, uint64_t *total)
 		pr_perror("Can't write the page store");
 		ret = -1;
 	}
+	if (ps->summed && !ret)
+		ret = img_sums_record(IMG_PAGES, ps->id, &ps->sum);
+	store_sum_free(&ps->sum);
 	if (total)
 		*total = ps->total;
 	close(ps->fd);

@@ -23,6 +23,13 @@ struct pstore *pstore_new(void);
 int pstore_open(struct pstore *ps, int dirfd, int id);
 /* A free buffer of PSTORE_BUF bytes to fill; NULL after a write error. */
 void *pstore_buf(struct pstore *ps);
+/*
+ * Sums @len bytes the caller just put into the buffer, after those it
+ * summed before (the store's checksums, sums.h), while they are in the
+ * cache. A caller that sums once sums the whole store so; else the writer
+ * sums each buffer before it writes it.
+ */
+void pstore_sum(struct pstore *ps, const void *p, size_t len);
 /* Queues the first @len bytes of the buffer last returned by pstore_buf. */
 int pstore_submit(struct pstore *ps, size_t len);
 /*

@@ -80,11 +80,7 @@ static int write_file(int dirfd, const char *name, const uint8_t *buf, size_t le
 	int fd;
 
 	/* a link planted under the name is removed, never written through */
-	if (unlinkat(dirfd, name, 0) && errno != ENOENT) {
-		pr_warn("Can't remove the old %s: %s", name, strerror(errno));
-		return -1;
-	}
-	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = create_file_at(dirfd, name, O_WRONLY);
 	if (fd < 0) {
 		pr_warn("Can't create %s: %s", name, strerror(errno));
 		return -1;
@@ -99,7 +95,7 @@ static int write_file(int dirfd, const char *name, const uint8_t *buf, size_t le
 	return 0;
 }
 
-int stats_write(const char *dir, int restore, int display)
+int stats_write(int dirfd, int restore, int display)
 {
 	DumpStatsEntry d = DUMP_STATS_ENTRY__INIT;
 	RestoreStatsEntry r = RESTORE_STATS_ENTRY__INIT;
@@ -108,7 +104,7 @@ int stats_write(const char *dir, int restore, int display)
 	uint32_t hdr[3] = { STATS_SERVICE_MAGIC, STATS_MAGIC, 0 };
 	uint8_t *buf;
 	size_t len;
-	int dirfd, ret = -1;
+	int ret;
 
 	if (restore) {
 		fill_restore(&r, display);
@@ -124,13 +120,7 @@ int stats_write(const char *dir, int restore, int display)
 		return -1;
 	memcpy(buf, hdr, sizeof(hdr));
 	stats_entry__pack(&e, buf + sizeof(hdr));
-	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0)
-		pr_warn("Can't open %s to write %s: %s", dir, name, strerror(errno));
-	else
-		ret = write_file(dirfd, name, buf, sizeof(hdr) + len);
-	if (dirfd >= 0)
-		close(dirfd);
+	ret = write_file(dirfd, name, buf, sizeof(hdr) + len);
 	free(buf);
 	return ret;
 }

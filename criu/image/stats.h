@@ -39,11 +39,11 @@ void stats_count(enum stat_counter c, uint64_t n);
 void stats_set_time(enum stat_time t, int64_t ns);
 
 /*
- * Writes stats-dump (@restore 0) or stats-restore into directory @dir:
+ * Writes stats-dump (@restore 0) or stats-restore into the directory @dirfd:
  * created anew (an older file or a link of that name is removed first,
  * never followed), 0600. @display: also log what it holds. A failure is
  * a warning: the dump or restore it describes is done.
  */
-int stats_write(const char *dir, int restore, int display);
+int stats_write(int dirfd, int restore, int display);
 
 #endif

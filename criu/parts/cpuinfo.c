@@ -502,13 +502,9 @@ int cr_cpuinfo(const struct opts *o, const char *sub)
 		return -1;
 	}
 	dump = !strcmp(sub, "dump");
-	if (dump && mkdir(o->images_dir, 0700) && errno != EEXIST) {
-		pr_perror("Can't create the images directory %s", o->images_dir);
-		return -1;
-	}
-	dirfd = open(o->images_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dirfd = fcntl(o->images_dirfd, F_DUPFD_CLOEXEC, 0);
 	if (dirfd < 0) {
-		pr_perror("Can't open the images directory %s", o->images_dir);
+		pr_perror("Can't use the images directory %s", o->images_dir);
 		return -1;
 	}
 	ret = dump ? cpuinfo_dump_cmd(dirfd) : cpuinfo_check_cmd(dirfd, o->cpu_cap);

@@ -41,6 +41,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/caps.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
@@ -138,43 +139,7 @@ static int creds_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 
 /* ------------------------------------------------------------- restore */
 
-static int creds_load(struct rst_ctx *rc, struct rtask *t)
-{
-	const char *why = NULL;
-	CredsEntry *ce;
-
-	if (img_read(rc->dirfd, IMG_CREDS, t->pid, (void **)&ce, 0) < 0)
-		return -1;
-	t->img[PART_CREDS] = ce;
-	if (ce->cap_eff & ~ce->cap_prm)
-		why = "effective capabilities beyond the permitted ones";
-	else if (ce->cap_amb & ~(ce->cap_prm & ce->cap_inh))
-		why = "ambient capabilities not both permitted and inheritable";
-	else if (ce->securebits & ~SECBITS_KNOWN)
-		why = "unknown securebits";
-	else if (ce->n_groups > NGROUPS_LIMIT)
-		why = "too many groups";
-	else if (ce->uid == (uint32_t)-1 || ce->euid == (uint32_t)-1 ||
-		 ce->suid == (uint32_t)-1 || ce->fsuid == (uint32_t)-1 ||
-		 ce->gid == (uint32_t)-1 || ce->egid == (uint32_t)-1 ||
-		 ce->sgid == (uint32_t)-1 || ce->fsgid == (uint32_t)-1)
-		why = "an id of -1";
-	if (why) {
-		pr_err("Task %d: image creds is invalid: %s", t->pid, why);
-		return -1;
-	}
-	/* keep_caps is a securebit; where the image has both, it decides */
-	if (ce->has_keep_caps) {
-		ce->securebits &= ~SECBIT_KEEP_CAPS;
-		if (ce->keep_caps)
-			ce->securebits |= SECBIT_KEEP_CAPS;
-	}
-	t->batch_entries += 16 + 2 * CAPS_MAX;
-	t->batch_data += ce->n_groups * sizeof(uint32_t) + 256;
-	return 0;
-}
-
-/* The credentials the new task has now, as it is about to build its batch. */
+/* The credentials a new task starts with: criu's own. */
 struct cur_creds {
 	uid_t uid[4];
 	gid_t gid[4];
@@ -257,6 +222,76 @@ static const char *impossible(const CredsEntry *ce, const struct cur_creds *c,
 	if (c->nnp && !ce->no_new_privs)
 		return "no_new_privs off, while criu runs with it";
 	return NULL;
+}
+
+/*
+ * Refused before any task exists: criu can give no task more than it has
+ * itself. The capabilities are named, the usual cause being a criu that
+ * runs without some of root's.
+ */
+static int check_possible(pid_t pid, const CredsEntry *ce)
+{
+	struct cur_creds c = { 0 };
+	const char *why;
+	char names[512];
+	uint64_t caps;
+	int ret = -1;
+
+	if (read_cur(&c)) {
+		pr_perror("Task %d: can't read criu's own credentials", pid);
+		goto out;
+	}
+	why = impossible(ce, &c, &caps);
+	if (why)
+		pr_err("Task %d: image creds has %s%s%s%s", pid, why, caps ? ": " : "",
+		       caps ? cap_names(caps, names, sizeof(names)) : "",
+		       caps && !(caps & ~caps_known(c.last_cap)) ? " (run criu as root)" : "");
+	else
+		ret = 0;
+out:
+	free(c.groups);
+	return ret;
+}
+
+static int creds_load(struct rst_ctx *rc, struct rtask *t)
+{
+	const char *why = NULL;
+	CredsEntry *ce;
+
+	if (img_read(rc->dirfd, IMG_CREDS, t->pid, (void **)&ce, 0) < 0)
+		return -1;
+	t->img[PART_CREDS] = ce;
+	if (ce->cap_eff & ~ce->cap_prm)
+		why = "effective capabilities beyond the permitted ones";
+	else if (ce->cap_amb & ~(ce->cap_prm & ce->cap_inh))
+		why = "ambient capabilities not both permitted and inheritable";
+	else if (ce->securebits & ~SECBITS_KNOWN)
+		why = "unknown securebits";
+	else if (ce->n_groups > NGROUPS_LIMIT)
+		why = "too many groups";
+	else if (ce->uid == (uint32_t)-1 || ce->euid == (uint32_t)-1 ||
+		 ce->suid == (uint32_t)-1 || ce->fsuid == (uint32_t)-1 ||
+		 ce->gid == (uint32_t)-1 || ce->egid == (uint32_t)-1 ||
+		 ce->sgid == (uint32_t)-1 || ce->fsgid == (uint32_t)-1)
+		why = "an id of -1";
+	if (why) {
+		pr_err("Task %d: image creds is invalid: %s", t->pid, why);
+		return -1;
+	}
+	/* keep_caps is a securebit; where the image has both, it decides */
+	if (ce->has_keep_caps) {
+		ce->securebits &= ~SECBIT_KEEP_CAPS;
+		if (ce->keep_caps)
+			ce->securebits |= SECBIT_KEEP_CAPS;
+	}
+	if (check_possible(t->pid, ce))
+		return -1;
+	/* every thread changes its own: the leader in the task's batch */
+	t->batch_entries += 16 + 2 * CAPS_MAX;
+	t->batch_data += ce->n_groups * sizeof(uint32_t) + 256;
+	t->thread_entries += 16 + 2 * CAPS_MAX;
+	t->thread_data += ce->n_groups * sizeof(uint32_t) + 256;
+	return 0;
 }
 
 static int queue_capset(struct batch *b, const char *desc, uint64_t eff, uint64_t prm,
@@ -365,17 +400,11 @@ static int creds_thread_batch(struct rst_ctx *rc, struct rtask *t, int th, struc
 {
 	CredsEntry *ce = t->img[PART_CREDS];
 	struct cur_creds c = { 0 };
-	uint64_t lost, caps;
-	const char *why;
+	uint64_t lost;
 	int uid_chg, reset, get = -1, set, ret = -1;
 
 	if (read_cur(&c)) {
 		pr_perror("Task %d: can't read the credentials it starts with", t->pid);
-		goto out;
-	}
-	why = impossible(ce, &c, &caps);
-	if (why) {
-		pr_err("Task %d: image creds has %s (%#lx)", t->pid, why, caps);
 		goto out;
 	}
 	lost = ce->cap_bnd & ~c.bnd & caps_known(c.last_cap);

@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include <linux/kcmp.h>
 
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
@@ -41,7 +42,6 @@
 #include "pstree.pb-c.h"
 
 #define INODE_HASH	1024
-#define MAX_TASK_FD	(1U << 20)
 
 static const struct file_kind *const kinds[] = {
 	&fk_memfd,		/* before fk_reg: a memfd is a regular file too */
@@ -213,11 +213,15 @@ static int fdinfo_check(struct dump_ctx *dc, struct dtask *t)
 	struct fd_scan *fds;
 	struct fd_dump f;
 	const char *why;
-	int i, nr, ret = 0;
+	int i, nr, top, ret = 0;
 
 	nr = scan_fds(t->pid, &fds);
 	if (nr < 0)
 		return -1;
+	for (i = 0, top = -1; i < nr; i++)
+		top = max(top, fds[i].fd);
+	ret = limit_fds(t->pid, nr, top);
+	t->nr_fds = nr;
 	for (i = 0; i < nr && !ret; i++) {
 		why = fd_unsupported(fds[i].path, &fds[i].st);
 		if (why) {
@@ -345,6 +349,7 @@ static int add_desc(struct ftree *ft, struct inode_descs *in, size_t pos,
 	files[ft->nr].d = d;
 	files[ft->nr].pid = f->pid;
 	files[ft->nr].fd = f->fd;
+	files[ft->nr].shared = 0;
 	memmove(idx + pos + 1, idx + pos, (in->nr - pos) * sizeof(*idx));
 	idx[pos] = ft->nr++;
 	in->nr++;
@@ -402,6 +407,7 @@ static int desc_of_fd(struct ftree *ft, const struct dtask *t, const struct fd_s
 		return -1;
 	if (found) {
 		*id = in->idx[pos];
+		ft->files[*id].shared |= ft->files[*id].pid != pid;
 		return k->dump_more ? k->dump_more(&f, ft->files[*id].d) : 0;
 	}
 	*id = ft->nr;
@@ -460,8 +466,12 @@ static int fdinfo_dump_tree(struct dump_ctx *dc)
 	pf = xzalloc((ft->nr + 1) * sizeof(*pf));
 	if (!pf)
 		goto out;
-	for (i = 0; i < ft->nr; i++)
+	for (i = 0; i < ft->nr; i++) {
 		pf[i] = ft->files[i].d;
+		/* what the restore opens itself (by_criu()) */
+		dc->restore_shared += ft->files[i].shared ||
+				      kind_of_desc(ft->files[i].d)->open_object;
+	}
 	e.files = pf;
 	e.n_files = ft->nr;
 	ret = img_write(dc->dirfd, IMG_FILES, 0, &e.base);
@@ -492,7 +502,6 @@ struct rfiles {
 	struct rfile *f;
 	struct rtable *tasks;
 	int nr_tasks;
-	int nr_inherited;
 };
 
 static int by_criu(const struct rfiles *rf, size_t i)
@@ -521,6 +530,7 @@ static int load_table(struct rst_ctx *rc, struct rfiles *rf, pid_t pid)
 	struct rtable *tb = &rf->tasks[rf->nr_tasks];
 	struct rfile *f;
 	FdinfoEntry *e;
+	int64_t top;
 	size_t i;
 
 	if (img_read(rc->dirfd, IMG_FDINFO, pid, (void **)&tb->e, 0) < 0)
@@ -528,8 +538,12 @@ static int load_table(struct rst_ctx *rc, struct rfiles *rf, pid_t pid)
 	tb->pid = pid;
 	rf->nr_tasks++;
 	e = tb->e;
+	for (i = 0, top = 0; i < e->n_fds; i++)
+		top = max(top, (int64_t)e->fds[i]->fd);
+	if (limit_fds(pid, e->n_fds, top))
+		return -1;
 	for (i = 0; i < e->n_fds; i++) {
-		if (e->fds[i]->fd >= MAX_TASK_FD || e->fds[i]->file_id >= rf->img->n_files) {
+		if (e->fds[i]->file_id >= rf->img->n_files) {
 			pr_err("Task %d: image fdinfo has an invalid fd entry #%zu (fd %u)",
 			       pid, i, e->fds[i]->fd);
 			return -1;
@@ -599,7 +613,6 @@ static int fdinfo_load_tree(struct rst_ctx *rc)
 			       k->installer(d));
 			goto out;
 		}
-		rf->nr_inherited += by_criu(rf, i);
 	}
 	ret = 0;
 out:
@@ -639,8 +652,6 @@ static int fdinfo_load(struct rst_ctx *rc, struct rtask *t)
 			pr_err("Task %d: image fdinfo lists fd %d twice", t->pid, t->task_fds[i]);
 			return -1;
 		}
-	/* the batch closes every inherited description */
-	t->batch_entries += rf->nr_inherited;
 	return 0;
 }
 

@@ -28,11 +28,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "parts/files.h"
 
-#define MAX_WD		(1 << 20)	/* wds to skip at most, by dummy watches */
 #define HANDLE_MAX	128
 
 /* filesystems that are always there, as dummy watches */
@@ -214,6 +214,19 @@ static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, Fil
 	return 0;
 }
 
+/* Before anything is changed: every wd one the restore can make again. */
+static int inotify_check(const struct fd_dump *f)
+{
+	struct wd_line w;
+	const char *p;
+
+	for (p = f->fdinfo; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, "inotify ", 8) && !parse_line(p, &w) &&
+		    limit_inotify_wd(f->pid, f->fd, w.wd))
+			return -1;
+	return 0;
+}
+
 static void inotify_free(FileDesc *d)
 {
 	size_t i;
@@ -238,10 +251,13 @@ static int inotify_validate(pid_t pid, const FileDesc *d)
 
 	if (!e)
 		goto bad;
-	for (i = 0; i < e->n_wds; i++)
-		if (!e->wds[i]->wd || e->wds[i]->wd > MAX_WD || e->wds[i]->path[0] != '/' ||
+	for (i = 0; i < e->n_wds; i++) {
+		if (!e->wds[i]->wd || e->wds[i]->path[0] != '/' ||
 		    (i && e->wds[i]->wd <= e->wds[i - 1]->wd))
 			goto bad;
+		if (limit_inotify_wd(pid, -1, e->wds[i]->wd))
+			return -1;
+	}
 	return 0;
 bad:
 	pr_err("Task %d: image files.img has an invalid inotify #%u", pid, d->id);
@@ -357,6 +373,7 @@ const struct file_kind fk_inotify = {
 	.name = "inotify",
 	.kind = FILE_KIND__FILE_INOTIFY,
 	.match = inotify_match,
+	.check = inotify_check,
 	.dump = inotify_dump,
 	.free = inotify_free,
 	.validate = inotify_validate,

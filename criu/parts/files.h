@@ -36,6 +36,7 @@ struct file_ref {
 	FileDesc *d;
 	pid_t pid;
 	int fd;
+	int shared;		/* seen in another task too: criu opens it at restore */
 };
 
 struct file_kind {

@@ -36,6 +36,8 @@
 #endif
 
 #define IOV_BATCH	512
+/* read at once at most, so that its checksum is taken while it is in the cache */
+#define READ_PIECE	(256U << 10)
 #define PFN_BATCH	4096		/* pagemap entries read at once */
 #define MAX_RUN_PAGES	(1U << 31)
 
@@ -124,6 +126,8 @@ static int pw_read(struct page_writer *w)
 				return -1;
 			}
 	}
+	/* the iovecs filled the buffer in one run, from the first on */
+	pstore_sum(w->out, w->liov[0].iov_base, w->queued);
 	w->niov = 0;
 	w->queued = 0;
 	return 0;
@@ -194,7 +198,7 @@ static int pw_store(struct page_writer *w, uint64_t start, uint64_t end, int sha
 		return -1;
 	w->via_mem = via_mem;
 	while (start < end) {
-		len = min(end - start, PSTORE_BUF - w->used);
+		len = min(end - start, min(PSTORE_BUF - w->used, READ_PIECE - w->queued));
 		w->liov[w->niov].iov_base = w->buf + w->used;
 		w->liov[w->niov].iov_len = len;
 		w->riov[w->niov].iov_base = (void *)start;
@@ -204,7 +208,7 @@ static int pw_store(struct page_writer *w, uint64_t start, uint64_t end, int sha
 		w->queued += len;
 		start += len;
 		if (w->used == PSTORE_BUF ? pw_submit(w) :
-		    w->niov == IOV_BATCH ? pw_read(w) : 0)
+		    w->niov == IOV_BATCH || w->queued >= READ_PIECE ? pw_read(w) : 0)
 			return -1;
 	}
 	return 0;
@@ -483,16 +487,10 @@ void mm_dump_pages_done(struct dump_ctx *dc)
 
 static int store_size(struct rst_ctx *rc, pid_t pid, uint64_t *size)
 {
-	char name[64];
-	struct stat st;
+	int64_t n = img_raw_size(rc->dirfd, IMG_PAGES, pid);
 
-	img_name(IMG_PAGES, pid, name, sizeof(name));
-	if (fstatat(rc->dirfd, name, &st, 0)) {
-		pr_perror("Can't stat image %s", name);
-		return -1;
-	}
-	*size = st.st_size;
-	return 0;
+	*size = n;
+	return n < 0 ? -1 : 0;
 }
 
 /* Runs must lie in areas whose pages are saved, stores must hold them. */
@@ -553,16 +551,9 @@ int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntr
 
 static int open_store(struct rst_ctx *rc, struct rtask *t, pid_t pid)
 {
-	char name[64];
-	int fd;
+	int fd = img_open_raw(rc->dirfd, IMG_PAGES, pid, 0);
 
-	img_name(IMG_PAGES, pid, name, sizeof(name));
-	fd = openat(rc->dirfd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		pr_perror("Can't open image %s", name);
-		return -1;
-	}
-	return rst_private_fd(t, fd);
+	return fd < 0 ? -1 : rst_private_fd(t, fd);
 }
 
 int mm_open_stores(struct rst_ctx *rc, struct rtask *t, PagemapEntry *pm,

@@ -25,6 +25,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
@@ -157,11 +158,35 @@ static const char *sysv_unsupported(struct dtask *t, int i)
 	       "partly unmapped System V segment" : NULL;
 }
 
+/*
+ * criu's fds in the task at restore, at most (limit_fd_room()): the images
+ * directory and the log, its executable and page store, the store of each
+ * ancestor its pages may come from, one per area of a file or an object.
+ */
+static int64_t own_fds_bound(const struct dtask *t)
+{
+	const struct dtask *a;
+	int64_t n = 4;
+	int i;
+
+	for (a = t->parent; a; a = a->parent)
+		n++;
+	for (i = 0; i < t->maps.nr; i++)
+		n += t->maps.vma[i].path && t->maps.vma[i].path[0] == '/';
+	return n;
+}
+
 static int mm_check(struct dump_ctx *dc, struct dtask *t)
 {
 	const char *why;
-	int i;
+	int i, nr = 0;
 
+	/* [vsyscall] is the kernel's, in no task's count */
+	for (i = 0; i < t->maps.nr; i++)
+		nr += !t->maps.vma[i].path || strcmp(t->maps.vma[i].path, "[vsyscall]");
+	if (limit_areas(t->pid, nr))
+		return -1;
+	t->restore_own = own_fds_bound(t);
 	for (i = 0; i < t->maps.nr; i++) {
 		why = vma_unsupported(&t->maps.vma[i]);
 		if (!why && shmem_vma_kind(&t->maps.vma[i]) == SHMO_SYSV)
@@ -463,9 +488,13 @@ static int bad_vma(const VmaEntry *v)
 static int validate(struct rtask *t, MmEntry *mm)
 {
 	uint64_t prev_end = 0;
-	size_t i, j = 0;
+	size_t i, j = 0, nr = 0;
 	VmaEntry *v;
 
+	for (i = 0; i < mm->n_vmas; i++)
+		nr += mm->vmas[i]->kind != VMA_KIND__VMA_VSYSCALL;
+	if (limit_areas(t->pid, nr))
+		return -1;
 	for (i = 0; i < mm->n_vmas; i++) {
 		v = mm->vmas[i];
 		if ((v->start | v->end) & ~PAGE_MASK || v->start >= v->end ||
@@ -570,6 +599,37 @@ static int check_vdso(struct rst_ctx *rc, struct rtask *t, MmEntry *mm)
 	return 0;
 }
 
+static int is_file(const VmaEntry *v);
+static int is_object(const VmaEntry *v);
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* criu's fds mm_child opens, at most: executable, page stores, mapped files and objects. */
+static int own_fds(const struct mm_loaded *l)
+{
+	uint32_t *in = xmalloc((l->pm->n_runs + 1) * sizeof(*in));
+	size_t i, k = 0;
+	int n = 2;
+
+	for (i = 0; i < l->mm->n_vmas; i++)
+		n += is_file(l->mm->vmas[i]) || is_object(l->mm->vmas[i]);
+	if (!in)
+		return n + l->pm->n_runs;
+	for (i = 0; i < l->pm->n_runs; i++)
+		if (l->pm->runs[i]->has_in_pid)
+			in[k++] = l->pm->runs[i]->in_pid;
+	qsort(in, k, sizeof(*in), cmp_u32);
+	for (i = 0; i < k; i++)
+		n += !i || in[i] != in[i - 1];
+	free(in);
+	return n;
+}
+
 static int mm_load(struct rst_ctx *rc, struct rtask *t)
 {
 	struct mm_loaded *l = xzalloc(sizeof(*l));
@@ -593,6 +653,7 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 		t->used[i].end = l->mm->vmas[i]->end;
 	}
 	t->nr_used = l->mm->n_vmas;
+	t->own_fds += own_fds(l);
 	t->batch_entries += 16 + 12 * l->mm->n_vmas + 2 * l->pm->n_runs + l->mm->n_guards;
 	t->batch_data += 1024 + l->mm->n_auxv * 8;
 	return 0;
@@ -758,7 +819,12 @@ static int move_specials(struct rtask *t, struct batch *b, struct mm_self *ms, M
 		}
 		if (n == SPECIAL_SLOTS)
 			return -1;
-		slot -= size + PAGE_SIZE;
+		/*
+		 * packed at the very top: the rest of the trampoline stays one
+		 * area, so the task's areas and it fit in vm.max_map_count
+		 * whenever the dump's scratch area did (limit_areas())
+		 */
+		slot -= size;
 		moves[n].slot = slot;
 		moves[n].to = mm->vmas[i]->start;
 		moves[n++].size = size;

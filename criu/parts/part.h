@@ -46,6 +46,12 @@ struct dump_ctx {
 	int dirfd;			/* the images directory */
 	const struct opts *opts;
 	void *shared[PART_NR];		/* a part's tree-wide data during a dump */
+	/*
+	 * fds the restore opens for the whole tree, which every task holds
+	 * until its batch closes them (limit_fd_room()): parts add theirs
+	 * in dump_tree.
+	 */
+	int64_t restore_shared;
 };
 
 /* A thread of a task being dumped, stopped by the driver. */
@@ -78,6 +84,8 @@ struct dtask {
 	int stop_waited;		/* its parent had collected the stop (stop.c) */
 	uint64_t stop_query;		/* where the parent's answer lands in its batch */
 	int exit_code;			/* a zombie's wait status */
+	int64_t nr_fds;			/* its fds (fdinfo's check) */
+	int64_t restore_own;		/* criu's own fds in it at restore, at most (mm) */
 	struct proc_status status;
 	struct proc_stat stat;
 	struct proc_maps maps;		/* smaps, read after the task was cured */
@@ -124,9 +132,16 @@ struct rtask {
 	uint64_t area;		/* the trampoline: executor + batch */
 	size_t area_size;
 	void *img[PART_NR];	/* each part's loaded image */
-	/* filled by loads: how big the batch must be, what the task will map */
+	/*
+	 * Filled by loads: how big the batch must be (the leader's, with its
+	 * own per-thread steps), the most any other thread's needs beyond
+	 * the steps every thread has (THREAD_BATCH_*), what the task will map.
+	 */
 	int batch_entries;
 	size_t batch_data;
+	int thread_entries;
+	size_t thread_data;
+	int own_fds;		/* criu's own fds the task will hold, at most (limit_fd_room) */
 	struct rst_range {
 		uint64_t start, end;
 	} *used;

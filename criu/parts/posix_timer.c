@@ -43,6 +43,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
@@ -70,7 +71,6 @@
 #define SI_CODE_OFF		8
 #define SI_TIMERID_OFF		16	/* si_tid of a timer's siginfo: the timer id */
 /* without the prctl, ids below the wanted one are taken and dropped */
-#define MAX_FILLERS		4096
 
 /* The kernel's sigevent_t and itimerspec on x86_64. */
 struct ksigevent {
@@ -140,11 +140,15 @@ static int ref_clock(int clockid)
 static int pt_check(struct dump_ctx *dc, struct dtask *t)
 {
 	struct proc_timer *pt;
-	int i, nr, ret = 0;
+	int64_t top = -1;
+	int i, nr, ret;
 
 	nr = proc_read_timers(t->pid, &pt);
 	if (nr < 0)
 		return -1;
+	for (i = 0; i < nr; i++)
+		top = max(top, (int64_t)pt[i].id);
+	ret = limit_timer_ids(t->pid, nr, top, t->status.sigq_max - t->status.sigq_used);
 	for (i = 0; i < nr && !ret; i++) {
 		ret = -1;
 		/* a CPU clock names its process as the task sees it */
@@ -421,6 +425,17 @@ static int fix_of(const PosixTimer *pt, int requeued)
 	return FIX_NONE;
 }
 
+/* Free queued-signal slots of criu's user: the fillers are made before the creds. */
+static int64_t sigq_room(void)
+{
+	struct proc_status self;
+
+	if (proc_read_status(getpid(), &self))
+		return 0;
+	proc_status_free(&self);
+	return self.sigq_max - self.sigq_used;
+}
+
 static int pt_load(struct rst_ctx *rc, struct rtask *t)
 {
 	struct pt_rst *r;
@@ -466,13 +481,8 @@ static int pt_load(struct rst_ctx *rc, struct rtask *t)
 	if (!r->exact)
 		pr_info("Task %d: no PR_TIMER_CREATE_RESTORE_IDS: %zu POSIX timers are "
 			"created in order, with %u in between dropped", t->pid, n, fillers);
-	if (fillers > MAX_FILLERS) {
-		pr_err("Task %d: POSIX timer id %u can't be had: the kernel can't create a "
-		       "timer with a given id (PR_TIMER_CREATE_RESTORE_IDS, Linux 6.16) and "
-		       "%u timers would have to be created and dropped before it",
-		       t->pid, r->sorted[n - 1]->id, fillers);
+	if (!r->exact && limit_timer_ids(t->pid, n, r->sorted[n - 1]->id, sigq_room()))
 		return -1;
-	}
 	t->batch_entries += 2 + 2 * n + 2 * fillers;
 	/* batch_put() rounds every piece up to 16 bytes */
 	t->batch_data += sizeof(struct ksigevent) + 16 +

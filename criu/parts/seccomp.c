@@ -70,8 +70,6 @@
 #define FILTER_FLAGS_KEPT	SECCOMP_FILTER_FLAG_LOG
 /* the kernel's limit is 32768 instructions on a chain, each filter counting 4 more */
 #define MAX_CHAIN		8192
-/* a thread's own filters go into its small batch (THREAD_BATCH_ENTRIES) */
-#define MAX_OWN_FILTERS		128
 
 /* ---------------------------------------------------------------- dump */
 
@@ -485,7 +483,7 @@ static int seccomp_load(struct rst_ctx *rc, struct rtask *t)
 {
 	SeccompEntry *tree = rc->shared[PART_SECCOMP];
 	struct sc_rtask *l;
-	uint32_t j;
+	uint32_t j, own = 0;
 	int i, err, ret, any = 0;
 
 	l = xzalloc(sizeof(*l));
@@ -505,13 +503,10 @@ static int seccomp_load(struct rst_ctx *rc, struct rtask *t)
 	find_common(t, l);
 	for (i = 0; i < t->nr_threads; i++) {
 		any |= l->mode[i];
-		if (l->len[i] - l->common > MAX_OWN_FILTERS) {
-			pr_err("Task %d: thread %d has %u seccomp filters of its own, more than "
-			       "%d: not supported", t->pid, t->tids[i], l->len[i] - l->common,
-			       MAX_OWN_FILTERS);
-			return -1;
-		}
+		/* the leader installs what all share, each thread what is its own */
 		t->batch_entries += l->len[i] + 1;
+		if (i)
+			own = max(own, l->len[i] - l->common + 1);
 		for (j = 0; j < l->len[i]; j++) {
 			if (l->fprog[l->chain[i][j]])
 				continue;
@@ -520,6 +515,7 @@ static int seccomp_load(struct rst_ctx *rc, struct rtask *t)
 			t->batch_data += tree->filters[l->chain[i][j] - 1]->prog.len + 64;
 		}
 	}
+	t->thread_entries += own;
 	if (any && ptrace_seccomp_probe(&err) != 1) {
 		pr_err("Task %d: has seccomp, and the kernel refuses criu "
 		       "PTRACE_O_SUSPEND_SECCOMP (%s): its seccomp would judge criu's own system "

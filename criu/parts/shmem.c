@@ -25,9 +25,11 @@
 #include <unistd.h>
 #include <dirent.h>
 
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "image/sums.h"
 #include "parts/part.h"
 #include "parts/shmem.h"
 #include "shmem.pb-c.h"
@@ -282,6 +284,25 @@ static int add_run(ShmemObject *o, uint64_t off, uint64_t len)
 }
 
 /*
+ * Up to @len bytes at @at of @fd to the end of @out, by the kernel. Past
+ * the biggest file the store's filesystem can hold (16 TiB on ext4), the
+ * kernel refuses to read the object at all (EOVERFLOW): those go through
+ * a buffer here.
+ */
+static ssize_t copy_out(int out, int fd, off_t at, size_t len)
+{
+	char buf[64 << 10];
+	ssize_t n = sendfile(out, fd, &at, len);
+
+	if (n >= 0 || errno != EOVERFLOW)
+		return n;
+	n = pread(fd, buf, min(len, sizeof(buf)), at);
+	if (n > 0 && write_full(out, buf, n))
+		return -1;
+	return n;
+}
+
+/*
  * The pages of one object that hold data (SEEK_DATA knows them: in memory
  * or swapped), copied by the kernel from the object into the store.
  */
@@ -318,7 +339,7 @@ static int dump_contents(struct shm_dump_obj *d, int out, uint64_t *total)
 			for (chunk = 0; chunk < len; chunk += n) {
 				off_t at = from + chunk;
 
-				n = sendfile(out, fd, &at, len - chunk);
+				n = copy_out(out, fd, at, len - chunk);
 				if (n < 0) {
 					pr_perror("Can't copy %s into the store", d->src);
 					goto out;
@@ -361,8 +382,11 @@ static int shmem_dump_tree(struct dump_ctx *dc)
 		pr_perror("Can't size the shared memory store");
 		goto out;
 	}
+	if (img_checksum_on() && img_sums_file(dc->dirfd, IMG_SHMEM_PAGES, 0))
+		goto out;
 	e.objects = po;
 	e.n_objects = s->nr;
+	dc->restore_shared += s->nr;	/* each made by criu, for every task to inherit */
 	e.pages_size = total;
 	ret = img_write(dc->dirfd, IMG_SHMEM, 0, &e.base);
 	pr_info("%d shared memory object(s), %lu bytes", s->nr, total);
@@ -406,7 +430,7 @@ static int validate(ShmemEntry *e, uint64_t store_size)
 	for (i = 0; i < e->n_objects; i++) {
 		ShmemObject *o = e->objects[i];
 
-		if (o->pages_off != pos || o->size > (1ULL << 46) ||
+		if (o->pages_off != pos || o->size > LIMIT_FILE_SIZE ||
 		    (o->kind == SHMEM_KIND__SHMEM_ANON && (!o->size || (o->size & ~PAGE_MASK))) ||
 		    (o->kind == SHMEM_KIND__SHMEM_MEMFD &&
 		     (!o->name || strlen(o->name) > MEMFD_NAME_MAX || !o->has_seals ||
@@ -420,6 +444,7 @@ static int validate(ShmemEntry *e, uint64_t store_size)
 			ShmemRun *r = o->runs[j];
 
 			if ((r->off & ~PAGE_MASK) || r->off < end || !r->nr_pages ||
+			    r->off > o->size ||
 			    r->off + (uint64_t)r->nr_pages * PAGE_SIZE >
 			    ((o->size + PAGE_SIZE - 1) & PAGE_MASK))
 				goto bad;
@@ -470,6 +495,18 @@ static int shmem_load_tree(struct rst_ctx *rc)
 	return validate(e, st.st_size);
 }
 
+/* A run of saved pages at @p, where the object is mapped shared in criu. */
+static int fill_run(uint8_t *p, uint64_t len, uint64_t pos)
+{
+	/* allocating in one go is much cheaper than a fault per page */
+	madvise(p, len, MADV_POPULATE_WRITE);
+	if (read_full(rst->pages_fd, p, len, pos)) {
+		pr_perror("Can't read shmem-pages.img at %lu", pos);
+		return -1;
+	}
+	return 0;
+}
+
 /* The saved pages into @p, the object mapped shared in criu. */
 static int fill(ShmemObject *o, uint8_t *p)
 {
@@ -478,12 +515,36 @@ static int fill(ShmemObject *o, uint8_t *p)
 
 	for (i = 0; i < o->n_runs; i++) {
 		len = (uint64_t)o->runs[i]->nr_pages * PAGE_SIZE;
-		/* allocating in one go is much cheaper than a fault per page */
-		madvise(p + o->runs[i]->off, len, MADV_POPULATE_WRITE);
-		if (read_full(rst->pages_fd, p + o->runs[i]->off, len, pos)) {
-			pr_perror("Can't read shmem-pages.img at %lu", pos);
+		if (fill_run(p + o->runs[i]->off, len, pos))
+			return -1;
+		pos += len;
+	}
+	return 0;
+}
+
+/*
+ * A memfd's pages, run by run: a memfd may be far bigger than an address
+ * space (ftruncate to 2^62 bytes), only what holds data is mapped.
+ */
+static int fill_memfd(ShmemObject *o, int fd)
+{
+	uint64_t pos = o->pages_off, len;
+	uint8_t *p;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < o->n_runs; i++) {
+		len = (uint64_t)o->runs[i]->nr_pages * PAGE_SIZE;
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, o->runs[i]->off);
+		if (p == MAP_FAILED) {
+			pr_perror("Can't map %lu bytes of memfd %s at %lu", len, o->name,
+				  o->runs[i]->off);
 			return -1;
 		}
+		ret = fill_run(p, len, pos);
+		munmap(p, len);
+		if (ret)
+			return -1;
 		pos += len;
 	}
 	return 0;
@@ -538,9 +599,7 @@ static int add_seals(int fd, ShmemObject *o, unsigned int seals)
 static int create_memfd(ShmemObject *o)
 {
 	unsigned int flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
-	uint64_t len = (o->size + PAGE_SIZE - 1) & PAGE_MASK;
 	struct stat st;
-	uint8_t *p;
 	int fd;
 
 	/* the exec seal and mode come from how it was created (Linux 6.3) */
@@ -555,18 +614,8 @@ static int create_memfd(ShmemObject *o)
 		pr_perror("Can't size memfd %s to %lu", o->name, o->size);
 		goto err;
 	}
-	if (o->n_runs) {
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (p == MAP_FAILED) {
-			pr_perror("Can't map memfd %s", o->name);
-			goto err;
-		}
-		if (fill(o, p)) {
-			munmap(p, len);
-			goto err;
-		}
-		munmap(p, len);
-	}
+	if (fill_memfd(o, fd))
+		goto err;
 	if (fstat(fd, &st) ||
 	    (o->has_mode && (st.st_mode & 07777) != o->mode && fchmod(fd, o->mode)) ||
 	    (o->has_uid && o->has_gid && (st.st_uid != o->uid || st.st_gid != o->gid) &&

@@ -281,7 +281,7 @@ static int signal_load(struct rst_ctx *rc, struct rtask *t)
 {
 	ThreadSignalEntry *te;
 	SignalEntry *se;
-	size_t nr, i;
+	size_t nr, i, most;
 
 	if (img_read(rc->dirfd, IMG_SIGNAL, t->pid, (void **)&se, 0) < 0)
 		return -1;
@@ -292,7 +292,7 @@ static int signal_load(struct rst_ctx *rc, struct rtask *t)
 		return -1;
 	}
 	nr = se->n_shared_pending;
-	for (i = 0; i < se->n_threads; i++) {
+	for (i = 0, most = 0; i < se->n_threads; i++) {
 		te = se->threads[i];
 		if (te->tid != (uint32_t)t->tids[i]) {
 			pr_err("Task %d: image signal has thread %u where the tree has %d",
@@ -307,11 +307,16 @@ static int signal_load(struct rst_ctx *rc, struct rtask *t)
 		if (check_queue(t, te->pending, te->n_pending, "private"))
 			return -1;
 		nr += te->n_pending;
+		if (i)
+			most = max(most, te->n_pending);
 	}
 	if (check_queue(t, se->shared_pending, se->n_shared_pending, "shared"))
 		return -1;
-	t->batch_entries += nr;
-	t->batch_data += nr * SIGINFO_SIZE;
+	/* the leader queues the shared ones and its own, each thread its own */
+	t->batch_entries += nr + 1;
+	t->batch_data += nr * SIGINFO_SIZE + sizeof(struct kstack) + 16;
+	t->thread_entries += most + 1;
+	t->thread_data += most * SIGINFO_SIZE + sizeof(struct kstack) + 16;
 	return 0;
 }
 

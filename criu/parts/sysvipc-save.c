@@ -322,7 +322,6 @@ static int collect_msq(SysvipcEntry *e)
 {
 	struct msqid_ds ds;
 	struct msginfo info;
-	size_t max_text;
 	int max, idx, id;
 
 	max = msgctl(0, MSG_INFO, (struct msqid_ds *)&info);
@@ -330,8 +329,6 @@ static int collect_msq(SysvipcEntry *e)
 		pr_perror("Can't list System V message queues");
 		return -1;
 	}
-	/* no message is longer than msgmax, however big the queue */
-	max_text = min((size_t)info.msgmax, (size_t)SYSVIPC_MAX_MSG);
 	e->msqs = xzalloc((max + 1) * sizeof(*e->msqs));
 	if (!e->msqs)
 		return -1;
@@ -351,7 +348,8 @@ static int collect_msq(SysvipcEntry *e)
 			return -1;
 		perm_of(q->perm, id, &ds.msg_perm);
 		q->qbytes = ds.msg_qbytes;
-		if (collect_msgs(q, ds.msg_qnum, max_text))
+		/* no message is longer than all a queue holds (msgmax may have shrunk since) */
+		if (collect_msgs(q, ds.msg_qnum, ds.__msg_cbytes))
 			return -1;
 		pr_info("System V message queue %d: key %#x, %lu messages", id,
 			q->perm->key, ds.msg_qnum);

@@ -36,9 +36,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "image/sums.h"
 #include "parts/part.h"
 #include "parts/shmem.h"
 #include "parts/sysvipc.h"
@@ -178,6 +180,8 @@ static int sysvipc_dump_tree(struct dump_ctx *dc)
 		       "(see the log)");
 		goto out_free;
 	}
+	if (img_checksum_on() && img_sums_file(dc->dirfd, IMG_SYSVIPC_PAGES, 0))
+		goto out_free;
 	ret = 0;
 out_free:
 	if (s) {
@@ -222,13 +226,14 @@ static int validate(SysvipcEntry *e, uint64_t store)
 	for (i = 0; i < e->n_shms; i++) {
 		SysvipcShm *m = e->shms[i];
 
-		if (!valid_perm(m->perm) || !m->size || m->size > (1ULL << 46) ||
+		if (!valid_perm(m->perm) || !m->size || m->size > LIMIT_FILE_SIZE ||
 		    m->pages_off != pos)
 			goto bad;
 		for (j = 0, end = 0; j < m->n_runs; j++) {
 			SysvipcRun *r = m->runs[j];
 
 			if ((r->off & ~PAGE_MASK) || r->off < end || !r->nr_pages ||
+			    r->off > m->size ||
 			    r->off + (uint64_t)r->nr_pages * PAGE_SIZE >
 			    ((m->size + PAGE_SIZE - 1) & PAGE_MASK))
 				goto bad;
@@ -237,15 +242,16 @@ static int validate(SysvipcEntry *e, uint64_t store)
 		}
 	}
 	for (i = 0; i < e->n_sems; i++)
+		/* kernel.sem's SEMMSL has no bound of its own but an int's */
 		if (!valid_perm(e->sems[i]->perm) || !e->sems[i]->n_values ||
-		    e->sems[i]->n_values > 65536)
+		    e->sems[i]->n_values > INT_MAX)
 			goto bad;
 	for (i = 0; i < e->n_msqs; i++) {
 		if (!valid_perm(e->msqs[i]->perm) || e->msqs[i]->qbytes > INT_MAX)
 			goto bad;
 		for (j = 0; j < e->msqs[i]->n_msgs; j++)
 			if (e->msqs[i]->msgs[j]->mtype <= 0 ||
-			    e->msqs[i]->msgs[j]->text.len > SYSVIPC_MAX_MSG)
+			    e->msqs[i]->msgs[j]->text.len > INT_MAX)
 				goto bad;
 	}
 	if (pos != e->pages_size || pos != store) {
@@ -262,20 +268,15 @@ bad:
 static int sysvipc_load_tree(struct rst_ctx *rc)
 {
 	SysvipcEntry *e;
-	char name[64];
-	struct stat st;
+	int64_t size;
 	int ret;
 
 	ret = img_read(rc->dirfd, IMG_SYSVIPC, 0, (void **)&e, 1);
 	if (ret <= 0)
 		return ret;
 	rc->shared[PART_SYSVIPC] = e;
-	img_name(IMG_SYSVIPC_PAGES, 0, name, sizeof(name));
-	if (fstatat(rc->dirfd, name, &st, 0)) {
-		pr_perror("Can't stat image %s", name);
-		return -1;
-	}
-	if (validate(e, st.st_size))
+	size = img_raw_size(rc->dirfd, IMG_SYSVIPC_PAGES, 0);
+	if (size < 0 || validate(e, size))
 		return -1;
 	/* the root is born into a namespace of its own; the tree follows */
 	rc->root_flags |= CLONE_NEWIPC;

@@ -11,7 +11,6 @@
 #include <sys/types.h>
 
 #define SYSVIPC_MAX_RUN		((uint64_t)(1U << 31) * 4096)	/* nr_pages is 32-bit */
-#define SYSVIPC_MAX_MSG		(64U << 20)	/* sanity bound on one message */
 
 union semun {
 	int val;

@@ -277,6 +277,8 @@ static int task_load(struct rst_ctx *rc, struct rtask *t)
 	}
 	t->batch_entries += 5;
 	t->batch_data += TASK_COMM_LEN;
+	t->thread_entries += 4;
+	t->thread_data += TASK_COMM_LEN;
 	return 0;
 }
 

@@ -281,6 +281,7 @@ static int tn_dump_tree(struct dump_ctx *dc)
 	e.realtime_ns = d->realtime;
 	e.nss = pns;
 	e.n_nss = nr;
+	dc->restore_shared += nr;	/* each one criu makes, for every task to inherit */
 	e.tasks = ptt;
 	e.n_tasks = d->nr;
 	ret = img_write(dc->dirfd, IMG_TIMENS, 0, &e.base);

@@ -55,6 +55,7 @@ struct proc_status {
 	int ngroups;
 	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
 	uint64_t sig_pnd, shd_pnd, sig_blk, sig_ign, sig_cgt;
+	int64_t sigq_used, sigq_max;	/* SigQ: its user's queued signals, RLIMIT_SIGPENDING */
 	int threads;
 	int umask;		/* -1 when the kernel does not show it */
 	int no_new_privs;

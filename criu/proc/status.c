@@ -102,6 +102,8 @@ int proc_parse_status(char *buf, struct proc_status *st)
 				return -1;
 		} else if (!strcmp(line, "Threads"))
 			st->threads = atoi(val);
+		else if (!strcmp(line, "SigQ"))
+			sscanf(val, "%ld/%ld", &st->sigq_used, &st->sigq_max);
 		else if (!strcmp(line, "SigPnd"))
 			st->sig_pnd = strtoull(val, NULL, 16);
 		else if (!strcmp(line, "ShdPnd"))

@@ -116,27 +116,42 @@ static int open_client_dir(struct rpc_conn *c, int fd, char *name, size_t len,
 		return -1;
 	}
 	snprintf(name, len, "/proc/self/fd/%d", our);
-	return 0;
+	return our;
 }
 
-static int open_dirs(struct rpc_conn *c, struct rpc_setup *rs, int need_images)
+/*
+ * The request's directories as the command line's: o.images_dirfd and
+ * o.work_dirfd, in which every file is created by fd. A dump may name an
+ * images directory by path that is still to be made.
+ */
+static int open_dirs(struct rpc_conn *c, struct rpc_setup *rs, int need_images, int create)
 {
+	rs->o.images_dirfd = -1;
+	rs->o.work_dirfd = AT_FDCWD;
 	if (rs->images_dir_fd >= 0) {
-		if (open_client_dir(c, rs->images_dir_fd, c->images, sizeof(c->images), rs,
-				    "images directory"))
+		rs->o.images_dirfd = open_client_dir(c, rs->images_dir_fd, c->images,
+						     sizeof(c->images), rs, "images directory");
+		if (rs->o.images_dirfd < 0)
 			return -1;
 		rs->o.images_dir = c->images;
 	} else if (rs->images_dir) {
 		rs->o.images_dir = rs->images_dir;
+		rs->o.images_dirfd = open_dir(rs->images_dir, create, "images");
+		if (rs->o.images_dirfd < 0) {
+			snprintf(rs->err, sizeof(rs->err), "%s", log_first_error());
+			return -1;
+		}
 	} else if (need_images) {
 		snprintf(rs->err, sizeof(rs->err), "The request names no images directory "
 			 "(images_dir_fd or images_dir)");
 		rs->cr_errno = EBADRQC;
 		return -1;
 	}
+	rs->o.work_dirfd = rs->o.images_dirfd >= 0 ? rs->o.images_dirfd : AT_FDCWD;
 	if (rs->work_dir_fd >= 0) {
-		if (open_client_dir(c, rs->work_dir_fd, c->work, sizeof(c->work), rs,
-				    "work directory"))
+		rs->o.work_dirfd = open_client_dir(c, rs->work_dir_fd, c->work,
+						   sizeof(c->work), rs, "work directory");
+		if (rs->o.work_dirfd < 0)
 			return -1;
 		rs->o.work_dir = c->work;
 	}
@@ -147,13 +162,14 @@ static int open_dirs(struct rpc_conn *c, struct rpc_setup *rs, int need_images)
 static int open_log(struct rpc_conn *c, struct rpc_setup *rs)
 {
 	const char *dir = rs->o.work_dir ? rs->o.work_dir : rs->o.images_dir;
+	int logged = !rs->log_to_stderr && rs->o.work_dirfd != AT_FDCWD;
+	const char *name = rs->log_file ? rs->log_file : DEFAULT_LOG;
 
 	c->log[0] = '\0';
-	if (!rs->log_to_stderr && dir)
-		snprintf(c->log, sizeof(c->log), "%s/%s", dir,
-			 rs->log_file ? rs->log_file : DEFAULT_LOG);
+	if (logged)
+		snprintf(c->log, sizeof(c->log), "%s/%s", dir, name);
 	log_set_stderr_errors(1);
-	if (log_open(c->log[0] ? c->log : NULL, rs->log_level)) {
+	if (log_open_at(rs->o.work_dirfd, logged ? name : NULL, rs->log_level)) {
 		snprintf(rs->err, sizeof(rs->err), "%s", log_first_error());
 		return -1;
 	}
@@ -191,9 +207,9 @@ static int prepare(struct rpc_conn *c, CriuReq *req, struct rpc_setup *rs, int n
 	if (!rs->has_pid)
 		rs->o.pid = c->peer;
 	if (!bad)
-		bad = open_dirs(c, rs, need_images);
+		bad = open_dirs(c, rs, need_images, req->type == CRIU_REQ_TYPE__DUMP);
 	else
-		open_dirs(c, rs, 0);
+		open_dirs(c, rs, 0, 0);
 	if (open_log(c, rs))
 		return -1;
 	pr_info("RPC %s from client %d (%s)", type_name(req->type), c->peer,
@@ -411,6 +427,10 @@ static int do_dump(struct rpc_conn *c, CriuReq *req)
 		ret = respond_error(c, &resp, rs.cr_errno, rs.err);
 		goto out;
 	}
+	if (check_privileges(&rs.o, "dump")) {
+		ret = respond_error(c, &resp, EPERM, failure(c, "dump"));
+		goto out;
+	}
 	hooks_set_notifier(rpc_notify, c);
 	ret = cr_dump(&rs.o);
 	hooks_set_notifier(NULL, NULL);
@@ -445,6 +465,10 @@ static int do_restore(struct rpc_conn *c, CriuReq *req)
 	}
 	/* the client owns the restored tree: criu answers and goes */
 	rs.o.restore_detached = 1;
+	if (check_privileges(&rs.o, "restore")) {
+		ret = respond_error(c, &resp, EPERM, failure(c, "restore"));
+		goto out;
+	}
 	hooks_set_notifier(rpc_notify, c);
 	ret = cr_restore(&rs.o);
 	hooks_set_notifier(NULL, NULL);

@@ -55,8 +55,7 @@ static int write_pid(const char *path, pid_t pid)
 	char buf[16];
 	int fd, len = snprintf(buf, sizeof(buf), "%d", pid);
 
-	unlink(path);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = create_file_at(AT_FDCWD, path, O_WRONLY);
 	if (fd < 0 || write(fd, buf, len) != len) {
 		pr_perror("Can't write pidfile %s", path);
 		if (fd >= 0)

@@ -4,13 +4,24 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 /*
  * A batch of system calls for the executor (executor.S) plus the data
- * they point to, laid out in one area that lives at @remote in the task:
- *   [executor code, 1 page][entries][descriptions][data]
- * Built in @local (a buffer here, or the area itself when the task being
- * restored builds its own batch), then run inside the task.
+ * they point to, run inside a task from one area at @remote there.
+ *
+ * Two ways to build one:
+ *  - in place (batch_init): the area is given, with room for @max
+ *    entries and the data after them, laid out
+ *      [executor code, 1 page][entries][descriptions][data]
+ *    The task being restored builds its own batch so, in its trampoline,
+ *    sized beforehand by what the images hold.
+ *  - growing (batch_init_grow): built here, as long as the work is; only
+ *    the data's place is fixed while it grows,
+ *      [executor code, 1 page][data][entries]
+ *    and batch_seal() puts the table after the data once it is complete.
+ *    batch_seal() says how big the area must be; the dump maps it so.
+ * Either way no count of anything runs into a size fixed in advance.
  */
 struct sc_entry {
 	int64_t nr;
@@ -30,15 +41,33 @@ struct batch_hdr {
 };
 
 struct batch {
-	uint8_t *local;
+	uint8_t *local;		/* the code page (and, in place, the whole area) */
 	uint64_t remote;
 	size_t size;
 	int nr, max;
 	size_t data_used;
+	size_t data_off;	/* of the data in the area */
+	size_t table_off;	/* of the entries in the area */
+	/* growing: entries, descriptions and data kept here */
+	int grow;
+	struct sc_entry *ents;
+	char *descs;
+	uint8_t *data;
+	size_t data_max;
 };
 
 size_t batch_area_size(int max_entries, size_t data);
 int batch_init(struct batch *b, void *local, uint64_t remote, size_t size, int max_entries);
+int batch_init_grow(struct batch *b, uint64_t remote);
+/* Growing: lays the table out after the data; returns the area's size, 0 on error. */
+size_t batch_seal(struct batch *b);
+void batch_free(struct batch *b);
+/*
+ * Growing, sealed: what to copy into the area before the run (@in: code,
+ * data, entries) and back out of it after (data, entries). Returns the
+ * number of vectors (at most 3) filled in @local and @remote.
+ */
+int batch_iov(struct batch *b, int in, struct iovec *local, struct iovec *remote);
 int batch_add(struct batch *b, const char *desc, long nr, const long args[6]);
 /* Takes up a batch from a copy of its area (header, table, descriptions). */
 int batch_attach(struct batch *b, void *local, uint64_t remote);

@@ -66,7 +66,7 @@ static int park(struct infect *inf, struct infect_thread *th)
 	r.rip = inf->g.sc_ret;
 	r.rax = __NR_munmap;
 	r.rdi = th->area;
-	r.rsi = inf->size;
+	r.rsi = th->size;
 	r.rsp = th->frame;
 	return ptrace_set_regs(th->tid, &r);
 }
@@ -95,20 +95,31 @@ static int thread_syscall(struct infect *inf, struct infect_thread *th, long *re
 	return remote_syscall(th->tid, &base, ip, ret, nr, a0, a1, a2, a3, a4, a5);
 }
 
-/* A free range for @size bytes, a page away from its neighbours; 0: none. */
-static uint64_t find_hole(const struct proc_maps *maps, size_t size)
+/*
+ * Where the scratch areas go: the start of the largest free range, a page
+ * away from what is below it, so that the leader's area can grow upwards
+ * as far as its batch needs (infect_resize). @hole_end is a page below
+ * the next area; 0: no range at all.
+ */
+static uint64_t find_hole(const struct proc_maps *maps, uint64_t *hole_end)
 {
+	uint64_t best = 0, len = 0;
 	int i;
 
+	*hole_end = 0;
 	for (i = maps->nr - 1; i > 0; i--) {
 		const struct proc_vma *lo = &maps->vma[i - 1], *hi = &maps->vma[i];
 
+		/* below a stack, the kernel keeps a guard gap */
 		if (hi->start >= (1ULL << 47) || (hi->path && !strcmp(hi->path, "[stack]")))
 			continue;
-		if (hi->start - lo->end >= size + 2 * PAGE_SIZE)
-			return hi->start - PAGE_SIZE - size;
+		if (hi->start - lo->end > len + 2 * PAGE_SIZE) {
+			len = hi->start - lo->end - 2 * PAGE_SIZE;
+			best = lo->end + PAGE_SIZE;
+			*hole_end = hi->start - PAGE_SIZE;
+		}
 	}
-	return 0;
+	return best;
 }
 
 /*
@@ -119,37 +130,39 @@ static uint64_t find_hole(const struct proc_maps *maps, size_t size)
  * Otherwise the area would outlive a criu that died in the few
  * microseconds before the thread is parked on its munmap.
  */
-static long map_area(struct infect *inf, struct infect_thread *th, uint64_t at)
+static long map_area(struct infect *inf, struct infect_thread *th, uint64_t at, size_t size)
 {
 	const long prot = PROT_READ | PROT_WRITE | PROT_EXEC;
-	const long flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	const long flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE;
 	struct user_regs_struct base = th->regs;
 	long ret;
 
-	if (th->frame && inf->g.unmap && at) {
+	if (th->frame && inf->g.unmap) {
 		base.rsp = th->frame - 8;
 		if (remote_syscall(th->tid, &base, inf->g.sc_ret, &ret, __NR_mmap, at,
-				   inf->size, prot, flags | MAP_FIXED_NOREPLACE, -1, 0))
+				   size, prot, flags, -1, 0))
 			return -EIO;
-		if ((uint64_t)ret == at)
-			return ret;
 		/* not ours: never let it return into that munmap */
-		th->area = 0;
-		if (ptrace_set_regs(th->tid, &th->regs))
+		if ((uint64_t)ret != at && ptrace_set_regs(th->tid, &th->regs))
 			return -EIO;
-		pr_debug("Task %d: no scratch area at %#lx (%ld)", inf->pid, (long)at, ret);
-	}
-	if (thread_syscall(inf, th, &ret, __NR_mmap, 0, inf->size, prot, flags, -1, 0))
+	} else if (thread_syscall(inf, th, &ret, __NR_mmap, at, size, prot, flags, -1, 0)) {
 		return -EIO;
-	return ret;
+	}
+	if ((uint64_t)ret == at || (ret < 0 && ret > -4096))
+		return ret;
+	/* a kernel without MAP_FIXED_NOREPLACE took it as a hint: not where we want it */
+	if (thread_syscall(inf, th, &ret, __NR_munmap, ret, size, 0, 0, 0, 0))
+		return -EIO;
+	return -EEXIST;
 }
 
 int infect_start(struct infect *inf, pid_t pid, const struct proc_maps *maps,
-		 const struct proc_status *st, size_t size, int nr_threads)
+		 const struct proc_status *st, size_t lead, size_t per, int nr_threads)
 {
 	memset(inf, 0, sizeof(*inf));
 	inf->pid = pid;
-	inf->size = size;
+	inf->lead = lead;
+	inf->per = per;
 	inf->maps = maps;
 	inf->th = xzalloc(nr_threads * sizeof(*inf->th));
 	if (!inf->th)
@@ -161,10 +174,47 @@ int infect_start(struct infect *inf, pid_t pid, const struct proc_maps *maps,
 	} else if (gadgets_find(pid, maps, &inf->g)) {
 		pr_info("Task %d: no sigreturn in its code: dumped without a way home", pid);
 		inf->sig = 0;
-	} else if (inf->g.unmap) {
-		inf->hole = find_hole(maps, size * nr_threads);
+	}
+	inf->hole = find_hole(maps, &inf->hole_end);
+	if (!inf->hole || inf->hole_end - inf->hole < lead + per * (nr_threads - 1)) {
+		pr_err("Task %d: no free range of %zu bytes for criu's scratch areas", pid,
+		       lead + per * (nr_threads - 1));
+		free(inf->th);
+		inf->th = NULL;
+		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The leader's area on top: it may grow upwards. Below it the other
+ * threads', the last borrowed lowest: the areas merge into one, and each
+ * given back (last borrowed first) trims it from below. A munmap that
+ * split it would need one area more, which a task with vm.max_map_count
+ * areas less one does not have (limit_areas()).
+ */
+static uint64_t area_at(struct infect *inf, int idx)
+{
+	return inf->hole + (inf->max - 1 - idx) * inf->per;
+}
+
+/* Maps thread @th's area at @at, and parks it there; its address or -errno. */
+static long place(struct infect *inf, struct infect_thread *th, uint64_t at, size_t size)
+{
+	long ret = map_area(inf, th, at, size);
+
+	if (ret < 0 && ret > -4096) {
+		errno = -ret;
+		pr_perror("Task %d: can't map a %zu-byte scratch area at %#lx in thread %d",
+			  inf->pid, size, (long)at, th->tid);
+		return ret;
+	}
+	th->area = ret;
+	th->size = size;
+	fault_point("infect-area");
+	if (th->frame && park(inf, th))
+		return -EIO;
+	return ret;
 }
 
 int infect_borrow(struct infect *inf, pid_t tid, const struct user_regs_struct *regs,
@@ -190,22 +240,45 @@ int infect_borrow(struct infect *inf, pid_t tid, const struct user_regs_struct *
 	if (ptrace_set_sigmask(tid, borrowed_mask(inf, th)))
 		return -1;
 	fault_point(th->tid == inf->pid ? "infect-parked" : "infect-thread-parked");
-	ret = map_area(inf, th, inf->hole ? inf->hole + (inf->nr - 1) * inf->size : 0);
-	if (ret < 0 && ret > -4096) {
-		errno = -ret;
-		pr_perror("Task %d: can't map a %zu-byte scratch area in thread %d",
-			  inf->pid, inf->size, tid);
-		return -1;
-	}
-	th->area = ret;
-	fault_point("infect-area");
-	if (th->frame && park(inf, th))
+	ret = place(inf, th, area_at(inf, inf->nr - 1), inf->nr == 1 ? inf->lead : inf->per);
+	if (ret < 0)
 		return -1;
 	pr_debug("Task %d: thread %d borrowed, scratch area at %#lx%s", inf->pid, tid,
 		 ret, th->frame ? ", a way home" : "");
 	fault_point(th->tid == inf->pid ? "infect-mapped" : "infect-thread-mapped");
 	*area = ret;
 	return 0;
+}
+
+/*
+ * The leader's batch turned out bigger than its area: a bigger one in the
+ * same place (nothing is above it but the free range). The old one goes
+ * the way it would go home, by its parked munmap; until the new one is
+ * parked on its own munmap, a criu that dies leaves the thread on its way
+ * home with nothing mapped.
+ */
+int infect_resize(struct infect *inf, int idx, size_t size)
+{
+	struct infect_thread *th = &inf->th[idx];
+	uint64_t at = th->area;
+	long rc;
+
+	if (size <= th->size)
+		return 0;
+	if (idx || at + size > inf->hole_end) {
+		pr_err("Task %d: the batch of thread %d needs %zu bytes, more than its area "
+		       "can grow to", inf->pid, th->tid, size);
+		return -1;
+	}
+	if (thread_syscall(inf, th, &rc, __NR_munmap, at, th->size, 0, 0, 0, 0) || rc) {
+		pr_err("Task %d: can't unmap the scratch area of thread %d (%ld)", inf->pid,
+		       th->tid, rc);
+		return -1;
+	}
+	th->area = 0;
+	pr_debug("Task %d: scratch area of thread %d grows to %zu bytes", inf->pid, th->tid,
+		 size);
+	return place(inf, th, at, size) < 0 ? -1 : 0;
 }
 
 /* The executor's stop: its int3, or the signal it sends itself. */
@@ -273,16 +346,20 @@ int executor_run(pid_t pid, const struct user_regs_struct *base, struct batch *b
 	return executor_go(pid, base, b, sp, NULL);
 }
 
-static int copy_area(pid_t pid, struct batch *b, size_t len, int to_task)
+/* In: the code, the data and the table; out: the answers, in data and table. */
+static int copy_area(pid_t pid, struct batch *b, int to_task)
 {
-	struct iovec l = { b->local, len }, r = { (void *)b->remote, len };
-	ssize_t n;
+	struct iovec l[3], r[3];
+	ssize_t n, len = 0;
+	int i, nr = batch_iov(b, to_task, l, r);
 
+	for (i = 0; i < nr; i++)
+		len += l[i].iov_len;
 	if (to_task)
-		n = process_vm_writev(pid, &l, 1, &r, 1, 0);
+		n = process_vm_writev(pid, l, nr, r, nr, 0);
 	else
-		n = process_vm_readv(pid, &l, 1, &r, 1, 0);
-	if (n != (ssize_t)len) {
+		n = process_vm_readv(pid, l, nr, r, nr, 0);
+	if (n != len) {
 		pr_perror("Task %d: can't %s its scratch area", pid,
 			  to_task ? "write" : "read");
 		return -1;
@@ -297,9 +374,14 @@ int infect_run(struct infect *inf, int idx, struct batch *b)
 	struct sc_entry *e;
 	int done;
 
+	if (b->size > th->size) {
+		pr_err("Task %d: the batch of thread %d needs %zu bytes, its area has %zu",
+		       inf->pid, th->tid, b->size, th->size);
+		return -1;
+	}
 	if (th->frame)
-		batch_set_exit(b, inf->sig, inf->g.sc_ret, th->frame, th->area, inf->size);
-	if (copy_area(inf->pid, b, b->size, 1))
+		batch_set_exit(b, inf->sig, inf->g.sc_ret, th->frame, th->area, th->size);
+	if (copy_area(inf->pid, b, 1))
 		return -1;
 	done = executor_go(th->tid, &th->regs, b, b->remote + b->size - 64,
 			   idx ? "infect-thread-executor" : "infect-executor");
@@ -307,7 +389,7 @@ int infect_run(struct infect *inf, int idx, struct batch *b)
 		done = -1;
 	if (done < 0)
 		return -1;
-	if (copy_area(inf->pid, b, b->size, 0))
+	if (copy_area(inf->pid, b, 0))
 		return -1;
 	if (done < b->nr) {
 		e = batch_entry(b, done);
@@ -325,7 +407,7 @@ static int give_back(struct infect *inf, struct infect_thread *th)
 	long rc;
 
 	if (th->area) {
-		if (thread_syscall(inf, th, &rc, __NR_munmap, th->area, inf->size, 0, 0, 0, 0) ||
+		if (thread_syscall(inf, th, &rc, __NR_munmap, th->area, th->size, 0, 0, 0, 0) ||
 		    rc) {
 			pr_err("Task %d: can't unmap the scratch area of thread %d (%ld)",
 			       inf->pid, th->tid, rc);

@@ -30,6 +30,7 @@ struct infect_thread {
 	uint64_t sigmask;
 	int64_t frame;			/* its way home; 0: none */
 	uint64_t area;			/* its scratch area */
+	size_t size;			/* of that area */
 };
 
 struct infect {
@@ -38,18 +39,23 @@ struct infect {
 	const struct proc_maps *maps;
 	struct gadgets g;
 	int sig;			/* how the executor calls; 0: int3 */
-	size_t size;			/* of each thread's area */
-	uint64_t hole;			/* where the areas go; 0: anywhere */
+	size_t lead, per;		/* the leader's area, each other thread's, at first */
+	uint64_t hole, hole_end;	/* the free range the areas go into */
 	struct infect_thread *th;
 	int nr, max;
 };
 
 int infect_start(struct infect *inf, pid_t pid, const struct proc_maps *maps,
-		 const struct proc_status *st, size_t size, int nr_threads);
+		 const struct proc_status *st, size_t lead, size_t per, int nr_threads);
 /* Takes a thread on loan (the leader first) and maps its area: *@area. */
 int infect_borrow(struct infect *inf, pid_t tid, const struct user_regs_struct *regs,
 		  uint64_t sigmask, uint64_t *area);
-/* Runs @b in the @idx-th borrowed thread. */
+/*
+ * Makes the area of the @idx-th borrowed thread @size bytes at least: the
+ * leader's grows as its batch needs (batch_seal() says how much).
+ */
+int infect_resize(struct infect *inf, int idx, size_t size);
+/* Runs @b (sealed) in the @idx-th borrowed thread. */
 int infect_run(struct infect *inf, int idx, struct batch *b);
 /* Removes the areas, puts back registers and masks. Idempotent. */
 int infect_stop(struct infect *inf);

@@ -15,6 +15,11 @@ The images go to a scratch directory made in --images-dir, by default
 /dev/shm (tmpfs, so the dump writes to memory, just like the dd yardstick).  criu runs with -v4;
 the elapsed time its own log records (the stamp of its last line) is shown
 beside the wall clock, with the slowest steps between two log lines.
+
+Every round is run twice, in turn: as criu runs by default (checksums of
+the images and of the page stores written at dump, checked at restore) and
+with --skip-checksum on both commands; the figures of both and the cost of
+the checksums are shown side by side (--no-compare: the default only).
 """
 
 import argparse
@@ -151,6 +156,23 @@ def read_log(path):
     return last, steps
 
 
+CHECKED = re.compile(r"Page stores checked: .* in (\d+) ms \(waited (\d+) ms\)")
+
+
+def checks_waited(path):
+    """How long the restore waited for its check of the page stores (its
+    log's "Page stores checked" line), 0 without one."""
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = CHECKED.search(line)
+                if m:
+                    return float(m.group(2))
+    except FileNotFoundError:
+        pass
+    return 0.0
+
+
 def show_log_tail(path, n=15):
     try:
         with open(path, errors="replace") as f:
@@ -180,20 +202,25 @@ class Bench:
         self.devnull = open(os.devnull, "r+b")
 
     def criu_run(self, argv, log):
+        """Runs criu; returns (wall ms, CPU ms of criu itself, all threads)."""
         t0 = time.perf_counter()
-        p = subprocess.run([self.criu] + argv, stdin=self.devnull,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        ms = (time.perf_counter() - t0) * 1e3
-        if p.returncode != 0:
-            sys.stderr.write(p.stdout.decode(errors="replace"))
-            show_log_tail(os.path.join(self.imgdir, log))
-            raise RuntimeError("criu %s failed with status %d"
-                               % (argv[0], p.returncode))
-        return ms
+        with tempfile.TemporaryFile() as out:
+            p = subprocess.Popen([self.criu] + argv, stdin=self.devnull,
+                                 stdout=out, stderr=subprocess.STDOUT)
+            _, status, ru = os.wait4(p.pid, 0)
+            ms = (time.perf_counter() - t0) * 1e3
+            rc = os.waitstatus_to_exitcode(status)
+            if rc != 0:
+                out.seek(0)
+                sys.stderr.write(out.read().decode(errors="replace"))
+                show_log_tail(os.path.join(self.imgdir, log))
+                raise RuntimeError("criu %s failed with status %d" % (argv[0], rc))
+        return ms, (ru.ru_utime + ru.ru_stime) * 1e3
 
-    def one_round(self, mib):
-        """Dump and restore one bench_mem of MIB MiB; returns a dict of
-        figures."""
+    def one_round(self, mib, skip=False):
+        """Dump and restore one bench_mem of MIB MiB (SKIP: both with
+        --skip-checksum); returns a dict of figures."""
+        extra = ["--skip-checksum"] if skip else []
         shutil.rmtree(self.imgdir, ignore_errors=True)
         os.makedirs(self.imgdir)
         for f in (self.ready, self.ready + ".verify"):
@@ -210,16 +237,17 @@ class Bench:
             if target.poll() is not None:
                 raise RuntimeError("bench_mem exited with %d" % target.returncode)
 
-            dump_ms = self.criu_run(["dump", "-t", str(pid), "-D", self.imgdir,
-                                     "-o", "dump.log", "-v4"], "dump.log")
+            dump_ms, dump_cpu = self.criu_run(["dump", "-t", str(pid), "-D", self.imgdir,
+                                               "-o", "dump.log", "-v4"] + extra, "dump.log")
             try:
                 target.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 raise RuntimeError("pid %d still runs after the dump" % pid)
             image_bytes = dir_bytes(self.imgdir)
 
-            restore_ms = self.criu_run(["restore", "-D", self.imgdir, "-d",
-                                        "-o", "restore.log", "-v4"], "restore.log")
+            restore_ms, restore_cpu = self.criu_run(["restore", "-D", self.imgdir, "-d",
+                                                     "-o", "restore.log", "-v4"] + extra,
+                                                    "restore.log")
         except BaseException:
             if target.poll() is None:
                 target.kill()
@@ -245,6 +273,8 @@ class Bench:
         restore_log = read_log(os.path.join(self.imgdir, "restore.log"))
         return {
             "dump_ms": dump_ms, "restore_ms": restore_ms,
+            "dump_cpu": dump_cpu, "restore_cpu": restore_cpu,
+            "waited_ms": checks_waited(os.path.join(self.imgdir, "restore.log")),
             "image_bytes": image_bytes,
             "dump_log_ms": dump_log[0], "restore_log_ms": restore_log[0],
             "dump_durations": dump_log[1], "restore_durations": restore_log[1],
@@ -283,6 +313,12 @@ def fmt_ms(values):
     return "%.1f (%.1f-%.1f)" % (med, min(values), max(values))
 
 
+def cost(with_, without):
+    """What the checksums add, by the medians: "+12.3 ms (+4.5%)"."""
+    a, b = statistics.median(with_), statistics.median(without)
+    return "%+.1f ms (%+.1f%%)" % (a - b, 100 * (a - b) / b if b else 0.0)
+
+
 def gbps(mib, ms):
     return mib * MIB / 1e9 / (ms / 1e3) if ms else 0.0
 
@@ -301,6 +337,8 @@ def main():
                          "(default: /dev/shm, a tmpfs)")
     ap.add_argument("--yardsticks-only", action="store_true",
                     help="measure only memcpy and the tmpfs write (no criu)")
+    ap.add_argument("--no-compare", action="store_true",
+                    help="do not measure with --skip-checksum beside the default")
     args = ap.parse_args()
     if args.criu is None:
         args.criu = os.path.join(args.build_dir, "criu/criu")
@@ -349,11 +387,15 @@ def run(args, b):
     for mib in sizes:
         name = size_name(mib)
         res = []
+        skipped = []
         try:
             for i in range(args.warmup + args.runs):
-                r = b.one_round(mib)
-                if i >= args.warmup:
-                    res.append(r)
+                # in turn, each mode first every other round
+                modes = [False] if args.no_compare else [False, True][::1 - 2 * (i % 2)]
+                for skip in modes:
+                    r = b.one_round(mib, skip)
+                    if i >= args.warmup:
+                        (skipped if skip else res).append(r)
         except Exception as e:      # report and go on with the next size
             print("%-8s FAILED: %s" % (name, e))
             failed = True
@@ -368,6 +410,13 @@ def run(args, b):
                "dump_log": [r["dump_log_ms"] for r in res if r["dump_log_ms"] is not None],
                "restore_log": [r["restore_log_ms"] for r in res
                                if r["restore_log_ms"] is not None],
+               "skip_dump": [r["dump_ms"] for r in skipped],
+               "skip_restore": [r["restore_ms"] for r in skipped],
+               "cpu_dump": [r["dump_cpu"] for r in res],
+               "cpu_restore": [r["restore_cpu"] for r in res],
+               "skip_cpu_dump": [r["dump_cpu"] for r in skipped],
+               "skip_cpu_restore": [r["restore_cpu"] for r in skipped],
+               "waited": [r["waited_ms"] for r in res],
                "durations": {}}
         for kind in ("dump", "restore"):
             for r in res:
@@ -383,6 +432,17 @@ def run(args, b):
               % (fmt_ms(dump) + " ms", fmt_ms(row["dump_log"]) + " ms"))
         print("  restore  wall %-24s criu's log %s"
               % (fmt_ms(rest) + " ms", fmt_ms(row["restore_log"]) + " ms"))
+        if skipped:
+            for kind in ("dump", "restore"):
+                print("  %-8s checksums %-24s --skip-checksum %-24s cost %s"
+                      % (kind, fmt_ms(row[kind]) + " ms", fmt_ms(row["skip_" + kind]) + " ms",
+                         cost(row[kind], row["skip_" + kind])))
+                print("  %-8s criu's CPU %-23s --skip-checksum %-24s cost %s"
+                      % ("", fmt_ms(row["cpu_" + kind]) + " ms",
+                         fmt_ms(row["skip_cpu_" + kind]) + " ms",
+                         cost(row["cpu_" + kind], row["skip_cpu_" + kind])))
+            print("  restore  waited for the check of the page stores: %s ms"
+                  % fmt_ms(row["waited"]))
         # The slowest steps by criu's own log stamps (at least 5% of the
         # log's elapsed time, 3 at most per command).
         for kind, total in (("dump", row["dump_log"]), ("restore", row["restore_log"])):
@@ -421,6 +481,20 @@ def run(args, b):
                     v / gbps(row["mib"], statistics.median(row["tmpfs"])))
             cols.append(text)
         print("  %-8s %-46s %s" % (row["name"], cols[0], cols[1]))
+    if any(row["skip_dump"] for row in rows):
+        print("checksums (median wall ms with / with --skip-checksum, cost; the restore's "
+              "wait for its check):")
+        for row in rows:
+            if row["skip_dump"]:
+                print("  %-8s dump %8.1f / %8.1f %-22s restore %8.1f / %8.1f %-22s "
+                      "waited %.1f"
+                      % (row["name"], statistics.median(row["dump"]),
+                         statistics.median(row["skip_dump"]),
+                         cost(row["dump"], row["skip_dump"]),
+                         statistics.median(row["restore"]),
+                         statistics.median(row["skip_restore"]),
+                         cost(row["restore"], row["skip_restore"]),
+                         statistics.median(row["waited"])))
     return 1 if failed else 0
 
 

@@ -3,7 +3,9 @@
  * libFuzzer target for the image reader: the first input byte picks the
  * image type (modulo IMG_NR, so the raw page store and the error path for
  * it are reached too), the rest is the file as img_read() would have read
- * it, handed to img_unpack() in a buffer of exactly that size.
+ * it, its checksum made right first (else nearly every mutation would stop
+ * there, and the unit tests cover that check), handed to img_unpack() in a
+ * buffer of exactly that size.
  *
  * A message that decodes is then held to what the code after img_read()
  * relies on:
@@ -29,6 +31,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "image/crc32c.h"
 #include "image/image.h"
 
 static void die(const char *what, const ProtobufCMessage *msg)
@@ -155,20 +158,19 @@ static int has_field_zero(const ProtobufCMessage *msg)
 static void repack(enum img_type t, const ProtobufCMessage *msg)
 {
 	size_t len = protobuf_c_message_get_packed_size(msg), len2;
-	uint32_t hdr[2] = { img_magic(t), (uint32_t)len };
 	uint8_t *buf, *buf2;
 	ProtobufCMessage *again;
 
 	if (len > IMG_MAX_MSG)
 		die("a decoded message packs larger than any image", msg);
-	buf = malloc(len + sizeof(hdr));
+	buf = malloc(len + IMG_HDR_SIZE);
 	if (!buf)
 		abort();
-	memcpy(buf, hdr, sizeof(hdr));
-	if (protobuf_c_message_pack(msg, buf + sizeof(hdr)) != len)
+	if (protobuf_c_message_pack(msg, buf + IMG_HDR_SIZE) != len)
 		die("pack() wrote another size than get_packed_size() said", msg);
+	img_frame_header(t, buf + IMG_HDR_SIZE, len, buf);
 
-	again = img_unpack(t, buf, len + sizeof(hdr), "fuzz-repacked");
+	again = img_unpack(t, buf, len + IMG_HDR_SIZE, "fuzz-repacked");
 	if (!again)
 		die("a repacked message does not decode", msg);
 	len2 = protobuf_c_message_get_packed_size(again);
@@ -176,7 +178,7 @@ static void repack(enum img_type t, const ProtobufCMessage *msg)
 	if (!buf2)
 		abort();
 	protobuf_c_message_pack(again, buf2);
-	if (len2 != len || memcmp(buf + sizeof(hdr), buf2, len))
+	if (len2 != len || memcmp(buf + IMG_HDR_SIZE, buf2, len))
 		die("decode(pack(m)) packs to other bytes than m", msg);
 	if (walk_message(again, 0) != walk_message(msg, 0))
 		die("decode(pack(m)) reads differently from m", msg);
@@ -195,15 +197,34 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* A copy of the file @in with the checksum its header and message need. */
+static uint8_t *frame_input(const uint8_t *in, size_t n)
+{
+	uint8_t *buf = malloc(n ? n : 1);
+	uint32_t sum;
+
+	if (!buf)
+		abort();
+	memcpy(buf, in, n);
+	if (n >= IMG_HDR_SIZE) {
+		sum = crc32c(crc32c(0, buf, 8), buf + IMG_HDR_SIZE, n - IMG_HDR_SIZE);
+		memcpy(buf + 8, &sum, 4);
+	}
+	return buf;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	ProtobufCMessage *msg;
 	enum img_type t;
+	uint8_t *file;
 
 	if (size < 1)
 		return 0;
 	t = data[0] % IMG_NR;
-	msg = img_unpack(t, data + 1, size - 1, "fuzz");
+	file = frame_input(data + 1, size - 1);
+	msg = img_unpack(t, file, size - 1, "fuzz");
+	free(file);
 	if (!msg)
 		return 0;
 	if (!protobuf_c_message_check(msg))

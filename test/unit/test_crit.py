@@ -361,8 +361,47 @@ def test_roundtrip_random_messages(schema: crit.Schema) -> None:
 def frame(kind: str, body: bytes, magic: int | None = None,
           length: int | None = None) -> bytes:
     k = crit.BY_NAME[kind]
-    return struct.pack("<II", k.magic if magic is None else magic,
-                       len(body) if length is None else length) + body
+    m = k.magic if magic is None else magic
+    n = len(body) if length is None else length
+    csum = crit.crc32c(body, crit.crc32c(struct.pack("<II", m, n)))
+    return struct.pack("<III", m, n, csum) + body
+
+
+def test_crc32c() -> None:
+    """The CRC32C check value, and chaining as criu's crc32c() does."""
+    assert crit.crc32c(b"123456789") == 0xE3069283
+    assert crit.crc32c(b"6789", crit.crc32c(b"12345")) == 0xE3069283
+    assert crit.crc32c(bytes(32)) == 0x8A9136AA
+
+
+def test_image_checksum(schema: crit.Schema) -> None:
+    """Any flipped byte of a frame is refused; --skip-checksum decodes anyway."""
+    # cwd "/ab", root "/", umask 022
+    good = frame("fs", b"\x0a\x03/ab\x12\x01/\x18\x12")
+    assert crit.decode_image(good, "fs-1.img", schema)["entry"]["cwd"] == "/ab"
+    for i in range(len(good)):
+        bad = bytearray(good)
+        bad[i] ^= 0x01
+        with pytest.raises(crit.CritError):
+            crit.decode_image(bytes(bad), "fs-1.img", schema)
+    bad = bytearray(good)
+    bad[-7] ^= 0x01             # "/ab" -> "/`b"
+    with pytest.raises(crit.CritError, match="its checksum is"):
+        crit.decode_image(bytes(bad), "fs-1.img", schema)
+    doc = crit.decode_image(bytes(bad), "fs-1.img", schema, check=False)
+    assert doc["entry"]["cwd"] == "/`b"
+
+
+def test_printable() -> None:
+    """What show prints of image text: control characters escaped."""
+    assert crit.printable("/a\x1b[31m\x07\r\x9bé") == "/a\\x1b[31m\\x07\\x0d\\x9bé"
+
+
+def test_image_version1(schema: crit.Schema) -> None:
+    """A frame of format version 1 (no checksum) is named as such."""
+    old = struct.pack("<II", crit.BY_NAME["fs"].magic, 5) + bytes([0x0A, 3]) + b"/ab"
+    with pytest.raises(crit.CritError, match="format version 1"):
+        crit.decode_image(old, "fs-1.img", schema)
 
 
 @pytest.mark.parametrize("data, name, err", [

@@ -8,12 +8,16 @@ import os
 import re
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import zdtm
 from test_errors import check_clean_error
+
+sys.path.insert(0, str(zdtm.REPO / "contrib" / "crit"))
+import crit  # noqa: E402
 
 pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
 
@@ -87,14 +91,15 @@ def pb_encode(fields: list[list]) -> bytes:
 
 def read_image(path: Path) -> tuple[int, list[list]]:
     data = path.read_bytes()
-    magic, n = struct.unpack("<II", data[:8])
-    assert n == len(data) - 8, path
-    return magic, pb_decode(data[8:])
+    magic, n, _ = struct.unpack("<III", data[:12])
+    assert n == len(data) - 12, path
+    return magic, pb_decode(data[12:])
 
 
 def write_image(path: Path, magic: int, fields: list[list]) -> None:
+    """A frame of format 2: magic, length, CRC32C (images.md)."""
     body = pb_encode(fields)
-    path.write_bytes(struct.pack("<II", magic, len(body)) + body)
+    path.write_bytes(struct.pack("<III", magic, len(body), crit.frame_sum(magic, body)) + body)
 
 
 def forge_cpuinfo(path: Path, xfeatures_or: int = 0, leaf7_edx_or: int = 0,

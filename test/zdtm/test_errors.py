@@ -188,18 +188,16 @@ def test_dump_killed_while_infecting():
 # ------------------------------------------------------------- corrupted images
 
 def corruptions(size: int, raw: bool) -> list[tuple[str, bool]]:
-    """(variant, must_fail) for a file of this size. Truncation must always
-    be noticed; a flipped byte only where it hits a framed image's magic
-    (a raw page store has none, its bytes are just memory)."""
+    """(variant, must_fail) for a file of this size. Truncation and a
+    flipped byte anywhere must be noticed: every framed image carries a
+    checksum, and the inventory one of every chunk of a raw store."""
     out = [("truncate:0", True)]
     for off in sorted({size // 2, size - 1, 7}):
         if 0 < off < size:
             out.append((f"truncate:{off}", True))
-    if size:
-        out.append(("flip:0", not raw))
-    for off in sorted({4, 8, size // 3, size - 1}):
-        if 0 < off < size:
-            out.append((f"flip:{off}", False))
+    for off in sorted({0, 4, 8, 11, 12, size // 3, size // 2 + 1, size - 1}):
+        if 0 <= off < size:
+            out.append((f"flip:{off}", True))
     return out
 
 

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ctr-service: the workload of the container test, a small service whose
+ * state lives in its processes' memory, so that a restart can be told from
+ * a restore.
+ *
+ *	ctr-service [--count FILE] [--socket PATH] [--interval MS]
+ *
+ * Runs as the container's init (pid 1) with two children:
+ *  - the counter: every interval (50 ms) counts one up and writes the
+ *    number, padded, at the start of FILE (/dev/shm/count: on a tmpfs of
+ *    the container), through an fd it keeps open;
+ *  - the server: answers every connection to the unix socket PATH
+ *    (/run/service.sock) with one line "count N served K\n", N read from
+ *    FILE and K the connections it served before this one.
+ * After a restore the count goes on from where it was and K from where it
+ * was; a restarted service would begin again at 1 and 0.
+ *
+ * SIGTERM: the children are killed with it, the init exits 0.  If a child dies
+ * otherwise, the init exits 1 (the test sees the container gone).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop;
+static volatile pid_t children[2];
+
+/* The children die of SIGTERM's default action; the init passes it on
+ * from its handler, which no wait() can miss. */
+static void on_term(int sig)
+{
+	int i;
+
+	stop = 1;
+	for (i = 0; i < 2; i++)
+		if (children[i] > 0)
+			kill(children[i], SIGTERM);
+}
+
+static __attribute__((noreturn)) void die(const char *what)
+{
+	fprintf(stderr, "ctr-service: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static __attribute__((noreturn)) void counter(const char *path, long interval_ms)
+{
+	struct timespec ts = { interval_ms / 1000, (interval_ms % 1000) * 1000000L };
+	unsigned long long n = 0;
+	char buf[32];
+	int fd, len;
+
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die(path);
+	for (;;) {
+		len = snprintf(buf, sizeof(buf), "%20llu\n", ++n);
+		if (pwrite(fd, buf, len, 0) != len)
+			die("write the count");
+		nanosleep(&ts, NULL);
+	}
+}
+
+static unsigned long long read_count(const char *path)
+{
+	char buf[32] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (read(fd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = '\0';
+	close(fd);
+	return strtoull(buf, NULL, 10);
+}
+
+static __attribute__((noreturn)) void server(const char *sock_path, const char *count_path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	unsigned long long served = 0;
+	char buf[96];
+	int fd, c, len;
+
+	if (strlen(sock_path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		die(sock_path);
+	}
+	strcpy(sa.sun_path, sock_path);
+	unlink(sock_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16))
+		die(sock_path);
+	for (;;) {
+		c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0) {
+			if (errno == EINTR)
+				continue;
+			die("accept");
+		}
+		len = snprintf(buf, sizeof(buf), "count %llu served %llu\n",
+			       read_count(count_path), served++);
+		if (write(c, buf, len) != len)
+			fprintf(stderr, "ctr-service: a client left early\n");
+		close(c);
+	}
+}
+
+static pid_t spawn(void (*fn)(const char *, const char *), const char *a, const char *b)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		children[0] = children[1] = 0;
+		signal(SIGTERM, SIG_DFL);
+		fn(a, b);
+		exit(1);
+	}
+	return pid;
+}
+
+static void counter_main(const char *path, const char *interval)
+{
+	counter(path, atol(interval));
+}
+
+static void server_main(const char *sock, const char *count)
+{
+	server(sock, count);
+}
+
+/* Waits for the children; reaps orphans (it may be pid 1). */
+static int supervise(pid_t a, pid_t b)
+{
+	int status, left = 2, ret = 0;
+	pid_t pid;
+
+	while (left) {
+		pid = wait(&status);
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid < 0)
+			break;
+		if (pid != a && pid != b)
+			continue;
+		left--;
+		if (!stop) {
+			fprintf(stderr, "ctr-service: child %d ended (status %#x)\n", pid, status);
+			ret = 1;
+			stop = 1;
+			kill(pid == a ? b : a, SIGTERM);
+		}
+	}
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "count", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *count = "/dev/shm/count", *sock = "/run/service.sock";
+	const char *interval = "50";
+	struct sigaction sa = { .sa_handler = on_term };
+	pid_t a, b;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (opt == 'c')
+			count = optarg;
+		else if (opt == 's')
+			sock = optarg;
+		else if (opt == 'i' && atol(optarg) > 0)
+			interval = optarg;
+		else {
+			fprintf(stderr, "usage: ctr-service [--count FILE] [--socket PATH] "
+				"[--interval MS]\n");
+			return 2;
+		}
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);	/* no SA_RESTART: wait() must see it */
+	a = spawn(counter_main, count, interval);
+	children[0] = a;
+	b = spawn(server_main, sock, count);
+	children[1] = b;
+	if (stop) {		/* SIGTERM came before the pids were known */
+		kill(a, SIGTERM);
+		kill(b, SIGTERM);
+	}
+	return supervise(a, b);
+}
