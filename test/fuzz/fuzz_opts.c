@@ -2,8 +2,9 @@
 /*
  * libFuzzer target for criu's command line: the input, split at NUL bytes,
  * is argv after "criu"; parse_opts() of criu/main.c parses it (main.c is
- * compiled into this file, its main() renamed, so the parser is the one
- * criu runs and no command ever starts).
+ * compiled into this file, its main() renamed and dropped by the linker
+ * with the commands it calls, so the parser is the one criu runs and no
+ * command is even linked in).
  *
  * Besides what ASan and UBSan see, a parse must answer 0, -1 or 1 (help or
  * version printed), and what it accepted must be what the commands rely
@@ -13,19 +14,12 @@
  *
  * run.sh runs it with -close_fd_mask=3: the errors it prints are its job.
  */
-#define main criu_main
+/* static and unused: the optimiser drops it, and the commands with it */
+#define main static __attribute__((unused)) criu_main
 #include "../../criu/main.c"
 #undef main
 
 #define MAX_ARGS	64
-
-/* main() is never called: the commands are not linked in. */
-int cr_dump(const struct opts *o) { abort(); }
-int cr_restore(const struct opts *o) { abort(); }
-int cr_check(const struct opts *o) { abort(); }
-int cr_cpuinfo(const struct opts *o, const char *sub) { abort(); }
-int cr_swrk(const char *fd) { abort(); }
-int cr_service(const struct opts *o) { abort(); }
 
 /* --action-script: kept by criu/hooks.c, which is no parser */
 int hooks_add_script(const char *path)
