@@ -21,8 +21,7 @@
 
 set -o nounset -o pipefail
 
-cd "$(dirname "$0")/.."
-BUILD_DIR=${BUILD_DIR:-build}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 FUZZ_TIME=${FUZZ_TIME:-60}
 PYTEST_ARGS=${PYTEST_ARGS:-}
 
@@ -93,12 +92,7 @@ if [ -z "${SKIP_BUILD:-}" ]; then
 fi
 
 # The zdtm runner finds criu and its test programs through these.
-case "$BUILD_DIR" in
-/*) B=$BUILD_DIR ;;
-*) B=$PWD/$BUILD_DIR ;;
-esac
-export CRIU=${CRIU:-$B/criu/criu}
-export ZDTM_BUILD=${ZDTM_BUILD:-$B/test/zdtm}
+export CRIU ZDTM_BUILD
 
 # The python that has pytest and protobuf: the one on PATH may be a private
 # install (pyenv) without Debian's python3-protobuf.
