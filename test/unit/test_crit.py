@@ -5,7 +5,6 @@ real dump by the criu the build made (found as test/zdtm/buildpaths.py
 says: CRIU, or BUILD_DIR/criu/criu); a dump that fails is a failure."""
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import random
@@ -20,23 +19,23 @@ from typing import Any, Iterator
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-CRIT = REPO / "contrib" / "crit" / "crit.py"
-SEEDS = REPO / "test" / "fuzz" / "seeds"
-sys.path.insert(0, str(CRIT.parent))
-sys.path.insert(0, str(REPO / "test" / "zdtm"))
+# test/zdtm holds the modules the tests share
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "zdtm"))
 
 import buildpaths  # noqa: E402
+from buildpaths import CRIT, ROOT  # noqa: E402
+from reap import become_subreaper, proc_state, reap_leftovers  # noqa: E402
+
+sys.path.insert(0, str(CRIT.parent))
 import crit  # noqa: E402
 
+SEEDS = ROOT / "test" / "fuzz" / "seeds"
 CRIU = buildpaths.criu()
-
-PR_SET_CHILD_SUBREAPER = 36
 
 
 @pytest.fixture(scope="module")
 def schema() -> crit.Schema:
-    return crit.load_schema(REPO / "images")
+    return crit.load_schema(ROOT / "images")
 
 
 def run_crit(*args: str) -> subprocess.CompletedProcess[str]:
@@ -48,11 +47,11 @@ def run_crit(*args: str) -> subprocess.CompletedProcess[str]:
 
 def c_image_table() -> list[tuple[str, str, int, str | None]]:
     """(kind, file name, magic, message) in enum img_type order, from the C."""
-    header = (REPO / "criu" / "image" / "image.h").read_text()
+    header = (ROOT / "criu" / "image" / "image.h").read_text()
     enum = re.search(r"enum img_type \{(.*?)\};", header, re.S)
     assert enum, "no enum img_type in image.h"
     order = re.findall(r"^\s*IMG_(\w+)\s*,", enum.group(1), re.M)
-    source = (REPO / "criu" / "image" / "image.c").read_text()
+    source = (ROOT / "criu" / "image" / "image.c").read_text()
     rows = {}
     for m in re.finditer(r'\[IMG_(\w+)\]\s*=\s*\{\s*"([^"]+)"\s*,\s*(0x[0-9a-fA-F]+|0)\s*,'
                          r'\s*(?:&(\w+)__descriptor|NULL)\s*\}', source):
@@ -444,34 +443,6 @@ def test_fuzz_seeds_encode(schema: crit.Schema) -> None:
 
 # ------------------------------------------------------------- a real dump
 
-libc = ctypes.CDLL(None, use_errno=True)
-
-
-def become_subreaper() -> None:
-    """Orphans of what we start (restored tasks, say) are ours to reap."""
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, "prctl(PR_SET_CHILD_SUBREAPER)")
-
-
-def reap_orphans() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
-def proc_state(pid: int) -> str:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return stat[stat.rindex(")") + 2]
-
-
 class Dump:
     def __init__(self, pid: int, path: Path) -> None:
         self.pid = pid
@@ -512,7 +483,7 @@ def dump(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dump]:
         if task.poll() is None:
             task.send_signal(signal.SIGKILL)
         task.wait(timeout=10)
-        reap_orphans()
+        reap_leftovers()
 
 
 def test_dump_every_image_decodes_and_reencodes(dump: Dump) -> None:
