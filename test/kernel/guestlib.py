@@ -12,7 +12,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "zdtm"))
 
 import buildpaths  # noqa: E402
-from buildpaths import ROOT  # noqa: E402
+from buildpaths import ROOT  # noqa: E402,F401 (for the tests here)
 
 BUILD_DIR = buildpaths.build_dir()
 CRIU = buildpaths.criu()

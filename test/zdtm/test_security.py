@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import signal
 import stat
 import subprocess
 import sys

@@ -33,12 +33,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Iterator, NoReturn, Optional, TypeVar
+from typing import Any, NoReturn, Optional, TypeVar
 
 import pytest
 
 import buildpaths
-from buildpaths import ROOT
 from reap import become_subreaper, is_child, proc_state, reap_leftovers, wait_gone
 
 HERE = Path(__file__).resolve().parent
