@@ -262,6 +262,26 @@ def test_decode_unknown_fields_and_enum_values() -> None:
     assert crit.encode_message(s, "pkg.outer", got) == data
 
 
+def test_raw_fields() -> None:
+    """A message without a schema, field by field, and back to its bytes."""
+    inner = key(1, 0) + varint(5)
+    data = (key(1, 2) + varint(len(inner)) + inner + key(100, 0) + varint(2**64 - 1)
+            + key(102, 5) + b"1234" + key(103, 1) + b"12345678" + key(100, 0) + varint(0))
+    fields = crit.raw_fields(data)
+    assert fields == [[1, 2, inner], [100, 0, 2**64 - 1], [102, 5, b"1234"],
+                      [103, 1, b"12345678"], [100, 0, 0]]
+    assert crit.raw_fields(fields[0][2]) == [[1, 0, 5]]
+    assert crit.put_raw_fields(fields) == data
+    fields[1][2] = 7
+    assert crit.raw_fields(crit.put_raw_fields(fields))[1] == [100, 0, 7]
+    with pytest.raises(crit.CritError, match="field 9: wire type 3 is not supported"):
+        crit.raw_fields(key(9, 3))
+    with pytest.raises(crit.CritError, match="4 bytes announced, 2 left"):
+        crit.raw_fields(key(1, 2) + varint(4) + b"ab")
+    with pytest.raises(crit.CritError, match="does not fit wire type 5"):
+        crit.put_raw_fields([[102, 5, b"123"]])
+
+
 @pytest.mark.parametrize("data, err", [
     (b"", "required field in is missing"),
     (key(1, 2) + varint(5) + b"\x08", "announced"),
