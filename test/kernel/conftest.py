@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from guestlib import CRIU, HERE, buildpaths
+from guestlib import CRIU, HERE, ROOT, buildpaths
 from hoststate import host_unchanged_by_session, host_unchanged_by_test  # noqa: F401
 
-ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "scripts" / "kernel-build.sh"
 BOOT = ROOT / "scripts" / "kernel-boot.sh"
 

@@ -14,6 +14,8 @@ times (/proc/self/stat field 22, process and thread) are the same.
 
 Run with: python3 -m pytest -m kernel test/kernel/test_two_hosts.py
 """
+from typing import Any
+
 import pytest
 
 from guestlib import parse_probe
@@ -63,8 +65,8 @@ cp /tmp/img/restore.log /shared/
 """
 
 
-def tagged(out):
-    res = {}
+def tagged(out: str) -> dict[str, Any]:
+    res: dict[str, Any] = {}
     for line in out.splitlines():
         tag, _, rest = line.partition(" ")
         res.setdefault(tag, rest)
