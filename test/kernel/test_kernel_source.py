@@ -81,8 +81,8 @@ CHOICES = [
 
 
 @pytest.mark.parametrize("installed,served,candidate,override,want,why", CHOICES)
-def test_version_choice(tmp_path, installed, served, candidate,
-                        override: Optional[str], want, why):
+def test_version_choice(tmp_path: Path, installed: str, served: str, candidate: str,
+                        override: Optional[str], want: str, why: str) -> None:
     env = {"FAKE_INSTALLED": installed, "FAKE_SERVED": served, "FAKE_CANDIDATE": candidate}
     if override:
         env["KERNEL_DEB_VERSION"] = override

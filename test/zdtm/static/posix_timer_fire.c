@@ -116,8 +116,8 @@ static int watched(void)
 
 int main(int argc, char **argv)
 {
-	struct timespec nap = { 0, 10 * MS }, tick = { 0, MS };
-	long long late, elapsed, deadline, last, t, stall = 0;
+	struct timespec nap = { 0, 10 * MS };
+	long long late, elapsed, deadline, stall;
 	struct ptimer *p = &timers[0];
 	sigset_t all, old;
 	unsigned int i;
@@ -131,14 +131,7 @@ int main(int argc, char **argv)
 
 	test_ready();
 	/* the longest stretch the task was kept from running: the freeze */
-	last = now_ns(CLOCK_MONOTONIC);
-	while (!test_sigterm) {
-		nanosleep(&tick, NULL);
-		t = now_ns(CLOCK_MONOTONIC);
-		if (t - last > stall)
-			stall = t - last;
-		last = t;
-	}
+	stall = test_waitsig_stall();
 
 	sigfillset(&all);
 	for (i = 1; i < ARRAY_SIZE(timers); i++) {

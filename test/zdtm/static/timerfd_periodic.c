@@ -72,8 +72,7 @@ static uint64_t read_ticks(int fd, const char *name)
 int main(int argc, char **argv)
 {
 	long long start[ARRAY_SIZE(periodic)], oneshot_start, elapsed, fired, late;
-	long long last, t, stall = 0;
-	struct timespec tick = { 0, MS };
+	long long stall;
 	int fd[ARRAY_SIZE(periodic)], oneshot;
 	uint64_t ticks, expect;
 	unsigned int i;
@@ -86,14 +85,7 @@ int main(int argc, char **argv)
 
 	test_ready();
 	/* the longest stretch the task was kept from running: the freeze */
-	last = now_ns(CLOCK_MONOTONIC);
-	while (!test_sigterm) {
-		nanosleep(&tick, NULL);
-		t = now_ns(CLOCK_MONOTONIC);
-		if (t - last > stall)
-			stall = t - last;
-		last = t;
-	}
+	stall = test_waitsig_stall();
 
 	/* first the one-shot: then the periodic ones ran for a while */
 	ticks = read_ticks(oneshot, "one-shot");
