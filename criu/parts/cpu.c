@@ -563,9 +563,10 @@ static int parse_map(const char *arg, const struct cpus *online, struct cpu_map 
 			goto out;
 		}
 		if (!cpus_isset(online, dst)) {
-			pr_err("--cpu-map %ld:%ld: CPU %ld is not one restore may use here "
-			       "(online%s: %s)", src, dst, dst,
-			       getenv(FAKE_ONLINE_ENV) ? "" : ", in criu's cpuset",
+			pr_err("--cpu-map %ld:%ld: CPU %ld is not online here%s (%s: %s)",
+			       src, dst, dst,
+			       getenv(FAKE_ONLINE_ENV) ? "" : " or not in criu's cpuset",
+			       getenv(FAKE_ONLINE_ENV) ? "online" : "usable",
 			       cpus_str(online, buf, sizeof(buf)));
 			goto out;
 		}
