@@ -151,6 +151,8 @@ static int grab_one(struct nl_msg *msg, void *arg)
 	g->msgs = n;
 	memcpy(n[g->nr].data, h, h->nlmsg_len);
 	h = (struct nlmsghdr *)n[g->nr].data;
+	/* this socket's business, not the object's */
+	h->nlmsg_flags = h->nlmsg_seq = h->nlmsg_pid = 0;
 	if (g->expires) {
 		a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
 		a->rta_type = RTA_EXPIRES;
@@ -231,6 +233,15 @@ void net_free_rtnl(NetnsEntry *e)
 
 /* ------------------------------------------------------------- restore */
 
+struct current {
+	ProtobufCBinaryData *msgs;
+	size_t nr;
+};
+
+static int current(const struct net_who *w, struct nl_sock *sk, int get, int type,
+		   struct current *c, const char *what);
+static int same_addr(const ProtobufCBinaryData *a, const ProtobufCBinaryData *b);
+
 /* An image's message, checked, sent as @type with @flags; 0 or -errno. */
 static int send_as(struct nl_sock *sk, const ProtobufCBinaryData *m, int want, int type,
 		   int flags)
@@ -307,11 +318,6 @@ static int replay(const struct net_who *w, struct nl_sock *sk, const ProtobufCBi
 
 /* ------------------------------------------- what the new namespace has */
 
-struct current {
-	ProtobufCBinaryData *msgs;
-	size_t nr;
-};
-
 static int keep_any(struct grab *g, struct nlmsghdr *h)
 {
 	struct rtgenmsg *r = NLMSG_DATA(h);
@@ -380,15 +386,29 @@ static int drop_extra_addrs(const struct net_who *w, struct nl_sock *sk, const N
 	return ret;
 }
 
+/*
+ * Once the links are up, with what the kernel gave them (lo's 127.0.0.1
+ * and ::1, IPv6 link-local addresses): those of the dump that are there
+ * already are left alone (adding one again would add routes of its
+ * prefix, which the kernel's own have not), the others are added.
+ */
 int net_restore_addrs(const struct net_who *w, struct nl_sock *sk, const NetnsEntry *e)
 {
-	size_t i;
+	struct current c;
+	size_t i, j;
+	int ret = 0;
 
-	/* replace: lo's own come back with lo */
-	for (i = 0; i < e->n_addrs; i++)
-		if (replay(w, sk, &e->addrs[i], RTM_NEWADDR, NLM_F_CREATE | NLM_F_REPLACE))
-			return -1;
-	return 0;
+	if (current(w, sk, RTM_GETADDR, RTM_NEWADDR, &c, "addresses"))
+		return -1;
+	for (i = 0; i < e->n_addrs && !ret; i++) {
+		for (j = 0; j < c.nr; j++)
+			if (same_addr(&c.msgs[j], &e->addrs[i]))
+				break;
+		if (j == c.nr)
+			ret = replay(w, sk, &e->addrs[i], RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
+	}
+	free_msgs(&c.msgs, &c.nr);
+	return ret;
 }
 
 /*

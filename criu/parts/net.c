@@ -445,12 +445,12 @@ static int net_early(struct rst_ctx *rc, struct rtask *t)
 
 /* The steps of a restore, timed for the log: the namespace's share of a restore. */
 enum fill_step {
-	FILL_SYSCTL_NS, FILL_LINKS, FILL_SYSCTL_LINKS, FILL_ADDRS, FILL_NFT, FILL_UP,
+	FILL_SYSCTL_NS, FILL_LINKS, FILL_SYSCTL_LINKS, FILL_NFT, FILL_UP, FILL_ADDRS,
 	FILL_ROUTES, FILL_NR,
 };
 
 static const char *const fill_names[FILL_NR] = {
-	"sysctls", "links", "link sysctls", "addresses", "nftables", "up", "routes",
+	"sysctls", "links", "link sysctls", "nftables", "up", "addresses", "routes",
 };
 
 static int fill_step(struct net_rst *r, struct nl_sock *sk, const struct opts *o,

@@ -1,7 +1,8 @@
 """Namespaces a tree makes for itself (Documentation/namespaces.md).
 
-- Refused: a task in a user, mount, network or cgroup namespace of its own,
-  or a child in a pid namespace nested in the tree's. criu must fail
+- Refused: a task in a user, mount or cgroup namespace of its own, or a
+  child in a pid or network namespace nested in the tree's (network
+  namespaces of the whole tree: test_net.py). criu must fail
   cleanly (one Error line naming the task and the namespace) and leave the
   task running unharmed.
 - Pid namespaces: other zdtm programs run as the init of a pid namespace
@@ -31,7 +32,7 @@ REFUSED = {
     # argument of ns_refused -> words one of which the Error line must hold
     "user": ("user namespace",),
     "mnt": ("mount namespace",),
-    "net": ("network namespace",),
+    "netns-child": ("network namespace",),
     "cgroup": ("cgroup namespace",),
     "pidns-child": ("pid namespace",),
 }
@@ -46,7 +47,7 @@ def test_ns_refused(what):
         res = r.dump(img)
         # the nested pid namespace is its child's: the line names that one
         check_clean_error(r, res, f"dump of a task in a {what} namespace", REFUSED[what],
-                          0 if what == "pidns-child" else r.pid)
+                          0 if what.endswith("-child") else r.pid)
         r.check_running(f"after the refused dump ({what})", snap)
         r.finish()
 
