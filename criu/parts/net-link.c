@@ -168,9 +168,10 @@ static int dump_link(const struct net_who *w, struct rtnl_link *link, struct nl_
 	l->ifindex = rtnl_link_get_ifindex(link);
 	l->name = xstrdup(rtnl_link_get_name(link));
 	if (!kind) {
-		pr_err(NET_FMT ": link %s (%s) is not supported; only loopback, veth, dummy, "
-		       "macvlan and ipvlan links are", NET_ARGS(w), l->name ?: "?",
-		       rtnl_link_get_type(link) ?: "no kind");
+		pr_err(NET_FMT ": link %s (%s) is not supported, only loopback, veth, dummy, "
+		       "macvlan and ipvlan links are; --empty-ns net or --external "
+		       "net[%lu]:KEY leave the namespace to the caller", NET_ARGS(w),
+		       l->name ?: "?", rtnl_link_get_type(link) ?: "no kind", w->ns);
 		return -1;
 	}
 	l->kind = xstrdup(kind);

@@ -345,6 +345,8 @@ static const char ipt_unlock[] =
 	"-D INPUT -j criu-lock-in\n"
 	"-D FORWARD -j DROP\n"
 	"-D OUTPUT -j criu-lock-out\n"
+	"-F criu-lock-in\n"
+	"-F criu-lock-out\n"
 	"-X criu-lock-in\n"
 	"-X criu-lock-out\n"
 	"COMMIT\n";

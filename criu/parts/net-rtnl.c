@@ -309,7 +309,8 @@ static int replay(const struct net_who *w, struct nl_sock *sk, const ProtobufCBi
 	char what[160];
 	int err = send_as(sk, m, want, want, flags);
 
-	if (!err)
+	/* without EXCL the kernel says so itself; with it, there is a kernel's own */
+	if (!err || (err == -EEXIST && want == RTM_NEWADDR))
 		return 0;
 	describe(m, what, sizeof(what));
 	pr_err(NET_FMT ": can't restore its %s: %s", NET_ARGS(w), what, err_str(err));
@@ -390,7 +391,9 @@ static int drop_extra_addrs(const struct net_who *w, struct nl_sock *sk, const N
  * Once the links are up, with what the kernel gave them (lo's 127.0.0.1
  * and ::1, IPv6 link-local addresses): those of the dump that are there
  * already are left alone (adding one again would add routes of its
- * prefix, which the kernel's own have not), the others are added.
+ * prefix, which the kernel's own have not), the others are added. An
+ * address the kernel adds meanwhile (a link-local one once the carrier
+ * is seen, which linkwatch reports late) is no error either.
  */
 int net_restore_addrs(const struct net_who *w, struct nl_sock *sk, const NetnsEntry *e)
 {

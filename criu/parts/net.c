@@ -172,6 +172,8 @@ static int lock_tree(struct net_dump *d, const struct opts *o)
 	if (!ret)
 		ret = net_lock(&d->w, &d->lock, o->network_lock, 1);
 	netns_leave(back);
+	if (!ret)
+		fault_point("net-locked");
 	return ret;
 }
 
@@ -554,6 +556,8 @@ static int net_ns_ready(struct rst_ctx *rc, struct rtask *root)
 		return -1;
 	ret = setup_netns(r, rc->opts);
 	netns_leave(back);
+	if (!ret)
+		fault_point("net-filled");
 	if (!ret)
 		pr_info(NET_FMT ": %s, locked until the tree runs", NET_ARGS(&r->w),
 			r->e->ext_key ? "joined" : "restored");
