@@ -630,7 +630,7 @@ int cr_restore(const struct opts *o)
 	PstreeEntry *pe = NULL;
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	pid_t root;
-	int ret = -1, forked = 0, released = 0;
+	int i, ret = -1, forked = 0, released = 0;
 
 	rc.dirfd = fcntl(o->images_dirfd, F_DUPFD_CLOEXEC, 0);
 	if (rc.dirfd < 0) {
@@ -660,6 +660,9 @@ int cr_restore(const struct opts *o)
 	if (before_resume(&rc, &tree.nodes[0].t) || let_go(&tree))
 		goto out;
 	released = rc.released = 1;
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->resumed)
+			parts[i]->resumed(&rc, &tree.nodes[0].t);
 	pr_info("Restored %zu task(s)", pe->n_tasks);
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
 	/* the tree runs: a "no" can't undo that any more */

@@ -39,6 +39,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -219,6 +220,26 @@ static void build_lock(struct nfb *b, const char *table, uint32_t flags)
 	nfb_end(b, nfb_msg(b, NFNL_MSG_BATCH_END, 0, AF_UNSPEC));
 }
 
+/* an existing base chain of @table, its policy now accept */
+static void accept_chain(struct nfb *b, const char *table, const char *name)
+{
+	struct nlmsghdr *h = nfb_msg(b, nft_type(NFT_MSG_NEWCHAIN), NLM_F_ACK, NFPROTO_INET);
+
+	put_str(h, NFTA_CHAIN_TABLE, table);
+	put_str(h, NFTA_CHAIN_NAME, name);
+	put_be32(h, NFTA_CHAIN_POLICY, NF_ACCEPT);
+	nfb_end(b, h);
+}
+
+static void build_open(struct nfb *b, const char *table)
+{
+	nfb_end(b, nfb_msg(b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC));
+	accept_chain(b, table, "input");
+	accept_chain(b, table, "forward");
+	accept_chain(b, table, "output");
+	nfb_end(b, nfb_msg(b, NFNL_MSG_BATCH_END, 0, AF_UNSPEC));
+}
+
 static void build_del(struct nfb *b, const char *table)
 {
 	struct nlmsghdr *h;
@@ -289,14 +310,17 @@ static int nft_lock_table(const struct net_who *w, int sk, const char *table, ui
 	return err;
 }
 
-static int nft_del_table(int sk, const char *table)
+static int nft_del_table(int sk, const char *table, int open_only)
 {
 	struct nfb *b = xzalloc(sizeof(*b));
 	int err;
 
 	if (!b)
 		return -ENOMEM;
-	build_del(b, table);
+	if (open_only)
+		build_open(b, table);
+	else
+		build_del(b, table);
 	err = nfb_send(sk, b);
 	free(b);
 	return err;
@@ -442,6 +466,7 @@ static int ipt_release(const struct net_who *w, struct net_lock *l, int keep)
 
 int net_lock(const struct net_who *w, struct net_lock *l, int method, int watchdog)
 {
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	int ret = 0;
 
 	memset(l, 0, sizeof(*l));
@@ -456,13 +481,38 @@ int net_lock(const struct net_who *w, struct net_lock *l, int method, int watchd
 	if (ret)
 		return -1;
 	l->held = 1;
-	pr_info(NET_FMT ": network locked (%s)", NET_ARGS(w),
-		method == NETLOCK_NFTABLES ? "nftables" : "iptables");
+	pr_info(NET_FMT ": network locked (%s) in %.2f ms", NET_ARGS(w),
+		method == NETLOCK_NFTABLES ? "nftables" : "iptables",
+		(clock_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	return 0;
+}
+
+/*
+ * Taking the table away unregisters its hooks, which waits for an RCU
+ * grace period (5 to 20 ms on a busy machine); switching its chains to
+ * accept does not: net_open() lets the traffic through at once, the
+ * table goes later (net_unlock(), once the tree runs).
+ */
+int net_open(const struct net_who *w, struct net_lock *l)
+{
+	int err;
+
+	if (!l->held || l->method != NETLOCK_NFTABLES || l->opened)
+		return 0;
+	err = nft_del_table(l->sk, NET_LOCK_TABLE, 1);
+	if (err) {
+		pr_err(NET_FMT ": can't unlock the network (table inet %s): %s", NET_ARGS(w),
+		       NET_LOCK_TABLE, strerror(-err));
+		return -1;
+	}
+	l->opened = 1;
+	pr_info(NET_FMT ": network open", NET_ARGS(w));
 	return 0;
 }
 
 void net_unlock(const struct net_who *w, struct net_lock *l)
 {
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	int err;
 
 	if (!l->held)
@@ -472,14 +522,45 @@ void net_unlock(const struct net_who *w, struct net_lock *l)
 		ipt_release(w, l, 0);
 	} else {
 		/* closing the socket would do, but not before the call returns */
-		err = nft_del_table(l->sk, NET_LOCK_TABLE);
+		err = nft_del_table(l->sk, NET_LOCK_TABLE, 0);
 		if (err)
 			pr_warn(NET_FMT ": can't delete table inet %s (%s); it goes with criu",
 				NET_ARGS(w), NET_LOCK_TABLE, strerror(-err));
 		close(l->sk);
 		l->sk = -1;
 	}
-	pr_info(NET_FMT ": network unlocked", NET_ARGS(w));
+	pr_info(NET_FMT ": network unlocked in %.2f ms", NET_ARGS(w),
+		(clock_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+}
+
+/*
+ * The table goes in a child of criu's that criu does not wait for: the
+ * kernel's wait for an RCU grace period delays nobody then. The chains
+ * accept already (net_open()), so the lock is off either way; should
+ * the child not make it, the table still goes with criu's socket.
+ */
+void net_unlock_later(const struct net_who *w, struct net_lock *l)
+{
+	pid_t pid;
+
+	if (!l->held || l->method != NETLOCK_NFTABLES || !l->opened) {
+		net_unlock(w, l);
+		return;
+	}
+	pid = fork();
+	if (pid < 0) {
+		net_unlock(w, l);
+		return;
+	}
+	if (!pid) {
+		nft_del_table(l->sk, NET_LOCK_TABLE, 0);
+		_exit(0);
+	}
+	close(l->sk);
+	l->sk = -1;
+	l->held = 0;
+	pr_info(NET_FMT ": network unlocked, table inet %s goes in process %d", NET_ARGS(w),
+		NET_LOCK_TABLE, pid);
 }
 
 /* Called in the namespace: the same lock again, without an owner. */
@@ -504,7 +585,7 @@ int net_lock_keep(const struct net_who *w, struct net_lock *l)
 	return 0;
 }
 
-int net_lock_drop_kept(const struct net_who *w, int method)
+int net_lock_drop_kept(const struct net_who *w, int method, int open_only)
 {
 	int sk, err;
 
@@ -516,17 +597,17 @@ int net_lock_drop_kept(const struct net_who *w, int method)
 	sk = nft_socket(w);
 	if (sk < 0)
 		return -1;
-	err = nft_del_table(sk, NET_LOCK_KEPT);
+	err = nft_del_table(sk, NET_LOCK_KEPT, open_only);
 	close(sk);
 	if (err == -ENOENT)
 		return 0;
 	if (err) {
-		pr_err(NET_FMT ": can't delete the dump's lock, table inet %s: %s",
-		       NET_ARGS(w), NET_LOCK_KEPT, strerror(-err));
+		pr_err(NET_FMT ": can't %s the dump's lock, table inet %s: %s", NET_ARGS(w),
+		       open_only ? "open" : "delete", NET_LOCK_KEPT, strerror(-err));
 		return -1;
 	}
-	pr_info(NET_FMT ": the dump's lock (table inet %s) is gone", NET_ARGS(w),
-		NET_LOCK_KEPT);
+	pr_info(NET_FMT ": the dump's lock (table inet %s) is %s", NET_ARGS(w),
+		NET_LOCK_KEPT, open_only ? "open" : "gone");
 	return 1;
 }
 

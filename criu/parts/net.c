@@ -338,8 +338,11 @@ static void net_after_dump(struct dump_ctx *dc, int runs)
 	/* a namespace that outlives the killed tree stays locked until the restore */
 	if (!runs && d->ext_key)
 		net_lock_keep(&d->w, &d->lock);
+	/* open at once, the table goes behind criu's back (net-lock.c) */
 	if (d->lock.held && !netns_enter(d->nsfd, &back)) {
-		net_unlock(&d->w, &d->lock);
+		if (d->lock.method == NETLOCK_NFTABLES)
+			net_open(&d->w, &d->lock);
+		net_unlock_later(&d->w, &d->lock);
 		netns_leave(back);
 	}
 	free_entry(d->e, 0);
@@ -516,7 +519,7 @@ static int setup_netns(struct net_rst *r, const struct opts *o)
 
 	/* iptables can't tell the dump's lock from its own: it goes first */
 	if (r->e->ext_key && o->network_lock == NETLOCK_IPTABLES &&
-	    net_lock_drop_kept(&r->w, o->network_lock) < 0)
+	    net_lock_drop_kept(&r->w, o->network_lock, 0) < 0)
 		return -1;
 	if (net_lock(&r->w, &r->lock, o->network_lock, 0))
 		return -1;
@@ -564,19 +567,42 @@ static int net_ns_ready(struct rst_ctx *rc, struct rtask *root)
 	return ret;
 }
 
+/*
+ * Right before the tree runs: the traffic goes through (the chains of the
+ * locks accept); the tables themselves go once it runs (release_tree),
+ * as taking them away waits for the kernel (net-lock.c).
+ */
 static int net_resume(struct rst_ctx *rc, struct rtask *root)
 {
 	struct net_rst *r = rc->shared[PART_NET];
-	int back, ret = 0;
+	int method = rc->opts->network_lock, back, ret = 0;
 
-	if (!r || netns_enter(r->nsfd, &back))
-		return r ? -1 : 0;
-	if (r->e->ext_key && net_lock_drop_kept(&r->w, rc->opts->network_lock) < 0)
-		ret = -1;
-	if (!ret)
+	if (!r)
+		return 0;
+	if (netns_enter(r->nsfd, &back))
+		return -1;
+	if (r->e->ext_key && method != NETLOCK_IPTABLES)
+		ret = net_lock_drop_kept(&r->w, method, 1) < 0 ? -1 : 0;
+	if (!ret && method == NETLOCK_NFTABLES)
+		ret = net_open(&r->w, &r->lock);
+	else if (!ret)
 		net_unlock(&r->w, &r->lock);
 	netns_leave(back);
 	return ret;
+}
+
+/* The tree runs: the locks' tables go, the dump's kept one first. */
+static void net_resumed(struct rst_ctx *rc, struct rtask *root)
+{
+	struct net_rst *r = rc->shared[PART_NET];
+	int back;
+
+	if (!r || netns_enter(r->nsfd, &back))
+		return;
+	if (r->e->ext_key && rc->opts->network_lock == NETLOCK_NFTABLES)
+		net_lock_drop_kept(&r->w, NETLOCK_NFTABLES, 0);
+	net_unlock_later(&r->w, &r->lock);
+	netns_leave(back);
 }
 
 static void net_release_tree(struct rst_ctx *rc)
@@ -615,5 +641,6 @@ const struct part part_net = {
 	.early = net_early,
 	.ns_ready = net_ns_ready,
 	.resume = net_resume,
+	.resumed = net_resumed,
 	.release_tree = net_release_tree,
 };

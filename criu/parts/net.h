@@ -93,6 +93,7 @@ struct net_lock {
 	pid_t watchdog;		/* iptables: unlocks when criu dies */
 	int wd_pipe;
 	int held;
+	int opened;		/* nftables: the chains accept already */
 };
 /*
  * lock the namespace this thread is in; @watchdog: iptables rules are
@@ -102,10 +103,17 @@ struct net_lock {
 int net_lock(const struct net_who *w, struct net_lock *l, int method, int watchdog);
 /* unlock: releases what net_lock() made */
 void net_unlock(const struct net_who *w, struct net_lock *l);
+/* nftables: let traffic through now, at no cost; net_unlock() takes the table later */
+int net_open(const struct net_who *w, struct net_lock *l);
+/* net_unlock() in a child criu does not wait for, once the lock is open */
+void net_unlock_later(const struct net_who *w, struct net_lock *l);
 /* after a complete dump: the namespace outlives the tree, keep it locked without criu */
 int net_lock_keep(const struct net_who *w, struct net_lock *l);
-/* on restore: the lock a dump kept goes; 1: there was one, 0: none, -1 logged */
-int net_lock_drop_kept(const struct net_who *w, int method);
+/*
+ * on restore: the lock a dump kept goes (@open_only: lets traffic through,
+ * the table stays, as net_open()); 1: there was one, 0: none, -1 logged
+ */
+int net_lock_drop_kept(const struct net_who *w, int method, int open_only);
 /* nftables: does the namespace have tables other than criu's? -1 logged */
 int net_nft_has_tables(const struct net_who *w);
 /* is @name (of family @family) one of criu's lock tables? */
