@@ -37,8 +37,9 @@ TEST_PKGS=(
 	util-linux		# setsid
 	runc			# a real RPC client: test/zdtm/test_rpc_runc.py
 	busybox-static		# the root filesystem of that test's container
-	nftables		# nft: network namespaces' rulesets (dump, restore, tests)
+	nftables		# nft: network namespaces' rulesets (criu dump/restore run it)
 	iptables		# --network-lock iptables (iptables-legacy-restore)
+	iproute2		# ip: the network tests set namespaces up with it
 )
 
 # ---------------------------------------------------------------------------
