@@ -660,9 +660,6 @@ int cr_restore(const struct opts *o)
 	if (before_resume(&rc, &tree.nodes[0].t) || let_go(&tree))
 		goto out;
 	released = rc.released = 1;
-	for (i = 0; i < PART_NR; i++)
-		if (parts[i]->resumed)
-			parts[i]->resumed(&rc, &tree.nodes[0].t);
 	pr_info("Restored %zu task(s)", pe->n_tasks);
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
 	/* the tree runs: a "no" can't undo that any more */
@@ -670,6 +667,10 @@ int cr_restore(const struct opts *o)
 		pr_warn("The tree runs although post-resume said no");
 	stats_set_time(STAT_RESTORE, clock_ns(CLOCK_MONOTONIC) - t0);
 	stats_write(o->work_dirfd, 1, o->display_stats);
+	/* after the figures: what runs here delays criu's exit, not the tree */
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->resumed)
+			parts[i]->resumed(&rc, &tree.nodes[0].t);
 	ret = o->restore_detached ? 0 : wait_task(root);
 out:
 	img_verify_stop();

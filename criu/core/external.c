@@ -37,8 +37,8 @@ int external_check(const char *arg, char *err, size_t len)
 		return -1;
 	}
 	if (!kind_known(arg, open - arg)) {
-		snprintf(err, len, "--external %s: kind %.*s is not supported (net, veth, "
-			 "macvlan are)", arg, (int)(open - arg), arg);
+		snprintf(err, len, "--external %s: unknown kind %.*s (criu knows net, veth, "
+			 "macvlan)", arg, (int)(open - arg), arg);
 		return -1;
 	}
 	return 0;

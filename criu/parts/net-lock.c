@@ -488,10 +488,10 @@ int net_lock(const struct net_who *w, struct net_lock *l, int method, int watchd
 }
 
 /*
- * Taking the table away unregisters its hooks, which waits for an RCU
- * grace period (5 to 20 ms on a busy machine); switching its chains to
- * accept does not: net_open() lets the traffic through at once, the
- * table goes later (net_unlock(), once the tree runs).
+ * Taking the table away waits for the kernel (an RCU grace period: 5 to
+ * 30 ms on this busy machine); switching its chains to accept does not
+ * (40 us): net_open() lets the traffic through at once, before the tree
+ * runs, and the table goes once it runs (net_unlock()).
  */
 int net_open(const struct net_who *w, struct net_lock *l)
 {
@@ -531,36 +531,6 @@ void net_unlock(const struct net_who *w, struct net_lock *l)
 	}
 	pr_info(NET_FMT ": network unlocked in %.2f ms", NET_ARGS(w),
 		(clock_ns(CLOCK_MONOTONIC) - t0) / 1e6);
-}
-
-/*
- * The table goes in a child of criu's that criu does not wait for: the
- * kernel's wait for an RCU grace period delays nobody then. The chains
- * accept already (net_open()), so the lock is off either way; should
- * the child not make it, the table still goes with criu's socket.
- */
-void net_unlock_later(const struct net_who *w, struct net_lock *l)
-{
-	pid_t pid;
-
-	if (!l->held || l->method != NETLOCK_NFTABLES || !l->opened) {
-		net_unlock(w, l);
-		return;
-	}
-	pid = fork();
-	if (pid < 0) {
-		net_unlock(w, l);
-		return;
-	}
-	if (!pid) {
-		nft_del_table(l->sk, NET_LOCK_TABLE, 0);
-		_exit(0);
-	}
-	close(l->sk);
-	l->sk = -1;
-	l->held = 0;
-	pr_info(NET_FMT ": network unlocked, table inet %s goes in process %d", NET_ARGS(w),
-		NET_LOCK_TABLE, pid);
 }
 
 /* Called in the namespace: the same lock again, without an owner. */

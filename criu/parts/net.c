@@ -338,11 +338,11 @@ static void net_after_dump(struct dump_ctx *dc, int runs)
 	/* a namespace that outlives the killed tree stays locked until the restore */
 	if (!runs && d->ext_key)
 		net_lock_keep(&d->w, &d->lock);
-	/* open at once, the table goes behind criu's back (net-lock.c) */
+	/* open first: the tree goes on at once, whatever removing the table takes */
 	if (d->lock.held && !netns_enter(d->nsfd, &back)) {
-		if (d->lock.method == NETLOCK_NFTABLES)
+		if (runs)
 			net_open(&d->w, &d->lock);
-		net_unlock_later(&d->w, &d->lock);
+		net_unlock(&d->w, &d->lock);
 		netns_leave(back);
 	}
 	free_entry(d->e, 0);
@@ -591,7 +591,10 @@ static int net_resume(struct rst_ctx *rc, struct rtask *root)
 	return ret;
 }
 
-/* The tree runs: the locks' tables go, the dump's kept one first. */
+/*
+ * The tree runs: the locks' tables go, the dump's kept one first (that
+ * waits for the kernel, which delays criu's exit, not the tree).
+ */
 static void net_resumed(struct rst_ctx *rc, struct rtask *root)
 {
 	struct net_rst *r = rc->shared[PART_NET];
@@ -601,7 +604,7 @@ static void net_resumed(struct rst_ctx *rc, struct rtask *root)
 		return;
 	if (r->e->ext_key && rc->opts->network_lock == NETLOCK_NFTABLES)
 		net_lock_drop_kept(&r->w, NETLOCK_NFTABLES, 0);
-	net_unlock_later(&r->w, &r->lock);
+	net_unlock(&r->w, &r->lock);
 	netns_leave(back);
 }
 

@@ -105,8 +105,6 @@ int net_lock(const struct net_who *w, struct net_lock *l, int method, int watchd
 void net_unlock(const struct net_who *w, struct net_lock *l);
 /* nftables: let traffic through now, at no cost; net_unlock() takes the table later */
 int net_open(const struct net_who *w, struct net_lock *l);
-/* net_unlock() in a child criu does not wait for, once the lock is open */
-void net_unlock_later(const struct net_who *w, struct net_lock *l);
 /* after a complete dump: the namespace outlives the tree, keep it locked without criu */
 int net_lock_keep(const struct net_who *w, struct net_lock *l);
 /*

@@ -210,7 +210,7 @@ struct part {
 	int (*ns_ready)(struct rst_ctx *rc, struct rtask *root);
 	/* restore, in criu, after post-restore, right before the tree is let go */
 	int (*resume)(struct rst_ctx *rc, struct rtask *root);
-	/* restore, in criu, right after the tree was let go: what only held it goes */
+	/* restore, in criu, once the tree was let go (and the stats written): what only held it goes */
 	void (*resumed)(struct rst_ctx *rc, struct rtask *root);
 	void (*release)(struct rtask *t);
 	void (*release_tree)(struct rst_ctx *rc);
