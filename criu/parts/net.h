@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/opts.h"
 #include "netns.pb-c.h"
 
 struct nl_sock;
