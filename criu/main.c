@@ -64,6 +64,7 @@ static void usage(FILE *f)
 "  --external net[INODE]:KEY  dump: network namespace INODE is not dumped\n"
 "  --external veth[IF]:OUT[@BR]  restore: the peer of veth IF is OUT (in bridge BR)\n"
 "  --external macvlan[IF]:LOWER  restore: macvlan/ipvlan IF sits on link LOWER\n"
+"  --veth-pair IF=OUT[@BR] restore: as --external veth[IF]:OUT[@BR]\n"
 "  --inherit-fd fd[N]:KEY  restore: fd N is the resource KEY (a network namespace)\n"
 "  --empty-ns net          restore: an empty network namespace (loopback up)\n"
 "  --network-lock METHOD   nftables (default), iptables or skip\n"
@@ -84,6 +85,7 @@ enum {
 	OPT_ADDRESS,
 	OPT_SKIP_CHECKSUM,
 	OPT_EXTERNAL,
+	OPT_VETH_PAIR,
 	OPT_INHERIT_FD,
 	OPT_EMPTY_NS,
 	OPT_NETWORK_LOCK,
@@ -109,6 +111,7 @@ static const struct option long_opts[] = {
 	{ "address", required_argument, NULL, OPT_ADDRESS },
 	{ "skip-checksum", no_argument, NULL, OPT_SKIP_CHECKSUM },
 	{ "external", required_argument, NULL, OPT_EXTERNAL },
+	{ "veth-pair", required_argument, NULL, OPT_VETH_PAIR },
 	{ "inherit-fd", required_argument, NULL, OPT_INHERIT_FD },
 	{ "empty-ns", required_argument, NULL, OPT_EMPTY_NS },
 	{ "network-lock", required_argument, NULL, OPT_NETWORK_LOCK },
@@ -183,6 +186,21 @@ static int add_external(struct opts *o, const char *arg)
 	o->external = n;
 	o->external[o->nr_external++] = arg;
 	return 0;
+}
+
+/* CRIU's older --veth-pair IF=OUT[@BRIDGE] */
+static int add_veth_pair(struct opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char *ext;
+
+	if (!eq || eq == arg || !eq[1]) {
+		fprintf(stderr, "Error: --veth-pair %s: not IF=OUT[@BRIDGE]\n", arg);
+		return -1;
+	}
+	if (asprintf(&ext, "veth[%.*s]:%s", (int)(eq - arg), arg, eq + 1) < 0)
+		return -1;
+	return add_external(o, ext);
 }
 
 /* --inherit-fd fd[N]:KEY: N is one of our own fds, from whoever started us */
@@ -284,6 +302,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_SKIP_CHECKSUM: o->skip_checksum = 1; break;
 		case OPT_EXTERNAL:
 			if (add_external(o, optarg))
+				return -1;
+			break;
+		case OPT_VETH_PAIR:
+			if (add_veth_pair(o, optarg))
 				return -1;
 			break;
 		case OPT_INHERIT_FD:

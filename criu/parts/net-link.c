@@ -374,6 +374,10 @@ static int make_veth_out(const struct net_who *w, struct nl_sock *sk, struct nl_
 	int err = -1, peer_idx;
 
 	outside_name(o, l, name, bridge);
+	if (!name[0] && l->peer_name)
+		pr_info(NET_FMT ": veth %s: its peer was %s in criu's namespace at the dump; the "
+			"kernel names it now (--external veth[%s]:%s would)", NET_ARGS(w), l->name,
+			l->peer_name, l->name, l->peer_name);
 	link = rtnl_link_veth_alloc();
 	if (!link)
 		return -1;

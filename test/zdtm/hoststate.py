@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -73,9 +74,15 @@ def tool(name: str) -> str | None:
     return None
 
 
+# container.py names the host's links a session's containers make "zcPID...":
+# those of other sessions come and go meanwhile (they check their own)
+OTHER_SESSION = re.compile(r"zc(\d+)")
+
+
 def links() -> State:
     """'link NAME' -> flags, MTU, state, master and MAC of each link of the
-    runner's network namespace, as `ip -o link show` has them."""
+    runner's network namespace, as `ip -o link show` has them (but those
+    other test sessions' containers make)."""
     ip = tool("ip")
     if not ip:
         return {}
@@ -85,7 +92,11 @@ def links() -> State:
     out: State = {}
     for line in p.stdout.splitlines():
         _, name, rest = (line.split(": ", 2) + ["", ""])[:3]
-        out[f"link {name.split('@')[0]}"] = " ".join(rest.replace("\\", " ").split())
+        name = name.split("@")[0]
+        m = OTHER_SESSION.match(name)
+        if m and m.group(1) != str(os.getpid()):
+            continue
+        out[f"link {name}"] = " ".join(rest.replace("\\", " ").split())
     return out
 
 

@@ -217,11 +217,12 @@ def eth0(pid: int) -> str:
 
 # ------------------------------------------------------------------- veth
 
-@pytest.mark.parametrize("flavour", ["plain", "leave-running"])
+@pytest.mark.parametrize("flavour", ["plain", "leave-running", "veth-pair"])
 def test_veth_across(host, flavour):
     """eth0 inside, its peer vh0 outside in br0: after restore with
-    --external veth[eth0]:vh0@br0 the peer is back in the bridge and both
-    sides reach each other."""
+    --external veth[eth0]:vh0@br0 (or CRIU's older --veth-pair
+    eth0=vh0@br0) the peer is back in the bridge and both sides reach
+    each other."""
     with zdtm.Run(PROGRAM, f"veth-{flavour}") as r:
         start_tree(r, host)
         add_veth(r, host)
@@ -235,7 +236,8 @@ def test_veth_across(host, flavour):
             check_connected(r, host)
             r.kill()
         wait_gone(host, "vh0")
-        r.restore_ok(img, ["--external", "veth[eth0]:vh0@br0"])
+        r.restore_ok(img, ["--veth-pair", "eth0=vh0@br0"] if flavour == "veth-pair" else
+                     ["--external", "veth[eth0]:vh0@br0"])
         r.check_running("after restore", snap)
         assert eth0(r.pid) == before
         master = host.sh("ip -o link show vh0")
