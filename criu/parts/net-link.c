@@ -500,9 +500,12 @@ int net_links_up(const struct net_who *w, struct nl_sock *sk, const NetnsEntry *
 	return 0;
 }
 
-/* Outside ends: up where the inside had a carrier (its peer was up), in their bridge. */
+/*
+ * Outside ends: into their bridge (@up 0: made, still down), then up where
+ * the inside had a carrier, that is where they were up (@up 1).
+ */
 int net_peers_up(const struct net_who *w, struct nl_sock *host, const NetnsEntry *e,
-		 const struct net_peers *p, const struct opts *o)
+		 const struct net_peers *p, const struct opts *o, int up)
 {
 	char name[IFNAMSIZ], bridge[IFNAMSIZ];
 	struct rtnl_link *c, *br = NULL;
@@ -515,14 +518,18 @@ int net_peers_up(const struct net_who *w, struct nl_sock *host, const NetnsEntry
 		if (strcmp(l->kind, "veth") || l->peer_ifindex || k >= p->nr)
 			continue;
 		outside_name(o, l, name, bridge);
+		if (up ? !(l->flags & IFF_LOWER_UP) : !bridge[0]) {
+			k++;
+			continue;
+		}
 		c = rtnl_link_alloc();
 		if (!c)
 			return -1;
 		rtnl_link_set_ifindex(c, p->ifindex[k++]);
-		if (l->flags & IFF_LOWER_UP)
+		err = 0;
+		if (up)
 			rtnl_link_set_flags(c, IFF_UP);
-		err = bridge[0] ? rtnl_link_get_kernel(host, 0, bridge, &br) : 0;
-		if (!err && br)
+		else if (!(err = rtnl_link_get_kernel(host, 0, bridge, &br)))
 			rtnl_link_set_master(c, rtnl_link_get_ifindex(br));
 		if (!err)
 			err = rtnl_link_change(host, c, c, 0);
@@ -531,12 +538,23 @@ int net_peers_up(const struct net_who *w, struct nl_sock *host, const NetnsEntry
 			rtnl_link_put(br);
 		br = NULL;
 		if (err) {
-			pr_err(NET_FMT ": can't bring up the peer of veth %s outside%s%s: %s",
-			       NET_ARGS(w), l->name, bridge[0] ? " in bridge " : "", bridge,
-			       nl_geterror(err));
+			pr_err(NET_FMT ": can't %s the peer of veth %s outside%s%s: %s",
+			       NET_ARGS(w), up ? "bring up" : "attach", l->name,
+			       bridge[0] ? " to bridge " : "", bridge, nl_geterror(err));
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* A link whose outside end can't be kept down: its traffic needs the nftables lock. */
+int net_links_lowered(const NetnsEntry *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n_links; i++)
+		if (!strcmp(e->links[i]->kind, "macvlan") || !strcmp(e->links[i]->kind, "ipvlan"))
+			return 1;
 	return 0;
 }
 

@@ -361,6 +361,8 @@ struct net_rst {
 	int ext_fd;		/* --inherit-fd: the namespace to join */
 	int nsfd;		/* the tree's, once it exists */
 	struct net_lock lock;
+	/* the lock of a namespace criu makes: its veth peers outside stay down */
+	int peers_held;
 	struct net_peers peers;
 	struct nl_sock *host;	/* criu's namespace: the peers made there */
 };
@@ -475,7 +477,8 @@ static int fill_step(struct net_rst *r, struct nl_sock *sk, const struct opts *o
 		return net_restore_nft(&r->w, r->e);
 	case FILL_UP:
 		return net_links_up(&r->w, sk, r->e) ||
-		       net_peers_up(&r->w, r->host, r->e, &r->peers, o);
+		       net_peers_up(&r->w, r->host, r->e, &r->peers, o, 0) ||
+		       (!r->peers_held && net_peers_up(&r->w, r->host, r->e, &r->peers, o, 1));
 	case FILL_ROUTES:
 		return net_restore_routes(&r->w, sk, r->e);
 	default:
@@ -512,20 +515,31 @@ out:
 	return ret;
 }
 
+/*
+ * A namespace criu makes is reached only through the links criu makes in
+ * it: the outside ends of its veths stay down until the tree runs, which
+ * locks it at no cost (a lock table's removal waits for the kernel,
+ * net-lock.c). A link on a lower link outside (macvlan, ipvlan) can't be
+ * held so: then, and in a namespace criu joins, the lock of --network-lock.
+ * Links a runtime adds at setup-namespaces are the runtime's to lock.
+ */
 static int setup_netns(struct net_rst *r, const struct opts *o)
 {
+	int fill = !r->e->ext_key && !(o->empty_ns & CLONE_NEWNET) && !r->e->empty;
 	struct nl_sock *sk;
 	int ret;
 
+	r->peers_held = !r->e->ext_key && o->network_lock != NETLOCK_SKIP &&
+			!(fill && net_links_lowered(r->e));
 	/* iptables can't tell the dump's lock from its own: it goes first */
 	if (r->e->ext_key && o->network_lock == NETLOCK_IPTABLES &&
 	    net_lock_drop_kept(&r->w, o->network_lock, 0) < 0)
 		return -1;
-	if (net_lock(&r->w, &r->lock, o->network_lock, 0))
+	if (!r->peers_held && net_lock(&r->w, &r->lock, o->network_lock, 0))
 		return -1;
 	if (r->e->ext_key)
 		return 0;
-	if (!(o->empty_ns & CLONE_NEWNET) && !r->e->empty)
+	if (fill)
 		return fill_netns(r, o);
 	sk = net_rtnl_open();
 	ret = sk ? net_links_up(&r->w, sk, NULL) : -1;
@@ -562,15 +576,16 @@ static int net_ns_ready(struct rst_ctx *rc, struct rtask *root)
 	if (!ret)
 		fault_point("net-filled");
 	if (!ret)
-		pr_info(NET_FMT ": %s, locked until the tree runs", NET_ARGS(&r->w),
-			r->e->ext_key ? "joined" : "restored");
+		pr_info(NET_FMT ": %s, locked until the tree runs (%s)", NET_ARGS(&r->w),
+			r->e->ext_key ? "joined" : "restored", r->peers_held ?
+			"its links outside held down" : "--network-lock");
 	return ret;
 }
 
 /*
- * Right before the tree runs: the traffic goes through (the chains of the
- * locks accept); the tables themselves go once it runs (release_tree),
- * as taking them away waits for the kernel (net-lock.c).
+ * Right before the tree runs: the traffic goes through (the peers outside
+ * up, or the chains of the locks accept); the tables themselves go once
+ * it runs (resumed), as taking them away waits for the kernel.
  */
 static int net_resume(struct rst_ctx *rc, struct rtask *root)
 {
@@ -579,6 +594,8 @@ static int net_resume(struct rst_ctx *rc, struct rtask *root)
 
 	if (!r)
 		return 0;
+	if (r->peers_held)
+		return net_peers_up(&r->w, r->host, r->e, &r->peers, rc->opts, 1);
 	if (netns_enter(r->nsfd, &back))
 		return -1;
 	if (r->e->ext_key && method != NETLOCK_IPTABLES)
@@ -600,7 +617,7 @@ static void net_resumed(struct rst_ctx *rc, struct rtask *root)
 	struct net_rst *r = rc->shared[PART_NET];
 	int back;
 
-	if (!r || netns_enter(r->nsfd, &back))
+	if (!r || r->peers_held || netns_enter(r->nsfd, &back))
 		return;
 	if (r->e->ext_key && rc->opts->network_lock == NETLOCK_NFTABLES)
 		net_lock_drop_kept(&r->w, NETLOCK_NFTABLES, 0);

@@ -52,9 +52,11 @@ int net_restore_links(const struct net_who *w, struct nl_sock *sk, struct nl_soc
 int net_links_up(const struct net_who *w, struct nl_sock *sk, const NetnsEntry *e);
 /* a failed restore: the peers made in criu's namespace go again */
 void net_peers_remove(struct nl_sock *host, struct net_peers *p);
-/* veth peers outside: up, in their bridge (after the inside ends exist) */
+/* veth peers outside: into their bridge (@up 0), then up (@up 1) */
 int net_peers_up(const struct net_who *w, struct nl_sock *host, const NetnsEntry *e,
-		 const struct net_peers *p, const struct opts *o);
+		 const struct net_peers *p, const struct opts *o, int up);
+/* has the namespace links on a lower link outside (macvlan, ipvlan)? */
+int net_links_lowered(const NetnsEntry *e);
 
 /* net-rtnl.c: the kernel's dump messages, filtered (see netns.proto) */
 int net_dump_rtnl(const struct net_who *w, struct nl_sock *sk, NetnsEntry *e);

@@ -290,9 +290,11 @@ def test_veth_pair_inside(host):
 @pytest.mark.parametrize("given", [False, True], ids=["lower-by-name", "lower-given"])
 def test_macvlan(host, given):
     """mv0 inside on low0 of criu's namespace: made again on low0 (the
-    dump's name), or on low1 with --external macvlan[mv0]:low1."""
+    dump's name), or on low1 with --external macvlan[mv0]:low1. Its
+    outside can't be held down: the nftables lock keeps the restored tree
+    quiet until it runs (a ping at post-restore gets no answer)."""
     host.sh("ip link add low0 type veth peer name low1 && ip link set low0 up && "
-            "ip link set low1 up")
+            "ip link set low1 up && ip addr add 10.33.0.1/24 dev low1")
     with zdtm.Run(PROGRAM, "macvlan") as r:
         start_tree(r, host)
         p = run_in(host.path, f"ip link add mv0 link low0 netns {r.pid} type macvlan "
@@ -304,7 +306,13 @@ def test_macvlan(host, given):
         before = run_in(tree_ns(r.pid), "ip -o -d link show mv0").stdout
         img = r.imgdir("img")
         r.dump_ok(img)
-        r.restore_ok(img, ["--external", "macvlan[mv0]:low1"] if given else [])
+        probe, out = probe_script(r, "post-restore", "10.33.0.2")
+        r.restore_ok(img, (["--external", "macvlan[mv0]:low1"] if given else []) +
+                     ["--action-script", str(probe)])
+        if not given:
+            assert out.read_text().split() == ["none"], "the macvlan was not locked"
+            assert host.ping("10.33.0.2"), "no traffic through the macvlan after restore"
+            assert no_lock_left(tree_ns(r.pid)), "a lock is left after the restore"
         after = run_in(tree_ns(r.pid), "ip -o -d link show mv0").stdout
         lower = host.sh(f"ip -o link show {'low1' if given else 'low0'}").split(":")[0]
         assert f"mv0@if{lower}:" in after, f"mv0 is not on the right lower link: {after}"
@@ -404,16 +412,16 @@ def test_inherit_fd_not_a_netns(host):
 PROBE = """#!/bin/sh
 # criu's action script: at {action}, can the outside ping the tree?
 [ "$CRTOOLS_SCRIPT_ACTION" = "{action}" ] || exit 0
-if busybox ping -c 1 -W 1 10.55.0.2 >/dev/null 2>&1; then r=reply; else r=none; fi
+if busybox ping -c 1 -W 1 {addr} >/dev/null 2>&1; then r=reply; else r=none; fi
 echo $r >> {out}
 exit 0
 """
 
 
-def probe_script(r: zdtm.Run, action: str) -> tuple[Path, Path]:
+def probe_script(r: zdtm.Run, action: str, addr: str = "10.55.0.2") -> tuple[Path, Path]:
     out = r.dir / f"probe-{action}"
     script = r.dir / f"probe-{action}.sh"
-    script.write_text(PROBE.format(action=action, out=out))
+    script.write_text(PROBE.format(action=action, out=out, addr=addr))
     script.chmod(0o700)
     return script, out
 
