@@ -24,6 +24,7 @@ are made again, is the test's and never the machine's.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -496,6 +497,25 @@ def test_refused_dump_leaves_no_lock(host):
 
 # ------------------------------------------------------- failed restores
 
+def netns_of_log(log: Path) -> int:
+    """The namespace a restore made, as its log names it."""
+    m = re.search(r"network namespace net:\[(\d+)\]", log.read_text())
+    assert m, f"{log} names no network namespace"
+    return int(m.group(1))
+
+
+def netns_in_use(ino: int) -> list[int]:
+    """The processes that are in network namespace @ino."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and os.stat(d / "ns" / "net").st_ino == ino:
+                pids.append(int(d.name))
+        except OSError:
+            pass
+    return pids
+
+
 def test_failed_restore_leaves_nothing(host):
     """A restore that fails after the veth is made (its bridge is missing)
     removes the peer it made; the tree's namespace goes with the tree."""
@@ -511,6 +531,8 @@ def test_failed_restore_leaves_nothing(host):
         now = host.links()
         assert now == links, f"left behind: {set(now) - set(links)}"
         assert zdtm.proc_state(r.pid) in (None, "X"), "the tree is still there"
+        ns = netns_of_log(img / "restore.log")
+        assert netns_in_use(ns) == [], f"processes left in net:[{ns}]"
         res, _ = r.restore(img, ["--external", "veth[eth0]:lo"])
         check_clean_error(r, res, "restore onto a name in use", ("lo",))
         assert host.links() == links
