@@ -14,9 +14,11 @@ extern const struct part part_posix_timer;
 extern const struct part part_ns, part_ns_pid, part_ns_uts, part_timens;
 extern const struct part part_shmem, part_sysvipc;
 extern const struct part part_seccomp, part_seccomp_strict;
+extern const struct part part_net;
 
 const struct part *const parts[PART_NR] = {
 	[PART_NS] = &part_ns,
+	[PART_NET] = &part_net,
 	[PART_NS_PID] = &part_ns_pid,
 	[PART_NS_UTS] = &part_ns_uts,
 	[PART_TIMENS] = &part_timens,

@@ -301,6 +301,10 @@ class Run:
         self.session_leader = session_leader
         self.args = args or []
         self.gap = gap
+        # commands the program and criu run under (nsenter, unshare: pid kept)
+        self.start_prefix: list[str] = []
+        self.criu_prefix: list[str] = []
+        self.criu_fds: tuple[int, ...] = ()     # fds criu inherits (--inherit-fd)
         self.dir = Path(tempfile.mkdtemp(prefix=f"{name}.{flavour}.", dir=session_dir()))
         self.out = self.dir / f"{name}.out"
         self.ready = self.dir / f"{name}.ready"
@@ -360,7 +364,8 @@ class Run:
         binary = self.binary()
         if not binary.exists():
             self.fail(f"test program {binary} not built (ninja -C build?)")
-        cmd = [str(binary), "--outfile", str(self.out), "--readyfile", str(self.ready)]
+        cmd = self.start_prefix + [str(binary), "--outfile", str(self.out),
+                                   "--readyfile", str(self.ready)]
         if self.extra:
             cmd += ["--extra", self.extra]
         if self.pidns:
@@ -514,10 +519,11 @@ class Run:
         self.ncriu += 1
         outp = self.dir / f"criu{self.ncriu}.stdout"
         errp = self.dir / f"criu{self.ncriu}.stderr"
-        cmd = [CRIU] + args
+        cmd = self.criu_prefix + [CRIU] + args
         with open(outp, "wb") as o, open(errp, "wb") as e:
             try:
                 p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=o, stderr=e,
+                                   pass_fds=self.criu_fds,
                                    env=env, timeout=timeout)
                 rc = p.returncode
             except subprocess.TimeoutExpired:
