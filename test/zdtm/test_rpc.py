@@ -501,7 +501,7 @@ def dump_notes(tmp_path: Path, pid: int, **opts: Any) -> tuple[Any, Notes]:
     return resp, notes
 
 
-def test_network_lock_notifications(tmp_path: Path):
+def test_network_lock_notifications(tmp_path: Path) -> None:
     """A tree with its own network namespace: network-lock before the freeze;
     a refused dump (a bridge inside) is followed by network-unlock, as is a
     dump that leaves the tree running (after post-dump); the task runs on."""
