@@ -59,6 +59,11 @@ static void usage(FILE *f)
 "  --address PATH          service: the socket to listen on\n"
 "  --skip-checksum         dump: no checksums of the page stores; restore: check\n"
 "                          no checksum (the images are trusted as they are)\n"
+"  --root DIR              restore: the root filesystem of the tree's mount namespace\n"
+"  --external mnt[MNT]:KEY dump: the mount at MNT comes from outside, named KEY;\n"
+"                          mnt[] names every such mount by its path\n"
+"  --external mnt[KEY]:PATH  restore: mount KEY is bound from PATH\n"
+"  --ext-mount-map A:B     the same as --external mnt[A]:B (auto: mnt[])\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -75,6 +80,9 @@ enum {
 	OPT_FEATURE,
 	OPT_ADDRESS,
 	OPT_SKIP_CHECKSUM,
+	OPT_ROOT,
+	OPT_EXTERNAL,
+	OPT_EXT_MOUNT_MAP,
 };
 
 static const struct option long_opts[] = {
@@ -96,6 +104,9 @@ static const struct option long_opts[] = {
 	{ "feature", required_argument, NULL, OPT_FEATURE },
 	{ "address", required_argument, NULL, OPT_ADDRESS },
 	{ "skip-checksum", no_argument, NULL, OPT_SKIP_CHECKSUM },
+	{ "root", required_argument, NULL, OPT_ROOT },
+	{ "external", required_argument, NULL, OPT_EXTERNAL },
+	{ "ext-mount-map", required_argument, NULL, OPT_EXT_MOUNT_MAP },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -207,6 +218,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_FEATURE: o->feature = optarg; break;
 		case OPT_ADDRESS: o->address = optarg; break;
 		case OPT_SKIP_CHECKSUM: o->skip_checksum = 1; break;
+		case OPT_ROOT: o->root = optarg; break;
+		case OPT_EXTERNAL:
+		case OPT_EXT_MOUNT_MAP:
+			if (opts_add_external(o, optarg, c == OPT_EXT_MOUNT_MAP)) {
+				fprintf(stderr, "Error: bad value '%s' for option %s\n", optarg,
+					c == OPT_EXTERNAL ? "--external (mnt[ID]:VALUE; other "
+					"kinds are not supported yet)" :
+					"--ext-mount-map (KEY:VALUE or auto)");
+				return -1;
+			}
+			break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("Version: %s\n", CRIU_VERSION); exit(0);
 		case ':':

@@ -372,6 +372,11 @@ static int prefork(struct rst_ctx *rc, struct rtree *tree)
 		task_fds.nr += t->nr_task_fds;
 	}
 	qsort(task_fds.fds, task_fds.nr, sizeof(int), cmp_fd);
+	rc->proc_fd = rst_inherit_fd(rc, open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC));
+	if (rc->proc_fd < 0) {
+		pr_perror("Can't open /proc for the new tasks");
+		return -1;
+	}
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->prefork && parts[i]->prefork(rc))
 			return -1;
@@ -615,7 +620,7 @@ static int before_resume(struct rst_ctx *rc, pid_t root)
 
 int cr_restore(const struct opts *o)
 {
-	struct rst_ctx rc = { .opts = o };
+	struct rst_ctx rc = { .opts = o, .proc_fd = -1 };
 	struct rtree tree = { 0 };
 	PstreeEntry *pe = NULL;
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC);

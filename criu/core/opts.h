@@ -30,6 +30,13 @@ struct opts {
 	const char *feature;		/* check --feature NAME */
 	const char *address;		/* service --address PATH */
 	int skip_checksum;		/* --skip-checksum */
+	const char *root;		/* --root: restore: the tree's root filesystem */
+	/*
+	 * --external, in order: "KIND[INSIDE]:OUTSIDE" (CRIU's forms); each
+	 * part reads the kinds it knows (mnt[...]: the mount part).
+	 */
+	const char **external;
+	int nr_external;
 	/* opened once by main(): every file criu writes is created in these */
 	int images_dirfd;		/* -D, or -1 */
 	int work_dirfd;			/* -W, else -D, else AT_FDCWD */

@@ -189,6 +189,45 @@ int opts_open_dirs(struct opts *o, int create)
 	return 0;
 }
 
+/* The kinds of --external some part reads. */
+static const char *const external_kinds[] = { "mnt" };
+
+static int known_external(const char *v, const char *bracket)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(external_kinds); i++)
+		if ((size_t)(bracket - v) == strlen(external_kinds[i]) &&
+		    !strncmp(v, external_kinds[i], bracket - v))
+			return 1;
+	return 0;
+}
+
+int opts_add_external(struct opts *o, const char *v, int map)
+{
+	const char *b = strchr(v, '['), *e = b ? strchr(b, ']') : NULL, *colon = strchr(v, ':');
+	const char **n;
+	char *s = NULL;
+
+	if (map && !strcmp(v, "auto"))
+		s = xstrdup("mnt[]");
+	else if (map && colon && colon != v && colon[1] &&
+		 asprintf(&s, "mnt[%.*s]%s", (int)(colon - v), v, colon) < 0)
+		s = NULL;
+	else if (!map && b && known_external(v, b) && e && (!e[1] || (e[1] == ':' && e[2])))
+		s = xstrdup(v);
+	if (!s)
+		return -1;
+	n = xrealloc(o->external, (o->nr_external + 1) * sizeof(*n));
+	if (!n) {
+		free(s);
+		return -1;
+	}
+	o->external = n;
+	o->external[o->nr_external++] = s;
+	return 0;
+}
+
 void opts_warn_dirs(const struct opts *o)
 {
 	if (o->images_dirfd >= 0)

@@ -49,6 +49,11 @@ void dir_check_shared(int fd, const char *path, const char *what);
  */
 struct opts;
 int opts_open_dirs(struct opts *o, int create);
+/*
+ * --external KIND[ID]:VALUE (@map 0) or --ext-mount-map KEY:VALUE (@map 1,
+ * "auto" for mnt[]), appended to o->external; -1 if malformed.
+ */
+int opts_add_external(struct opts *o, const char *v, int map);
 /* One warning for each of those directories others may plant files in. */
 void opts_warn_dirs(const struct opts *o);
 int read_full(int fd, void *buf, size_t len, off_t off);

@@ -18,7 +18,6 @@ static const struct {
 	const char *what;
 } refused[] = {
 	{ "user", "user" },
-	{ "mnt", "mount" },
 	{ "net", "network" },
 	{ "cgroup", "cgroup" },
 };

@@ -19,6 +19,7 @@
 
 enum part_id {
 	PART_NS,		/* first: refusals before anything else is asked */
+	PART_MNT,		/* the root builds the tree and enters it, before it forks */
 	PART_NS_PID,
 	PART_NS_UTS,
 	PART_TIMENS,
@@ -99,6 +100,11 @@ struct rst_ctx {
 	const struct opts *opts;
 	void *shared[PART_NR];		/* a part's tree-wide data during a restore */
 	unsigned long root_flags;	/* extra clone3 flags for the root (CLONE_NEW*) */
+	/*
+	 * criu's /proc (O_PATH), inherited by every task: /proc inside may be
+	 * the tree's own, whose pids are not criu's.
+	 */
+	int proc_fd;
 	/*
 	 * fds criu opened before the first fork (objects several tasks share):
 	 * every task inherits them and keeps them until its batch closes them.

@@ -157,12 +157,57 @@ static int set_log_stderr(struct rpc_setup *rs, const CriuOpts *ro)
 	return 0;
 }
 
-/* ------------------------------------------------ refused for some values */
-
-static int root_refused(const CriuOpts *ro)
+/* --external and --ext-mount-map: criu's own list, whatever sent them. */
+static int add_external(struct rpc_setup *rs, const char *v, int map)
 {
-	return ro->root && *ro->root && strcmp(ro->root, "/");
+	if (!v || opts_add_external(&rs->o, v, map)) {
+		snprintf(rs->err, sizeof(rs->err), "Option %s '%.200s' is not %s",
+			 map ? "ext_mnt" : "external", v ? v : "",
+			 map ? "KEY:VALUE" : "mnt[ID]:VALUE (other kinds are not supported yet)");
+		return -1;
+	}
+	return 0;
 }
+
+static int set_external(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	size_t i;
+
+	for (i = 0; i < ro->n_external; i++)
+		if (add_external(rs, ro->external[i], 0))
+			return -1;
+	return 0;
+}
+
+static int conf_external(struct rpc_setup *rs, const char *val)
+{
+	return add_external(rs, val, 0);
+}
+
+static int set_ext_mnt(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	char buf[PATH_MAX * 2 + 8];
+	size_t i;
+
+	for (i = 0; i < ro->n_ext_mnt; i++) {
+		snprintf(buf, sizeof(buf), "%s:%s", ro->ext_mnt[i]->key, ro->ext_mnt[i]->val);
+		if (add_external(rs, buf, 1))
+			return -1;
+	}
+	return 0;
+}
+
+static int conf_ext_mnt(struct rpc_setup *rs, const char *val)
+{
+	return add_external(rs, val, 1);
+}
+
+static int set_auto_ext_mnt(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	return ro->auto_ext_mnt ? add_external(rs, "auto", 1) : 0;
+}
+
+/* ------------------------------------------------ refused for some values */
 
 static int cg_mode_refused(const CriuOpts *ro)
 {
@@ -188,7 +233,7 @@ static const struct rule rules[] = {
 	{ "ps", "page-server", REFUSED, "the page server is not implemented", 0, NULL, NULL,
 	  NULL },
 	{ "notify_scripts", NULL, HONOURED, NULL, AT(notify), NULL, NULL, NULL },
-	{ "root", "root", REFUSED, "a root other than / " MNTNS, 0, NULL, NULL, root_refused },
+	{ "root", "root", HONOURED, NULL, AT(o.root), NULL, NULL, NULL },
 	{ "parent_img", "prev-images-dir", REFUSED, ITER, 0, NULL, NULL, NULL },
 	{ "track_mem", "track-mem", REFUSED, ITER, 0, NULL, NULL, NULL },
 	{ "auto_dedup", "auto-dedup", REFUSED, "deduplication works on " ITER, 0, NULL, NULL,
@@ -203,13 +248,13 @@ static const struct rule rules[] = {
 	  0, NULL, NULL, NULL },
 	{ "exec_cmd", "exec-cmd", REFUSED, "running a command after the restore is not "
 	  "implemented", 0, NULL, NULL, NULL },
-	{ "ext_mnt", "ext-mount-map", REFUSED, "external mounts " MNTNS, 0, NULL, NULL, NULL },
+	{ "ext_mnt", "ext-mount-map", HONOURED, NULL, 0, set_ext_mnt, conf_ext_mnt, NULL },
 	{ "manage_cgroups", "manage-cgroups", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
 	{ "cg_root", "cgroup-root", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
 	{ "rst_sibling", NULL, HONOURED, NULL, 0, set_sibling, NULL, NULL },
 	{ "inherit_fd", "inherit-fd", REFUSED, "fds inherited from the client are not "
 	  "implemented yet", 0, NULL, NULL, NULL },
-	{ "auto_ext_mnt", NULL, REFUSED, "external mounts " MNTNS, 0, NULL, NULL, NULL },
+	{ "auto_ext_mnt", NULL, HONOURED, NULL, 0, set_auto_ext_mnt, NULL, NULL },
 	{ "ext_sharing", "enable-external-sharing", REFUSED, "external mounts " MNTNS, 0, NULL,
 	  NULL, NULL },
 	{ "ext_masters", "enable-external-masters", REFUSED, "external mounts " MNTNS, 0, NULL,
@@ -224,8 +269,7 @@ static const struct rule rules[] = {
 	  0, NULL, NULL, NULL },
 	{ "irmap_scan_paths", "irmap-scan-path", REFUSED, "an inode map is not implemented",
 	  0, NULL, NULL, NULL },
-	{ "external", "external", REFUSED, "external namespaces, mounts and devices are not "
-	  "supported yet", 0, NULL, NULL, NULL },
+	{ "external", "external", HONOURED, NULL, 0, set_external, conf_external, NULL },
 	{ "empty_ns", "empty-ns", REFUSED, "an empty network namespace " NETNS, 0, NULL, NULL,
 	  NULL },
 	{ "join_ns", "join-ns", REFUSED, "joining namespaces on restore is not supported yet",
