@@ -688,4 +688,9 @@ void rpc_setup_free(struct rpc_setup *rs)
 	rs->conf_strs = NULL;
 	rs->conf_buf = NULL;
 	rs->nr_conf_strs = 0;
+	for (i = 0; i < rs->o.nr_external; i++)
+		free((char *)rs->o.external[i]);
+	free(rs->o.external);
+	rs->o.external = NULL;
+	rs->o.nr_external = 0;
 }
