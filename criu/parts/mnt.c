@@ -76,6 +76,8 @@ struct mnt_dump {
 	uint32_t contents;
 	struct tmpfs_dump *tmpfs;
 	int nr_tmpfs;
+	uint32_t *host_used;		/* criu's mounts files are on */
+	size_t nr_host_used;
 };
 
 /* The dump being made, for mnt_dump_reaches(). */
@@ -527,10 +529,30 @@ static int mnt_check(struct dump_ctx *dc, struct dtask *t)
 	return collect(dc, t, own);
 }
 
+/* A file on a mount of criu's: restore reopens it there, by its path. */
+static int host_mount_used(struct mnt_dump *d, uint32_t id, pid_t pid, const char *what)
+{
+	uint32_t *n;
+	size_t i;
+
+	for (i = 0; i < d->nr_host_used; i++)
+		if (d->host_used[i] == id)
+			return 1;
+	n = xrealloc(d->host_used, (d->nr_host_used + 1) * sizeof(*n));
+	if (!n)
+		return 0;
+	d->host_used = n;
+	d->host_used[d->nr_host_used++] = id;
+	pr_info("Task %d: %s is on mount %u of criu's namespace: reopened there", pid, what, id);
+	return 1;
+}
+
 int mnt_dump_reaches(pid_t pid, uint64_t mnt_id, const char *what)
 {
 	if (!cur || !mnt_id || proc_mount_by_id(&cur->ms, (int)mnt_id))
 		return 1;
+	if (proc_mount_by_id(&cur->host, (int)mnt_id))
+		return host_mount_used(cur, mnt_id, pid, what);
 	pr_err("Task %d: %s is on mount %lu, which is not in the tree's mount namespace "
 	       "(mnt:[%lu])", pid, what, mnt_id, cur->ns);
 	return 0;
@@ -556,6 +578,7 @@ static void free_dump(struct mnt_dump *d)
 	free(d->e);
 	free(d->host_of);
 	free(d->tmpfs);
+	free(d->host_used);
 	proc_mounts_free(&d->ms);
 	proc_mounts_free(&d->host);
 	proc_mounts_free(&d->cg);
@@ -580,11 +603,13 @@ static int mnt_dump_tree(struct dump_ctx *dc)
 	e.maker = d->maker_ns;
 	e.n_mounts = d->ms.nr;
 	e.mounts = pe;
+	e.n_host_mounts = d->nr_host_used;
+	e.host_mounts = d->host_used;
 	ret = img_write(dc->dirfd, IMG_MNTNS, 0, &e.base);
 	if (!ret && d->nr_tmpfs)
 		ret = tmpfs_dump_all(dc->dirfd, d->maker, d->tmpfs, d->nr_tmpfs);
-	/* every task holds an fd on each mount's root, and criu's /proc */
-	dc->restore_shared += d->ms.nr + 1;
+	/* every task holds an fd on each mount's root, criu's root and criu's /proc */
+	dc->restore_shared += d->ms.nr + 2;
 	free(pe);
 out:
 	free_dump(d);
@@ -595,7 +620,7 @@ out:
 /* ------------------------------------------------------------- restore */
 
 /* The tree's mounts once built: in the maker, and in every task it forks. */
-static struct mnt_restore rst = { .store = -1, .proc_fd = -1 };
+static struct mnt_restore rst = { .store = -1, .proc_fd = -1, .host_root = -1 };
 
 static struct rmount *by_id(struct mnt_restore *r, uint32_t id)
 {
@@ -713,6 +738,29 @@ static int mnt_load_tree(struct rst_ctx *rc)
 	return 0;
 }
 
+/* criu's root, for every task: files some task held on criu's mounts. */
+static int mnt_prefork(struct rst_ctx *rc)
+{
+	if (!rst.ns || !rst.ns->n_host_mounts)
+		return 0;
+	rst.host_root = rst_inherit_fd(rc, open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+	if (rst.host_root < 0) {
+		pr_perror("Can't open criu's root for the new tasks");
+		return -1;
+	}
+	return 0;
+}
+
+static int on_host(uint64_t mnt_id)
+{
+	size_t i;
+
+	for (i = 0; rst.ns && i < rst.ns->n_host_mounts; i++)
+		if (rst.ns->host_mounts[i] == mnt_id)
+			return 1;
+	return 0;
+}
+
 /*
  * In the maker, before it forks: the tree, entered. Its mounts' roots stay
  * open in every task, for the files opened by path in the mount they were
@@ -789,6 +837,9 @@ int mnt_open(pid_t pid, uint64_t mnt_id, const char *path, int flags)
 	char self[64];
 	int fd;
 
+	if (!m && on_host(mnt_id) && rst.host_root >= 0 && path[0] == '/')
+		/* from criu's root, through criu's mounts: the very file held */
+		return openat(rst.host_root, path[1] ? path + 1 : ".", flags | O_CLOEXEC);
 	if (!m || m->fd < 0 || !rel) {
 		if (rst.ns && mnt_id)
 			pr_debug("Task %d: %s on mount %lu: opened by its path", pid, path,
@@ -815,7 +866,7 @@ static void mnt_release_tree(struct rst_ctx *rc)
 	free(rst.ext_fd);
 	img_free(IMG_MNTNS, rst.ns);
 	memset(&rst, 0, sizeof(rst));
-	rst.store = rst.proc_fd = -1;
+	rst.store = rst.proc_fd = rst.host_root = -1;
 }
 
 const struct part part_mnt = {
@@ -824,6 +875,7 @@ const struct part part_mnt = {
 	.check = mnt_check,
 	.dump_tree = mnt_dump_tree,
 	.load_tree = mnt_load_tree,
+	.prefork = mnt_prefork,
 	.early = mnt_early,
 	.release_tree = mnt_release_tree,
 };

@@ -19,7 +19,9 @@
 /*
  * Dump: 1 when files on mount @mnt_id (of /proc/PID/fdinfo, statx()'s
  * stx_mnt_id) can be restored: the tree has no mount namespace of its own,
- * or the mount is in it. Otherwise 0, with the task and @what logged.
+ * or the mount is in it, or in criu's (a file held since before the tree
+ * made its namespace: reopened in criu's). Otherwise 0, with the task and
+ * @what logged.
  */
 int mnt_dump_reaches(pid_t pid, uint64_t mnt_id, const char *what);
 /* The mount id of what @path (a /proc/PID/... link) leads to; 0 if unknown. */
@@ -62,6 +64,7 @@ struct mnt_restore {
 	int *ext_fd;		/* per mount: an O_PATH fd of it, while the tree is built */
 	int store;		/* tmpfs-data.img, while the contents are written */
 	int proc_fd;		/* criu's /proc */
+	int host_root;		/* criu's root, for files on criu's mounts */
 };
 
 /* mnt-build.c: in the maker, first thing: the whole tree, entered. */
