@@ -44,6 +44,12 @@ static int reg_check(const struct fd_dump *f)
 
 static int reg_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
 {
+	int hidden = mnt_dump_hidden(f->pid, f->mnt_id, f->link, d->flags);
+
+	if (hidden < 0)
+		return -1;
+	d->has_hidden = !!hidden;
+	d->hidden = hidden;
 	if (S_ISCHR(f->st->st_mode)) {
 		d->has_rdev = 1;
 		d->rdev = f->st->st_rdev;
@@ -60,7 +66,8 @@ static int reg_open(pid_t pid, const FileDesc *d)
 	struct stat st;
 	int fd;
 
-	fd = mnt_open(pid, d->mnt_id, d->path, flags);
+	fd = d->hidden ? mnt_open_hidden(pid, d->hidden, d->path) :
+			 mnt_open(pid, d->mnt_id, d->path, flags);
 	if (fd < 0) {
 		pr_perror("Task %d: can't reopen %s", pid, d->path);
 		return -1;

@@ -69,28 +69,34 @@ static int set_attrs(struct rmount *m)
 }
 
 /*
- * Propagation as dumped, right after the attach: a clone of a shared mount
- * is its peer, so binds that were peers are made from one (mnt.c chose
- * their source) before anything else is cloned from it.
+ * Propagation as dumped, right after the attach. A clone is what its
+ * source is (a peer of its peers, a slave of its master), so binds that
+ * were peers or slaves are made from a mount of the right group (mnt.c
+ * chose their source) before anything else is cloned from it.
  */
 static int propagate(struct rmount *m, struct rmount *src)
 {
 	MountEntry *e = m->e;
-	int peer = src && src->e->shared && src->e->shared == e->shared && !e->master;
+	uint32_t has_shared = src ? src->e->shared : 0, has_master = src ? src->e->master : 0;
 	const char *step = "private";
-	int ret = 0;
+	int ret = 0, peer;
 
+	if (src && has_shared == e->shared && has_master == e->master)
+		return 0;	/* the clone is just that */
 	if (e->master && !e->master_outside) {
-		if (src && src->e->shared == e->master) {
-			step = "a slave";
+		step = "a slave";
+		if (has_shared == e->master)
 			ret = setattr(m->fd, 0, 0, MS_SLAVE);
-		} else {
+		else if (has_master != e->master || has_shared) {
 			pr_warn("Mount %u at %s: no mount of peer group %u to be a slave of; "
 				"made private", e->id, e->mountpoint, e->master);
 			ret = setattr(m->fd, 0, 0, MS_PRIVATE);
 		}
-	} else if (!e->master_outside && !peer) {
-		ret = setattr(m->fd, 0, 0, MS_PRIVATE);
+		peer = 0;
+	} else {
+		peer = has_shared && has_shared == e->shared && !has_master;
+		if (!e->master_outside && !peer)
+			ret = setattr(m->fd, 0, 0, MS_PRIVATE);
 	}
 	if (!ret && e->shared && !peer) {
 		step = "shared";
@@ -298,7 +304,7 @@ static int make_all(struct mnt_restore *r)
 				continue;
 			}
 			if (make(r, m, &src) || set_attrs(m) || attach(m, find(r, m->e->parent)) ||
-			    propagate(m, src))
+			    propagate(m, src) || mnt_open_hidden_on(r, m))
 				return -1;
 			m->done = 1;
 			made++;
@@ -367,7 +373,7 @@ static int build_on_root(struct mnt_restore *r, struct rmount *root)
 		pr_perror("Can't mount --root %s", r->root);
 		return -1;
 	}
-	if (set_attrs(root) || propagate(root, NULL))
+	if (set_attrs(root) || propagate(root, NULL) || mnt_open_hidden_on(r, root))
 		return -1;
 	root->done = 1;
 	if (make_all(r) || unbindable(r))

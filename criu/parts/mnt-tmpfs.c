@@ -16,7 +16,10 @@
  * The dump reads them from a helper that joined the tree's mount
  * namespace: only there can it clone the mount (open_tree()) to see its
  * files without the mounts on top of its directories, and with no atime
- * updates (the clone is noatime).
+ * updates (the clone is noatime). A tmpfs another mount hides, or an
+ * unbindable one, is read in a private copy of the namespace (where what
+ * hides it is unmounted, and nothing is unbindable): the tree's own
+ * namespace is not touched.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -310,15 +313,11 @@ static int dump_one(int dirfd, struct walk *w, const struct tmpfs_dump *t)
 {
 	TmpfsEntry e = TMPFS_ENTRY__INIT;
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_NOATIME, .attr_clr = MOUNT_ATTR__ATIME };
+	uint64_t from = w->at;
 	int mnt, root, ret;
 	struct stat st;
 	TmpfsNode *n;
 
-	if (mnt_id_of(t->mountpoint) != t->mnt_id) {
-		pr_err("tmpfs at %s (mount %lu) is under another mount: its files can't be "
-		       "read", t->mountpoint, t->mnt_id);
-		return -1;
-	}
 	mnt = open_tree(AT_FDCWD, t->mountpoint, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (mnt < 0 || syscall(SYS_mount_setattr, mnt, "", AT_EMPTY_PATH, &a, sizeof(a)) ||
 	    (root = openat(mnt, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
@@ -338,17 +337,53 @@ static int dump_one(int dirfd, struct walk *w, const struct tmpfs_dump *t)
 	}
 	e.nodes = w->n;
 	e.n_nodes = w->nr;
-	pr_info("tmpfs at %s: %zu files, %lu bytes of data", t->mountpoint, w->nr, w->at);
+	pr_info("tmpfs at %s: %zu files, %lu bytes of data", t->mountpoint, w->nr, w->at - from);
 	return img_write(dirfd, IMG_TMPFS, t->id, &e.base);
 }
 
-/* In the helper: every tmpfs of the namespace, into the images. */
+static int dev_at(const char *path, dev_t *dev)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -1;
+	*dev = st.st_dev;
+	return 0;
+}
+
+/*
+ * In a private copy of the namespace: what is mounted over @t's mount
+ * point (on it, or on a directory above it) goes, until the path leads to
+ * @t's filesystem again.
+ */
+static int uncover(const struct tmpfs_dump *t)
+{
+	char path[PATH_MAX], *slash;
+	dev_t dev;
+
+	while (!dev_at(t->mountpoint, &dev) && dev != t->dev) {
+		snprintf(path, sizeof(path), "%s", t->mountpoint);
+		while (umount2(path, MNT_DETACH)) {
+			slash = strrchr(path, '/');
+			if (!slash || slash == path) {
+				pr_err("tmpfs at %s (mount %lu): can't find what hides it",
+				       t->mountpoint, t->mnt_id);
+				return -1;
+			}
+			*slash = '\0';
+		}
+	}
+	return 0;
+}
+
+/* In the helper: every tmpfs of the namespace, into the images; hidden ones last. */
 static int dump_in_ns(int dirfd, int nsfd, const struct tmpfs_dump *t, int nr)
 {
-	int i, store, ret = 0;
+	int i, pass, store, hidden = 0, ret = 0;
+	char *covered = xzalloc(nr + 1);
 	uint64_t at = 0;
 
-	store = img_open_raw(dirfd, IMG_TMPFS_DATA, 0, 1);
+	store = covered ? img_open_raw(dirfd, IMG_TMPFS_DATA, 0, 1) : -1;
 	if (store < 0)
 		return -1;
 	if (setns(nsfd, CLONE_NEWNS)) {
@@ -356,14 +391,26 @@ static int dump_in_ns(int dirfd, int nsfd, const struct tmpfs_dump *t, int nr)
 		close(store);
 		return -1;
 	}
-	for (i = 0; i < nr && !ret; i++) {
-		struct walk w = { .store = store, .at = at };
-
-		ret = dump_one(dirfd, &w, &t[i]);
-		at = w.at;
-		free_walk(&w);
+	for (i = 0; i < nr; i++)
+		hidden += covered[i] = t[i].unbindable || mnt_id_of(t[i].mountpoint) != t[i].mnt_id;
+	/* a copy of the namespace, where unmounting changes nothing for the tree */
+	if (hidden && (unshare(CLONE_NEWNS) ||
+		       mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))) {
+		pr_perror("Can't make a private copy of the tree's mount namespace");
+		ret = -1;
 	}
+	for (pass = 0; pass < 2 && !ret; pass++)
+		for (i = 0; i < nr && !ret; i++) {
+			struct walk w = { .store = store, .at = at };
+
+			if (covered[i] != pass)
+				continue;
+			ret = (pass && uncover(&t[i])) || dump_one(dirfd, &w, &t[i]);
+			at = w.at;
+			free_walk(&w);
+		}
 	close(store);
+	free(covered);
 	return ret;
 }
 

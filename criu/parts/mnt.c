@@ -78,6 +78,8 @@ struct mnt_dump {
 	int nr_tmpfs;
 	uint32_t *host_used;		/* criu's mounts files are on */
 	size_t nr_host_used;
+	HiddenFile **hidden;
+	size_t nr_hidden;
 };
 
 /* The dump being made, for mnt_dump_reaches(). */
@@ -307,6 +309,8 @@ static int make_new(struct mnt_dump *d, int i)
 	t->id = e->contents = ++d->contents;
 	e->has_contents = 1;
 	t->mnt_id = m->id;
+	t->dev = dev_of(m);
+	t->unbindable = m->unbindable;
 	t->mountpoint = m->mountpoint;
 	t->root = m->root;
 	return 0;
@@ -558,6 +562,41 @@ int mnt_dump_reaches(pid_t pid, uint64_t mnt_id, const char *what)
 	return 0;
 }
 
+int mnt_dump_hidden(pid_t pid, uint64_t mnt_id, const char *path, unsigned int flags)
+{
+	struct proc_mount *m = cur && mnt_id ? proc_mount_by_id(&cur->ms, (int)mnt_id) : NULL;
+	char inside[PATH_MAX + 32];
+	HiddenFile *h, **n;
+	const char *rel;
+
+	if (!m)
+		return 0;
+	snprintf(inside, sizeof(inside), "/proc/%d/root%s", pid, path);
+	if (mnt_id_of(inside) == mnt_id)
+		return 0;
+	rel = mnt_below(m->mountpoint, path);
+	if (!rel || cur->e[m - cur->ms.m].kind == MOUNT_KIND__MNT_INHERITED) {
+		pr_err("Task %d: %s on mount %lu is hidden by another mount, on a mount %s; "
+		       "not supported", pid, path, mnt_id, rel ? "of criu's namespace" :
+		       "it is not below");
+		return -1;
+	}
+	h = xmalloc(sizeof(*h));
+	n = xrealloc(cur->hidden, (cur->nr_hidden + 1) * sizeof(*n));
+	if (n)
+		cur->hidden = n;
+	if (!h || !n || (hidden_file__init(h), !(h->path = xstrdup(rel)))) {
+		free(h);
+		return -1;
+	}
+	h->mnt = mnt_id;
+	h->flags = flags;
+	cur->hidden[cur->nr_hidden++] = h;
+	pr_info("Task %d: %s is hidden by another mount: opened as the tree is built", pid,
+		path);
+	return cur->nr_hidden;
+}
+
 uint64_t mnt_id_of(const char *path)
 {
 	struct statx sx;
@@ -579,6 +618,11 @@ static void free_dump(struct mnt_dump *d)
 	free(d->host_of);
 	free(d->tmpfs);
 	free(d->host_used);
+	for (i = 0; i < (int)d->nr_hidden; i++) {
+		free(d->hidden[i]->path);
+		free(d->hidden[i]);
+	}
+	free(d->hidden);
 	proc_mounts_free(&d->ms);
 	proc_mounts_free(&d->host);
 	proc_mounts_free(&d->cg);
@@ -605,6 +649,8 @@ static int mnt_dump_tree(struct dump_ctx *dc)
 	e.mounts = pe;
 	e.n_host_mounts = d->nr_host_used;
 	e.host_mounts = d->host_used;
+	e.n_hidden = d->nr_hidden;
+	e.hidden = d->hidden;
 	ret = img_write(dc->dirfd, IMG_MNTNS, 0, &e.base);
 	if (!ret && d->nr_tmpfs)
 		ret = tmpfs_dump_all(dc->dirfd, d->maker, d->tmpfs, d->nr_tmpfs);
@@ -723,11 +769,20 @@ static int mnt_load_tree(struct rst_ctx *rc)
 	r->m = xzalloc((r->nr + 1) * sizeof(*r->m));
 	r->ext_path = xzalloc((r->nr + 1) * sizeof(*r->ext_path));
 	r->ext_fd = xzalloc((r->nr + 1) * sizeof(*r->ext_fd));
-	if (!r->m || !r->ext_path || !r->ext_fd)
+	r->hidden_fd = xmalloc((r->ns->n_hidden + 1) * sizeof(int));
+	if (!r->m || !r->ext_path || !r->ext_fd || !r->hidden_fd)
 		return -1;
+
 	for (i = 0; i < r->nr; i++) {
 		r->m[i].e = r->ns->mounts[i];
 		r->m[i].fd = -1;
+	}
+	for (i = 0; i < (int)r->ns->n_hidden; i++) {
+		r->hidden_fd[i] = -1;
+		if (!by_id(r, r->ns->hidden[i]->mnt) || r->ns->hidden[i]->path[0] == '/') {
+			pr_err("Image mnt.img: hidden file #%d is on no mount of the list", i);
+			return -1;
+		}
 	}
 	if (check_tree(rc, r))
 		return -1;
@@ -784,7 +839,47 @@ static int mnt_early(struct rst_ctx *rc, struct rtask *t)
 		if (r->m[i].fd < 0)
 			return -1;
 	}
+	for (i = 0; i < (int)r->ns->n_hidden; i++) {
+		r->hidden_fd[i] = rst_inherit_fd(rc, r->hidden_fd[i]);
+		if (r->hidden_fd[i] < 0)
+			return -1;
+	}
 	return 0;
+}
+
+int mnt_open_hidden_on(struct mnt_restore *r, struct rmount *m)
+{
+	struct open_how how = { .resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS };
+	size_t i;
+
+	for (i = 0; i < r->ns->n_hidden; i++) {
+		HiddenFile *h = r->ns->hidden[i];
+
+		if (h->mnt != m->e->id)
+			continue;
+		how.flags = (h->flags & ~(O_CREAT | O_TRUNC | O_EXCL)) | O_CLOEXEC | O_NOCTTY;
+		r->hidden_fd[i] = syscall(SYS_openat2, m->fd, h->path, &how, sizeof(how));
+		if (r->hidden_fd[i] < 0) {
+			pr_perror("Can't open %s on mount %u at %s, which another mount will hide",
+				  h->path, m->e->id, m->e->mountpoint);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int mnt_open_hidden(pid_t pid, uint32_t n, const char *path)
+{
+	int fd;
+
+	if (!rst.ns || !n || n > rst.ns->n_hidden || rst.hidden_fd[n - 1] < 0) {
+		pr_err("Task %d: %s: no such hidden file #%u in mnt.img", pid, path, n);
+		return -1;
+	}
+	fd = fcntl(rst.hidden_fd[n - 1], F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		pr_perror("Task %d: can't take %s", pid, path);
+	return fd;
 }
 
 const char *mnt_below(const char *mountpoint, const char *path)
@@ -864,6 +959,7 @@ static void mnt_release_tree(struct rst_ctx *rc)
 	free(rst.m);
 	free(rst.ext_path);
 	free(rst.ext_fd);
+	free(rst.hidden_fd);
 	img_free(IMG_MNTNS, rst.ns);
 	memset(&rst, 0, sizeof(rst));
 	rst.store = rst.proc_fd = rst.host_root = -1;

@@ -24,6 +24,12 @@
  * @what logged.
  */
 int mnt_dump_reaches(pid_t pid, uint64_t mnt_id, const char *what);
+/*
+ * Dump: file @path on mount @mnt_id, held by task @pid with status flags
+ * @flags: 0 when its path leads to it in the task's namespace, else N,
+ * the restore's way to it (mnt_open_hidden()); -1 refused (logged).
+ */
+int mnt_dump_hidden(pid_t pid, uint64_t mnt_id, const char *path, unsigned int flags);
 /* The mount id of what @path (a /proc/PID/... link) leads to; 0 if unknown. */
 uint64_t mnt_id_of(const char *path);
 
@@ -34,6 +40,8 @@ uint64_t mnt_id_of(const char *path);
  * of the tree's, or @mnt_id 0 (older images), by path. -1 logged.
  */
 int mnt_open(pid_t pid, uint64_t mnt_id, const char *path, int flags);
+/* Restore: the file mnt_dump_hidden() said was hidden, as N; -1 logged. */
+int mnt_open_hidden(pid_t pid, uint32_t n, const char *path);
 /* Restore: does the tree have a mount namespace of its own (mnt.img)? */
 int mnt_tree_has_ns(void);
 
@@ -65,9 +73,12 @@ struct mnt_restore {
 	int store;		/* tmpfs-data.img, while the contents are written */
 	int proc_fd;		/* criu's /proc */
 	int host_root;		/* criu's root, for files on criu's mounts */
+	int *hidden_fd;		/* ns->hidden[i], opened while the tree is built */
 };
 
 /* mnt-build.c: in the maker, first thing: the whole tree, entered. */
+/* mnt.c: the hidden files on mount @m, opened now that it is made and not covered. */
+int mnt_open_hidden_on(struct mnt_restore *r, struct rmount *m);
 int mnt_build(struct mnt_restore *r);
 /* MOUNT_ATTR_* of the mount options of a mountinfo line. */
 uint32_t mnt_attrs_of(const char *opts);
@@ -78,6 +89,8 @@ const char *mnt_below(const char *mountpoint, const char *path);
 struct tmpfs_dump {
 	uint32_t id;		/* mount_entry.contents */
 	uint64_t mnt_id;	/* the mount it is read through */
+	dev_t dev;
+	int unbindable;		/* can't be cloned as it is */
 	const char *mountpoint;
 	const char *root;	/* of that mount, in the filesystem */
 };
