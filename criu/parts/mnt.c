@@ -209,7 +209,11 @@ static int host_has_dev(struct mnt_dump *d, dev_t dev)
 	return 0;
 }
 
-/* An earlier mount of the same filesystem that shows @m's root: @m is a bind of it. */
+/*
+ * An earlier mount of the same filesystem that shows @m's root: @m is a
+ * bind of it. A clone has its source's name: one with another name was
+ * mounted anew (a cgroup2 named "cgroup" next to criu's "cgroup2").
+ */
 static int bind_source(struct mnt_dump *d, int i)
 {
 	const struct proc_mount *m = &d->ms.m[i], *b;
@@ -217,7 +221,8 @@ static int bind_source(struct mnt_dump *d, int i)
 
 	for (j = 0; j < i; j++) {
 		b = &d->ms.m[j];
-		if (dev_of(b) != dev_of(m) || !path_under(b->root, m->root))
+		if (dev_of(b) != dev_of(m) || !path_under(b->root, m->root) ||
+		    strcmp(b->source, m->source))
 			continue;
 		/* a peer's or a master's clone is a peer at first: propagation follows */
 		if (best < 0 || (m->shared && b->shared == m->shared) ||

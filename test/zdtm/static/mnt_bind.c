@@ -120,9 +120,9 @@ static void compare(const struct mnt_line *a, int na, const struct mnt_line *b, 
 		if (strcmp(a[i].mountpoint, b[i].mountpoint) || strcmp(a[i].root, b[i].root) ||
 		    strcmp(a[i].opts, b[i].opts) || strcmp(a[i].fstype, b[i].fstype) ||
 		    strcmp(a[i].source, b[i].source) || strcmp(a[i].sb, b[i].sb))
-			fail("mount #%d: %s %s %s %s %s, was %s %s %s %s %s", i, b[i].mountpoint,
-			     b[i].root, b[i].opts, b[i].fstype, b[i].sb, a[i].mountpoint,
-			     a[i].root, a[i].opts, a[i].fstype, a[i].sb);
+			fail("mount #%d: %s %s %s %s %s %s, was %s %s %s %s %s %s", i, b[i].mountpoint,
+			     b[i].root, b[i].opts, b[i].fstype, b[i].source, b[i].sb, a[i].mountpoint,
+			     a[i].root, a[i].opts, a[i].fstype, a[i].source, a[i].sb);
 }
 
 int main(int argc, char **argv)
