@@ -1,7 +1,9 @@
 """Namespaces a tree makes for itself (Documentation/namespaces.md).
 
-- Refused: a task in a user, mount, network or cgroup namespace of its own,
-  or a child in a pid namespace nested in the tree's. criu must fail
+- Refused: a task in a user, network or cgroup namespace of its own, a
+  child in a pid namespace nested in the tree's, or a child in a mount
+  namespace of its own below the tree's (the tree's root may have one:
+  Documentation/mounts.md, the mnt_* programs). criu must fail
   cleanly (one Error line naming the task and the namespace) and leave the
   task running unharmed.
 - Pid namespaces: other zdtm programs run as the init of a pid namespace
@@ -30,7 +32,7 @@ def _need_criu():
 REFUSED = {
     # argument of ns_refused -> words one of which the Error line must hold
     "user": ("user namespace",),
-    "mnt": ("mount namespace",),
+    "mnt-child": ("mount namespace",),
     "net": ("network namespace",),
     "cgroup": ("cgroup namespace",),
     "pidns-child": ("pid namespace",),
@@ -44,9 +46,9 @@ def test_ns_refused(what):
         snap = r.snapshot()
         img = r.imgdir("img")
         res = r.dump(img)
-        # the nested pid namespace is its child's: the line names that one
+        # the nested namespace is its child's: the line names that one
         check_clean_error(r, res, f"dump of a task in a {what} namespace", REFUSED[what],
-                          0 if what == "pidns-child" else r.pid)
+                          0 if what.endswith("-child") else r.pid)
         r.check_running(f"after the refused dump ({what})", snap)
         r.finish()
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * A task in a namespace restore can't make (argument: user, mnt, net,
- * cgroup, or pidns-child: a child in a pid namespace nested in the
- * tree's). Not for the static suite (no flavours): test_ns.py checks that
+ * A task in a namespace restore can't make (argument: user, net, cgroup,
+ * pidns-child: a child in a pid namespace nested in the tree's, or
+ * mnt-child: a child in a mount namespace of its own below the tree's). Not for the static suite (no flavours): test_ns.py checks that
  * criu refuses to dump it, naming the task and the namespace, and that it
  * runs on unharmed and passes.
  */
@@ -24,6 +24,7 @@ static const struct {
 	{ "net", CLONE_NEWNET },
 	{ "cgroup", CLONE_NEWCGROUP },
 	{ "pidns-child", CLONE_NEWPID },
+	{ "mnt-child", CLONE_NEWNS },
 };
 
 int main(int argc, char **argv)
@@ -39,14 +40,17 @@ int main(int argc, char **argv)
 			break;
 	if (i == ARRAY_SIZE(kinds))
 		fail("unknown namespace kind '%s'", what);
-	if (unshare(kinds[i].flag))
+	/* mnt-child: the child makes it, for itself */
+	if (strcmp(what, "mnt-child") && unshare(kinds[i].flag))
 		fail_errno("unshare(%s)", what);
-	if (kinds[i].flag == CLONE_NEWPID) {
+	if (kinds[i].flag == CLONE_NEWPID || !strcmp(what, "mnt-child")) {
 		kid = fork();
 		if (kid < 0)
 			fail_errno("fork");
 		if (kid == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (!strcmp(what, "mnt-child") && unshare(CLONE_NEWNS))
+				_exit(1);
 			for (;;)
 				pause();
 		}
@@ -54,6 +58,6 @@ int main(int argc, char **argv)
 	test_ready();
 	test_waitsig();
 	if (kid && (kill(kid, 0) || kill(kid, SIGKILL) || waitpid(kid, NULL, 0) != kid))
-		fail("the child in the nested pid namespace is gone");
+		fail("the child in the nested namespace is gone");
 	pass();
 }
