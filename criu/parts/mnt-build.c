@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -246,8 +247,46 @@ static int make(struct mnt_restore *r, struct rmount *m, struct rmount **src)
 	return m->fd < 0 ? -1 : 0;
 }
 
+/*
+ * The mount point of an external mount the root lacks (a fresh copy of a
+ * rootfs, which the runtime made the volume's mount point in when the
+ * container started), made as the runtime makes it: the directories on
+ * the way, then a directory or an empty file, as its source is.
+ */
+static int make_point(int dir, const char *rel, int is_dir)
+{
+	char path[PATH_MAX], *c, *slash;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "%s", rel);
+	for (c = path; !ret && (slash = strchr(c, '/')); c = slash + 1) {
+		*slash = '\0';
+		ret = mkdirat(dir, path, 0755) && errno != EEXIST;
+		*slash = '/';
+	}
+	if (ret)
+		return -1;
+	if (is_dir)
+		return mkdirat(dir, path, 0755) && errno != EEXIST ? -1 : 0;
+	ret = openat(dir, path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	return ret < 0 ? -1 : close(ret);
+}
+
+static int external_point(struct mnt_restore *r, struct rmount *m, struct rmount *parent,
+			  const char *rel)
+{
+	struct stat st;
+
+	if (m->e->kind != MOUNT_KIND__MNT_EXTERNAL || errno != ENOENT ||
+	    fstat(r->ext_fd[m - r->m], &st) || make_point(parent->fd, rel, S_ISDIR(st.st_mode)))
+		return -1;
+	pr_info("Made the mount point %s of the external mount %s", m->e->mountpoint,
+		r->ext_path[m - r->m]);
+	return 0;
+}
+
 /* Onto its parent, exactly where it was: not on a mount that came since. */
-static int attach(struct rmount *m, struct rmount *parent)
+static int attach(struct mnt_restore *r, struct rmount *m, struct rmount *parent)
 {
 	const char *rel = mnt_below(parent->e->mountpoint, m->e->mountpoint);
 	struct open_how how = {
@@ -262,6 +301,8 @@ static int attach(struct rmount *m, struct rmount *parent)
 		return -1;
 	}
 	at = *rel ? syscall(SYS_openat2, parent->fd, rel, &how, sizeof(how)) : parent->fd;
+	if (at < 0 && !external_point(r, m, parent, rel))
+		at = syscall(SYS_openat2, parent->fd, rel, &how, sizeof(how));
 	if (at < 0) {
 		pr_perror("Can't find the mount point of mount %u: %s in mount %u",
 			  m->e->id, m->e->mountpoint, parent->e->id);
@@ -303,7 +344,7 @@ static int make_all(struct mnt_restore *r)
 				left++;
 				continue;
 			}
-			if (make(r, m, &src) || set_attrs(m) || attach(m, find(r, m->e->parent)) ||
+			if (make(r, m, &src) || set_attrs(m) || attach(r, m, find(r, m->e->parent)) ||
 			    propagate(m, src) || mnt_open_hidden_on(r, m))
 				return -1;
 			m->done = 1;
