@@ -61,6 +61,8 @@ static int set_attrs(struct rmount *m)
 	/* the access time mode is one field: cleared whole, set to ours */
 	uint64_t clr = (MNT_ATTR_MASK & ~set) | MOUNT_ATTR__ATIME;
 
+	if (m->attrs == (int64_t)set)
+		return 0;	/* made so, or cloned from one that is */
 	if (setattr(m->fd, set, clr, 0)) {
 		pr_perror("Can't set the attributes %#lx of mount %u at %s", set, m->e->id,
 			  m->e->mountpoint);
@@ -84,6 +86,8 @@ static int propagate(struct rmount *m, struct rmount *src)
 
 	if (src && has_shared == e->shared && has_master == e->master)
 		return 0;	/* the clone is just that */
+	if (!src && e->kind == MOUNT_KIND__MNT_NEW && !e->shared && !e->master)
+		return 0;	/* a new mount is private */
 	if (e->master && !e->master_outside) {
 		step = "a slave";
 		if (has_shared == e->master)
@@ -187,10 +191,12 @@ static int new_fs(struct mnt_restore *r, struct rmount *m)
 		pr_perror("Can't mount %s at %s", e->fstype, e->mountpoint);
 		return -1;
 	}
+	/* its attributes at once, but read-only once its files are in */
+	m->attrs = e->attrs & MNT_ATTR_MASK & ~(contents ? MOUNT_ATTR_RDONLY : 0);
 	if (configure(fs, e) ||
 	    (e->sb_ro && !contents && fsconfig(fs, FSCONFIG_SET_FLAG, "ro", NULL, 0)) ||
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) ||
-	    (whole = fsmount(fs, FSMOUNT_CLOEXEC, 0)) < 0) {
+	    (whole = fsmount(fs, FSMOUNT_CLOEXEC, m->attrs)) < 0) {
 		pr_perror("Can't mount %s at %s (%s)", e->fstype, e->mountpoint, e->options);
 		log_fs_messages(fs);
 		close(fs);
@@ -233,6 +239,7 @@ static int make(struct mnt_restore *r, struct rmount *m, struct rmount **src)
 	case MOUNT_KIND__MNT_BIND:
 		*src = find(r, e->bind_of);
 		m->fd = clone_at((*src)->fd, within((*src)->e->root, e->root));
+		m->attrs = (*src)->e->attrs & MNT_ATTR_MASK;	/* a clone has them */
 		break;
 	case MOUNT_KIND__MNT_EXTERNAL:
 		m->fd = clone_at(r->ext_fd[i], "");
@@ -347,6 +354,7 @@ static int make_all(struct mnt_restore *r)
 			if (make(r, m, &src) || set_attrs(m) || attach(r, m, find(r, m->e->parent)) ||
 			    propagate(m, src) || mnt_open_hidden_on(r, m))
 				return -1;
+			pr_debug("Mount %u: %s at %s", m->e->id, m->e->fstype, m->e->mountpoint);
 			m->done = 1;
 			made++;
 		}

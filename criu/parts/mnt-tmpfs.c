@@ -535,9 +535,51 @@ static int set_xattrs(int dir, const char *name, int fd, const TmpfsNode *n)
 	return 0;
 }
 
+/*
+ * What a node has when it is made in a directory: criu's uid, and criu's
+ * gid or, below a set-group-id directory, the directory's (and its set-gid
+ * bit, for a directory). Made with its mode (the umask is 0 meanwhile), a
+ * node needs a chown only when its owner is another, a chmod only for the
+ * set-id and sticky bits (mkdir() and a chown do not keep them).
+ */
+struct born {
+	uid_t uid;
+	gid_t gid;
+	int setgid;	/* the directory is set-group-id */
+};
+
+static int needs_chmod(const TmpfsNode *n, const struct born *b)
+{
+	return (n->mode & 07000) || (S_ISDIR(n->mode) && b->setgid);
+}
+
+static int own(int dir, const char *name, int fd, const TmpfsNode *n, const struct born *b)
+{
+	if (n->uid == b->uid && n->gid == b->gid)
+		return 0;
+	return fd >= 0 ? fchown(fd, n->uid, n->gid) :
+	       fchownat(dir, name, n->uid, n->gid, AT_SYMLINK_NOFOLLOW);
+}
+
+/* A symlink, a device or a FIFO: made, owned and done. */
+static int make_special(int dir, const char *name, const TmpfsNode *n, const struct born *b)
+{
+	mode_t type = n->mode & S_IFMT;
+
+	if (type == S_IFLNK) {
+		if (!n->target || symlinkat(n->target, dir, name))
+			return -1;
+	} else if (mknodat(dir, name, type | (n->mode & 0777), n->rdev)) {
+		return -1;
+	}
+	return own(dir, name, -1, n, b) ||
+	       (type != S_IFLNK && needs_chmod(n, b) && fchmodat(dir, name, n->mode & 07777, 0)) ||
+	       set_xattrs(dir, name, -1, n);
+}
+
 /* The node, with its contents and its owner and mode; its times come last. */
 static int make_node(int dir, const char *name, int store, const TmpfsEntry *e,
-		     const TmpfsNode *n, int root)
+		     const TmpfsNode *n, int root, const struct born *b)
 {
 	mode_t type = n->mode & S_IFMT;
 	int fd = -1, ret = -1;
@@ -548,27 +590,36 @@ static int make_node(int dir, const char *name, int store, const TmpfsEntry *e,
 		return n->link_to < 1 || n->link_to > e->n_nodes ||
 		       !S_ISREG(e->nodes[n->link_to - 1]->mode) ? -1 :
 		       linkat(root, e->nodes[n->link_to - 1]->path, dir, name, 0);
-	else if (type == S_IFDIR && !mkdirat(dir, name, 0700))
+	else if (type == S_IFDIR && !mkdirat(dir, name, n->mode & 01777))
 		fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	else if (type == S_IFREG)
-		fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	else if (type == S_IFLNK)
-		return n->target ? symlinkat(n->target, dir, name) ||
-		       fchownat(dir, name, n->uid, n->gid, AT_SYMLINK_NOFOLLOW) ||
-		       set_xattrs(dir, name, -1, n) : -1;
-	else if (type == S_IFCHR || type == S_IFBLK || type == S_IFIFO)
-		return mknodat(dir, name, type | 0600, n->rdev) ||
-		       fchownat(dir, name, n->uid, n->gid, AT_SYMLINK_NOFOLLOW) ||
-		       fchmodat(dir, name, n->mode & 07777, 0) || set_xattrs(dir, name, -1, n);
+		fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    n->mode & 0777);
+	else if (type == S_IFLNK || type == S_IFCHR || type == S_IFBLK || type == S_IFIFO)
+		return make_special(dir, name, n, b);
 	if (fd < 0)
 		return -1;
-	if ((type == S_IFREG && write_data(fd, store, n)) || fchown(fd, n->uid, n->gid) ||
-	    fchmod(fd, n->mode & 07777) || set_xattrs(fd, "", fd, n))
+	if ((type == S_IFREG && write_data(fd, store, n)) || own(dir, name, fd, n, b) ||
+	    ((!*n->path || needs_chmod(n, b)) && fchmod(fd, n->mode & 07777)) ||
+	    set_xattrs(fd, "", fd, n))
 		goto out;
 	ret = 0;
 out:
 	close(fd);
 	return ret;
+}
+
+/* The owner nodes are born with in directory @d. */
+static int born_in(int d, struct born *b)
+{
+	struct stat st;
+
+	if (fstat(d, &st))
+		return -1;
+	b->uid = geteuid();
+	b->setgid = !!(st.st_mode & S_ISGID);
+	b->gid = b->setgid ? st.st_gid : getegid();
+	return 0;
 }
 
 static int set_times(int root, const TmpfsNode *n)
@@ -585,6 +636,7 @@ static int fill(int root, int store, const TmpfsEntry *e, const char *mountpoint
 {
 	char dir[PATH_MAX], last[PATH_MAX] = "";
 	const char *name = NULL;
+	struct born b = { 0 };
 	int d = -1, ret = 0;
 	size_t i;
 
@@ -603,10 +655,14 @@ static int fill(int root, int store, const TmpfsEntry *e, const char *mountpoint
 			if (d >= 0)
 				close(d);
 			d = parent_of(root, n->path, dir, &name);
+			if (d >= 0 && born_in(d, &b)) {
+				close(d);
+				d = -1;
+			}
 			snprintf(last, sizeof(last), "%.*s", (int)dl, n->path);
 		}
 		name = slash ? slash + 1 : n->path;
-		ret = d < 0 ? -1 : make_node(d, name, store, e, n, root);
+		ret = d < 0 ? -1 : make_node(d, name, store, e, n, root, &b);
 		if (ret)
 			pr_perror("Can't restore %s in the tmpfs at %s", n->path, mountpoint);
 	}
@@ -624,11 +680,14 @@ static int fill(int root, int store, const TmpfsEntry *e, const char *mountpoint
 int tmpfs_restore(int dirfd, int store, uint32_t id, int mntfd, const char *mountpoint)
 {
 	TmpfsEntry *e;
+	mode_t mask;
 	int ret;
 
 	if (img_read(dirfd, IMG_TMPFS, id, (void **)&e, 0) < 0)
 		return -1;
+	mask = umask(0);	/* the modes as they are */
 	ret = fill(mntfd, store, e, mountpoint);
+	umask(mask);
 	img_free(IMG_TMPFS, e);
 	return ret;
 }

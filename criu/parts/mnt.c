@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -476,6 +477,7 @@ static void fill_common(struct mnt_dump *d, int i)
 static int collect(struct dump_ctx *dc, struct dtask *t, uint64_t ns)
 {
 	struct mnt_dump *d = xzalloc(sizeof(*d));
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	int i;
 
 	if (!d)
@@ -506,8 +508,9 @@ static int collect(struct dump_ctx *dc, struct dtask *t, uint64_t ns)
 		if (classify(d, dc->opts, i) || check_propagation(d, i))
 			return -1;
 	}
-	pr_info("Task %d: mount namespace mnt:[%lu] of its own, %d mounts, %s", t->pid, ns,
-		d->ms.nr, d->inherited ? "a copy of criu's" : "its own root");
+	pr_info("Task %d: mount namespace mnt:[%lu] of its own, %d mounts, %s (read in %ld us)",
+		t->pid, ns, d->ms.nr, d->inherited ? "a copy of criu's" : "its own root",
+		(clock_ns(CLOCK_MONOTONIC) - t0) / 1000);
 	return 0;
 }
 
@@ -638,6 +641,7 @@ static int mnt_dump_tree(struct dump_ctx *dc)
 {
 	struct mnt_dump *d = dc->shared[PART_MNT];
 	MntnsEntry e = MNTNS_ENTRY__INIT;
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	MountEntry **pe;
 	int i, ret = -1;
 
@@ -659,6 +663,9 @@ static int mnt_dump_tree(struct dump_ctx *dc)
 	ret = img_write(dc->dirfd, IMG_MNTNS, 0, &e.base);
 	if (!ret && d->nr_tmpfs)
 		ret = tmpfs_dump_all(dc->dirfd, d->maker, d->tmpfs, d->nr_tmpfs);
+	if (!ret)
+		pr_info("Mount namespace written, with the files of %d tmpfs, in %ld us",
+			d->nr_tmpfs, (clock_ns(CLOCK_MONOTONIC) - t0) / 1000);
 	/* every task holds an fd on each mount's root, criu's root and criu's /proc */
 	dc->restore_shared += d->ms.nr + 2;
 	free(pe);
@@ -781,6 +788,7 @@ static int mnt_load_tree(struct rst_ctx *rc)
 	for (i = 0; i < r->nr; i++) {
 		r->m[i].e = r->ns->mounts[i];
 		r->m[i].fd = -1;
+		r->m[i].attrs = -1;
 	}
 	for (i = 0; i < (int)r->ns->n_hidden; i++) {
 		r->hidden_fd[i] = -1;
@@ -829,6 +837,7 @@ static int on_host(uint64_t mnt_id)
 static int mnt_early(struct rst_ctx *rc, struct rtask *t)
 {
 	struct mnt_restore *r = &rst;
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	int i;
 
 	if (!r->ns || (uint32_t)t->pid != r->maker)
@@ -837,6 +846,8 @@ static int mnt_early(struct rst_ctx *rc, struct rtask *t)
 	r->dirfd = rc->dirfd;
 	if (mnt_build(r))
 		return -1;
+	pr_info("Task %d: mount tree of %d mounts built and entered in %ld us", t->pid, r->nr,
+		(clock_ns(CLOCK_MONOTONIC) - t0) / 1000);
 	for (i = 0; i < r->nr; i++) {
 		if (r->m[i].fd < 0)
 			continue;

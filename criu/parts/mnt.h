@@ -59,6 +59,7 @@ struct rmount {
 	MountEntry *e;
 	int fd;			/* its root, once made (O_PATH or a mount fd) */
 	int done;
+	int64_t attrs;		/* MOUNT_ATTR_* it has once made, -1: not known */
 };
 
 struct mnt_restore {
