@@ -46,7 +46,7 @@ struct rule {
 
 #define AT(member)	(offsetof(struct rpc_setup, member) + 1)
 
-#define MNTNS	"needs mount namespaces, not supported yet"
+#define MNTNS	"is not implemented (Documentation/mounts.md says what is)"
 #define NETNS	"needs network namespaces, not supported yet"
 #define CGROUPS	"cgroups are neither dumped nor restored yet (ignore and none only)"
 #define TCP	"TCP connections are not dumped yet"
@@ -310,8 +310,8 @@ static const struct rule rules[] = {
 	  NULL, NULL },
 	{ "network_lock", "network-lock", ACCEPTED, "the network is locked for a tree with a "
 	  "network namespace of its own only, and such a dump is refused", 0, NULL, NULL, NULL },
-	{ "mntns_compat_mode", "mntns-compat-mode", REFUSED, "the mount engine " MNTNS, 0, NULL,
-	  NULL, NULL },
+	{ "mntns_compat_mode", "mntns-compat-mode", ACCEPTED, "criu has one way of making mounts, "
+	  "neither of CRIU's two engines", 0, NULL, NULL, NULL },
 	{ "skip_file_rwx_check", "skip-file-rwx-check", REFUSED, "restore checks file modes "
 	  "strictly", 0, NULL, NULL, NULL },
 	{ "unprivileged", "unprivileged", REFUSED, "criu needs CAP_SYS_PTRACE and "
