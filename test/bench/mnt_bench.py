@@ -153,8 +153,8 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{'what (ms, ' + str(a.runs) + f' runs, gap {a.gap} s)':44} {'median':>8} {'min':>8}")
-    for k, v in rows.items():
-        print(f"{k:44} {statistics.median(v):8.2f} {min(v):8.2f}")
+    for k, vals in rows.items():
+        print(f"{k:44} {statistics.median(vals):8.2f} {min(vals):8.2f}")
     print(f"{'ctr: runc default mounts + pivot_root (ref)':44} {ref[0]:8.2f}")
     print(f"{'  the same without /sys/fs/cgroup (ref)':44} {ref[1]:8.2f}")
 
