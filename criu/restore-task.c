@@ -415,7 +415,8 @@ static int build_batches(struct rst_ctx *rc, struct rtree *tree, struct rnode *n
 static pid_t host_pid(struct rst_ctx *rc)
 {
 	char buf[32];
-	ssize_t len = readlinkat(rc->proc_fd, "self", buf, sizeof(buf) - 1);
+	ssize_t len = rc->proc_fd >= 0 ? readlinkat(rc->proc_fd, "self", buf, sizeof(buf) - 1) :
+		      readlink("/proc/self", buf, sizeof(buf) - 1);
 
 	if (len <= 0)
 		return getpid();

@@ -372,11 +372,6 @@ static int prefork(struct rst_ctx *rc, struct rtree *tree)
 		task_fds.nr += t->nr_task_fds;
 	}
 	qsort(task_fds.fds, task_fds.nr, sizeof(int), cmp_fd);
-	rc->proc_fd = rst_inherit_fd(rc, open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC));
-	if (rc->proc_fd < 0) {
-		pr_perror("Can't open /proc for the new tasks");
-		return -1;
-	}
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->prefork && parts[i]->prefork(rc))
 			return -1;

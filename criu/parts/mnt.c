@@ -666,8 +666,8 @@ static int mnt_dump_tree(struct dump_ctx *dc)
 	if (!ret)
 		pr_info("Mount namespace written, with the files of %d tmpfs, in %ld us",
 			d->nr_tmpfs, (clock_ns(CLOCK_MONOTONIC) - t0) / 1000);
-	/* every task holds an fd on each mount's root, criu's root and criu's /proc */
-	dc->restore_shared += d->ms.nr + 2;
+	/* every task holds an fd on each mount's root, each hidden file, criu's /proc and root */
+	dc->restore_shared += d->ms.nr + d->nr_hidden + 1 + !!d->nr_host_used;
 	free(pe);
 out:
 	free_dump(d);
@@ -806,10 +806,22 @@ static int mnt_load_tree(struct rst_ctx *rc)
 	return 0;
 }
 
-/* criu's root, for every task: files some task held on criu's mounts. */
+/*
+ * For every task: criu's /proc (the tree's own takes its place once the
+ * root entered the tree), and criu's root when some task held files on
+ * criu's mounts.
+ */
 static int mnt_prefork(struct rst_ctx *rc)
 {
-	if (!rst.ns || !rst.ns->n_host_mounts)
+	if (!rst.ns)
+		return 0;
+	rc->proc_fd = rst_inherit_fd(rc, open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC));
+	if (rc->proc_fd < 0) {
+		pr_perror("Can't open /proc for the new tasks");
+		return -1;
+	}
+	rst.proc_fd = rc->proc_fd;
+	if (!rst.ns->n_host_mounts)
 		return 0;
 	rst.host_root = rst_inherit_fd(rc, open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
 	if (rst.host_root < 0) {

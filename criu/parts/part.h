@@ -101,8 +101,10 @@ struct rst_ctx {
 	void *shared[PART_NR];		/* a part's tree-wide data during a restore */
 	unsigned long root_flags;	/* extra clone3 flags for the root (CLONE_NEW*) */
 	/*
-	 * criu's /proc (O_PATH), inherited by every task: /proc inside may be
-	 * the tree's own, whose pids are not criu's.
+	 * criu's /proc (O_PATH), inherited by every task, when /proc inside
+	 * may become the tree's own, whose pids are not criu's (the tree has a
+	 * mount namespace of its own: the mount part opens it); else -1, and
+	 * /proc is criu's.
 	 */
 	int proc_fd;
 	/*

@@ -286,8 +286,8 @@ static int sysvipc_load_tree(struct rst_ctx *rc)
 }
 
 /*
- * criu's /proc (rst_ctx.proc_fd): the tree's own may be mounted by now,
- * with /proc/sys read-only as containers have it. A sysctl of the IPC
+ * criu's /proc (rst_ctx.proc_fd) when the tree's own may be mounted by
+ * now, with /proc/sys read-only as containers have it. A sysctl of the IPC
  * namespace is the writer's, whichever /proc it is written through.
  */
 static int proc_fd = -1;
@@ -297,8 +297,8 @@ static int write_sysctl(const char *name, const char *value)
 	char path[64];
 	int fd, ret = 0;
 
-	snprintf(path, sizeof(path), "sys/kernel/%s", name);
-	fd = openat(proc_fd, path, O_WRONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%ssys/kernel/%s", proc_fd >= 0 ? "" : "/proc/", name);
+	fd = openat(proc_fd >= 0 ? proc_fd : AT_FDCWD, path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, value, strlen(value)) != (ssize_t)strlen(value)) {
 		pr_perror("Can't write %s to %s", value, path);
 		ret = -1;
