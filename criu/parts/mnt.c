@@ -514,6 +514,29 @@ static int collect(struct dump_ctx *dc, struct dtask *t, uint64_t ns)
 	return 0;
 }
 
+static void free_dump(struct mnt_dump *d)
+{
+	int i;
+
+	for (i = 0; d->e && i < d->ms.nr; i++) {
+		free(d->e[i].options);
+		free(d->e[i].ext_key);
+	}
+	free(d->e);
+	free(d->host_of);
+	free(d->tmpfs);
+	free(d->host_used);
+	for (i = 0; i < (int)d->nr_hidden; i++) {
+		free(d->hidden[i]->path);
+		free(d->hidden[i]);
+	}
+	free(d->hidden);
+	proc_mounts_free(&d->ms);
+	proc_mounts_free(&d->host);
+	proc_mounts_free(&d->cg);
+	free(d);
+}
+
 static int mnt_check(struct dump_ctx *dc, struct dtask *t)
 {
 	uint64_t own = proc_ns_id(t->pid, 0, "mnt"), outer, th;
@@ -528,6 +551,11 @@ static int mnt_check(struct dump_ctx *dc, struct dtask *t)
 			       "than its leader; not supported", t->pid, t->th[i].tid, th);
 			return -1;
 		}
+	}
+	if (!t->parent && cur) {
+		/* a dump that failed before its dump_tree (one process, several requests) */
+		free_dump(cur);
+		cur = NULL;
 	}
 	outer = proc_ns_id(t->parent ? t->parent->pid : 0, 0, "mnt");
 	if (own == outer)
@@ -612,29 +640,6 @@ uint64_t mnt_id_of(const char *path)
 	if (statx(AT_FDCWD, path, 0, STATX_MNT_ID, &sx) || !(sx.stx_mask & STATX_MNT_ID))
 		return 0;
 	return sx.stx_mnt_id;
-}
-
-static void free_dump(struct mnt_dump *d)
-{
-	int i;
-
-	for (i = 0; d->e && i < d->ms.nr; i++) {
-		free(d->e[i].options);
-		free(d->e[i].ext_key);
-	}
-	free(d->e);
-	free(d->host_of);
-	free(d->tmpfs);
-	free(d->host_used);
-	for (i = 0; i < (int)d->nr_hidden; i++) {
-		free(d->hidden[i]->path);
-		free(d->hidden[i]);
-	}
-	free(d->hidden);
-	proc_mounts_free(&d->ms);
-	proc_mounts_free(&d->host);
-	proc_mounts_free(&d->cg);
-	free(d);
 }
 
 static int mnt_dump_tree(struct dump_ctx *dc)
