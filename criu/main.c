@@ -68,6 +68,11 @@ static void usage(FILE *f)
 "  --inherit-fd fd[N]:KEY  restore: fd N is the resource KEY (a network namespace)\n"
 "  --empty-ns net          restore: an empty network namespace (loopback up)\n"
 "  --network-lock METHOD   nftables (default), iptables or skip\n"
+"  --root DIR              restore: the root filesystem of the tree's mount namespace\n"
+"  --external mnt[MNT]:KEY dump: the mount at MNT comes from outside, named KEY;\n"
+"                          mnt[] names every such mount by its path\n"
+"  --external mnt[KEY]:PATH  restore: mount KEY is bound from PATH\n"
+"  --ext-mount-map A:B     the same as --external mnt[A]:B (auto: mnt[])\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -89,6 +94,8 @@ enum {
 	OPT_INHERIT_FD,
 	OPT_EMPTY_NS,
 	OPT_NETWORK_LOCK,
+	OPT_ROOT,
+	OPT_EXT_MOUNT_MAP,
 };
 
 static const struct option long_opts[] = {
@@ -115,6 +122,8 @@ static const struct option long_opts[] = {
 	{ "inherit-fd", required_argument, NULL, OPT_INHERIT_FD },
 	{ "empty-ns", required_argument, NULL, OPT_EMPTY_NS },
 	{ "network-lock", required_argument, NULL, OPT_NETWORK_LOCK },
+	{ "root", required_argument, NULL, OPT_ROOT },
+	{ "ext-mount-map", required_argument, NULL, OPT_EXT_MOUNT_MAP },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -170,21 +179,15 @@ static int parse_cpu_cap(const char *s, unsigned int *caps)
 	return 0;
 }
 
-/* --external KIND[ID]:VALUE, kept as given (core/external.c) */
-static int add_external(struct opts *o, const char *arg)
+/* --external KIND[ID]:VALUE, or --ext-mount-map (@map): core/external.c */
+static int add_external(struct opts *o, const char *arg, int map)
 {
-	const char **n;
 	char err[256];
 
-	if (external_check(arg, err, sizeof(err))) {
+	if (external_add(o, arg, map, err, sizeof(err))) {
 		fprintf(stderr, "Error: %s\n", err);
 		return -1;
 	}
-	n = xrealloc(o->external, (o->nr_external + 1) * sizeof(*n));
-	if (!n)
-		return -1;
-	o->external = n;
-	o->external[o->nr_external++] = arg;
 	return 0;
 }
 
@@ -193,6 +196,7 @@ static int add_veth_pair(struct opts *o, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	char *ext;
+	int ret;
 
 	if (!eq || eq == arg || !eq[1]) {
 		fprintf(stderr, "Error: --veth-pair %s: not IF=OUT[@BRIDGE]\n", arg);
@@ -200,7 +204,9 @@ static int add_veth_pair(struct opts *o, const char *arg)
 	}
 	if (asprintf(&ext, "veth[%.*s]:%s", (int)(eq - arg), arg, eq + 1) < 0)
 		return -1;
-	return add_external(o, ext);
+	ret = add_external(o, ext, 0);
+	free(ext);
+	return ret;
 }
 
 /* --inherit-fd fd[N]:KEY: N is one of our own fds, from whoever started us */
@@ -301,7 +307,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_ADDRESS: o->address = optarg; break;
 		case OPT_SKIP_CHECKSUM: o->skip_checksum = 1; break;
 		case OPT_EXTERNAL:
-			if (add_external(o, optarg))
+		case OPT_EXT_MOUNT_MAP:
+			if (add_external(o, optarg, c == OPT_EXT_MOUNT_MAP))
 				return -1;
 			break;
 		case OPT_VETH_PAIR:
@@ -324,6 +331,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_NETWORK_LOCK:
 			if (parse_network_lock(optarg, o))
 				return -1;
+			break;
+		case OPT_ROOT: o->root = optarg;
 			break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("Version: %s\n", CRIU_VERSION); exit(0);

@@ -625,7 +625,7 @@ static int before_resume(struct rst_ctx *rc, struct rtask *t)
 
 int cr_restore(const struct opts *o)
 {
-	struct rst_ctx rc = { .opts = o };
+	struct rst_ctx rc = { .opts = o, .proc_fd = -1 };
 	struct rtree tree = { 0 };
 	PstreeEntry *pe = NULL;
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC);

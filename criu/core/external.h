@@ -16,10 +16,20 @@
  *   veth[IFNAME]:OUT[@BR]  restore: the peer outside of veth IFNAME is named
  *                          OUT (in criu's namespace), in bridge BR
  *   macvlan[IFNAME]:LOWER  restore: macvlan/ipvlan IFNAME sits on LOWER
+ *   mnt[MOUNTPOINT]:KEY    dump: the mount at MOUNTPOINT comes from outside
+ *   mnt[KEY]:PATH          restore: mount KEY is bound from PATH
+ *   mnt[]                  dump: every mount from outside is named by its path
  */
 
 /* 0, or -1 with a one-line reason in @err. */
 int external_check(const char *arg, char *err, size_t len);
+/*
+ * Checks @arg and appends a copy of it to o->external (freed with
+ * external_free()). @map: @arg is CRIU's --ext-mount-map KEY:VALUE (or
+ * "auto"), kept as mnt[KEY]:VALUE (mnt[]). -1 with a reason in @err.
+ */
+int external_add(struct opts *o, const char *arg, int map, char *err, size_t len);
+void external_free(struct opts *o);
 /* The VALUE of KIND[ID]:VALUE, or NULL when not given. */
 const char *external_lookup(const struct opts *o, const char *kind, const char *id);
 

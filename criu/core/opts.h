@@ -41,13 +41,17 @@ struct opts {
 	const char *feature;		/* check --feature NAME */
 	const char *address;		/* service --address PATH */
 	int skip_checksum;		/* --skip-checksum */
-	/* --external KIND[ID]:VALUE, as given; core/external.h looks them up */
+	/*
+	 * --external, in order: "KIND[INSIDE]:OUTSIDE" (CRIU's forms), copies
+	 * (core/external.c); each part looks up the kinds it knows.
+	 */
 	const char **external;
 	int nr_external;
 	struct inherit_fd *inherit_fds;	/* --inherit-fd */
 	int nr_inherit_fds;
 	unsigned int empty_ns;		/* --empty-ns net: CLONE_NEWNET */
 	int network_lock;		/* --network-lock: NETLOCK_* */
+	const char *root;		/* --root: restore: the tree's root filesystem */
 	/* opened once by main(): every file criu writes is created in these */
 	int images_dirfd;		/* -D, or -1 */
 	int work_dirfd;			/* -W, else -D, else AT_FDCWD */

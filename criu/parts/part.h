@@ -19,6 +19,7 @@
 
 enum part_id {
 	PART_NS,		/* first: refusals before anything else is asked */
+	PART_MNT,		/* the root builds the tree and enters it, before it forks */
 	PART_NET,		/* after user, cgroup and mounts; before pid, uts... */
 	PART_NS_PID,
 	PART_NS_UTS,
@@ -100,6 +101,13 @@ struct rst_ctx {
 	const struct opts *opts;
 	void *shared[PART_NR];		/* a part's tree-wide data during a restore */
 	unsigned long root_flags;	/* extra clone3 flags for the root (CLONE_NEW*) */
+	/*
+	 * criu's /proc (O_PATH), inherited by every task, when /proc inside
+	 * may become the tree's own, whose pids are not criu's (the tree has a
+	 * mount namespace of its own: the mount part opens it); else -1, and
+	 * /proc is criu's.
+	 */
+	int proc_fd;
 	/*
 	 * fds criu opened before the first fork (objects several tasks share):
 	 * every task inherits them and keeps them until its batch closes them.

@@ -48,7 +48,7 @@ struct rule {
 
 #define AT(member)	(offsetof(struct rpc_setup, member) + 1)
 
-#define MNTNS	"needs mount namespaces, not supported yet"
+#define MNTNS	"is not implemented (Documentation/mounts.md says what is)"
 #define CGROUPS	"cgroups are neither dumped nor restored yet (ignore and none only)"
 #define TCP	"TCP connections are not dumped yet"
 #define ITER	"iterative dumps need dirty-page tracking, not there yet"
@@ -174,57 +174,19 @@ static const char *keep_str(struct rpc_setup *rs, char *s)
 	return s;
 }
 
-static int add_external(struct rpc_setup *rs, const char *what, const char *val)
-{
-	const char **n;
-	char err[256];
-
-	if (external_check(val, err, sizeof(err))) {
-		snprintf(rs->err, sizeof(rs->err), "Option %s '%.64s' refused: %s", what, val,
-			 err);
-		return -1;
-	}
-	n = xrealloc(rs->o.external, (rs->o.nr_external + 1) * sizeof(*n));
-	if (!n)
-		return -1;
-	rs->o.external = n;
-	rs->o.external[rs->o.nr_external++] = val;
-	return 0;
-}
-
-static int set_external(struct rpc_setup *rs, const CriuOpts *ro)
-{
-	size_t i;
-
-	for (i = 0; i < ro->n_external; i++)
-		if (add_external(rs, "external", ro->external[i]))
-			return -1;
-	return 0;
-}
-
-static int conf_external(struct rpc_setup *rs, const char *val)
-{
-	const char *v = val ? keep_str(rs, xstrdup(val)) : NULL;
-
-	if (!v) {
-		snprintf(rs->err, sizeof(rs->err), "Config option external needs a value");
-		return -1;
-	}
-	return add_external(rs, "external", v);
-}
-
 /* CRIU's veth_pair {if_in, if_out} is --external veth[IF_IN]:IF_OUT */
 static int set_veths(struct rpc_setup *rs, const CriuOpts *ro)
 {
-	const char *v;
 	char *s;
 	size_t i;
+	int ret;
 
 	for (i = 0; i < ro->n_veths; i++) {
 		if (asprintf(&s, "veth[%s]:%s", ro->veths[i]->if_in, ro->veths[i]->if_out) < 0)
 			return -1;
-		v = keep_str(rs, s);
-		if (!v || add_external(rs, "veths", v))
+		ret = add_external(rs, s, 0);
+		free(s);
+		if (ret)
 			return -1;
 	}
 	return 0;
@@ -233,8 +195,9 @@ static int set_veths(struct rpc_setup *rs, const CriuOpts *ro)
 /* --veth-pair IN=OUT[@BRIDGE] */
 static int conf_veths(struct rpc_setup *rs, const char *val)
 {
-	const char *eq = val ? strchr(val, '=') : NULL, *v;
+	const char *eq = val ? strchr(val, '=') : NULL;
 	char *s;
+	int ret;
 
 	if (!eq) {
 		snprintf(rs->err, sizeof(rs->err), "Config option veth-pair: not IN=OUT[@BRIDGE]");
@@ -242,8 +205,9 @@ static int conf_veths(struct rpc_setup *rs, const char *val)
 	}
 	if (asprintf(&s, "veth[%.*s]:%s", (int)(eq - val), val, eq + 1) < 0)
 		return -1;
-	v = keep_str(rs, s);
-	return v ? add_external(rs, "veth-pair", v) : -1;
+	ret = add_external(rs, s, 0);
+	free(s);
+	return ret;
 }
 
 /*
@@ -343,12 +307,58 @@ static int conf_network_lock(struct rpc_setup *rs, const char *val)
 	return -1;
 }
 
-/* ------------------------------------------------ refused for some values */
-
-static int root_refused(const CriuOpts *ro)
+/* --external and --ext-mount-map: criu's own list, whatever sent them. */
+static int add_external(struct rpc_setup *rs, const char *v, int map)
 {
-	return ro->root && *ro->root && strcmp(ro->root, "/");
+	char err[256];
+
+	if (!v || external_add(&rs->o, v, map, err, sizeof(err))) {
+		snprintf(rs->err, sizeof(rs->err), "Option %s refused: %s",
+			 map ? "ext_mnt" : "external", v ? err : "it needs a value");
+		return -1;
+	}
+	return 0;
 }
+
+static int set_external(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	size_t i;
+
+	for (i = 0; i < ro->n_external; i++)
+		if (add_external(rs, ro->external[i], 0))
+			return -1;
+	return 0;
+}
+
+static int conf_external(struct rpc_setup *rs, const char *val)
+{
+	return add_external(rs, val, 0);
+}
+
+static int set_ext_mnt(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	char buf[PATH_MAX * 2 + 8];
+	size_t i;
+
+	for (i = 0; i < ro->n_ext_mnt; i++) {
+		snprintf(buf, sizeof(buf), "%s:%s", ro->ext_mnt[i]->key, ro->ext_mnt[i]->val);
+		if (add_external(rs, buf, 1))
+			return -1;
+	}
+	return 0;
+}
+
+static int conf_ext_mnt(struct rpc_setup *rs, const char *val)
+{
+	return add_external(rs, val, 1);
+}
+
+static int set_auto_ext_mnt(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	return ro->auto_ext_mnt ? add_external(rs, "auto", 1) : 0;
+}
+
+/* ------------------------------------------------ refused for some values */
 
 static int cg_mode_refused(const CriuOpts *ro)
 {
@@ -374,7 +384,7 @@ static const struct rule rules[] = {
 	{ "ps", "page-server", REFUSED, "the page server is not implemented", 0, NULL, NULL,
 	  NULL },
 	{ "notify_scripts", NULL, HONOURED, NULL, AT(notify), NULL, NULL, NULL },
-	{ "root", "root", REFUSED, "a root other than / " MNTNS, 0, NULL, NULL, root_refused },
+	{ "root", "root", HONOURED, NULL, AT(o.root), NULL, NULL, NULL },
 	{ "parent_img", "prev-images-dir", REFUSED, ITER, 0, NULL, NULL, NULL },
 	{ "track_mem", "track-mem", REFUSED, ITER, 0, NULL, NULL, NULL },
 	{ "auto_dedup", "auto-dedup", REFUSED, "deduplication works on " ITER, 0, NULL, NULL,
@@ -389,12 +399,12 @@ static const struct rule rules[] = {
 	  0, NULL, NULL, NULL },
 	{ "exec_cmd", "exec-cmd", REFUSED, "running a command after the restore is not "
 	  "implemented", 0, NULL, NULL, NULL },
-	{ "ext_mnt", "ext-mount-map", REFUSED, "external mounts " MNTNS, 0, NULL, NULL, NULL },
+	{ "ext_mnt", "ext-mount-map", HONOURED, NULL, 0, set_ext_mnt, conf_ext_mnt, NULL },
 	{ "manage_cgroups", "manage-cgroups", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
 	{ "cg_root", "cgroup-root", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
 	{ "rst_sibling", NULL, HONOURED, NULL, 0, set_sibling, NULL, NULL },
 	{ "inherit_fd", "inherit-fd", HONOURED, NULL, 0, set_inherit_fd, conf_inherit_fd, NULL },
-	{ "auto_ext_mnt", NULL, REFUSED, "external mounts " MNTNS, 0, NULL, NULL, NULL },
+	{ "auto_ext_mnt", NULL, HONOURED, NULL, 0, set_auto_ext_mnt, NULL, NULL },
 	{ "ext_sharing", "enable-external-sharing", REFUSED, "external mounts " MNTNS, 0, NULL,
 	  NULL, NULL },
 	{ "ext_masters", "enable-external-masters", REFUSED, "external mounts " MNTNS, 0, NULL,
@@ -449,8 +459,8 @@ static const struct rule rules[] = {
 	  NULL, NULL },
 	{ "network_lock", "network-lock", HONOURED, NULL, 0, set_network_lock, conf_network_lock,
 	  NULL },
-	{ "mntns_compat_mode", "mntns-compat-mode", REFUSED, "the mount engine " MNTNS, 0, NULL,
-	  NULL, NULL },
+	{ "mntns_compat_mode", "mntns-compat-mode", ACCEPTED, "criu has one way of making mounts, "
+	  "neither of CRIU's two engines", 0, NULL, NULL, NULL },
 	{ "skip_file_rwx_check", "skip-file-rwx-check", REFUSED, "restore checks file modes "
 	  "strictly", 0, NULL, NULL, NULL },
 	{ "unprivileged", "unprivileged", REFUSED, "criu needs CAP_SYS_PTRACE and "
@@ -823,12 +833,11 @@ void rpc_setup_free(struct rpc_setup *rs)
 	for (i = 0; i < rs->nr_conf_strs; i++)
 		free(rs->conf_strs[i]);
 	free(rs->conf_strs);
-	free(rs->o.external);
 	free(rs->o.inherit_fds);
-	rs->o.external = NULL;
 	rs->o.inherit_fds = NULL;
 	free(rs->conf_buf);
 	rs->conf_strs = NULL;
 	rs->conf_buf = NULL;
 	rs->nr_conf_strs = 0;
+	external_free(&rs->o);
 }

@@ -1,8 +1,9 @@
 """Namespaces a tree makes for itself (Documentation/namespaces.md).
 
-- Refused: a task in a user, mount or cgroup namespace of its own, or a
-  child in a pid or network namespace nested in the tree's (network
-  namespaces of the whole tree: test_net.py). criu must fail
+- Refused: a task in a user or cgroup namespace of its own, or a child in
+  a pid, network or mount namespace nested in the tree's (the tree's root
+  may have network and mount namespaces of its own: test_net.py,
+  Documentation/mounts.md and the mnt_* programs). criu must fail
   cleanly (one Error line naming the task and the namespace) and leave the
   task running unharmed.
 - Pid namespaces: other zdtm programs run as the init of a pid namespace
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.usefixtures("need_criu")
 REFUSED = {
     # argument of ns_refused -> words one of which the Error line must hold
     "user": ("user namespace",),
-    "mnt": ("mount namespace",),
+    "mnt-child": ("mount namespace",),
     "netns-child": ("network namespace",),
     "cgroup": ("cgroup namespace",),
     "pidns-child": ("pid namespace",),

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * A task in a namespace restore can't make (argument: user, mnt, cgroup,
- * pidns-child: a child in a pid namespace nested in the tree's, or
- * netns-child: a child in a network namespace of its own below the root's). Not for the static suite (no flavours): test_ns.py checks that
+ * A task in a namespace restore can't make (argument: user, cgroup,
+ * pidns-child: a child in a pid namespace nested in the tree's,
+ * netns-child or mnt-child: a child in a network or mount namespace of its
+ * own below the root's). Not for the static suite (no flavours): test_ns.py checks that
  * criu refuses to dump it, naming the task and the namespace, and that it
  * runs on unharmed and passes.
  */
@@ -24,10 +25,11 @@ static const struct {
 	{ "netns-child", CLONE_NEWNET },
 	{ "cgroup", CLONE_NEWCGROUP },
 	{ "pidns-child", CLONE_NEWPID },
+	{ "mnt-child", CLONE_NEWNS },
 };
 
-/* A child that unshares a network namespace of its own, ready once it did. */
-static void netns_child(pid_t *kid)
+/* A child that unshares a namespace of its own, ready once it did. */
+static void ns_child(pid_t *kid, int flag)
 {
 	int p[2];
 	char c;
@@ -39,7 +41,7 @@ static void netns_child(pid_t *kid)
 		fail_errno("fork");
 	if (*kid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (unshare(CLONE_NEWNET))
+		if (unshare(flag))
 			_exit(1);
 		close(p[0]);
 		close(p[1]);
@@ -65,8 +67,8 @@ int main(int argc, char **argv)
 			break;
 	if (i == ARRAY_SIZE(kinds))
 		fail("unknown namespace kind '%s'", what);
-	if (kinds[i].flag == CLONE_NEWNET) {
-		netns_child(&kid);
+	if (strstr(what, "-child") && kinds[i].flag != CLONE_NEWPID) {
+		ns_child(&kid, kinds[i].flag);
 	} else if (unshare(kinds[i].flag)) {
 		fail_errno("unshare(%s)", what);
 	}
