@@ -174,6 +174,19 @@ static const char *keep_str(struct rpc_setup *rs, char *s)
 	return s;
 }
 
+/* --external and --ext-mount-map: criu's own list, whatever sent them. */
+static int add_external(struct rpc_setup *rs, const char *v, int map)
+{
+	char err[256];
+
+	if (!v || external_add(&rs->o, v, map, err, sizeof(err))) {
+		snprintf(rs->err, sizeof(rs->err), "Option %s refused: %s",
+			 map ? "ext_mnt" : "external", v ? err : "it needs a value");
+		return -1;
+	}
+	return 0;
+}
+
 /* CRIU's veth_pair {if_in, if_out} is --external veth[IF_IN]:IF_OUT */
 static int set_veths(struct rpc_setup *rs, const CriuOpts *ro)
 {
@@ -305,19 +318,6 @@ static int conf_network_lock(struct rpc_setup *rs, const char *val)
 	snprintf(rs->err, sizeof(rs->err), "Config option network-lock: iptables, nftables "
 		 "or skip");
 	return -1;
-}
-
-/* --external and --ext-mount-map: criu's own list, whatever sent them. */
-static int add_external(struct rpc_setup *rs, const char *v, int map)
-{
-	char err[256];
-
-	if (!v || external_add(&rs->o, v, map, err, sizeof(err))) {
-		snprintf(rs->err, sizeof(rs->err), "Option %s refused: %s",
-			 map ? "ext_mnt" : "external", v ? err : "it needs a value");
-		return -1;
-	}
-	return 0;
 }
 
 static int set_external(struct rpc_setup *rs, const CriuOpts *ro)

@@ -97,7 +97,7 @@ static void mount_options_honoured(void)
 {
 	CriuOpts ro = CRIU_OPTS__INIT;
 	ExtMountMap m = EXT_MOUNT_MAP__INIT, *mp = &m;
-	char *ext[] = { "mnt[/etc/hosts]:hosts", "net[4026531992]:extRootNetNS" };
+	char *ext[] = { "mnt[/etc/hosts]:hosts", "dev[/dev/nvidia0]:gpu" };
 	struct rpc_setup rs;
 
 	ro.root = "/run/runc/x/rootfs";
@@ -117,7 +117,7 @@ static void mount_options_honoured(void)
 	ro.n_external = 2;	/* a kind no part reads: refused by name */
 	ro.n_ext_mnt = 0;
 	expect(rpc_setup_from_opts(&rs, &ro, CRIU_REQ_TYPE__DUMP, RPC_SWRK) == -1 &&
-	       strstr(rs.err, "net[4026531992]"), "%s", rs.err);
+	       strstr(rs.err, "dev[/dev/nvidia0]"), "%s", rs.err);
 	rpc_setup_free(&rs);
 }
 

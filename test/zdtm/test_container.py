@@ -849,12 +849,12 @@ def mnt_round_trip(c: ct.Container, tmp_path: Path, dump_opts: list[str],
     assert count(c) < n0 + 1000, f"the counter restarted? {n0} -> {count(c)}"
 
 
-def test_mnt_round_trip(make: Make, tmp_path: Path):
+def test_mnt_round_trip(make: Make, tmp_path: Path) -> None:
     """runc's default mounts (proc, the /dev tmpfs and its nodes, devpts,
     /dev/shm, mqueue, read-only sysfs and cgroup hierarchies, masked and
     read-only paths) and the root: dumped with no option, restored with
     --root on a fresh copy of the rootfs; the counter on /dev/shm goes on."""
-    criu_here()
+    zdtm.need_criu()
     c = make(MNT_ONLY, COUNTER)
     mnt_round_trip(c, tmp_path, [], [])
     c.delete(pid=c.pid)
@@ -862,13 +862,13 @@ def test_mnt_round_trip(make: Make, tmp_path: Path):
 
 
 @pytest.mark.parametrize("how", ["named", "auto"])
-def test_mnt_round_trip_volume(make: Make, tmp_path: Path, how: str):
+def test_mnt_round_trip_volume(make: Make, tmp_path: Path, how: str) -> None:
     """A volume (a host directory bound in) and a host file bound read-only:
     external mounts, named by --external mnt[POINT]:KEY at the dump and
     mnt[KEY]:PATH at the restore, or all marked by --external mnt[] and
     bound from the same paths again; after the restore they are the host's
     again, read-write and read-only as they were."""
-    criu_here()
+    zdtm.need_criu()
     data, conf = tmp_path / "data", tmp_path / "conf"
     data.mkdir()
     conf.write_text("x=1\n")
@@ -894,11 +894,11 @@ def test_mnt_round_trip_volume(make: Make, tmp_path: Path, how: str):
     assert not c.leftovers([])
 
 
-def test_mnt_unnamed_volume_refused(make: Make, tmp_path: Path):
+def test_mnt_unnamed_volume_refused(make: Make, tmp_path: Path) -> None:
     """A host directory bound in without --external: the dump is refused in
     one Error line naming the mount and the option to use; the container
     runs on, counting, and no checkpoint is left."""
-    criu_here()
+    zdtm.need_criu()
     data = tmp_path / "data"
     data.mkdir()
     c = make(MNT_ONLY + ["-v", f"{data}:/mnt/data"], COUNTER)
@@ -915,10 +915,10 @@ def test_mnt_unnamed_volume_refused(make: Make, tmp_path: Path):
         assert zdtm.tracer_pid(t) == 0
 
 
-def test_mnt_unsupported_refused(make: Make, tmp_path: Path):
+def test_mnt_unsupported_refused(make: Make, tmp_path: Path) -> None:
     """A filesystem criu can't make anew (binfmt_misc here, mounted in the
     container by its init): refused by name, the container untouched."""
-    criu_here()
+    zdtm.need_criu()
     c = make(MNT_ONLY, ["/bin/sh", "-c", "mount -t binfmt_misc none /mnt && "
                         "exec /usr/bin/ctr-service --socket none"])
     wait_for("the counter", lambda: count(c) > 0)
@@ -933,13 +933,13 @@ def test_mnt_unsupported_refused(make: Make, tmp_path: Path):
 
 
 @pytest.mark.parametrize("why", ["root", "external"])
-def test_mnt_failed_restore_leaves_nothing(make: Make, tmp_path: Path, why: str):
+def test_mnt_failed_restore_leaves_nothing(make: Make, tmp_path: Path, why: str) -> None:
     """A restore that fails while the mount tree is built (a --root without
     the mount points; an external mount from a path that is not there):
     one Error line, no task left, nothing mounted anywhere (the
     host_untouched fixture compares the host's mounts), the images as they
     were."""
-    criu_here()
+    zdtm.need_criu()
     data = tmp_path / "data"
     data.mkdir()
     c = make(MNT_ONLY + ["-v", f"{data}:/mnt/data"], COUNTER)
