@@ -111,6 +111,10 @@ IMAGES: list[ImageKind] = [
     ImageKind("uts", "uts-%d.img", 0x55540040, "uts_entry"),
     ImageKind("seccomp", "seccomp.img", 0x53430050, "seccomp_entry"),
     ImageKind("seccomp_task", "seccomp-%d.img", 0x53430051, "seccomp_task_entry"),
+    ImageKind("netns", "netns.img", 0x4E450060, "netns_entry"),
+    ImageKind("mntns", "mnt.img", 0x4D4E0060, "mntns_entry"),
+    ImageKind("tmpfs", "tmpfs-%d.img", 0x544D0061, "tmpfs_entry"),
+    ImageKind("tmpfs_data", "tmpfs-data.img", 0, None),
 ]
 BY_NAME = {k.name: k for k in IMAGES}
 BY_MAGIC = {k.magic: k for k in IMAGES if k.magic}

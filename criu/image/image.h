@@ -43,6 +43,10 @@ enum img_type {
 	IMG_UTS,
 	IMG_SECCOMP,		/* one per checkpoint, id 0 */
 	IMG_SECCOMP_TASK,
+	IMG_NETNS,		/* one per checkpoint, id 0 */
+	IMG_MNTNS,		/* the root's mount namespace, id 0 */
+	IMG_TMPFS,		/* the files of one tmpfs of it */
+	IMG_TMPFS_DATA,		/* raw, no framing: their data */
 	IMG_NR,
 };
 

@@ -123,7 +123,7 @@ def test_namespace_on_other_cpus(two_hosts):
     assert a["MAP"] == "0 3,1 2,", out
     assert b["MAP"] == "0 1,1 0,", out
     assert b["REAL"].split() == ["1", "0"], out
-    assert "not online here or not free" in out, out
+    assert "not online here, not in criu's cpuset or not free" in out, out
 
 
 def test_start_times_kept(two_hosts):
