@@ -14,6 +14,8 @@
 #include "parts/part.h"
 #include "mnt.pb-c.h"
 
+struct proc_mounts;
+
 /* ------------------------------------------------ for the other parts */
 
 /*
@@ -81,6 +83,8 @@ struct mnt_restore {
 /* mnt.c: the hidden files on mount @m, opened now that it is made and not covered. */
 int mnt_open_hidden_on(struct mnt_restore *r, struct rmount *m);
 int mnt_build(struct mnt_restore *r);
+/* mnt.c: proc_read_mountinfo(), a root listed as its own parent made parentless */
+int mnt_read_mountinfo(pid_t pid, struct proc_mounts *ms);
 /* MOUNT_ATTR_* of the mount options of a mountinfo line. */
 uint32_t mnt_attrs_of(const char *opts);
 /* @path below mount point @mountpoint, without the leading '/'; NULL if not below. */
