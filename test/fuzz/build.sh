@@ -99,10 +99,12 @@ for t in "${targets[@]}"; do
 		build fuzz_proc test/fuzz/fuzz_proc.c criu/proc/*.c criu/core/log.c \
 			criu/core/util.c ;;
 	fuzz_opts)
-		build fuzz_opts test/fuzz/fuzz_opts.c criu/core/log.c criu/core/util.c ;;
+		build fuzz_opts test/fuzz/fuzz_opts.c criu/core/external.c criu/core/log.c \
+			criu/core/util.c ;;
 	fuzz_rpc)
 		build fuzz_rpc test/fuzz/fuzz_rpc.c criu/rpc/decode.c criu/rpc/options.c \
-			criu/core/log.c criu/core/util.c "$GEN"/rpc.pb-c.c "${pbc[@]}" ;;
+			criu/core/external.c criu/core/log.c criu/core/util.c "$GEN"/rpc.pb-c.c \
+			"${pbc[@]}" ;;
 	*)
 		echo "build.sh: no fuzz target $t" >&2
 		exit 1 ;;
