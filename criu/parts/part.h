@@ -17,28 +17,11 @@
 #include "task/batch.h"
 #include "task/infect.h"
 
+/* The parts, in the registry's order (images/kinds.def): the restore's. */
 enum part_id {
-	PART_NS,		/* first: refusals before anything else is asked */
-	PART_NS_PID,
-	PART_NS_UTS,
-	PART_TIMENS,
-	PART_SHMEM,		/* before the fds and areas that name its objects */
-	PART_FDINFO,
-	PART_FS,
-	PART_SCHED,
-	PART_CPU,
-	PART_MM,
-	PART_SYSVIPC,
-	PART_RLIMIT,
-	PART_TASK,
-	PART_SIGACT,
-	PART_SIGNAL,
-	PART_ITIMER,
-	PART_POSIX_TIMER,
-	PART_REGS,
-	PART_SECCOMP,		/* filters: before creds may drop CAP_SYS_ADMIN */
-	PART_CREDS,
-	PART_SECCOMP_STRICT,	/* strict mode: the very last step */
+#define KIND(name, NAME, ...)	PART_##NAME,
+#define PART(name, NAME)	PART_##NAME,
+#include "kinds.def"
 	PART_NR,
 };
 
