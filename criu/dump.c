@@ -33,6 +33,7 @@
 #include "image/sums.h"
 #include "parts/part.h"
 #include "stop.h"
+#include "task/infect.h"
 #include "task/ptrace.h"
 #include "tree-check.h"
 #include "tree-plan.h"

@@ -8,7 +8,6 @@
  * criu to take it over with ptrace.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/futex.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -37,159 +36,6 @@
  */
 #define THREAD_FLAGS	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | \
 			 CLONE_THREAD | CLONE_SYSVSEM | CLONE_PTRACE)
-
-static int task_uses(struct rtask *t, int fd)
-{
-	int lo = 0, hi = t->nr_task_fds - 1, mid;
-
-	while (lo <= hi) {
-		mid = (lo + hi) / 2;
-		if (t->task_fds[mid] == fd)
-			return 1;
-		if (t->task_fds[mid] < fd)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return 0;
-}
-
-int rst_park_fd(struct rtask *t, int fd)
-{
-	int slot;
-
-	if (fd < 0)
-		return -1;
-	while (t->next_slot >= 0 &&
-	       (task_uses(t, t->next_slot) || fcntl(t->next_slot, F_GETFD) >= 0))
-		t->next_slot--;
-	slot = t->next_slot--;
-	if (slot < 0 || dup3(fd, slot, O_CLOEXEC) < 0) {
-		pr_perror("Task %d: no free fd slot for criu's fd %d", t->pid, fd);
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	return slot;
-}
-
-static int keep_private(struct rtask *t, int fd)
-{
-	int *n = xrealloc(t->priv_fds, (t->nr_priv_fds + 1) * sizeof(int));
-
-	if (!n)
-		return -1;
-	t->priv_fds = n;
-	t->priv_fds[t->nr_priv_fds++] = fd;
-	return 0;
-}
-
-int rst_private_fd(struct rtask *t, int fd)
-{
-	fd = rst_park_fd(t, fd);
-	if (fd >= 0 && keep_private(t, fd)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
-/* Whether the task has an fd above @lo and below @hi. */
-static int task_uses_between(struct rtask *t, int lo, int hi)
-{
-	int l = 0, h = t->nr_task_fds;
-
-	while (l < h) {		/* the first of the task's fds above @lo */
-		int mid = (l + h) / 2;
-
-		if (t->task_fds[mid] <= lo)
-			l = mid + 1;
-		else
-			h = mid;
-	}
-	return l < t->nr_task_fds && t->task_fds[l] < hi;
-}
-
-/*
- * criu's fds go last: one close_range() for each run of them that no fd of
- * the task's interrupts (the numbers between are free), at most one more
- * than the task has fds; in the common case one above all of them.
- */
-static int queue_closes(struct rtask *t, struct batch *b)
-{
-	int *p, i, j, ret = 0;
-
-	if (!t->nr_priv_fds)
-		return 0;
-	p = xmalloc(t->nr_priv_fds * sizeof(int));
-	if (!p)
-		return -1;
-	memcpy(p, t->priv_fds, t->nr_priv_fds * sizeof(int));
-	qsort(p, t->nr_priv_fds, sizeof(int), cmp_int);
-	for (i = 0; i < t->nr_priv_fds && !ret; i = j) {
-		for (j = i + 1; j < t->nr_priv_fds && !task_uses_between(t, p[j - 1], p[j]); j++)
-			;
-		ret = BATCH(b, "close_range of criu's fds", __NR_close_range, p[i],
-			    p[j - 1], 0) < 0;
-	}
-	free(p);
-	return ret ? -1 : 0;
-}
-
-/* Close every fd but criu's private ones. */
-static int close_others(struct rtask *t)
-{
-	int *keep, i, from = 0;
-
-	keep = xmalloc(t->nr_priv_fds * sizeof(int));
-	if (!keep)
-		return -1;
-	memcpy(keep, t->priv_fds, t->nr_priv_fds * sizeof(int));
-	qsort(keep, t->nr_priv_fds, sizeof(int), cmp_int);
-	for (i = 0; i <= t->nr_priv_fds; i++) {
-		unsigned int to = i < t->nr_priv_fds ? (unsigned int)keep[i] - 1 : ~0U;
-
-		if ((i == t->nr_priv_fds || keep[i] > from) &&
-		    syscall(SYS_close_range, from, to, 0)) {
-			pr_perror("Task %d: can't close criu's fds", t->pid);
-			free(keep);
-			return -1;
-		}
-		if (i < t->nr_priv_fds)
-			from = keep[i] + 1;
-	}
-	free(keep);
-	return 0;
-}
-
-/*
- * criu's fds go to the top of what the task may use: raise the soft
- * RLIMIT_NOFILE to the hard one (allowed without privileges; the rlimit
- * part puts the task's own back later) and start a little above the
- * task's highest fd, so the fd table does not grow to the hard limit.
- */
-static int init_slots(struct rst_ctx *rc, struct rtask *t)
-{
-	struct rlimit rl;
-	int top = t->nr_task_fds ? t->task_fds[t->nr_task_fds - 1] : 0, i;
-
-	/* the fds every task inherits sit above the tasks' own: above them too */
-	for (i = 0; i < rc->nr_inherited; i++)
-		top = max(top, rc->inherited[i]);
-
-	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return -1;
-	rl.rlim_cur = rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl))
-		return -1;
-	t->next_slot = min((uint64_t)max(top + 128, 1024), (uint64_t)rl.rlim_max - 1);
-	return 0;
-}
 
 static void report(struct rtree *tree, struct rnode *n, int state)
 {
@@ -390,7 +236,7 @@ static int build_batches(struct rst_ctx *rc, struct rtree *tree, struct rnode *n
 		if (i == PART_MM && queue_threads(n, &b))
 			return -1;
 	}
-	if (queue_closes(t, &b))
+	if (rst_fds_queue_closes(t, &b))
 		return -1;
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->thread_batch && parts[i]->thread_batch(rc, t, 0, &b))
@@ -461,21 +307,7 @@ static void __attribute__((noreturn)) child_main(struct rst_ctx *rc, struct rtre
 		child_fail(tree, n);
 
 	/* criu's own fds move out of the task's way; everything else goes */
-	if (init_slots(rc, t))
-		child_fail(tree, n);
-	for (i = 0; i < rc->nr_inherited; i++)
-		if (keep_private(t, rc->inherited[i]))
-			child_fail(tree, n);
-	rc->dirfd = rst_private_fd(t, rc->dirfd);
-	if (rc->dirfd < 0)
-		child_fail(tree, n);
-	if (log_fd() >= 0) {
-		int lfd = rst_private_fd(t, dup(log_fd()));
-
-		if (lfd >= 0)
-			log_set_fd(lfd);
-	}
-	if (close_others(t))
+	if (rst_fds_enter(rc, t))
 		child_fail(tree, n);
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->child && parts[i]->child(rc, t))

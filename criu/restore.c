@@ -21,7 +21,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -264,114 +263,16 @@ static int size_tree(struct rst_ctx *rc, struct rtree *tree)
 	return ret;
 }
 
-/* Every task's fds, sorted: inherited fds must stay out of their way. */
-static struct {
-	int *fds;
-	int nr;
-} task_fds;
-
-static int task_fd_busy(int fd)
-{
-	int lo = 0, hi = task_fds.nr - 1, mid;
-
-	while (lo <= hi) {
-		mid = (lo + hi) / 2;
-		if (task_fds.fds[mid] == fd)
-			return 1;
-		if (task_fds.fds[mid] < fd)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return 0;
-}
-
-/*
- * A number no task uses and criu has free: above every task's fds while
- * the limit allows, else in a gap below (a task may use the highest fd).
- */
-static int inherit_slot(struct rst_ctx *rc)
-{
-	struct rlimit rl;
-	int to, wrapped = 0;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return -1;
-	for (to = rc->next_inherit;; to++) {
-		if ((rlim_t)to >= rl.rlim_cur) {
-			if (wrapped++)
-				return -1;
-			to = 3;
-		}
-		if (!task_fd_busy(to) && fcntl(to, F_GETFD) < 0)
-			break;
-	}
-	rc->next_inherit = to + 1;
-	return to;
-}
-
-int rst_inherit_fd(struct rst_ctx *rc, int fd)
-{
-	int *n, to;
-
-	if (fd < 0)
-		return -1;
-	n = xrealloc(rc->inherited, (rc->nr_inherited + 1) * sizeof(int));
-	if (!n)
-		goto err;
-	rc->inherited = n;
-	to = inherit_slot(rc);
-	if (to < 0) {
-		pr_err("No fd number is free in every task for criu's fd %d", fd);
-		goto err;
-	}
-	if (dup3(fd, to, O_CLOEXEC) < 0) {
-		pr_perror("Can't move fd %d to %d for the new tasks", fd, to);
-		goto err;
-	}
-	close(fd);
-	rc->inherited[rc->nr_inherited++] = to;
-	return to;
-err:
-	close(fd);
-	return -1;
-}
-
-static int cmp_fd(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
 /* What the tree shares is opened by criu, above any fd of any task. */
 static int prefork(struct rst_ctx *rc, struct rtree *tree)
 {
-	struct rlimit rl;
-	int i, top = 0;
+	int i;
 
-	for (i = 0; i < tree->nr; i++) {
-		struct rtask *t = &tree->nodes[i].t;
-
-		if (t->nr_task_fds)
-			top = max(top, t->task_fds[t->nr_task_fds - 1]);
-	}
-	/* as many fds as a task may have (limit_fds()): fs.nr_open where criu may */
-	rl.rlim_cur = rl.rlim_max = limits_get()->nofile;
-	if (setrlimit(RLIMIT_NOFILE, &rl) && !getrlimit(RLIMIT_NOFILE, &rl)) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	rc->next_inherit = max(top + 1, 16);
-	for (i = 0; i < tree->nr; i++) {
-		struct rtask *t = &tree->nodes[i].t;
-		int *n = xrealloc(task_fds.fds, (task_fds.nr + t->nr_task_fds + 1) * sizeof(int));
-
-		if (!n)
+	for (i = 0; i < tree->nr; i++)
+		if (rst_fds_reserve(rc, &tree->nodes[i].t))
 			return -1;
-		task_fds.fds = n;
-		memcpy(n + task_fds.nr, t->task_fds, t->nr_task_fds * sizeof(int));
-		task_fds.nr += t->nr_task_fds;
-	}
-	qsort(task_fds.fds, task_fds.nr, sizeof(int), cmp_fd);
+	if (rst_fds_start(rc))
+		return -1;
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->prefork && parts[i]->prefork(rc))
 			return -1;
@@ -527,12 +428,7 @@ static void free_tree(struct rst_ctx *rc, struct rtree *tree)
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->release_tree)
 			parts[i]->release_tree(rc);
-	for (i = 0; i < rc->nr_inherited; i++)
-		close(rc->inherited[i]);
-	free(rc->inherited);
-	free(task_fds.fds);
-	task_fds.fds = NULL;
-	task_fds.nr = 0;
+	rst_fds_release(rc);
 	for (i = 0; i < tree->nr; i++) {
 		struct rtask *t = &tree->nodes[i].t;
 
