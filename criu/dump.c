@@ -32,11 +32,11 @@
 #include "image/stats.h"
 #include "image/sums.h"
 #include "parts/part.h"
-#include "stop.h"
+#include "tree/stop.h"
 #include "task/infect.h"
 #include "task/ptrace.h"
-#include "tree-check.h"
-#include "tree-plan.h"
+#include "tree/check.h"
+#include "tree/plan.h"
 #include "inventory.pb-c.h"
 #include "pstree.pb-c.h"
 
@@ -321,7 +321,7 @@ static int collect_children(struct dtree *tree, struct dtask *t)
 	return 0;
 }
 
-/* Refuses now a tree restore could not rebuild (see tree-plan.c). */
+/* Refuses now a tree restore could not rebuild (see tree/plan.c). */
 static int check_ids(struct dtree *tree)
 {
 	struct plan_task *pl;
@@ -718,7 +718,7 @@ static void release_tree(struct dtree *tree, int detach)
 
 	for (i = 0; i < tree->nr; i++) {
 		t = tree->tasks[i];
-		/* a stopped task goes back into its stop by itself (stop.c) */
+		/* a stopped task goes back into its stop by itself (tree/stop.c) */
 		for (j = 0; detach && j < t->nr_threads; j++)
 			if (t->th[j].seized && ptrace(PTRACE_DETACH, t->th[j].tid, 0, 0))
 				pr_perror("Task %d: can't detach from thread %d", t->pid,
@@ -811,7 +811,7 @@ static int finish(const struct opts *o, struct dtree *tree)
 		if (o->leave_running || o->leave_stopped) {
 			/*
 			 * A stopped task sinks back into its stop, unreported:
-			 * a SIGSTOP would be a new stop (stop.c).
+			 * a SIGSTOP would be a new stop (tree/stop.c).
 			 */
 			for (j = 0; j < t->nr_threads; j++)
 				if (ptrace(PTRACE_DETACH, t->th[j].tid, 0,

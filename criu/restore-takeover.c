@@ -15,7 +15,7 @@
  * task's done (t->ordered: a System V segment it removes once the others
  * attached it) starts only when nothing else runs. A stopped task and the
  * parent of one are held after their batches, trampoline and all, until
- * the stops are made (stop.c); then they are finished the same way. All
+ * the stops are made (tree/stop.c); then they are finished the same way. All
  * of this is single threaded: ptrace requests come from the thread that
  * seized.
  */
@@ -413,7 +413,7 @@ static int seized(struct tk *k, int status)
 	return 0;
 }
 
-/* A stopped task, or the parent of one: stop.c still needs its trampoline. */
+/* A stopped task, or the parent of one: tree/stop.c still needs its trampoline. */
 static int held(struct rtree *tree, struct rnode *n)
 {
 	int i;

@@ -152,7 +152,7 @@ static int set_session(struct rnode *n)
 /*
  * A child that stayed in our old session (neither ours nor its own) is
  * created before we make a session of our own; the others after, so each
- * inherits the right one. Our kids here are all we fork (see tree-plan.c):
+ * inherits the right one. Our kids here are all we fork (see tree/plan.c):
  * our children, and siblings of ours that must be born in our session.
  */
 static int fork_kids(struct rst_ctx *rc, struct rtree *tree, struct rnode *n, int before)

@@ -37,10 +37,10 @@
 #include "image/stats.h"
 #include "image/sums.h"
 #include "restore.h"
-#include "stop.h"
+#include "tree/stop.h"
 #include "task/ptrace.h"
-#include "tree-check.h"
-#include "tree-plan.h"
+#include "tree/check.h"
+#include "tree/plan.h"
 #include "inventory.pb-c.h"
 
 #define AREA_MIN_ADDR		(1ULL << 30)
@@ -101,7 +101,7 @@ static int add_helpers(struct rtree *tree, struct plan_task *pl, int nr)
 	return 0;
 }
 
-/* Who forks whom: see tree-plan.c. */
+/* Who forks whom: see tree/plan.c. */
 static int plan_tree(struct rtree *tree)
 {
 	struct plan_task *pl;
@@ -450,23 +450,34 @@ static void free_tree(struct rst_ctx *rc, struct rtree *tree)
 
 /*
  * Stops before anything is released: every stop first, then what the
- * parents see of them, while the batch's masks still hold (stop.c). The
+ * parents see of them, while the batch's masks still hold (tree/stop.c). The
  * tasks involved are still held after their batches, trampoline and all.
  */
 static int settle_stops(struct rst_ctx *rc, struct rtree *tree)
 {
-	int i;
+	struct rnode *p, *c;
+	uint64_t insn;
+	int i, j, any;
 
 	for (i = 0; i < tree->nr; i++)
 		if (rnode_live(&tree->nodes[i]) && tree->nodes[i].pt->stopped &&
-		    stop_enter(&tree->nodes[i]))
+		    stop_enter(&tree->nodes[i].t, tree->nodes[i].pt))
 			return -1;
 	for (i = 0; i < tree->nr; i++) {
-		struct rnode *n = &tree->nodes[i];
-
+		p = &tree->nodes[i];
+		if (!rnode_live(p))
+			continue;
+		insn = trampoline_syscall(&p->t);
+		for (j = 1, any = 0; j < tree->nr; j++) {
+			c = &tree->nodes[j];
+			if (c->parent != p || !rnode_live(c) || !c->pt->stopped)
+				continue;
+			any = 1;
+			if (stop_collect(&p->t, &c->t, c->pt, insn))
+				return -1;
+		}
 		/* the executor's stack, at the end of the batch area, is free now */
-		if (rnode_live(n) && stop_settle(tree, n, trampoline_syscall(&n->t),
-						 n->t.area + n->main_size - 256))
+		if (any && stop_drop_sigchld(&p->t, p->pt, insn, p->t.area + p->main_size - 256))
 			return -1;
 	}
 	return 0;

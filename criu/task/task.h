@@ -63,7 +63,7 @@ struct dtask {
 	int zombie;			/* dead, not reaped: only pstree data */
 	int stopped;			/* in a group stop (SIGSTOP and the like) */
 	int stop_sig;			/* the signal of that stop */
-	int stop_waited;		/* its parent had collected the stop (stop.c) */
+	int stop_waited;		/* its parent had collected the stop (tree/stop.c) */
 	uint64_t stop_query;		/* where the parent's answer lands in its batch */
 	int exit_code;			/* a zombie's wait status */
 	int64_t nr_fds;			/* its fds (fdinfo's check) */

@@ -13,8 +13,8 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "stop.h"
-#include "tree-check.h"
+#include "tree/check.h"
+#include "tree/stop.h"
 
 static int cmp_u32(const void *a, const void *b)
 {

@@ -34,8 +34,8 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "stop.h"
 #include "task/ptrace.h"
+#include "tree/stop.h"
 
 #define SIGBIT(sig)	(1ULL << ((sig) - 1))
 #define MAX_TRAPS	8	/* stray traps tolerated on the way to a stop */
@@ -181,10 +181,9 @@ static int stop_handled(struct rtask *t, int sig)
 	return ret;
 }
 
-int stop_enter(struct rnode *n)
+int stop_enter(struct rtask *t, const PstreeTask *pt)
 {
-	struct rtask *t = &n->t;
-	int sig = n->pt->stop_signal ? (int)n->pt->stop_signal : SIGSTOP;
+	int sig = pt->stop_signal ? (int)pt->stop_signal : SIGSTOP;
 	int i, j, got, status;
 	uint64_t mask;
 
@@ -232,59 +231,52 @@ int stop_enter(struct rnode *n)
 	return 0;
 }
 
+int stop_collect(struct rtask *p, const struct rtask *c, const PstreeTask *cpt, uint64_t insn)
+{
+	struct user_regs_struct base;
+	long ret;
+
+	if (!cpt->stop_waited)
+		return 0;
+	if (ptrace_get_regs(p->host_pid, &base) ||
+	    remote_syscall(p->host_pid, &base, insn, &ret, __NR_wait4, c->pid, 0,
+			   WUNTRACED | WNOHANG | __WALL, 0, 0, 0))
+		return -1;
+	if (ret != c->pid) {
+		pr_err("Task %d: can't collect the stop of its child %d again (%ld)",
+		       p->pid, c->pid, ret);
+		return -1;
+	}
+	pr_debug("Task %d: collected the stop of its child %d", p->pid, c->pid);
+	return 0;
+}
+
 /* rt_sigtimedwait({SIGCHLD}, NULL, {0, 0}) in @p: takes one if there is one. */
-static int drop_sigchld(struct rtask *t, const struct user_regs_struct *base,
-			uint64_t insn, uint64_t scratch)
+int stop_drop_sigchld(struct rtask *p, const PstreeTask *ppt, uint64_t insn, uint64_t scratch)
 {
 	struct {
 		uint64_t set;
 		struct timespec zero;
 	} arg = { SIGBIT(SIGCHLD), { 0, 0 } };
 	struct iovec l = { &arg, sizeof(arg) }, r = { (void *)scratch, sizeof(arg) };
+	struct user_regs_struct base;
 	long ret;
 
-	if (process_vm_writev(t->host_pid, &l, 1, &r, 1, 0) != sizeof(arg)) {
-		pr_perror("Task %d: can't write the arguments of rt_sigtimedwait", t->pid);
+	if (ppt->sigchld_pending)
+		return 0;
+	if (process_vm_writev(p->host_pid, &l, 1, &r, 1, 0) != sizeof(arg)) {
+		pr_perror("Task %d: can't write the arguments of rt_sigtimedwait", p->pid);
 		return -1;
 	}
-	if (remote_syscall(t->host_pid, base, insn, &ret, __NR_rt_sigtimedwait, scratch, 0,
+	if (ptrace_get_regs(p->host_pid, &base) ||
+	    remote_syscall(p->host_pid, &base, insn, &ret, __NR_rt_sigtimedwait, scratch, 0,
 			   scratch + sizeof(uint64_t), sizeof(uint64_t), 0, 0))
 		return -1;
 	if (ret != SIGCHLD && ret != -EAGAIN) {
-		pr_err("Task %d: rt_sigtimedwait for SIGCHLD failed (%ld)", t->pid, ret);
+		pr_err("Task %d: rt_sigtimedwait for SIGCHLD failed (%ld)", p->pid, ret);
 		return -1;
 	}
 	if (ret == SIGCHLD)
-		pr_debug("Task %d: dropped the SIGCHLD of its children's stops", t->pid);
+		pr_debug("Task %d: dropped the SIGCHLD of its children's stops", p->pid);
 	return 0;
-}
-
-int stop_settle(struct rtree *tree, struct rnode *p, uint64_t insn, uint64_t scratch)
-{
-	struct user_regs_struct base;
-	struct rnode *c;
-	int i, any = 0;
-	long ret;
-
-	for (i = 1; i < tree->nr; i++) {
-		c = &tree->nodes[i];
-		if (c->parent != p || !rnode_live(c) || !c->pt->stopped)
-			continue;
-		if (!any++ && ptrace_get_regs(p->t.host_pid, &base))
-			return -1;
-		if (!c->pt->stop_waited)
-			continue;
-		if (remote_syscall(p->t.host_pid, &base, insn, &ret, __NR_wait4, c->t.pid, 0,
-				   WUNTRACED | WNOHANG | __WALL, 0, 0, 0))
-			return -1;
-		if (ret != c->t.pid) {
-			pr_err("Task %d: can't collect the stop of its child %d again (%ld)",
-			       p->t.pid, c->t.pid, ret);
-			return -1;
-		}
-		pr_debug("Task %d: collected the stop of its child %d", p->t.pid, c->t.pid);
-	}
-	if (!any || p->pt->sigchld_pending)
-		return 0;
-	return drop_sigchld(&p->t, &base, insn, scratch);
 }

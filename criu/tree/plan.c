@@ -16,7 +16,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "tree-plan.h"
+#include "tree/plan.h"
 
 #define NO_ID	0xffffffffU	/* a session or group criu's task can't have */
 
