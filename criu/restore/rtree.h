@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef CRIU_RESTORE_H
-#define CRIU_RESTORE_H
+#ifndef CRIU_RESTORE_RTREE_H
+#define CRIU_RESTORE_RTREE_H
 
-/* Shared by the restore driver (restore.c) and its in-task half (restore-task.c). */
-#include "parts/part.h"
+/*
+ * The tree being restored, as the restore driver alone sees it: criu's
+ * side (restore.c, takeover.c) and the new tasks' (task.c). The parts see
+ * only each node's struct rtask.
+ */
+#include "task/task.h"
 #include "pstree.pb-c.h"
 
 #define AREA_RESERVE		(32 * PAGE_SIZE)	/* room to move the vDSO through */
@@ -51,22 +55,5 @@ static inline int rnode_live(const struct rnode *n)
 {
 	return !n->helper && !n->pt->zombie;
 }
-
-/* Creates the task of @n with its pid; in the new task, never returns. */
-pid_t restore_fork(struct rst_ctx *rc, struct rtree *tree, struct rnode *n);
-
-/*
- * criu takes every live task over once all are ready, and runs their
- * batches and final hooks (restore-takeover.c); the tree stays traced.
- * @stops runs once every batch ran, before the stopped tasks and their
- * parents lose their trampolines.
- */
-int take_over_tree(struct rst_ctx *rc, struct rtree *tree,
-		   int (*stops)(struct rst_ctx *rc, struct rtree *tree));
-/* The executor's syscall instruction in @t's trampoline, while it is there. */
-uint64_t trampoline_syscall(struct rtask *t);
-
-/* Address of thread @th's batch in the trampoline of @n. */
-uint64_t thread_batch_addr(struct rnode *n, int th);
 
 #endif

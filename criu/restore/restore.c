@@ -3,8 +3,8 @@
  * The restore driver: read -> namespaces -> fork the tree -> parts -> resume.
  *
  * Each task starts as a copy of criu with its old pid (clone3 set_tid),
- * created by its own parent; it prepares itself (restore-task.c) and waits.
- * criu then seizes the tasks, several at once (restore-takeover.c), and
+ * created by its own parent; it prepares itself (task.c) and waits.
+ * criu then seizes the tasks, several at once (takeover.c), and
  * runs each one's batch inside it: that unmaps criu, maps the dumped
  * memory, reads the pages straight from the page store and clones the
  * threads, which run their own small batches. Last, criu removes the
@@ -28,19 +28,22 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "dump.h"
 #include "hooks.h"
 #include "image/image.h"
 #include "image/stats.h"
 #include "image/sums.h"
-#include "restore.h"
-#include "tree/stop.h"
+#include "parts/part.h"
+#include "restore/rtree.h"
+#include "restore/takeover.h"
+#include "restore/task.h"
 #include "task/ptrace.h"
 #include "tree/check.h"
 #include "tree/plan.h"
+#include "tree/stop.h"
 #include "inventory.pb-c.h"
 
 #define AREA_MIN_ADDR		(1ULL << 30)

@@ -32,7 +32,9 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "restore.h"
+#include "parts/part.h"
+#include "restore/takeover.h"
+#include "restore/task.h"
 #include "task/ptrace.h"
 
 #define RSEQ_FLAG_UNREGISTER	1

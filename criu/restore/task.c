@@ -23,7 +23,8 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "restore.h"
+#include "parts/part.h"
+#include "restore/task.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
