@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "commands.h"
 #include "core/caps.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "dump.h"
 #include "proc/proc.h"
 #include "task/ptrace.h"
 

@@ -23,20 +23,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "dump.h"
 #include "hooks.h"
 #include "image/image.h"
 #include "image/stats.h"
 #include "image/sums.h"
 #include "parts/part.h"
-#include "tree/stop.h"
 #include "task/infect.h"
 #include "task/ptrace.h"
 #include "tree/check.h"
 #include "tree/plan.h"
+#include "tree/stop.h"
 #include "inventory.pb-c.h"
 #include "pstree.pb-c.h"
 

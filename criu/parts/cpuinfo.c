@@ -17,19 +17,14 @@
  * 0x80000001; family, model and the rest are recorded for messages only.
  */
 #include <cpuid.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/log.h"
 #include "core/opts.h"
 #include "core/util.h"
-#include "dump.h"
-#include "image/image.h"
 #include "parts/cpuinfo.h"
 
 enum { R_EAX, R_EBX, R_ECX, R_EDX };
@@ -437,8 +432,6 @@ int cpuinfo_compare(const CpuinfoEntry *img, const struct cpu_need *need,
 	return cpuinfo_compare_host(img, &h, need, caps, buf, len);
 }
 
-/* ------------------------------------------------------ criu cpuinfo */
-
 char *cpuinfo_read_online(void)
 {
 	char *s = read_file(AT_FDCWD, CPU_ONLINE_PATH, NULL);
@@ -449,65 +442,4 @@ char *cpuinfo_read_online(void)
 	}
 	s[strcspn(s, "\n")] = 0;
 	return s;
-}
-
-static int cpuinfo_dump_cmd(int dirfd)
-{
-	struct cpuinfo_host h;
-	char *online = cpuinfo_read_online();
-	int ret;
-
-	if (!online)
-		return -1;
-	ret = cpuinfo_host_read(&h, online);
-	if (!ret)
-		ret = img_write(dirfd, IMG_CPUINFO, 0, &h.e.base);
-	free(online);
-	return ret;
-}
-
-static int cpuinfo_check_cmd(int dirfd, unsigned int caps)
-{
-	struct cpu_need need = { 0 };
-	CpuinfoEntry *img;
-	char why[512];
-	int ret = -1;
-
-	if (img_read(dirfd, IMG_CPUINFO, 0, (void **)&img, 0) < 0)
-		return -1;
-	if (cpuinfo_validate(img))
-		goto out;
-	/* a checkpoint's image knows what its threads used; a bare one doesn't */
-	need.xfeatures = img->has_xfeatures_used ? img->xfeatures_used : img->xfeatures;
-	ret = cpuinfo_compare(img, &need, caps, why, sizeof(why));
-	if (ret > 0) {
-		pr_err("This CPU lacks what the one of cpuinfo.img (%s) had: %s",
-		       img->model_name ? img->model_name : img->vendor, why);
-		ret = -1;
-	} else if (!ret) {
-		pr_info("cpuinfo.img (%s) is compatible with this CPU",
-			img->model_name ? img->model_name : img->vendor);
-	}
-out:
-	img_free(IMG_CPUINFO, img);
-	return ret;
-}
-
-int cr_cpuinfo(const struct opts *o, const char *sub)
-{
-	int dump, dirfd, ret;
-
-	if (!sub || (strcmp(sub, "dump") && strcmp(sub, "check"))) {
-		pr_err("cpuinfo needs a subcommand: dump or check");
-		return -1;
-	}
-	dump = !strcmp(sub, "dump");
-	dirfd = fcntl(o->images_dirfd, F_DUPFD_CLOEXEC, 0);
-	if (dirfd < 0) {
-		pr_perror("Can't use the images directory %s", o->images_dir);
-		return -1;
-	}
-	ret = dump ? cpuinfo_dump_cmd(dirfd) : cpuinfo_check_cmd(dirfd, o->cpu_cap);
-	close(dirfd);
-	return ret;
 }

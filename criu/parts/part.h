@@ -4,7 +4,7 @@
 
 /*
  * One kind of task state = one part: a file in parts/ with both halves,
- * next to its images/NAME.proto. The drivers (dump.c, restore.c) call the
+ * next to its images/NAME.proto. The drivers (dump.c, restore/) call the
  * hooks of every part in table order (parts.c); a hook left NULL is
  * skipped. Parts use task/, proc/, image/ and core/, never each other.
  */
