@@ -5,10 +5,8 @@
  * are parts/cpuinfo.c's, Documentation/cpu.md). main() opened the images
  * directory (created it for dump).
  */
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "commands.h"
 #include "core/log.h"
@@ -59,19 +57,10 @@ out:
 
 int cr_cpuinfo(const struct opts *o, const char *sub)
 {
-	int dump, dirfd, ret;
-
-	if (!sub || (strcmp(sub, "dump") && strcmp(sub, "check"))) {
-		pr_err("cpuinfo needs a subcommand: dump or check");
-		return -1;
-	}
-	dump = !strcmp(sub, "dump");
-	dirfd = fcntl(o->images_dirfd, F_DUPFD_CLOEXEC, 0);
-	if (dirfd < 0) {
-		pr_perror("Can't use the images directory %s", o->images_dir);
-		return -1;
-	}
-	ret = dump ? cpuinfo_dump_cmd(dirfd) : cpuinfo_check_cmd(dirfd, o->cpu_cap);
-	close(dirfd);
-	return ret;
+	if (sub && !strcmp(sub, "dump"))
+		return cpuinfo_dump_cmd(o->images_dirfd);
+	if (sub && !strcmp(sub, "check"))
+		return cpuinfo_check_cmd(o->images_dirfd, o->cpu_cap);
+	pr_err("cpuinfo needs a subcommand: dump or check");
+	return -1;
 }
