@@ -604,7 +604,7 @@ static int fdinfo_load_tree(struct rst_ctx *rc)
 		if (!rf->f[i].users)
 			continue;	/* nobody's: not opened */
 		k = kind_of_desc(d);
-		if (k->validate && k->validate(rf->f[i].first, d))
+		if (k->validate && k->validate(rc, rf->f[i].first, d))
 			goto out;
 		/* installer 0: nothing to set up in a task (older timerfd images) */
 		if (k->installer && k->installer(d) && !task_uses_file(rf, k->installer(d), i)) {
@@ -775,7 +775,7 @@ static int open_in_helper(struct rst_ctx *rc, struct rfiles *rf, size_t *list, s
 		for (i = 0; i < n; i++) {
 			FileDesc *d = rf->img->files[list[i]];
 
-			fd = kind_of_desc(d)->open(rf->f[list[i]].first, d);
+			fd = kind_of_desc(d)->open(rc, rf->f[list[i]].first, d);
 			if (fd < 0 || send_fd(sk[1], fd))
 				_exit(1);
 			close(fd);
@@ -823,7 +823,7 @@ static int fdinfo_prefork(struct rst_ctx *rc)
 			helper[nh++] = i;
 			continue;
 		}
-		fd = k->open(rf->f[i].first, d);
+		fd = k->open(rc, rf->f[i].first, d);
 		rf->f[i].inherited = rst_inherit_fd(rc, fd);
 		if (rf->f[i].inherited < 0)
 			goto out;
@@ -851,7 +851,8 @@ static int cmp_fd_entry(const void *a, const void *b)
  * order, so every task fd below this one is in place and open() returns
  * this number or a lower one no task fd needs: nothing is ever parked.
  */
-static int install_fd(struct rtask *t, struct rfiles *rf, const FdEntry *f, int *where)
+static int install_fd(struct rst_ctx *rc, struct rtask *t, struct rfiles *rf, const FdEntry *f,
+		      int *where)
 {
 	const FileDesc *d = rf->img->files[f->file_id];
 	int src = rf->f[f->file_id].inherited, fd;
@@ -859,7 +860,7 @@ static int install_fd(struct rtask *t, struct rfiles *rf, const FdEntry *f, int 
 	if (src < 0)
 		src = where[f->file_id];
 	if (src < 0) {
-		fd = kind_of_desc(d)->open(t->pid, d);
+		fd = kind_of_desc(d)->open(rc, t->pid, d);
 		if (fd < 0)
 			return -1;
 		if ((unsigned int)fd > f->fd) {
@@ -909,7 +910,7 @@ static int fdinfo_child(struct rst_ctx *rc, struct rtask *t)
 	memcpy(order, e->fds, e->n_fds * sizeof(*order));
 	qsort(order, e->n_fds, sizeof(*order), cmp_fd_entry);
 	for (i = 0; i < e->n_fds; i++)
-		if (install_fd(t, rf, order[i], where))
+		if (install_fd(rc, t, rf, order[i], where))
 			goto out;
 	/* then what refers to other fds of the task (epoll watches), once */
 	for (i = 0; i < e->n_fds; i++) {

@@ -148,7 +148,7 @@ static void epoll_free(FileDesc *d)
 	d->epoll = NULL;
 }
 
-static int epoll_validate(pid_t pid, const FileDesc *d)
+static int epoll_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	size_t i, j;
 
@@ -166,7 +166,7 @@ static int epoll_validate(pid_t pid, const FileDesc *d)
 	return 0;
 }
 
-static int epoll_open(pid_t pid, const FileDesc *d)
+static int epoll_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	int fd = epoll_create1(EPOLL_CLOEXEC);
 

@@ -61,7 +61,7 @@ static void efd_free(FileDesc *d)
 	d->efd = NULL;
 }
 
-static int efd_validate(pid_t pid, const FileDesc *d)
+static int efd_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	if (!d->efd || d->efd->count > EFD_MAX) {
 		pr_err("Task %d: image files.img has an invalid eventfd #%u", pid, d->id);
@@ -70,7 +70,7 @@ static int efd_validate(pid_t pid, const FileDesc *d)
 	return 0;
 }
 
-static int efd_open(pid_t pid, const FileDesc *d)
+static int efd_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	int flags = EFD_CLOEXEC | (d->flags & O_NONBLOCK ? EFD_NONBLOCK : 0);
 	uint64_t count = d->efd->count;

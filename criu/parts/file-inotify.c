@@ -244,7 +244,7 @@ static void inotify_free(FileDesc *d)
 
 /* --------------------------------------------------------------- restore */
 
-static int inotify_validate(pid_t pid, const FileDesc *d)
+static int inotify_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const InotifyEntry *e = d->inotify;
 	size_t i;
@@ -330,7 +330,7 @@ static int drain(pid_t pid, int fd)
 	return 0;
 }
 
-static int inotify_open(pid_t pid, const FileDesc *d)
+static int inotify_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const InotifyEntry *e = d->inotify;
 	int fd, got, next = 1, skipped = 0;

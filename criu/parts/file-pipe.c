@@ -155,7 +155,7 @@ static void pipe_free(FileDesc *d)
 	d->pipe = NULL;
 }
 
-static int pipe_validate(pid_t pid, const FileDesc *d)
+static int pipe_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const PipeEntry *e = d->pipe;
 	unsigned int acc = d->flags & O_ACCMODE;

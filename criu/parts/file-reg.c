@@ -44,7 +44,7 @@ static int reg_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDes
 	return 0;
 }
 
-static int reg_open(pid_t pid, const FileDesc *d)
+static int reg_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	unsigned int flags = (d->flags & OPEN_STATUS_MASK) | O_NOCTTY;
 	struct stat st;
@@ -70,7 +70,7 @@ err:
 	return -1;
 }
 
-static int reg_validate(pid_t pid, const FileDesc *d)
+static int reg_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	if (d->path[0] != '/') {
 		pr_err("Task %d: image files.img has file #%u with a relative path", pid, d->id);

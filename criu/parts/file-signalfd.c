@@ -49,7 +49,7 @@ static void sfd_free(FileDesc *d)
 	d->sfd = NULL;
 }
 
-static int sfd_validate(pid_t pid, const FileDesc *d)
+static int sfd_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	if (!d->sfd) {
 		pr_err("Task %d: image files.img has a signalfd #%u without its mask", pid, d->id);
@@ -58,7 +58,7 @@ static int sfd_validate(pid_t pid, const FileDesc *d)
 	return 0;
 }
 
-static int sfd_open(pid_t pid, const FileDesc *d)
+static int sfd_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	int flags = SFD_CLOEXEC | (d->flags & O_NONBLOCK ? SFD_NONBLOCK : 0);
 	uint64_t mask = d->sfd->sigmask;	/* the kernel's sigset_t */

@@ -485,7 +485,7 @@ static int unix_dump_done(struct file_ref *files, size_t n)
 
 /* ------------------------------------------------------------- restore */
 
-static int unix_validate(pid_t pid, const FileDesc *d)
+static int unix_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const UnixSkEntry *e = d->usk;
 	uint64_t total = 0;

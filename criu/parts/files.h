@@ -60,9 +60,9 @@ struct file_kind {
 	void (*free)(FileDesc *d);
 
 	/* restore: check the image's description before anything is created */
-	int (*validate)(pid_t pid, const FileDesc *d);
+	int (*validate)(struct rst_ctx *rc, pid_t pid, const FileDesc *d);
 	/* restore: open it, in task @pid or, when it is shared, in criu; returns the fd */
-	int (*open)(pid_t pid, const FileDesc *d);
+	int (*open)(struct rst_ctx *rc, pid_t pid, const FileDesc *d);
 	/*
 	 * restore: kinds whose descriptions come in objects (a pipe's ends,
 	 * a socket pair) open them in criu, all of one object at once. @object

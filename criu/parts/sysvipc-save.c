@@ -23,7 +23,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/shmem.h"
+#include "proc/proc.h"
 #include "parts/sysvipc.h"
 #include "sysvipc.pb-c.h"
 
@@ -98,7 +98,7 @@ static int shm_contents(SysvipcShm *m, int out, uint64_t *total)
 		pr_perror("Can't open System V segment %d", m->perm->id);
 		goto out;
 	}
-	if (shmem_link_kind(name, st.st_dev) != SHMO_SYSV) {
+	if (proc_shmem_kind(name, st.st_dev) != SHMO_SYSV) {
 		pr_err("System V segment %d is on hugetlbfs (SHM_HUGETLB): not supported",
 		       m->perm->id);
 		goto out;

@@ -42,7 +42,6 @@
 #include "image/image.h"
 #include "image/sums.h"
 #include "parts/part.h"
-#include "parts/shmem.h"
 #include "parts/sysvipc.h"
 #include "sysvipc.pb-c.h"
 
@@ -126,7 +125,7 @@ static int sysvipc_check(struct dump_ctx *dc, struct dtask *t)
 	}
 	for (i = 0; i < t->maps.nr; i++) {
 		v = &t->maps.vma[i];
-		if (shmem_vma_kind(v) != SHMO_SYSV)
+		if (proc_vma_shmem(v) != SHMO_SYSV)
 			continue;
 		if (!s->own) {
 			pr_err("Task %d: System V shared memory segment %lu (%s) at %#lx is in "

@@ -286,7 +286,7 @@ static void tfd_free(FileDesc *d)
 
 /* ------------------------------------------------------------- restore */
 
-static int tfd_validate(pid_t pid, const FileDesc *d)
+static int tfd_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const TimerfdEntry *e = d->tfd;
 
@@ -382,7 +382,7 @@ static int tfd_arm(pid_t pid, int fd, const TimerfdEntry *e)
 	return set_ticks(pid, fd, e, in);
 }
 
-static int tfd_open(pid_t pid, const FileDesc *d)
+static int tfd_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const TimerfdEntry *e = d->tfd;
 	int fd;

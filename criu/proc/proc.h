@@ -164,4 +164,22 @@ uint64_t proc_ns_id(pid_t pid, pid_t tid, const char *name);
 int proc_parse_timens_offsets(const char *buf, int64_t *mono, int64_t *boot);
 int proc_timens_offsets(pid_t pid, int64_t *mono, int64_t *boot);
 
+/* Shared memory objects, by the names the kernel gives them (shmem.c). */
+#define PROC_MEMFD_PREFIX	"/memfd:"
+
+enum {
+	SHMO_NONE,
+	SHMO_ANON,	/* "/dev/zero (deleted)", MAP_SHARED|MAP_ANONYMOUS */
+	SHMO_MEMFD,	/* "/memfd:NAME (deleted)" */
+	SHMO_SYSV,	/* "/SYSV%08x (deleted)", a System V segment (key) */
+	SHMO_HUGETLB,	/* on hugetlbfs: not supported */
+};
+
+/* What kind of shared memory object an area maps, if any. */
+int proc_vma_shmem(const struct proc_vma *v);
+/* The same for @path (an fd's link) on device @dev (its st_dev). */
+int proc_shmem_kind(const char *path, uint64_t dev);
+/* NAME of a memfd's link "/memfd:NAME (deleted)", malloc'ed (SHMO_MEMFD only). */
+char *proc_memfd_name(const char *link);
+
 #endif

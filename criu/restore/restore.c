@@ -431,7 +431,7 @@ static void free_tree(struct rst_ctx *rc, struct rtree *tree)
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->release_tree)
 			parts[i]->release_tree(rc);
-	rst_fds_release(rc);
+	rst_release(rc);
 	for (i = 0; i < tree->nr; i++) {
 		struct rtask *t = &tree->nodes[i].t;
 

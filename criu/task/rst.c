@@ -111,7 +111,7 @@ err:
 	return -1;
 }
 
-void rst_fds_release(struct rst_ctx *rc)
+void rst_release(struct rst_ctx *rc)
 {
 	int i;
 
@@ -123,6 +123,61 @@ void rst_fds_release(struct rst_ctx *rc)
 	free(rc->all_fds);
 	rc->all_fds = NULL;
 	rc->nr_all_fds = 0;
+	free(rc->objects);
+	rc->objects = NULL;
+	rc->nr_objects = 0;
+}
+
+/* ------------------------------------------------ objects of the tree */
+
+static struct rst_object *find_object(const struct rst_ctx *rc, uint64_t dev, uint64_t ino)
+{
+	int i;
+
+	for (i = 0; i < rc->nr_objects; i++)
+		if (rc->objects[i].dev == dev && rc->objects[i].ino == ino)
+			return &rc->objects[i];
+	return NULL;
+}
+
+int rst_object_name(struct rst_ctx *rc, uint64_t dev, uint64_t ino)
+{
+	struct rst_object *n = xrealloc(rc->objects, (rc->nr_objects + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	rc->objects = n;
+	n[rc->nr_objects++] = (struct rst_object){ dev, ino, -1 };
+	return 0;
+}
+
+int rst_object_known(const struct rst_ctx *rc, uint64_t dev, uint64_t ino)
+{
+	return !!find_object(rc, dev, ino);
+}
+
+int rst_object_set(struct rst_ctx *rc, uint64_t dev, uint64_t ino, int fd)
+{
+	struct rst_object *o = find_object(rc, dev, ino);
+
+	if (!o) {
+		close(fd);
+		pr_err("Object %lu:%lu was never named", dev, ino);
+		return -1;
+	}
+	o->fd = rst_inherit_fd(rc, fd);
+	return o->fd;
+}
+
+int rst_object_fd(const struct rst_ctx *rc, uint64_t dev, uint64_t ino)
+{
+	struct rst_object *o = find_object(rc, dev, ino);
+
+	if (!o || o->fd < 0) {
+		pr_err("No object %lu:%lu in the images criu made for the tree", dev, ino);
+		return -1;
+	}
+	return o->fd;
 }
 
 /* ------------------------------------------------------ in the new task */

@@ -3,8 +3,9 @@
 #define CRIU_TASK_RST_H
 
 /*
- * What the restore offers the parts, below them: where criu's own fds go
- * in the tasks it restores (rst.c). The parts ask through these, with the
+ * What the restore offers the parts, below them (rst.c): where criu's own
+ * fds go in the tasks it restores, and the objects criu makes for the
+ * whole tree before the first fork. The parts ask through these, with the
  * context, and never call the driver; the driver sets the service up and
  * takes it down around the parts' hooks (the rst_fds_* calls).
  *
@@ -29,6 +30,20 @@ int rst_inherit_fd(struct rst_ctx *rc, int fd);
 int rst_private_fd(struct rtask *t, int fd);
 int rst_park_fd(struct rtask *t, int fd);
 
+/*
+ * Objects criu makes for the whole tree before the first fork, such as
+ * shared memory, named by the dev/ino they had at the dump, where the
+ * areas and fds that use them recorded it. The part that restores them
+ * names each before any task's load (rst_object_name, in load_tree), so
+ * that loads can refuse a reference to none (rst_object_known), and gives
+ * each its fd in its prefork (rst_object_set: the fd is inherited as with
+ * rst_inherit_fd); the others take that fd (rst_object_fd, -1 logged).
+ */
+int rst_object_name(struct rst_ctx *rc, uint64_t dev, uint64_t ino);
+int rst_object_known(const struct rst_ctx *rc, uint64_t dev, uint64_t ino);
+int rst_object_set(struct rst_ctx *rc, uint64_t dev, uint64_t ino, int fd);
+int rst_object_fd(const struct rst_ctx *rc, uint64_t dev, uint64_t ino);
+
 /* ------------------------------------------------------ for the driver */
 
 /* In criu, after the loads: @t's fds are the task's, out of criu's way. */
@@ -43,7 +58,7 @@ int rst_fds_start(struct rst_ctx *rc);
 int rst_fds_enter(struct rst_ctx *rc, struct rtask *t);
 /* In the new task: its batch's last steps close criu's fds. */
 int rst_fds_queue_closes(struct rtask *t, struct batch *b);
-/* In criu: closes the inherited fds, frees what the service kept. */
-void rst_fds_release(struct rst_ctx *rc);
+/* In criu: closes the inherited fds, frees what the services kept. */
+void rst_release(struct rst_ctx *rc);
 
 #endif

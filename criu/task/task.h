@@ -91,6 +91,12 @@ struct rst_ctx {
 	int next_inherit;
 	int *all_fds;			/* every task's fds, sorted: theirs to avoid */
 	int nr_all_fds;
+	/* what criu made for the whole tree, by dump-time identity (rst_object_*) */
+	struct rst_object {
+		uint64_t dev, ino;
+		int fd;			/* inherited by every task; -1 until made */
+	} *objects;
+	int nr_objects;
 };
 
 /*
