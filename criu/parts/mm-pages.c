@@ -28,7 +28,8 @@
 #include "image/image.h"
 #include "image/pagestore.h"
 #include "image/stats.h"
-#include "parts/mm.h"
+#include "parts/mm-pages.h"
+#include "parts/mm-vma.h"
 
 /* Linux 5.14; Debian 12's headers have it, older ones may not. */
 #ifndef MADV_POPULATE_WRITE

@@ -1,29 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef CRIU_PARTS_MM_H
-#define CRIU_PARTS_MM_H
+#ifndef CRIU_PARTS_MM_PAGES_H
+#define CRIU_PARTS_MM_PAGES_H
 
 /*
- * The two halves of the mm part: mm.c (the areas and the mm fields) and
- * mm-pages.c (the contents of private pages: which are saved, where they
- * are stored, how restore reads them back).
+ * The contents of private pages (mm-pages.c), the mm part's second half:
+ * which are saved, where they are stored, how restore reads them back.
+ * mm.c, which saves and maps the areas, calls it.
  */
 #include "parts/part.h"
 #include "mm.pb-c.h"
 #include "pagemap.pb-c.h"
 
-/* mm.c */
-int vma_special(const struct proc_vma *v, VmaKind *kind);
-int vma_is_anon(const struct proc_vma *v);
-/* pages of this area are saved per task (private memory) */
-int vma_has_pages(const struct proc_vma *v);
-int vma_entry_has_pages(const VmaEntry *v);
-
-/* mm-pages.c, dump: fills @pm (and the guard regions of @mm) */
+/* dump: fills @pm (and the guard regions of @mm) */
 int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntry *pm);
 /* once every task is dumped */
 void mm_dump_pages_done(struct dump_ctx *dc);
 
-/* mm-pages.c, restore: the stores a task's pages are read from */
+/* restore: the stores a task's pages are read from */
 struct mm_stores {
 	int own;		/* pages-PID.img */
 	int nr;
