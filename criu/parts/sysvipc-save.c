@@ -23,13 +23,17 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "parts/sysvipc-save.h"
 #include "proc/proc.h"
-#include "parts/sysvipc.h"
 #include "sysvipc.pb-c.h"
 
 #ifndef MSG_COPY
 #define MSG_COPY		040000	/* read by index, leave it queued */
 #endif
+
+const char *const sysvipc_limits[SYSVIPC_NR_LIMITS] = {
+	"shmmax", "shmall", "shmmni", "shm_rmid_forced", "msgmax", "msgmnb", "msgmni", "sem",
+};
 
 static int read_limits(SysvipcEntry *e)
 {

@@ -42,16 +42,12 @@
 #include "image/image.h"
 #include "image/sums.h"
 #include "parts/part.h"
-#include "parts/sysvipc.h"
+#include "parts/sysvipc-save.h"
 #include "sysvipc.pb-c.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23
 #endif
-
-const char *const sysvipc_limits[SYSVIPC_NR_LIMITS] = {
-	"shmmax", "shmall", "shmmni", "shm_rmid_forced", "msgmax", "msgmnb", "msgmni", "sem",
-};
 
 /* ---------------------------------------------------------------- dump */
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef CRIU_PARTS_SYSVIPC_H
-#define CRIU_PARTS_SYSVIPC_H
+#ifndef CRIU_PARTS_SYSVIPC_SAVE_H
+#define CRIU_PARTS_SYSVIPC_SAVE_H
 
 /*
- * The two halves of the sysvipc part: sysvipc.c (the part: what is
- * refused, the dump's helper, the restore) and sysvipc-save.c (what the
- * helper reads inside the tree's IPC namespace).
+ * What the sysvipc part's dump helper reads inside the tree's IPC
+ * namespace (sysvipc-save.c), and what that part (sysvipc.c: what is
+ * refused, the helper, the restore) shares with it.
  */
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,7 +19,7 @@ union semun {
 	struct seminfo *__buf;
 };
 
-/* The namespace's limits, saved and written back (only these names). */
+/* The namespace's limits, saved and written back (only these names; sysvipc-save.c). */
 #define SYSVIPC_NR_LIMITS	8
 extern const char *const sysvipc_limits[SYSVIPC_NR_LIMITS];
 
