@@ -76,33 +76,6 @@ static const struct file_kind *kind_of_desc(const FileDesc *d)
 	return NULL;
 }
 
-int files_grab_fd(pid_t pid, int fd)
-{
-	int pidfd, ours;
-
-	pidfd = syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0) {
-		pr_perror("Task %d: can't open a pidfd", pid);
-		return -1;
-	}
-	ours = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-	if (ours < 0)
-		pr_perror("Task %d: can't take a copy of its fd %d", pid, fd);
-	close(pidfd);
-	return ours;
-}
-
-const char *fdinfo_field(const char *fdinfo, const char *key)
-{
-	size_t len = strlen(key);
-	const char *p;
-
-	for (p = fdinfo; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, len))
-			return p + len;
-	return NULL;
-}
-
 /* ------------------------------------------------------------ the scan */
 
 struct fd_scan {

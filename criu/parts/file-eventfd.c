@@ -28,8 +28,8 @@ static int efd_match(const char *link, const struct stat *st)
 
 static int efd_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
 {
-	const char *count = fdinfo_field(f->fdinfo, "eventfd-count:");
-	const char *sem = fdinfo_field(f->fdinfo, "eventfd-semaphore:");
+	const char *count = proc_fdinfo_field(f->fdinfo, "eventfd-count:");
+	const char *sem = proc_fdinfo_field(f->fdinfo, "eventfd-semaphore:");
 	EventfdEntry *e;
 	unsigned long long c;
 	int s = 0;

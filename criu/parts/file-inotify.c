@@ -32,6 +32,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "parts/files.h"
+#include "task/ptrace.h"
 
 #define HANDLE_MAX	128
 
@@ -177,7 +178,7 @@ static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path)
 
 static void warn_pending(const struct fd_dump *f)
 {
-	int fd = files_grab_fd(f->pid, f->fd), queued = 0;
+	int fd = ptrace_getfd(f->pid, f->fd), queued = 0;
 
 	if (fd >= 0 && !ioctl(fd, FIONREAD, &queued) && queued)
 		pr_warn("Task %d: inotify fd %d has %d bytes of events not read yet; they are "

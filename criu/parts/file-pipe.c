@@ -41,7 +41,7 @@ static int pipe_match(const char *link, const struct stat *st)
 
 static int pipe_check(const struct fd_dump *f)
 {
-	const char *v = fdinfo_field(f->fdinfo, "flags:");
+	const char *v = proc_fdinfo_field(f->fdinfo, "flags:");
 	size_t len = strlen(f->link);
 	unsigned int flags = 0;
 

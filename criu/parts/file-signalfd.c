@@ -25,7 +25,7 @@ static int sfd_match(const char *link, const struct stat *st)
 
 static int sfd_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
 {
-	const char *mask = fdinfo_field(f->fdinfo, "sigmask:");
+	const char *mask = proc_fdinfo_field(f->fdinfo, "sigmask:");
 	SignalfdEntry *e;
 	unsigned long long m;
 

@@ -42,6 +42,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "parts/files.h"
+#include "task/ptrace.h"
 
 #define TCP_ESTABLISHED	1
 #define TCP_CLOSE	7
@@ -188,7 +189,7 @@ static void refuse_inet(const struct fd_dump *f, int sk, int domain)
 /* Refuses, with one line, what is not a connected pair of unnamed sockets. */
 static int check_unix(const struct fd_dump *f, int sk, struct sk_diag *sd)
 {
-	const char *scm = fdinfo_field(f->fdinfo, "scm_fds:");
+	const char *scm = proc_fdinfo_field(f->fdinfo, "scm_fds:");
 	struct sk_diag peer;
 	int listening = 0;
 	socklen_t len = sizeof(int);
@@ -240,7 +241,7 @@ static int unix_check(const struct fd_dump *f)
 	int sk, domain = 0, ret;
 	socklen_t len = sizeof(domain);
 
-	sk = files_grab_fd(f->pid, f->fd);
+	sk = ptrace_getfd(f->pid, f->fd);
 	if (sk < 0)
 		return -1;
 	if (getsockopt(sk, SOL_SOCKET, SO_DOMAIN, &domain, &len)) {
@@ -406,7 +407,7 @@ static int unix_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 		return -1;
 	unix_sk_entry__init(e);
 	d->usk = e;
-	sk = files_grab_fd(f->pid, f->fd);
+	sk = ptrace_getfd(f->pid, f->fd);
 	if (sk < 0)
 		return -1;
 	/* checked before, but the peer may have closed since (a frozen peer can't) */

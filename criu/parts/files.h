@@ -85,10 +85,6 @@ extern const struct file_kind fk_reg, fk_chr, fk_timerfd, fk_pipe, fk_unix, fk_e
 	fk_epoll, fk_signalfd, fk_inotify;
 extern const struct file_kind fk_memfd;	/* file-memfd.c */
 
-/* Our own reference to the open file description behind fd @fd of @pid. */
-int files_grab_fd(pid_t pid, int fd);
-/* The value of "@key" (e.g. "eventfd-count:") in an fdinfo text, or NULL. */
-const char *fdinfo_field(const char *fdinfo, const char *key);
 
 /* Flags that describe how a file was opened, not what open() should do now. */
 #define OPEN_STATUS_MASK	(O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | \

@@ -45,7 +45,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +52,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "parts/files.h"
+#include "task/ptrace.h"
 
 /* linux/timerfd.h has it (Linux 3.17, CONFIG_CHECKPOINT_RESTORE) but clashes with glibc's */
 #ifndef TFD_IOC_SET_TICKS
@@ -158,23 +158,6 @@ static int read_tfd_fdinfo(pid_t pid, int fd, struct tfd_info *ti)
 	return ret;
 }
 
-/* Our own reference to the task's open file description behind @fd. */
-static int grab_fd(pid_t pid, int fd)
-{
-	int pidfd, ours;
-
-	pidfd = syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0) {
-		pr_perror("Task %d: can't open a pidfd", pid);
-		return -1;
-	}
-	ours = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-	if (ours < 0)
-		pr_perror("Task %d: can't get its timerfd %d", pid, fd);
-	close(pidfd);
-	return ours;
-}
-
 /*
  * How far the task's CLOCK_MONOTONIC and CLOCK_BOOTTIME are ahead of ours
  * (time namespaces; also a task that made one for its children and stays
@@ -242,7 +225,7 @@ static int tfd_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDes
 	int64_t now, mono, boot;
 	int tfd, ret, clk;
 
-	tfd = grab_fd(pid, fd);
+	tfd = ptrace_getfd(pid, fd);
 	if (tfd < 0)
 		return -1;
 	ret = read_state(pid, fd, tfd, &ti, &its, &now);

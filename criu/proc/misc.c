@@ -128,6 +128,17 @@ int proc_read_fdinfo(pid_t pid, int fd, struct proc_fdinfo *fi)
 	return ret;
 }
 
+const char *proc_fdinfo_field(const char *fdinfo, const char *key)
+{
+	size_t len = strlen(key);
+	const char *p;
+
+	for (p = fdinfo; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, len))
+			return p + len;
+	return NULL;
+}
+
 static int cmp_pid(const void *a, const void *b)
 {
 	return *(const pid_t *)a - *(const pid_t *)b;

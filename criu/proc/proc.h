@@ -114,6 +114,8 @@ struct proc_fdinfo {
 
 int proc_parse_fdinfo(const char *buf, struct proc_fdinfo *fi);
 int proc_read_fdinfo(pid_t pid, int fd, struct proc_fdinfo *fi);
+/* The value after "@key" (e.g. "eventfd-count:") in an fdinfo text, or NULL. */
+const char *proc_fdinfo_field(const char *fdinfo, const char *key);
 
 /*
  * Runs of pages in [start, end): PM_SCAN_DATA, those worth saving (present
