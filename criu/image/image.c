@@ -16,7 +16,6 @@
 #include "core/util.h"
 #include "image/crc32c.h"
 #include "image/image.h"
-#include "image/sums.h"
 
 struct img_desc {
 	const char *fmt;	/* file name; %d is the task's pid */
@@ -185,25 +184,6 @@ int img_open_read(int dirfd, const char *name)
 	return fd;
 }
 
-int64_t img_raw_size(int dirfd, enum img_type t, int id)
-{
-	char name[64];
-	struct stat st;
-	int fd;
-
-	img_name(t, id, name, sizeof(name));
-	fd = img_open_read(dirfd, name);
-	if (fd < 0 || fstat(fd, &st)) {
-		if (errno != ELOOP && errno != EINVAL)
-			pr_perror("Can't stat image %s", name);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return st.st_size;
-}
-
 int img_read(int dirfd, enum img_type t, int id, void **msg, int optional)
 {
 	char name[64];
@@ -231,24 +211,4 @@ void img_free(enum img_type t, void *msg)
 {
 	if (msg)
 		protobuf_c_message_free_unpacked(msg, NULL);
-}
-
-int img_open_raw(int dirfd, enum img_type t, int id, int write)
-{
-	char name[64];
-	int fd;
-
-	img_name(t, id, name, sizeof(name));
-	if (write) {
-		fd = create_file_at(dirfd, name, O_RDWR);
-		if (fd < 0)
-			pr_perror("Can't create image %s", name);
-		return fd;
-	}
-	if (img_sums_expect(name))
-		return -1;
-	fd = img_open_read(dirfd, name);
-	if (fd < 0 && errno != ELOOP && errno != EINVAL)
-		pr_perror("Can't open image %s", name);
-	return fd;
 }

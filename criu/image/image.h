@@ -57,16 +57,9 @@ void *img_unpack(enum img_type t, const uint8_t *buf, size_t len, const char *na
 void img_free(enum img_type t, void *msg);
 
 /*
- * The raw page store: created 0600 for writing (as create_file_at() does),
- * opened read-only otherwise (only one the inventory has sums of).
- */
-int img_open_raw(int dirfd, enum img_type t, int id, int write);
-/*
  * Opens image @name for reading: never through a symbolic link, only a
  * regular file (a refusal is logged; errno ELOOP or EINVAL then).
  */
 int img_open_read(int dirfd, const char *name);
-/* The size of raw store @t/@id, checked as img_open_read() does; -1 logged. */
-int64_t img_raw_size(int dirfd, enum img_type t, int id);
 
 #endif

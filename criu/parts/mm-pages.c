@@ -26,6 +26,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "image/sums.h"
 #include "image/pagestore.h"
 #include "image/stats.h"
 #include "parts/mm-pages.h"

@@ -23,6 +23,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "image/sums.h"
 #include "parts/sysvipc-save.h"
 #include "proc/proc.h"
 #include "sysvipc.pb-c.h"

@@ -19,6 +19,7 @@
 
 #include "core/log.h"
 #include "image/image.h"
+#include "image/sums.h"
 #include "image/pagestore.h"
 
 #include "cpu.pb-c.h"
