@@ -37,7 +37,7 @@ if [ "$regen" = 1 ]; then
 fi
 
 # The image layer and what it stands on; nothing above it.
-srcs=(test/fuzz/fuzz_image.c criu/image/*.c criu/core/log.c criu/core/util.c
+srcs=(test/fuzz/fuzz_image.c criu/image/*.c criu/core/file.c criu/core/log.c criu/core/util.c
       "$GEN"/*.pb-c.c)
 
 # -O1 and no frame pointer omission: the usual fuzzing trade of speed for
