@@ -2,7 +2,7 @@
 /*
  * criu cpuinfo dump|check: this CPU's description into cpuinfo.img, or
  * whether this CPU can run what the CPU of a cpuinfo.img ran (the rules
- * are parts/cpuinfo.c's, Documentation/cpu.md). main() opened the images
+ * are parts/cpu-info.c's, Documentation/cpu.md). main() opened the images
  * directory (created it for dump).
  */
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 #include "commands.h"
 #include "core/log.h"
 #include "image/image.h"
-#include "parts/cpuinfo.h"
+#include "parts/cpu-info.h"
 
 static int cpuinfo_dump_cmd(int dirfd)
 {

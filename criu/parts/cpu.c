@@ -9,7 +9,7 @@
  * Scheduling policy, priority and nice are the sched part's (sched-PID.img).
  *
  * Restore refuses, in load and so before anything is created, a CPU that
- * lacks what the task may use (--cpu-cap; parts/cpuinfo.c has the rules),
+ * lacks what the task may use (--cpu-cap; parts/cpu-info.c has the rules),
  * and maps each saved affinity to the CPUs online here:
  *  - a mask that held every CPU online at dump time means "not pinned":
  *    the thread gets every CPU here, whatever their number;
@@ -57,7 +57,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/cpuinfo.h"
+#include "parts/cpu-info.h"
 #include "parts/part.h"
 #include "task/ptrace.h"
 #include "cpu.pb-c.h"

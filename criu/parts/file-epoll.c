@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * epoll: a kind of open file for the fd table (fdinfo.c).
+ * epoll: a kind of open file for the fd table (file.c).
  *
  * An epoll instance watches (file, fd number) pairs: /proc/PID/fdinfo
  * lists each watch with its fd number, events and data. A watch names a
@@ -30,7 +30,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
 
 static int epoll_match(const char *link, const struct stat *st)
 {

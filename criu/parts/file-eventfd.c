@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * eventfd: a kind of open file for the fd table (fdinfo.c).
+ * eventfd: a kind of open file for the fd table (file.c).
  *
  * Its whole state is in /proc/PID/fdinfo: the counter (in hex) and, since
  * Linux 6.5, whether it counts as a semaphore (EFD_SEMAPHORE: a read takes
@@ -16,7 +16,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
 
 /* a write that would take the counter past this blocks (or fails) */
 #define EFD_MAX		(UINT64_MAX - 1)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * inotify: a kind of open file for the fd table (fdinfo.c).
+ * inotify: a kind of open file for the fd table (file.c).
  *
  * /proc/PID/fdinfo lists each watch: its watch descriptor (wd), mask, the
  * watched inode and a file handle for it. The path comes from the handle:
@@ -31,7 +31,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
 #include "task/ptrace.h"
 
 #define HANDLE_MAX	128

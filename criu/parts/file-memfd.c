@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * memfd_create() files held open: a kind of open file for the fd table
- * (fdinfo.c). The object itself (contents, size, name, seals, mode) is
+ * (file.c). The object itself (contents, size, name, seals, mode) is
  * saved once for the tree by shmem.c, which also finds every memfd fd
  * of every task; a description only names its object by the dev/ino it
  * had. Restore reopens the object criu created through /proc/self/fd, a
@@ -18,7 +18,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
 
 static int memfd_match(const char *link, const struct stat *st)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Pipes and FIFOs: a kind of open file for the fd table (fdinfo.c).
+ * Pipes and FIFOs: a kind of open file for the fd table (file.c).
  *
  * Every end (and every further open, of a FIFO or through /proc/PID/fd)
  * is an open file description of its own; they share one pipe, which
@@ -30,7 +30,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
 
 #define PIPE_MAX_SIZE	(1U << 31)
 

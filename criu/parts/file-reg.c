@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Regular files, directories and character devices: kinds of open file
- * for the fd table (fdinfo.c). They are reopened by path with their
+ * for the fd table (file.c). They are reopened by path with their
  * status flags; a regular file is seeked to its offset. A file that is
  * no longer the one dumped (another device, a directory now...) is refused.
  */
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
 
 /* A path that still leads to the file: not " (deleted)" (that is refused). */
 static int has_path(const char *link)

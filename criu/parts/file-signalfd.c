@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * signalfd: a kind of open file for the fd table (fdinfo.c).
+ * signalfd: a kind of open file for the fd table (file.c).
  *
  * A signalfd holds only the set of signals it reads (fdinfo "sigmask:");
  * the signals themselves wait in the pending queues of whoever reads it,
@@ -16,7 +16,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
 
 static int sfd_match(const char *link, const struct stat *st)
 {

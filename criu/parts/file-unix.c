@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unix sockets: a kind of open file for the fd table (fdinfo.c).
+ * Unix sockets: a kind of open file for the fd table (file.c).
  *
  * What is supported: connected unnamed unix sockets, stream, datagram and
  * seqpacket, as socketpair() makes them, with the data queued in both
@@ -41,7 +41,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
 #include "task/ptrace.h"
 
 #define TCP_ESTABLISHED	1

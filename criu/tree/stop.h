@@ -4,7 +4,7 @@
 
 /*
  * Tasks in a group stop (SIGSTOP, ^Z...): what their parents can see of
- * the stop, saved by dump and made again by restore (stop.c).
+ * the stop, saved by dump and made again by restore (tree/stop.c).
  */
 #include <stdint.h>
 

@@ -25,7 +25,7 @@
 #include "core/log.h"
 #include "core/opts.h"
 #include "core/util.h"
-#include "parts/cpuinfo.h"
+#include "parts/cpu-info.h"
 
 enum { R_EAX, R_EBX, R_ECX, R_EDX };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef CRIU_PARTS_CPUINFO_H
-#define CRIU_PARTS_CPUINFO_H
+#ifndef CRIU_PARTS_CPU_INFO_H
+#define CRIU_PARTS_CPU_INFO_H
 
 /*
  * What a CPU offers (CPUID, XCR0, XSAVE sizes) and whether this CPU offers

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * timerfd: a kind of open file for the fd table (fdinfo.c).
+ * timerfd: a kind of open file for the fd table (file.c).
  *
  * What a timerfd holds: its clock, the flags of its last timerfd_settime(),
  * the time to its next expiry, its interval and the expirations nobody has
@@ -51,7 +51,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
 #include "task/ptrace.h"
 
 /* linux/timerfd.h has it (Linux 3.17, CONFIG_CHECKPOINT_RESTORE) but clashes with glibc's */

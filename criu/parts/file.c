@@ -38,7 +38,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
 #include "pstree.pb-c.h"
 
 #define INODE_HASH	1024

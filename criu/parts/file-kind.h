@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef CRIU_PARTS_FILES_H
-#define CRIU_PARTS_FILES_H
+#ifndef CRIU_PARTS_FILE_KIND_H
+#define CRIU_PARTS_FILE_KIND_H
 
 /*
- * Kinds of open files. The fd table (fdinfo.c) finds the open file
+ * Kinds of open files. The fd table (file.c) finds the open file
  * descriptions of the whole tree, each once however many fds of however
  * many tasks use it, and lets its kind save and reopen what is special
- * about it; one kind per file (file-reg.c, timerfd.c, file-pipe.c, ...),
- * listed in the table in fdinfo.c.
+ * about it; one kind per file (file-reg.c, file-timerfd.c, file-pipe.c,
+ * ...), listed in the table in file.c.
  *
  * On restore a description that one task uses is opened by that task
  * itself; one that several tasks share, and every end of a pipe or a
