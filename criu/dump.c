@@ -124,17 +124,15 @@ static struct dtask *tree_find(struct dtree *tree, pid_t pid)
 
 static struct dtask *tree_add(struct dtree *tree, pid_t pid, struct dtask *parent)
 {
-	struct dtask **n, *t;
+	struct dtask *t;
 
 	if (limit_tasks(tree->nr + 1))
 		return NULL;
-	n = xrealloc(tree->tasks, (tree->nr + 1) * sizeof(*n));
 	t = xzalloc(sizeof(*t));
-	if (!n || !t) {
+	if (xgrow(tree->tasks, tree->nr) || !t) {
 		free(t);
 		return NULL;
 	}
-	tree->tasks = n;
 	t->pid = pid;
 	t->parent = parent;
 	tree->tasks[tree->nr++] = t;
@@ -144,13 +142,12 @@ static struct dtask *tree_add(struct dtree *tree, pid_t pid, struct dtask *paren
 
 static int add_thread(struct dtask *t, pid_t tid)
 {
-	struct dthread *n = xrealloc(t->th, (t->nr_threads + 1) * sizeof(*n));
+	struct dthread *th = xpush(t->th, t->nr_threads);
 
-	if (!n)
+	if (!th)
 		return -1;
-	t->th = n;
-	memset(&t->th[t->nr_threads], 0, sizeof(*n));
-	t->th[t->nr_threads++].tid = tid;
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
 	return 0;
 }
 

@@ -21,6 +21,21 @@ void *xzalloc(size_t size);
 void *xrealloc(void *p, size_t size);
 char *xstrdup(const char *s);
 
+/*
+ * Room for one more element at the end of array @arr of @nr elements:
+ * xrealloc() to @nr + 1 of them. 0, or -1 (logged) with @arr as it was.
+ */
+#define xgrow(arr, nr)							\
+	({								\
+		typeof(arr) __grown = xrealloc((arr), ((nr) + 1) * sizeof(*(arr))); \
+									\
+		if (__grown)						\
+			(arr) = __grown;				\
+		__grown ? 0 : -1;					\
+	})
+/* The same, and the new element (not zeroed), counted in @nr; NULL on error. */
+#define xpush(arr, nr)	(xgrow(arr, nr) ? NULL : &(arr)[(nr)++])
+
 /* Opens the directory @path (made 0700 if @create and absent); -1 logged. */
 int open_dir(const char *path, int create, const char *what);
 /*

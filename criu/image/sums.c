@@ -87,7 +87,7 @@ void store_sum_free(struct store_sum *s)
 int img_sums_record(enum img_type t, int id, struct store_sum *s)
 {
 	char name[64];
-	StoreChecksum *c, **n;
+	StoreChecksum *c;
 	size_t i;
 
 	if (s->fill)
@@ -101,10 +101,8 @@ int img_sums_record(enum img_type t, int id, struct store_sum *s)
 		if (!strcmp(dumped.v[i]->name, name))
 			break;
 	if (i == dumped.nr) {
-		n = xrealloc(dumped.v, (dumped.nr + 1) * sizeof(*n));
-		if (!n)
+		if (xgrow(dumped.v, dumped.nr))
 			goto err;
-		dumped.v = n;
 		c = xmalloc(sizeof(*c));
 		if (!c)
 			goto err;

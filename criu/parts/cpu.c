@@ -536,7 +536,6 @@ static int parse_map(const char *arg, const struct cpus *online, struct cpu_map 
 {
 	char *copy = xstrdup(arg), *tok, *save = NULL, *end, buf[256];
 	long src, dst;
-	void *n;
 	int ret = -1;
 
 	if (!copy)
@@ -558,10 +557,8 @@ static int parse_map(const char *arg, const struct cpus *online, struct cpu_map 
 			       src, dst, dst, cpus_str(online, buf, sizeof(buf)));
 			goto out;
 		}
-		n = xrealloc(map->m, (map->nr + 1) * sizeof(*map->m));
-		if (!n)
+		if (xgrow(map->m, map->nr))
 			goto out;
-		map->m = n;
 		map->m[map->nr].src = src;
 		map->m[map->nr++].dst = dst;
 	}

@@ -40,7 +40,7 @@ static int epoll_match(const char *link, const struct stat *st)
 static int parse_watches(const struct fd_dump *f, EpollEntry *e)
 {
 	const char *p;
-	EpollTfdEntry *w, **pw;
+	EpollTfdEntry *w;
 	unsigned int tfd, events;
 	unsigned long long data;
 
@@ -51,10 +51,8 @@ static int parse_watches(const struct fd_dump *f, EpollEntry *e)
 			pr_err("Task %d: can't parse a watch of epoll fd %d", f->pid, f->fd);
 			return -1;
 		}
-		pw = xrealloc(e->tfds, (e->n_tfds + 1) * sizeof(*pw));
-		if (!pw)
+		if (xgrow(e->tfds, e->n_tfds))
 			return -1;
-		e->tfds = pw;
 		w = xmalloc(sizeof(*w));
 		if (!w)
 			return -1;

@@ -150,18 +150,16 @@ static char *watch_path(const struct fd_dump *f, const struct wd_line *w)
 
 static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path)
 {
-	InotifyWdEntry **pw, *n;
+	InotifyWdEntry *n;
 	struct stat st;
 	size_t i;
 
-	pw = xrealloc(e->wds, (e->n_wds + 1) * sizeof(*pw));
 	n = xmalloc(sizeof(*n));
-	if (!pw || !n || lstat(path, &st)) {
+	if (xgrow(e->wds, e->n_wds) || !n || lstat(path, &st)) {
 		free(n);
 		free(path);
 		return -1;
 	}
-	e->wds = pw;
 	inotify_wd_entry__init(n);
 	n->wd = w->wd;
 	n->mask = w->mask;

@@ -261,16 +261,17 @@ static int unix_check(const struct fd_dump *f)
 
 static int add_msg(UnixSkEntry *e, const void *data, size_t len)
 {
-	ProtobufCBinaryData *q = xrealloc(e->queue, (e->n_queue + 1) * sizeof(*q));
+	ProtobufCBinaryData *q;
 
-	if (!q)
+	if (xgrow(e->queue, e->n_queue))
 		return -1;
-	e->queue = q;
-	q[e->n_queue].data = xmalloc(len + 1);
-	if (!q[e->n_queue].data)
+	q = &e->queue[e->n_queue];
+	q->data = xmalloc(len + 1);
+	if (!q->data)
 		return -1;
-	memcpy(q[e->n_queue].data, data, len);
-	q[e->n_queue++].len = len;
+	memcpy(q->data, data, len);
+	q->len = len;
+	e->n_queue++;
 	return 0;
 }
 

@@ -96,7 +96,7 @@ static void free_scan(struct fd_scan *fds, int nr)
 static int scan_fds(pid_t pid, struct fd_scan **out)
 {
 	char dir[64], link[80];
-	struct fd_scan *fds = NULL, *n, *f;
+	struct fd_scan *fds = NULL, *f;
 	struct dirent *de;
 	int nr = 0;
 	ssize_t len;
@@ -111,11 +111,9 @@ static int scan_fds(pid_t pid, struct fd_scan **out)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		n = xrealloc(fds, (nr + 1) * sizeof(*fds));
-		if (!n)
+		f = xpush(fds, nr);
+		if (!f)
 			goto err;
-		fds = n;
-		f = &fds[nr++];
 		f->fdinfo = NULL;
 		f->fd = atoi(de->d_name);
 		snprintf(link, sizeof(link), "%s/%d", dir, f->fd);
@@ -297,19 +295,11 @@ static int add_desc(struct ftree *ft, struct inode_descs *in, size_t pos,
 		    const struct fd_dump *f, const struct fd_scan *s,
 		    const struct file_kind *k)
 {
-	struct file_ref *files;
 	const FileDesc *same = in->nr ? ft->files[in->idx[0]].d : NULL;
-	size_t *idx;
 	FileDesc *d;
 
-	files = xrealloc(ft->files, (ft->nr + 1) * sizeof(*files));
-	if (!files)
+	if (xgrow(ft->files, ft->nr) || xgrow(in->idx, in->nr))
 		return -1;
-	ft->files = files;
-	idx = xrealloc(in->idx, (in->nr + 1) * sizeof(*idx));
-	if (!idx)
-		return -1;
-	in->idx = idx;
 	d = xmalloc(sizeof(*d));
 	if (!d)
 		return -1;
@@ -319,12 +309,9 @@ static int add_desc(struct ftree *ft, struct inode_descs *in, size_t pos,
 	d->flags = s->fi.flags & OPEN_STATUS_MASK;
 	d->pos = s->fi.pos;
 	d->path = xstrdup(s->path);
-	files[ft->nr].d = d;
-	files[ft->nr].pid = f->pid;
-	files[ft->nr].fd = f->fd;
-	files[ft->nr].shared = 0;
-	memmove(idx + pos + 1, idx + pos, (in->nr - pos) * sizeof(*idx));
-	idx[pos] = ft->nr++;
+	ft->files[ft->nr] = (struct file_ref){ .d = d, .pid = f->pid, .fd = f->fd };
+	memmove(in->idx + pos + 1, in->idx + pos, (in->nr - pos) * sizeof(*in->idx));
+	in->idx[pos] = ft->nr++;
 	in->nr++;
 	if (!d->path)
 		return -1;

@@ -161,13 +161,12 @@ static int tn_check(struct dump_ctx *dc, struct dtask *t)
 		}
 	if (check_made(d, t, ns, kids))
 		return -1;
-	n = xrealloc(d->tasks, (d->nr + 1) * sizeof(*n));
+	n = xpush(d->tasks, d->nr);
 	if (!n)
 		return -1;
-	d->tasks = n;
-	d->tasks[d->nr].t = t;
-	d->tasks[d->nr].ns = ns;
-	d->tasks[d->nr++].kids = kids;
+	n->t = t;
+	n->ns = ns;
+	n->kids = kids;
 	return 0;
 }
 

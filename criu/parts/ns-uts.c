@@ -42,8 +42,6 @@ struct uts_dump {
 static int uts_new(struct dump_ctx *dc, struct dtask *t, uint64_t ns)
 {
 	struct uts_seen *s = dc->shared[PART_NS_UTS];
-	uint64_t *n;
-	pid_t *m;
 	int i;
 
 	if (!s) {
@@ -59,13 +57,7 @@ static int uts_new(struct dump_ctx *dc, struct dtask *t, uint64_t ns)
 			       t->pid, ns, s->maker[i]);
 			return -1;
 		}
-	n = xrealloc(s->ns, (s->nr + 1) * sizeof(*n));
-	if (n)
-		s->ns = n;
-	m = xrealloc(s->maker, (s->nr + 1) * sizeof(*m));
-	if (m)
-		s->maker = m;
-	if (!n || !m)
+	if (xgrow(s->ns, s->nr) || xgrow(s->maker, s->nr))
 		return -1;
 	s->ns[s->nr] = ns;
 	s->maker[s->nr++] = t->pid;

@@ -74,7 +74,7 @@ static int add_object(struct dump_ctx *dc, pid_t pid, const char *src, int kind,
 		      const char *link)
 {
 	struct shm_dump *s = dump_state(dc);
-	struct shm_dump_obj *n, *d;
+	struct shm_dump_obj *d;
 	struct stat st;
 	int i, fd, seals;
 
@@ -88,10 +88,8 @@ static int add_object(struct dump_ctx *dc, pid_t pid, const char *src, int kind,
 	for (i = 0; i < s->nr; i++)
 		if (s->objs[i].o.dev == st.st_dev && s->objs[i].o.ino == st.st_ino)
 			return 0;
-	n = xrealloc(s->objs, (s->nr + 1) * sizeof(*n));
-	if (!n)
+	if (xgrow(s->objs, s->nr))
 		return -1;
-	s->objs = n;
 	d = &s->objs[s->nr];
 	memset(d, 0, sizeof(*d));
 	shmem_object__init(&d->o);
@@ -187,12 +185,10 @@ static int shmem_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 
 static int add_run(ShmemObject *o, uint64_t off, uint64_t len)
 {
-	ShmemRun **n, *r;
+	ShmemRun *r;
 
-	n = xrealloc(o->runs, (o->n_runs + 1) * sizeof(*n));
-	if (!n)
+	if (xgrow(o->runs, o->n_runs))
 		return -1;
-	o->runs = n;
 	r = xmalloc(sizeof(*r));
 	if (!r)
 		return -1;

@@ -121,15 +121,13 @@ static int shm_contents(SysvipcShm *m, int out, uint64_t *total)
 		hole = min((uint64_t)hole + PAGE_SIZE - 1, (uint64_t)size + PAGE_SIZE - 1) &
 		       PAGE_MASK;
 		for (from = data; from < hole; from += len) {
-			SysvipcRun **nr, *r = xmalloc(sizeof(*r));
+			SysvipcRun *r = xmalloc(sizeof(*r));
 
 			len = min((uint64_t)(hole - from), SYSVIPC_MAX_RUN);
-			nr = xrealloc(m->runs, (m->n_runs + 1) * sizeof(*nr));
-			if (!r || !nr) {
+			if (!r || xgrow(m->runs, m->n_runs)) {
 				free(r);
 				goto out;
 			}
-			m->runs = nr;
 			sysvipc_run__init(r);
 			r->off = from;
 			r->nr_pages = len / PAGE_SIZE;

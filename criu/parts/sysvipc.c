@@ -68,7 +68,7 @@ static struct ipc_dump *dump_state(struct dump_ctx *dc)
 
 static int note_attach(struct ipc_dump *s, const struct proc_vma *v, pid_t pid)
 {
-	struct sysvipc_attach *n;
+	struct sysvipc_attach *a;
 	unsigned int key = 0;
 	int i;
 
@@ -77,14 +77,13 @@ static int note_attach(struct ipc_dump *s, const struct proc_vma *v, pid_t pid)
 			s->att[i].last = pid;
 			return 0;
 		}
-	n = xrealloc(s->att, (s->nr_att + 1) * sizeof(*n));
-	if (!n)
+	a = xpush(s->att, s->nr_att);
+	if (!a)
 		return -1;
-	s->att = n;
 	sscanf(v->path, "/SYSV%08x", &key);
-	s->att[s->nr_att].id = v->ino;
-	s->att[s->nr_att].key = key;
-	s->att[s->nr_att++].last = pid;
+	a->id = v->ino;
+	a->key = key;
+	a->last = pid;
 	return 0;
 }
 

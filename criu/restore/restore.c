@@ -66,12 +66,11 @@ static int link_node(struct rtree *tree, int i)
 
 static int add_kid(struct rnode *c, struct rnode *n)
 {
-	struct rnode **kids = xrealloc(c->kids, (c->nr_kids + 1) * sizeof(*kids));
+	struct rnode **slot = xpush(c->kids, c->nr_kids);
 
-	if (!kids)
+	if (!slot)
 		return -1;
-	c->kids = kids;
-	c->kids[c->nr_kids++] = n;
+	*slot = n;
 	return 0;
 }
 

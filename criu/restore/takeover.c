@@ -92,11 +92,8 @@ struct takeover {
 
 static int stash_put(struct stash *st, pid_t tid, int status)
 {
-	void *n = xrealloc(st->s, (st->nr + 1) * sizeof(*st->s));
-
-	if (!n)
+	if (xgrow(st->s, st->nr))
 		return -1;
-	st->s = n;
 	st->s[st->nr].tid = tid;
 	st->s[st->nr++].status = status;
 	return 0;

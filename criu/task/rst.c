@@ -86,14 +86,12 @@ static int inherit_slot(struct rst_ctx *rc)
 
 int rst_inherit_fd(struct rst_ctx *rc, int fd)
 {
-	int *n, to;
+	int to;
 
 	if (fd < 0)
 		return -1;
-	n = xrealloc(rc->inherited, (rc->nr_inherited + 1) * sizeof(int));
-	if (!n)
+	if (xgrow(rc->inherited, rc->nr_inherited))
 		goto err;
-	rc->inherited = n;
 	to = inherit_slot(rc);
 	if (to < 0) {
 		pr_err("No fd number is free in every task for criu's fd %d", fd);
@@ -142,12 +140,11 @@ static struct rst_object *find_object(const struct rst_ctx *rc, uint64_t dev, ui
 
 int rst_object_name(struct rst_ctx *rc, uint64_t dev, uint64_t ino)
 {
-	struct rst_object *n = xrealloc(rc->objects, (rc->nr_objects + 1) * sizeof(*n));
+	struct rst_object *o = xpush(rc->objects, rc->nr_objects);
 
-	if (!n)
+	if (!o)
 		return -1;
-	rc->objects = n;
-	n[rc->nr_objects++] = (struct rst_object){ dev, ino, -1 };
+	*o = (struct rst_object){ dev, ino, -1 };
 	return 0;
 }
 
@@ -204,12 +201,11 @@ int rst_park_fd(struct rtask *t, int fd)
 
 static int keep_private(struct rtask *t, int fd)
 {
-	int *n = xrealloc(t->priv_fds, (t->nr_priv_fds + 1) * sizeof(int));
+	int *slot = xpush(t->priv_fds, t->nr_priv_fds);
 
-	if (!n)
+	if (!slot)
 		return -1;
-	t->priv_fds = n;
-	t->priv_fds[t->nr_priv_fds++] = fd;
+	*slot = fd;
 	return 0;
 }
 
