@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -29,6 +28,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "image/pagestore.h"
 #include "image/sums.h"
 #include "parts/part.h"
 #include "shmem.pb-c.h"
@@ -46,8 +46,6 @@
 #endif
 
 #define MEMFD_NAME_MAX		249	/* NAME_MAX minus "memfd:" */
-/* nr_pages is 32-bit */
-#define MAX_RUN			((uint64_t)(1U << 31) * PAGE_SIZE)
 #define SEALS_KNOWN		(F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | \
 				 F_SEAL_WRITE | F_SEAL_FUTURE_WRITE | F_SEAL_EXEC)
 
@@ -183,8 +181,9 @@ static int shmem_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	return dump_fds(dc, t->pid);
 }
 
-static int add_run(ShmemObject *o, uint64_t off, uint64_t len)
+static int add_run(void *arg, uint64_t off, uint64_t len)
 {
+	ShmemObject *o = arg;
 	ShmemRun *r;
 
 	if (xgrow(o->runs, o->n_runs))
@@ -199,78 +198,18 @@ static int add_run(ShmemObject *o, uint64_t off, uint64_t len)
 	return 0;
 }
 
-/*
- * Up to @len bytes at @at of @fd to the end of @out, by the kernel. Past
- * the biggest file the store's filesystem can hold (16 TiB on ext4), the
- * kernel refuses to read the object at all (EOVERFLOW): those go through
- * a buffer here.
- */
-static ssize_t copy_out(int out, int fd, off_t at, size_t len)
-{
-	char buf[64 << 10];
-	ssize_t n = sendfile(out, fd, &at, len);
-
-	if (n >= 0 || errno != EOVERFLOW)
-		return n;
-	n = pread(fd, buf, min(len, sizeof(buf)), at);
-	if (n > 0 && write_full(out, buf, n))
-		return -1;
-	return n;
-}
-
-/*
- * The pages of one object that hold data (SEEK_DATA knows them: in memory
- * or swapped), copied by the kernel from the object into the store.
- */
+/* The pages of one object that hold data, into the store. */
 static int dump_contents(struct shm_dump_obj *d, int out, uint64_t *total)
 {
-	ShmemObject *o = &d->o;
-	off_t data, hole, size = o->size, from;
-	uint64_t len, chunk;
-	ssize_t n;
-	int fd, ret = -1;
+	int fd, ret;
 
-	o->pages_off = *total;
+	d->o.pages_off = *total;
 	fd = open(d->src, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		pr_perror("Can't open the shared memory object %s", d->src);
 		return -1;
 	}
-	for (data = 0; data < size; data = hole) {
-		data = lseek(fd, data, SEEK_DATA);
-		if (data < 0 && errno == ENXIO)
-			break;
-		hole = data < 0 ? -1 : lseek(fd, data, SEEK_HOLE);
-		if (hole < 0) {
-			pr_perror("Can't find the data of %s", d->src);
-			goto out;
-		}
-		data &= PAGE_MASK;
-		hole = min((uint64_t)hole + PAGE_SIZE - 1, (uint64_t)size + PAGE_SIZE - 1) &
-		       PAGE_MASK;
-		for (from = data; from < hole; from += len) {
-			len = min((uint64_t)(hole - from), MAX_RUN);
-			if (add_run(o, from, len))
-				goto out;
-			for (chunk = 0; chunk < len; chunk += n) {
-				off_t at = from + chunk;
-
-				n = copy_out(out, fd, at, len - chunk);
-				if (n < 0) {
-					pr_perror("Can't copy %s into the store", d->src);
-					goto out;
-				}
-				if (!n)
-					break;	/* the end of the file, in its last page */
-			}
-			/* the store stays page-aligned: the tail of a last page is a hole */
-			if (chunk < len && lseek(out, len - chunk, SEEK_CUR) < 0)
-				goto out;
-			*total += len;
-		}
-	}
-	ret = 0;
-out:
+	ret = pstore_copy_file(out, fd, d->o.size, add_run, &d->o, d->src, total);
 	close(fd);
 	return ret;
 }

@@ -10,8 +10,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SYSVIPC_MAX_RUN		((uint64_t)(1U << 31) * 4096)	/* nr_pages is 32-bit */
-
 union semun {
 	int val;
 	struct semid_ds *buf;
