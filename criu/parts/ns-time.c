@@ -176,23 +176,14 @@ static int tn_check(struct dump_ctx *dc, struct dtask *t)
  */
 static int ns_offsets(struct tn_dump *d, uint64_t ns, struct offsets *o)
 {
-	char path[64], *buf;
-	int i, ret;
+	char path[64];
+	int i;
 
 	for (i = 0; i < d->nr; i++) {
 		if (d->tasks[i].kids != ns)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/timens_offsets", d->tasks[i].t->pid);
-		buf = read_file(-1, path, NULL);
-		if (!buf) {
-			pr_perror("Can't read %s", path);
-			return -1;
-		}
-		ret = proc_parse_timens_offsets(buf, &o->mono, &o->boot);
-		if (ret)
-			pr_err("Can't parse %s", path);
-		free(buf);
-		return ret;
+		return proc_read(path, proc_parse_timens_offsets, &o->mono, &o->boot);
 	}
 	for (i = 0; i < d->nr; i++)
 		if (d->tasks[i].ns == ns)

@@ -8,7 +8,31 @@
  * (unit tested); the ones taking a pid read the file first.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/types.h>
+
+/*
+ * Reads /proc file @path and hands its text to @parse(text, ...): what
+ * the parser returns, or -1 after "Can't read PATH" (errno), or after
+ * "Can't parse PATH" when the parser returned less than 0. The text is
+ * the parser's to cut up and is freed after it. Every proc_read_*() and
+ * proc_list_children() is one.
+ */
+#define proc_read(path, parse, ...)					\
+	({								\
+		char *__text = proc_read_text(path);			\
+		int __ret = -1;						\
+									\
+		if (__text) {						\
+			__ret = (parse)(__text, __VA_ARGS__);		\
+			if (__ret < 0)					\
+				proc_parse_failed(path);		\
+			free(__text);					\
+		}							\
+		__ret;							\
+	})
+char *proc_read_text(const char *path);
+void proc_parse_failed(const char *path);
 
 /* VmFlags from smaps that restore must reproduce. */
 #define VMF_GROWSDOWN	(1u << 0)	/* gd */
