@@ -7,7 +7,8 @@
  * descriptions of the whole tree, each once however many fds of however
  * many tasks use it, and lets its kind save and reopen what is special
  * about it; one kind per file (file-reg.c, file-timerfd.c, file-pipe.c,
- * ...), listed in the table in file.c.
+ * ...), each a FILE_KIND() line of the registry (images/kinds.def), which
+ * file.c makes its table of.
  *
  * On restore a description that one task uses is opened by that task
  * itself; one that several tasks share, and every end of a pipe or a
@@ -79,12 +80,6 @@ struct file_kind {
 	/* criu opens it in a helper inside the tree's time namespace */
 	int task_clocks;
 };
-
-/* Kinds that live in their own file. */
-extern const struct file_kind fk_reg, fk_chr, fk_timerfd, fk_pipe, fk_unix, fk_eventfd,
-	fk_epoll, fk_signalfd, fk_inotify;
-extern const struct file_kind fk_memfd;	/* file-memfd.c */
-
 
 /* Flags that describe how a file was opened, not what open() should do now. */
 #define OPEN_STATUS_MASK	(O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | \

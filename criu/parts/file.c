@@ -43,17 +43,13 @@
 
 #define INODE_HASH	1024
 
+/* The kinds, in the registry's order (images/kinds.def). */
+#define FILE_KIND(name)	extern const struct file_kind fk_##name;
+#include "kinds.def"
+
 static const struct file_kind *const kinds[] = {
-	&fk_memfd,		/* before fk_reg: a memfd is a regular file too */
-	&fk_reg,
-	&fk_chr,
-	&fk_timerfd,
-	&fk_pipe,
-	&fk_unix,
-	&fk_eventfd,
-	&fk_epoll,
-	&fk_signalfd,
-	&fk_inotify,
+#define FILE_KIND(name)	&fk_##name,
+#include "kinds.def"
 };
 
 static const struct file_kind *kind_of_link(const char *link, const struct stat *st)
