@@ -4,9 +4,13 @@
 
 /*
  * One kind of task state = one part: a file in parts/ with both halves,
- * next to its images/NAME.proto. The drivers (dump.c, restore/) call the
- * hooks of every part in table order (parts.c); a hook left NULL is
- * skipped. Parts use task/, proc/, image/ and core/, never each other.
+ * next to its images/NAME.proto and its line in the registry,
+ * images/kinds.def. The drivers (dump.c, restore/) call the hooks of
+ * every part in the registry's order (parts.c); a hook left NULL is
+ * skipped. Parts use task/ (the contexts, the restore's services), proc/,
+ * image/ and core/, and the files of their own group (the name up to the
+ * first dash), never another part: what one kind needs of another goes
+ * through the context (CONTRIBUTING.md).
  */
 #include "task/rst.h"
 #include "task/task.h"
