@@ -31,6 +31,7 @@ TEST_PKGS=(
 	python3
 	python3-pytest
 	python3-protobuf
+	mypy			# the types of the Python (mypy.ini), scripts/test.sh
 	procps			# ps, pgrep for the scripts
 	util-linux		# setsid
 	runc			# a real RPC client: test/zdtm/test_rpc_runc.py

@@ -25,7 +25,7 @@ import zdtm
 
 BUILD_ROOT = buildpaths.build_dir()
 CTR = Path(os.environ.get("CTR", str(BUILD_ROOT / "contrib" / "container" / "ctr")))
-MKROOTFS = zdtm.REPO / "contrib" / "container" / "mkrootfs.sh"
+MKROOTFS = buildpaths.ROOT / "contrib" / "container" / "mkrootfs.sh"
 NS_KINDS = ("pid", "mnt", "net", "ipc", "uts", "cgroup")
 
 # What criu says today of a task in namespaces it can't dump yet.

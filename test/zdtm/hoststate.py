@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import glob
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -92,7 +93,7 @@ def report(what: str, changes: list[str]) -> str:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def host_unchanged_by_session():
+def host_unchanged_by_session() -> Iterator[None]:
     before = snapshot()
     yield
     changes = diff(before, snapshot())
@@ -101,7 +102,7 @@ def host_unchanged_by_session():
 
 
 @pytest.fixture(autouse=True)
-def host_unchanged_by_test(request):
+def host_unchanged_by_test(request: pytest.FixtureRequest) -> Iterator[None]:
     before = snapshot()
     yield
     changes = diff(before, snapshot())

@@ -16,15 +16,9 @@ import time
 import pytest
 
 import zdtm
-from test_errors import check_clean_error
+from test_errors import check_refused_dump
 
-pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
-
-
-@pytest.fixture(autouse=True)
-def _need_criu():
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+pytestmark = pytest.mark.usefixtures("need_criu")
 
 
 REFUSED = {
@@ -40,15 +34,9 @@ REFUSED = {
 @pytest.mark.parametrize("what", list(REFUSED))
 def test_ns_refused(what):
     with zdtm.Run("ns_refused", f"refused-{what}", args=[what]) as r:
-        r.start()
-        snap = r.snapshot()
-        img = r.imgdir("img")
-        res = r.dump(img)
         # the nested pid namespace is its child's: the line names that one
-        check_clean_error(r, res, f"dump of a task in a {what} namespace", REFUSED[what],
-                          0 if what == "pidns-child" else r.pid)
-        r.check_running(f"after the refused dump ({what})", snap)
-        r.finish()
+        check_refused_dump(r, f"a task in a {what} namespace", REFUSED[what],
+                           names_task=what != "pidns-child")
 
 
 # Programs that say something through pids (signals, timers, threads, trees)

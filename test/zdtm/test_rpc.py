@@ -17,24 +17,23 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import pytest
 
+import buildpaths
 import rpcclient as rpc
 import zdtm
 
-pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
+sys.path.insert(0, str(buildpaths.CRIT.parent))
+import crit  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("need_criu")
 
 CLONE_NEWNET = 0x40000000
-
-
-@pytest.fixture(autouse=True)
-def _need_criu():
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
 
 
 # ------------------------------------------------------------ helpers
@@ -119,6 +118,12 @@ def expect_ok(r: zdtm.Run, resp: Any, what: str, log: Path) -> None:
                f"--- tail of {log}:\n{zdtm.tail(log)}")
 
 
+def expect_dumped(r: zdtm.Run, resp: Any, log: Path) -> None:
+    """The dump worked and, without leave_running, killed the task."""
+    expect_ok(r, resp, "dump", log)
+    r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
+
+
 def adopt(r: zdtm.Run, pid: int) -> None:
     """The restored root is ours again (rst_sibling) or reparented to us."""
     if pid != r.pid:
@@ -129,31 +134,11 @@ def adopt(r: zdtm.Run, pid: int) -> None:
 # ------------------------------------------------------------ the wire
 
 def varints(data: bytes) -> dict[int, list[Any]]:
-    """A protobuf message decoded by hand: field -> values (ints or bytes)."""
+    """A protobuf message without a schema: field -> values (ints or bytes)."""
     out: dict[int, list[Any]] = {}
-    i = 0
-
-    def varint() -> int:
-        nonlocal i
-        v = shift = 0
-        while True:
-            b = data[i]
-            i += 1
-            v |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                return v
-    while i < len(data):
-        key = varint()
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            out.setdefault(field, []).append(varint())
-        elif wire == 2:
-            n = varint()
-            out.setdefault(field, []).append(data[i:i + n])
-            i += n
-        else:
-            raise AssertionError(f"wire type {wire} in a CRIU message")
+    for number, wire, v in crit.raw_fields(data, "a CRIU message"):
+        assert wire in (crit.WIRE_VARINT, crit.WIRE_LEN), f"wire type {wire} in a CRIU message"
+        out.setdefault(number, []).append(v)
     return out
 
 
@@ -271,7 +256,7 @@ def test_version():
 
 
 @pytest.mark.parametrize("ask", [True, False])
-def test_feature_check(ask: bool):
+def test_feature_check(ask: bool) -> None:
     """Every feature is in the answer (runc reads it without a nil check),
     and none is claimed: no dirty tracking, lazy pages or pidfd store."""
     req = simple("FEATURE_CHECK")
@@ -291,7 +276,7 @@ def test_check():
     assert rc == 0 and resp.success, resp
 
 
-def test_keep_open(tmp_path: Path):
+def test_keep_open(tmp_path: Path) -> None:
     """Several requests on one connection; criu exits 0 after the last."""
     fd = dir_fd(tmp_path)
     s = swrk()
@@ -353,7 +338,7 @@ MALFORMED = {
 
 
 @pytest.mark.parametrize("what", list(MALFORMED))
-def test_malformed_request(what: str):
+def test_malformed_request(what: str) -> None:
     """Each gets an error response with one line saying what is wrong, and
     criu exits by itself, never by a signal."""
     s = swrk()
@@ -399,10 +384,9 @@ def test_dump_restore_notifications():
             resp = rpc_dump(r, img, notes, work_dir_fd=wfd)
         finally:
             os.close(wfd)
-        expect_ok(r, resp, "dump", work / "dump.log")
+        expect_dumped(r, resp, work / "dump.log")
         assert resp.dump.HasField("restored") and not resp.dump.restored
         assert notes.seen == [("pre-dump", None), ("post-dump", None)], notes.seen
-        r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
         st = rpc.read_stats(work / "stats-dump")
         d = st.dump
         assert not st.HasField("restore")
@@ -436,8 +420,7 @@ def test_pidns_notifications():
         r.start()
         img = r.imgdir("img")
         resp = rpc_dump(r, img)
-        expect_ok(r, resp, "dump", img / "dump.log")
-        r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
+        expect_dumped(r, resp, img / "dump.log")
         notes = Notes()
         resp = rpc_restore(r, img, notes)
         expect_ok(r, resp, "restore", img / "restore.log")
@@ -472,8 +455,7 @@ def test_notification_refused_at_pre_resume():
     with zdtm.Run("mem_anon", "rpc-no-resume") as r:
         r.start()
         img = r.imgdir("img")
-        expect_ok(r, rpc_dump(r, img), "dump", img / "dump.log")
-        r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
+        expect_dumped(r, rpc_dump(r, img), img / "dump.log")
         notes = Notes(no="pre-resume")
         resp = rpc_restore(r, img, notes)
         assert not resp.success and "pre-resume" in resp.cr_errmsg, resp
@@ -487,7 +469,7 @@ def test_notification_refused_at_pre_resume():
         r.finish()
 
 
-def test_network_lock_around_a_refused_dump(tmp_path: Path):
+def test_network_lock_around_a_refused_dump(tmp_path: Path) -> None:
     """A tree with its own network namespace: network-lock after the freeze,
     then the dump is refused (network namespaces are not supported yet) and
     network-unlock follows, as CRIU does; the task runs on."""
@@ -523,8 +505,7 @@ def test_status_fd():
     with zdtm.Run("mem_anon", "rpc-status") as r:
         r.start()
         img = r.imgdir("img")
-        expect_ok(r, rpc_dump(r, img), "dump", img / "dump.log")
-        r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
+        expect_dumped(r, rpc_dump(r, img), img / "dump.log")
         rd, wr = os.pipe()
         try:
             resp = rpc_restore(r, img, status_fd=wr)
@@ -542,7 +523,7 @@ def test_status_fd():
 
 # --------------------------------------------------------- options
 
-REFUSED = {
+REFUSED: dict[str, tuple[Any, str]] = {
     # option -> (value, words the refusal line must contain)
     "root": ("/tmp", "mount namespaces"),
     "tcp_established": (True, "tcp"),
@@ -560,7 +541,7 @@ REFUSED = {
 
 
 @pytest.mark.parametrize("opt", list(REFUSED))
-def test_refused_option(opt: str):
+def test_refused_option(opt: str) -> None:
     """Each is refused with a line naming it and what is missing, in the
     response and in the request's log; the task is not touched."""
     value, words = REFUSED[opt]
@@ -590,7 +571,7 @@ def test_refused_options_all_named():
         r.finish()
 
 
-def test_config_file(tmp_path: Path):
+def test_config_file(tmp_path: Path) -> None:
     """CRIU's config syntax: long options without dashes, # comments; what
     a config asks is honoured or refused like the request's own options; a
     missing file (runc names /etc/criu/runc.conf always) is fine."""
@@ -623,7 +604,7 @@ def test_config_file(tmp_path: Path):
 # --------------------------------------------------------- the service
 
 @pytest.fixture
-def service(tmp_path: Path):
+def service(tmp_path: Path) -> Iterator[Path]:
     address = tmp_path / "criu.sock"
     pidfile = tmp_path / "criu.pid"
     subprocess.run([zdtm.CRIU, "service", "--address", str(address), "-d",
@@ -649,7 +630,7 @@ class Conn(rpc.Swrk):
         return 0
 
 
-def test_service(service: Path):
+def test_service(service: Path) -> None:
     """criu service -d: one worker per connection, the same protocol; the
     worker is not the client's child, so rst_sibling is refused there."""
     c = Conn(service)
@@ -669,9 +650,8 @@ def test_service(service: Path):
                               notify_scripts=True)
             resp = c.call(req, notes)
             c.wait()
-            expect_ok(r, resp, "dump", img / "dump.log")
+            expect_dumped(r, resp, img / "dump.log")
             assert notes.names() == ["pre-dump", "post-dump"]
-            r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
             c = Conn(service)
             resp = c.call(rpc.request("RESTORE", images_dir_fd=fd, rst_sibling=True))
             c.wait()
@@ -706,7 +686,7 @@ def test_fds_from_the_client_are_dropped():
 
 # ------------------------------------------------- the CLI's side of it
 
-def test_action_scripts(tmp_path: Path):
+def test_action_scripts(tmp_path: Path) -> None:
     """--action-script: the same hooks on the command line, with CRIU's
     environment; a script that exits 1 at post-dump fails the dump and the
     task runs on."""
@@ -732,11 +712,11 @@ def test_action_scripts(tmp_path: Path):
         assert lines == [f"pre-dump {r.pid} {img}", f"post-dump {r.pid} {img}"], lines
         log.unlink()
         r.restore_ok(img, ["--action-script", str(script)])
-        lines = [line.split() for line in log.read_text().split("\n")[:-1]]
-        assert [x[0] for x in lines] == ["pre-restore", "post-restore", "pre-resume",
-                                         "post-resume"], lines
-        assert all(x[-1] == str(img) for x in lines)
-        assert [x[1] for x in lines[1:]] == [str(r.pid)] * 3, lines
+        calls = [line.split() for line in log.read_text().split("\n")[:-1]]
+        assert [x[0] for x in calls] == ["pre-restore", "post-restore", "pre-resume",
+                                         "post-resume"], calls
+        assert all(x[-1] == str(img) for x in calls)
+        assert [x[1] for x in calls[1:]] == [str(r.pid)] * 3, calls
         assert (img / "stats-restore").exists() and (img / "stats-dump").exists()
         r.check_running("after the restore", snap)
         r.finish()
@@ -763,7 +743,7 @@ def test_check_feature():
 
 @pytest.mark.parametrize("args", [["swrk"], ["swrk", "1"], ["swrk", "x"], ["service"],
                                   ["service", "--address", "/nonexistent/dir/criu.sock"]])
-def test_bad_command_line(args: list[str]):
+def test_bad_command_line(args: list[str]) -> None:
     """swrk without a SOCK_SEQPACKET fd, service without a socket it can
     bind: one Error line, exit 1."""
     p = subprocess.run([zdtm.CRIU, *args], capture_output=True, text=True, timeout=30,

@@ -49,7 +49,7 @@ class Container:
         err = self.base / f"runc{self.calls}.err"
         # files, not pipes: `run -d` hands its stdio to the container for good
         with open(out, "w") as o, open(err, "w") as e:
-            rc = subprocess.run([RUNC, "--root", str(self.state), *args], cwd=self.bundle,
+            rc = subprocess.run([str(RUNC), "--root", str(self.state), *args], cwd=self.bundle,
                                 env=env, stdout=o, stderr=e, timeout=120,
                                 stdin=subprocess.DEVNULL).returncode
         p = subprocess.CompletedProcess(args, rc, out.read_text(), err.read_text())
@@ -134,7 +134,7 @@ def refused(p: subprocess.CompletedProcess) -> bool:
     return p.returncode != 0 and f"errno {EBADRQC}" in p.stderr
 
 
-def test_runc_checkpoint_refused_cleanly(container: Container):
+def test_runc_checkpoint_refused_cleanly(container: Container) -> None:
     """runc's VERSION check passes (runc reads our 4.0), its DUMP is refused
     with EBADRQC and one Error line in dump.log that names the mount
     namespaces and every other container option; the container runs on."""
@@ -159,7 +159,7 @@ def test_runc_checkpoint_refused_cleanly(container: Container):
     assert refused(p) and c.status() == "running" and c.counting(), p.stderr
 
 
-def test_runc_round_trip(container: Container):
+def test_runc_round_trip(container: Container) -> None:
     """checkpoint, restore -d, the counter goes on, exec works in the
     restored container, kill and delete clean up."""
     c = container
