@@ -18,6 +18,20 @@
 struct part {
 	const char *name;
 	enum part_id id;
+	/*
+	 * dump, in criu, before the tree is frozen (dc->opts->pid is its
+	 * root): what must hold from the first frozen task on, such as the
+	 * network lock. Undone by after_dump.
+	 */
+	int (*pre_freeze)(struct dump_ctx *dc);
+	/*
+	 * dump, in criu, once the tree's fate is known, on every path after
+	 * pre_freeze: @runs is 1 when the tree goes on (a failure,
+	 * --leave-running, --leave-stopped; called right before it is let
+	 * go), 0 when it was killed after a complete checkpoint (called
+	 * once it is reaped).
+	 */
+	void (*after_dump)(struct dump_ctx *dc, int runs);
 	/* dump: refuse what is not supported, before anything is changed */
 	int (*check)(struct dump_ctx *dc, struct dtask *t);
 	/* dump: queue system calls to run inside the task (its leader) */
@@ -51,6 +65,16 @@ struct part {
 	int (*thread_batch)(struct rst_ctx *rc, struct rtask *t, int th, struct batch *b);
 	/* restore, in criu, via ptrace, after the batch and the trampoline are gone */
 	int (*final)(struct rst_ctx *rc, struct rtask *t);
+	/*
+	 * restore, in criu, once every task exists and waits, before the
+	 * setup-namespaces notification: fill, from outside, the namespaces
+	 * the root was born into (root->host_pid names them in /proc).
+	 */
+	int (*ns_ready)(struct rst_ctx *rc, struct rtask *root);
+	/* restore, in criu, after post-restore, right before the tree is let go */
+	int (*resume)(struct rst_ctx *rc, struct rtask *root);
+	/* restore, in criu, once the tree was let go (and the stats written): what only held it goes */
+	void (*resumed)(struct rst_ctx *rc, struct rtask *root);
 	void (*release)(struct rtask *t);
 	void (*release_tree)(struct rst_ctx *rc);
 };

@@ -208,4 +208,35 @@ int proc_shmem_kind(const char *path, uint64_t dev);
 /* NAME of a memfd's link "/memfd:NAME (deleted)", malloc'ed (SHMO_MEMFD only). */
 char *proc_memfd_name(const char *link);
 
+/*
+ * One line of /proc/PID/mountinfo; the strings point into the buffer the
+ * list keeps, unescaped (a mount point with a space has a space).
+ */
+struct proc_mount {
+	int id, parent;
+	unsigned int major, minor;
+	char *root;		/* in the filesystem */
+	char *mountpoint;	/* as the reading task's root sees it */
+	char *mnt_opts;		/* per mount: rw/ro, nosuid, relatime... */
+	char *fstype, *source;
+	char *sb_opts;		/* per superblock */
+	int shared, master, propagate_from;	/* peer groups, 0: none */
+	int unbindable;
+};
+
+struct proc_mounts {
+	struct proc_mount *m;
+	int nr;
+	char *buf;
+};
+
+/* @buf is taken over (freed by proc_mounts_free()), also on error. */
+int proc_parse_mountinfo(char *buf, struct proc_mounts *out);
+/* Of task @pid, 0: criu's own. */
+int proc_read_mountinfo(pid_t pid, struct proc_mounts *out);
+void proc_mounts_free(struct proc_mounts *ms);
+struct proc_mount *proc_mount_by_id(struct proc_mounts *ms, int id);
+/* Is @word one of the comma-separated words of @opts? */
+int proc_mount_has_opt(const char *opts, const char *word);
+
 #endif

@@ -82,6 +82,13 @@ struct rst_ctx {
 	void *shared[PART_NR];		/* a part's tree-wide data during a restore */
 	unsigned long root_flags;	/* extra clone3 flags for the root (CLONE_NEW*) */
 	/*
+	 * criu's /proc (O_PATH), inherited by every task, when /proc inside
+	 * may become the tree's own, whose pids are not criu's (the tree has a
+	 * mount namespace of its own: the mount part opens it); else -1, and
+	 * /proc is criu's.
+	 */
+	int proc_fd;
+	/*
 	 * fds criu opened before the first fork (objects several tasks share):
 	 * every task inherits them and keeps them until its batch closes them.
 	 * They are numbered above every fd of every task (rst_inherit_fd).
@@ -97,6 +104,9 @@ struct rst_ctx {
 		int fd;			/* inherited by every task; -1 until made */
 	} *objects;
 	int nr_objects;
+	/* CLONE_NEW* of namespaces the root joins (setns) rather than makes */
+	unsigned long joined_ns;
+	int released;		/* the tree was let go: release_tree undoes nothing */
 };
 
 /*
