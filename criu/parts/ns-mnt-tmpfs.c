@@ -79,14 +79,12 @@ struct walk {
 
 static TmpfsNode *add_node(struct walk *w, const char *path, const struct stat *st)
 {
-	TmpfsNode *n = xzalloc(sizeof(*n)), **v;
+	TmpfsNode *n = xzalloc(sizeof(*n));
 
-	v = xrealloc(w->n, (w->nr + 1) * sizeof(*v));
-	if (!n || !v) {
+	if (!n || xgrow(w->n, w->nr)) {
 		free(n);
 		return NULL;
 	}
-	w->n = v;
 	tmpfs_node__init(n);
 	n->path = xstrdup(path);
 	if (!n->path) {
@@ -106,7 +104,6 @@ static TmpfsNode *add_node(struct walk *w, const char *path, const struct stat *
 static int hard_link(struct walk *w, TmpfsNode *n, const struct stat *st)
 {
 	size_t i;
-	void *p;
 
 	for (i = 0; i < w->nr_links; i++)
 		if (w->links[i].dev == st->st_dev && w->links[i].ino == st->st_ino) {
@@ -114,10 +111,8 @@ static int hard_link(struct walk *w, TmpfsNode *n, const struct stat *st)
 			n->link_to = w->links[i].node;
 			return 1;
 		}
-	p = xrealloc(w->links, (w->nr_links + 1) * sizeof(*w->links));
-	if (!p)
+	if (xgrow(w->links, w->nr_links))
 		return -1;
-	w->links = p;
 	w->links[w->nr_links].dev = st->st_dev;
 	w->links[w->nr_links].ino = st->st_ino;
 	w->links[w->nr_links++].node = w->nr;
@@ -126,14 +121,12 @@ static int hard_link(struct walk *w, TmpfsNode *n, const struct stat *st)
 
 static int add_extent(TmpfsNode *n, uint64_t off, uint64_t len, uint64_t at)
 {
-	TmpfsExtent *x = xmalloc(sizeof(*x)), **v;
+	TmpfsExtent *x = xmalloc(sizeof(*x));
 
-	v = xrealloc(n->data, (n->n_data + 1) * sizeof(*v));
-	if (!x || !v) {
+	if (!x || xgrow(n->data, n->n_data)) {
 		free(x);
 		return -1;
 	}
-	n->data = v;
 	tmpfs_extent__init(x);
 	x->off = off;
 	x->len = len;
@@ -170,14 +163,12 @@ static int save_data(struct walk *w, TmpfsNode *n, int fd, off_t size)
 
 static int add_xattr(TmpfsNode *n, const char *name, const void *val, size_t len)
 {
-	TmpfsXattr *x = xmalloc(sizeof(*x)), **v;
+	TmpfsXattr *x = xmalloc(sizeof(*x));
 
-	v = xrealloc(n->xattrs, (n->n_xattrs + 1) * sizeof(*v));
-	if (!x || !v) {
+	if (!x || xgrow(n->xattrs, n->n_xattrs)) {
 		free(x);
 		return -1;
 	}
-	n->xattrs = v;
 	tmpfs_xattr__init(x);
 	x->name = xstrdup(name);
 	x->value.data = xmalloc(len + 1);

@@ -287,11 +287,9 @@ static int make_new(struct mnt_dump *d, int i)
 	e->sb_ro = ro;
 	if (!has_contents(m->fstype))
 		return 0;
-	t = xrealloc(d->tmpfs, (d->nr_tmpfs + 1) * sizeof(*t));
+	t = xpush(d->tmpfs, d->nr_tmpfs);
 	if (!t)
 		return -1;
-	d->tmpfs = t;
-	t += d->nr_tmpfs++;
 	t->id = e->contents = ++d->contents;
 	e->has_contents = 1;
 	t->mnt_id = m->id;
@@ -561,11 +559,10 @@ static int host_mount_used(struct mnt_dump *d, uint32_t id, pid_t pid, const cha
 	for (i = 0; i < d->nr_host_used; i++)
 		if (d->host_used[i] == id)
 			return 1;
-	n = xrealloc(d->host_used, (d->nr_host_used + 1) * sizeof(*n));
+	n = xpush(d->host_used, d->nr_host_used);
 	if (!n)
 		return 0;
-	d->host_used = n;
-	d->host_used[d->nr_host_used++] = id;
+	*n = id;
 	pr_info("Task %d: %s is on mount %u of criu's namespace: reopened there", pid, what, id);
 	return 1;
 }
@@ -585,7 +582,7 @@ static int ns_mnt_dump_hidden(pid_t pid, uint64_t mnt_id, const char *path, unsi
 {
 	struct proc_mount *m = cur && mnt_id ? proc_mount_by_id(&cur->ms, (int)mnt_id) : NULL;
 	char inside[PATH_MAX + 32];
-	HiddenFile *h, **n;
+	HiddenFile *h;
 	const char *rel;
 
 	if (!m)
@@ -601,10 +598,8 @@ static int ns_mnt_dump_hidden(pid_t pid, uint64_t mnt_id, const char *path, unsi
 		return -1;
 	}
 	h = xmalloc(sizeof(*h));
-	n = xrealloc(cur->hidden, (cur->nr_hidden + 1) * sizeof(*n));
-	if (n)
-		cur->hidden = n;
-	if (!h || !n || (hidden_file__init(h), !(h->path = xstrdup(rel)))) {
+	if (!h || xgrow(cur->hidden, cur->nr_hidden) ||
+	    (hidden_file__init(h), !(h->path = xstrdup(rel)))) {
 		free(h);
 		return -1;
 	}

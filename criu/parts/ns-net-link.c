@@ -343,12 +343,11 @@ static int make_veth_pair(const struct net_who *w, struct nl_sock *sk, const Net
 
 static int note_peer(struct net_peers *p, int ifindex)
 {
-	int *n = xrealloc(p->ifindex, (p->nr + 1) * sizeof(*n));
+	int *n = xpush(p->ifindex, p->nr);
 
 	if (!n)
 		return -1;
-	p->ifindex = n;
-	p->ifindex[p->nr++] = ifindex;
+	*n = ifindex;
 	return 0;
 }
 
