@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+# test/zdtm holds the modules the tests share
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "zdtm"))
+from buildpaths import ROOT as REPO  # noqa: E402
 SCRIPT = REPO / "scripts" / "check-layers.py"
 
 
