@@ -29,6 +29,7 @@
 #include <netlink/route/rtnl.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/external.h"
 #include "core/log.h"
@@ -268,6 +269,33 @@ static const NetLink *link_by_index(const NetnsEntry *e, uint32_t ifindex)
 	return NULL;
 }
 
+/*
+ * A macvlan or ipvlan can't go up while another one on the same lower link
+ * has its address. After a dump on this host that other one is the dumped
+ * namespace's copy: the kernel frees a dead namespace from a workqueue, a
+ * little after its last task is gone, so the clash ends by itself. Wait for
+ * it (a bounded time), then say what clashes.
+ */
+#define LOWER_CLASH_WAIT_MS 5000
+
+static int change_link(struct nl_sock *sk, struct rtnl_link *c, const NetLink *l, int up)
+{
+	struct timespec step = { 0, 10 * 1000 * 1000 };
+	int waited, err;
+
+	for (waited = 0;; waited += 10) {
+		err = rtnl_link_change(sk, c, c, 0);
+		if (err != -NLE_EXIST || !up || waited >= LOWER_CLASH_WAIT_MS ||
+		    (strcmp(l->kind, "macvlan") && strcmp(l->kind, "ipvlan")))
+			break;
+		if (!waited)
+			pr_info("link %s: its address is busy on the lower link; "
+				"waiting for a dead namespace to go", l->name);
+		nanosleep(&step, NULL);
+	}
+	return err;
+}
+
 /* After the making: flags but UP, alias. */
 static int configure(const struct net_who *w, struct nl_sock *sk, const NetLink *l, int up)
 {
@@ -284,7 +312,7 @@ static int configure(const struct net_who *w, struct nl_sock *sk, const NetLink 
 		if (l->alias)
 			rtnl_link_set_ifalias(c, l->alias);
 	}
-	err = rtnl_link_change(sk, c, c, 0);
+	err = change_link(sk, c, l, up);
 	rtnl_link_put(c);
 	if (err) {
 		pr_err(NET_FMT ": can't %s link %s: %s", NET_ARGS(w),
