@@ -84,7 +84,7 @@ build()
 	shift
 	# shellcheck disable=SC2086
 	"$CC" "${cflags[@]}" -fsanitize=fuzzer,address,undefined \
-		-Icriu -I"$GEN" ${pbc_dir:+-I"$pbc_dir"} "$@" $FUZZ_CFLAGS -o "$OUT/$name.tmp"
+		-Icriu -Iimages -I"$GEN" ${pbc_dir:+-I"$pbc_dir"} "$@" $FUZZ_CFLAGS -o "$OUT/$name.tmp"
 	mv "$OUT/$name.tmp" "$OUT/$name"
 	echo "build.sh: $OUT/$name"
 }
@@ -93,8 +93,8 @@ for t in "${targets[@]}"; do
 	case "$t" in
 	fuzz_image)
 		# the image layer and what it stands on; nothing above it
-		build fuzz_image test/fuzz/fuzz_image.c criu/image/*.c criu/core/log.c \
-			criu/core/util.c "$GEN"/*.pb-c.c "${pbc[@]}" ;;
+		build fuzz_image test/fuzz/fuzz_image.c criu/image/*.c criu/core/file.c \
+			criu/core/log.c criu/core/util.c "$GEN"/*.pb-c.c "${pbc[@]}" ;;
 	fuzz_proc)
 		build fuzz_proc test/fuzz/fuzz_proc.c criu/proc/*.c criu/core/log.c \
 			criu/core/util.c ;;
