@@ -76,6 +76,9 @@ if [[ " ${targets[*]} " = *" fuzz_image "* || " ${targets[*]} " = *" fuzz_rpc "*
 	fi
 fi
 
+# what every target stands on: logging, files, helpers
+core=(criu/core/file.c criu/core/log.c criu/core/util.c)
+
 # build NAME SOURCES...
 build()
 {
@@ -93,18 +96,15 @@ for t in "${targets[@]}"; do
 	case "$t" in
 	fuzz_image)
 		# the image layer and what it stands on; nothing above it
-		build fuzz_image test/fuzz/fuzz_image.c criu/image/*.c criu/core/file.c \
-			criu/core/log.c criu/core/util.c "$GEN"/*.pb-c.c "${pbc[@]}" ;;
+		build fuzz_image test/fuzz/fuzz_image.c criu/image/*.c "${core[@]}" "$GEN"/*.pb-c.c \
+			"${pbc[@]}" ;;
 	fuzz_proc)
-		build fuzz_proc test/fuzz/fuzz_proc.c criu/proc/*.c criu/core/log.c \
-			criu/core/util.c ;;
+		build fuzz_proc test/fuzz/fuzz_proc.c criu/proc/*.c "${core[@]}" ;;
 	fuzz_opts)
-		build fuzz_opts test/fuzz/fuzz_opts.c criu/core/external.c criu/core/log.c \
-			criu/core/util.c ;;
+		build fuzz_opts test/fuzz/fuzz_opts.c criu/core/external.c "${core[@]}" ;;
 	fuzz_rpc)
 		build fuzz_rpc test/fuzz/fuzz_rpc.c criu/rpc/decode.c criu/rpc/options.c \
-			criu/core/external.c criu/core/log.c criu/core/util.c "$GEN"/rpc.pb-c.c \
-			"${pbc[@]}" ;;
+			criu/core/external.c "${core[@]}" "$GEN"/rpc.pb-c.c "${pbc[@]}" ;;
 	*)
 		echo "build.sh: no fuzz target $t" >&2
 		exit 1 ;;
