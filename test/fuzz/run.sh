@@ -88,10 +88,17 @@ image_seeds()
 {
 	local dir=$1 i f name kind j types
 
-	# the image types in enum img_type order, as file name prefixes: IMG_MM -> mm
-	mapfile -t types < <(sed -n '/^enum img_type {/,/};/p' criu/image/image.h |
-			     grep -oE '^[[:space:]]*IMG_[A-Z0-9_]+' | tr -d ' \t' |
-			     grep -vx IMG_NR | sed 's/^IMG_//' | tr 'A-Z' 'a-z')
+	# the image types by number (enum img_type), from the registry
+	# (images/kinds.def): their names (hand-made seeds are named so) and
+	# their files ("fdinfo-%d.img": the dump's fdinfo-7.img)
+	local nr name file files
+	types=()
+	files=()
+	while read -r nr name file; do
+		types[nr]=$name
+		files[nr]=$file
+	done < <(sed -nE 's/^(IMAGE|KIND|RAW)\(([^,]*),[^,]*, *([0-9]+), *"([^"]*)".*/\3 \2 \4/p' \
+		 images/kinds.def)
 	# add KIND FILE ORIGIN
 	add() {
 		for i in "${!types[@]}"; do
@@ -100,7 +107,21 @@ image_seeds()
 				return 0
 			fi
 		done
-		echo "run.sh: no image type '$1' in criu/image/image.h; $2 not used" >&2
+		echo "run.sh: no image type '$1' in images/kinds.def; $2 not used" >&2
+	}
+	# add_file FILE ORIGIN: the type its name says
+	add_file() {
+		local base
+		base=$(basename "$1")
+		for i in "${!files[@]}"; do
+			# shellcheck disable=SC2254
+			case "$base" in
+			"${files[$i]}"|${files[$i]/\%d/[0-9]*})
+				seed "$dir" "$i" "$1" "$2-$base"
+				return 0 ;;
+			esac
+		done
+		echo "run.sh: no image file like $base in images/kinds.def; not used" >&2
 	}
 
 	# 1. A real dump.
@@ -108,10 +129,10 @@ image_seeds()
 		mkdir "$scratch/dump"
 		if "$CRIU" dump -t "$pid" -D "$scratch/dump" -o dump.log; then
 			for f in "$scratch"/dump/*.img; do
-				name=$(basename "$f" .img)
-				kind=${name%-[0-9]*}
-				[ "$kind" = pages ] && continue	# raw: one small seed below
-				add "$kind" "$f" dump
+				case "$(basename "$f")" in
+				pages-*) continue ;;	# raw: one small seed below
+				esac
+				add_file "$f" dump
 			done
 		else
 			echo "run.sh: criu dump failed; hand-made seeds only. Its log ends:" >&2
