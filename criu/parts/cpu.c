@@ -945,11 +945,8 @@ static int check_cpu(struct rst_ctx *rc, struct rtask *t, CpuEntry *e)
 	if (load_cpuinfo(rc, t, ns))
 		return -1;
 	img = ns->img;
-	for (i = 0; i < e->n_threads; i++) {
+	for (i = 0; i < e->n_threads; i++)
 		need.xfeatures |= e->threads[i]->xstate_bv;
-		if (e->threads[i]->has_xstate_size)
-			need.xsave_size = e->threads[i]->xstate_size;
-	}
 	ret = cpuinfo_compare_host(img, ns->host, &need, rc->opts->cpu_cap, why, sizeof(why));
 	if (ret > 0) {
 		pr_err("Task %d needs what this CPU lacks (dumped on %s): %s; "

@@ -5,8 +5,8 @@
  *
  * Three checks, named as CRIU names them (--cpu-cap):
  *  fpu  every XSAVE component the saved registers use is enabled here (in
- *       XCR0) and the XSAVE area has the same size: the registers can be
- *       loaded at all;
+ *       XCR0): the registers can be loaded at all (parts/regs.c puts each
+ *       component where this CPU has it, task/xsave.c);
  *  ins  every instruction set of the table below that the dumping CPU had,
  *       this one has: the program may have chosen code paths (glibc's
  *       ifuncs, its own CPUID dispatch) by them once, at its start, and
@@ -31,6 +31,7 @@
 #include "dump.h"
 #include "image/image.h"
 #include "parts/cpuinfo.h"
+#include "task/xsave.h"
 
 enum { R_EAX, R_EBX, R_ECX, R_EDX };
 
@@ -110,14 +111,6 @@ static const struct cpu_feature {
 	{ "rdtscp", W_81_EDX, 27 }, { "lm", W_81_EDX, 29 },
 };
 
-/* XSAVE state components by XCR0 bit (Intel SDM vol. 1, 13.1). */
-static const char *const xfeature_names[] = {
-	"x87", "sse", "avx", "mpx_bndregs", "mpx_bndcsr", "avx512_opmask",
-	"avx512_zmm_hi256", "avx512_hi16_zmm", "pt", "pkru", "pasid", "cet_user",
-	"cet_supervisor", "hdc", "uintr", "lbr", "hwp", "amx_tilecfg",
-	"amx_tiledata", "apx",
-};
-
 #define OSXSAVE_BIT	27	/* CPUID 1.ecx: XGETBV usable */
 
 /* ---------------------------------------------------------------- this CPU */
@@ -154,6 +147,35 @@ static void read_brand(struct cpuinfo_host *h, uint32_t xmax)
 	h->e.model_name = h->model_name;
 }
 
+static void put_leaf(struct cpuinfo_host *h, uint32_t leaf, uint32_t sub, int read)
+{
+	CpuidLeaf *l = &h->leaf[h->e.n_leaves];
+	uint32_t r[4];
+
+	cpuid_leaf__init(l);
+	l->leaf = leaf;
+	l->subleaf = sub;
+	h->pleaf[h->e.n_leaves++] = l;
+	if (!read)
+		return;
+	cpuid(leaf, sub, r);
+	l->eax = r[0];
+	l->ebx = r[1];
+	l->ecx = r[2];
+	l->edx = r[3];
+}
+
+/* The XSAVE layout: 0xD.i for each component the CPU knows or the kernel enabled. */
+static void read_xsave_leaves(struct cpuinfo_host *h)
+{
+	uint64_t known = ((uint64_t)h->leaf[3].edx << 32) | h->leaf[3].eax | h->e.xfeatures;
+	int i;
+
+	for (i = XSAVE_FIRST_EXT; i < XSAVE_NR; i++)
+		if (known & (1ULL << i))
+			put_leaf(h, 0xd, i, 1);
+}
+
 int cpuinfo_host_read(struct cpuinfo_host *h, const char *online)
 {
 	uint32_t r[4], max, xmax, sub7 = 0, eax1;
@@ -174,26 +196,13 @@ int cpuinfo_host_read(struct cpuinfo_host *h, const char *online)
 	}
 	for (i = 0; i < CPUINFO_NR_LEAVES; i++) {
 		uint32_t leaf = leaves[i][0], sub = leaves[i][1];
-		CpuidLeaf *l = &h->leaf[i];
 
-		cpuid_leaf__init(l);
-		l->leaf = leaf;
-		l->subleaf = sub;
-		h->pleaf[i] = l;
 		/* absent leaves answer garbage, not zeros */
-		if (leaf >= 0x80000000 ? leaf > xmax : leaf > max)
-			continue;
-		if (leaf == 7 && sub > sub7)
-			continue;
-		cpuid(leaf, sub, r);
-		l->eax = r[0];
-		l->ebx = r[1];
-		l->ecx = r[2];
-		l->edx = r[3];
+		put_leaf(h, leaf, sub, !(leaf >= 0x80000000 ? leaf > xmax : leaf > max) &&
+			 !(leaf == 7 && sub > sub7));
 	}
 	h->e.vendor = h->vendor;
 	h->e.leaves = h->pleaf;
-	h->e.n_leaves = CPUINFO_NR_LEAVES;
 	eax1 = h->leaf[0].eax;
 	h->e.family = (eax1 >> 8) & 0xf;
 	h->e.model = (eax1 >> 4) & 0xf;
@@ -205,6 +214,8 @@ int cpuinfo_host_read(struct cpuinfo_host *h, const char *online)
 	read_brand(h, xmax);
 	if (h->leaf[0].ecx & (1u << OSXSAVE_BIT))
 		h->e.xfeatures = xgetbv0();
+	if (max >= 0xd)
+		read_xsave_leaves(h);
 	h->e.xsave_size = h->leaf[3].ebx;
 	h->e.xsave_size_max = h->leaf[3].ecx;
 	h->e.online_cpus = (char *)online;
@@ -215,7 +226,7 @@ int cpuinfo_host_read(struct cpuinfo_host *h, const char *online)
 
 int cpuinfo_validate(const CpuinfoEntry *e)
 {
-	if (strlen(e->vendor) > 12 || e->n_leaves > 64 ||
+	if (strlen(e->vendor) > 12 || e->n_leaves > 128 ||
 	    e->xsave_size > (1 << 20) || e->xsave_size_max > (1 << 20)) {
 		pr_err("Image cpuinfo.img is invalid: vendor '%.16s', %zu CPUID leaves, "
 		       "XSAVE size %u", e->vendor, e->n_leaves, e->xsave_size);
@@ -298,8 +309,8 @@ static void why_xfeatures(struct why *w, uint64_t mask)
 	for (bit = 0; bit < 64; bit++) {
 		if (!(mask & (1ULL << bit)))
 			continue;
-		if (bit < (int)ARRAY_SIZE(xfeature_names))
-			why_item(w, "%s", xfeature_names[bit]);
+		if (xsave_feature_name(bit))
+			why_item(w, "%s", xsave_feature_name(bit));
 		else
 			why_item(w, "xfeature %d", bit);
 	}
@@ -337,16 +348,10 @@ static int check_fpu(const CpuinfoEntry *host, const struct cpu_need *need,
 	uint64_t miss = need->xfeatures & ~host->xfeatures;
 	int bad = 0;
 
+	/* where they lie and the area's size may differ: regs.c converts */
 	if (miss) {
 		why_section(w, "XSAVE components");
 		why_xfeatures(w, miss);
-		bad = 1;
-	}
-	/* the kernel takes only an area of exactly its own size */
-	if (need->xsave_size && need->xsave_size != host->xsave_size) {
-		why_section(w, "XSAVE area");
-		why_item(w, "of %u bytes (this CPU's: %u)", need->xsave_size,
-			 host->xsave_size);
 		bad = 1;
 	}
 	return bad;

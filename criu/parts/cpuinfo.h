@@ -12,13 +12,14 @@
 
 #include "cpu.pb-c.h"
 
-#define CPUINFO_NR_LEAVES	6
+#define CPUINFO_NR_LEAVES	6	/* the fixed ones */
+#define CPUINFO_MAX_LEAVES	(CPUINFO_NR_LEAVES + 62)	/* and 0xD.2..0xD.63 */
 
 /* CPUID and XCR0 of the CPU criu runs on, as an image entry. */
 struct cpuinfo_host {
 	CpuinfoEntry e;
-	CpuidLeaf leaf[CPUINFO_NR_LEAVES];
-	CpuidLeaf *pleaf[CPUINFO_NR_LEAVES];
+	CpuidLeaf leaf[CPUINFO_MAX_LEAVES];
+	CpuidLeaf *pleaf[CPUINFO_MAX_LEAVES];
 	char vendor[13];
 	char model_name[49];
 };
@@ -26,7 +27,6 @@ struct cpuinfo_host {
 /* What the dumped threads need of the restoring CPU. */
 struct cpu_need {
 	uint64_t xfeatures;	/* XSAVE components their registers use */
-	uint32_t xsave_size;	/* size of their saved XSAVE areas; 0: none */
 };
 
 #define CPU_ONLINE_PATH		"/sys/devices/system/cpu/online"
