@@ -219,6 +219,8 @@ int cpuinfo_host_read(struct cpuinfo_host *h, const char *online)
 	h->e.xsave_size = h->leaf[3].ebx;
 	h->e.xsave_size_max = h->leaf[3].ecx;
 	h->e.online_cpus = (char *)online;
+	h->e.has_x86_64_level = 1;
+	h->e.x86_64_level = cpuinfo_level(&h->e);
 	return 0;
 }
 
@@ -261,7 +263,7 @@ struct why {
 	int items, shown;
 };
 
-#define WHY_MAX_ITEMS	16
+#define WHY_MAX_ITEMS	96	/* every instruction set of the table */
 
 static void why_add(struct why *w, const char *fmt, ...)
 {
@@ -357,22 +359,172 @@ static int check_fpu(const CpuinfoEntry *host, const struct cpu_need *need,
 	return bad;
 }
 
-static int check_ins(const CpuinfoEntry *img, const CpuinfoEntry *host, struct why *w)
+/*
+ * The features glibc.cpu.hwcaps can take away from glibc: the names its
+ * x86 tunable callback honours (glibc 2.33 to 2.36, case-sensitive: glibc
+ * ignores "-avx512f" and every name not listed), that are in our table.
+ */
+static const struct {
+	const char *glibc, *ours;
+} glibc_masks[] = {
+	{ "AVX", "avx" }, { "CX8", "cx8" }, { "FMA", "fma" }, { "RTM", "rtm" },
+	{ "AVX2", "avx2" }, { "BMI1", "bmi1" }, { "BMI2", "bmi2" }, { "CMOV", "cmov" },
+	{ "FMA4", "fma4" }, { "SSE2", "sse2" }, { "LZCNT", "abm" }, { "MOVBE", "movbe" },
+	{ "SSSE3", "ssse3" }, { "XSAVE", "xsave" }, { "POPCNT", "popcnt" },
+	{ "SSE4_1", "sse4_1" }, { "SSE4_2", "sse4_2" }, { "XSAVEC", "xsavec" },
+	{ "AVX512F", "avx512f" }, { "AVX512CD", "avx512cd" }, { "AVX512BW", "avx512bw" },
+	{ "AVX512DQ", "avx512dq" }, { "AVX512ER", "avx512er" }, { "AVX512PF", "avx512pf" },
+	{ "AVX512VL", "avx512vl" },
+};
+
+/* The x86-64 psABI levels (v2, v3, v4: each adds to the one below). */
+static const char *const level_features[5][10] = {
+	[1] = { "lm", "cmov", "cx8", "fpu", "fxsr", "mmx", "sse", "sse2" },
+	[2] = { "cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3" },
+	[3] = { "avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave" },
+	[4] = { "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl" },
+};
+/* ... and the XSAVE components the kernel must enable for them */
+static const uint64_t level_xcr0[5] = { 0, 0, 0, 0x6, 0xe6 };
+
+static const struct cpu_feature *find_feature(const char *name)
 {
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ins_features); i++)
+		if (!strcmp(name, ins_features[i].name))
+			return &ins_features[i];
+	return NULL;
+}
+
+/* The feature bits of levels 1..@level. */
+static void level_words(int level, uint32_t out[W_NR])
+{
+	const struct cpu_feature *f;
+	int l, i;
+
+	for (l = 1; l <= level && l < 5; l++)
+		for (i = 0; i < 10 && level_features[l][i]; i++) {
+			f = find_feature(level_features[l][i]);
+			out[f->word] |= 1u << f->bit;
+		}
+}
+
+int cpuinfo_level(const CpuinfoEntry *e)
+{
+	uint32_t need[W_NR];
+	int l, w;
+
+	for (l = 1; l < 5; l++) {
+		memset(need, 0, sizeof(need));
+		level_words(l, need);
+		for (w = 0; w < W_NR; w++)
+			if (need[w] & ~word_of(e, w))
+				return l - 1;
+		if ((e->xfeatures & level_xcr0[l]) != level_xcr0[l])
+			return l - 1;
+	}
+	return 4;
+}
+
+/* The "-NAME" items of a glibc.cpu.hwcaps value that glibc honours, as feature bits. */
+static void mask_words(const char *mask, uint32_t out[W_NR])
+{
+	const struct cpu_feature *f;
+	const char *p, *end;
+	size_t i, n;
+
+	for (p = mask; *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, ',');
+		n = end - p;
+		for (i = 0; *p == '-' && i < ARRAY_SIZE(glibc_masks); i++) {
+			if (strlen(glibc_masks[i].glibc) != n - 1 ||
+			    strncmp(p + 1, glibc_masks[i].glibc, n - 1))
+				continue;
+			f = find_feature(glibc_masks[i].ours);
+			out[f->word] |= 1u << f->bit;
+		}
+	}
+}
+
+/* glibc's name of @f for glibc.cpu.hwcaps, NULL if glibc can't be kept from it. */
+static const char *glibc_name(const struct cpu_feature *f)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(glibc_masks); i++)
+		if (!strcmp(f->name, glibc_masks[i].ours))
+			return glibc_masks[i].glibc;
+	return NULL;
+}
+
+static void add_name(char *buf, size_t len, const char *prefix, const char *name)
+{
+	size_t off = strlen(buf);
+
+	snprintf(buf + off, len - off, "%s%s%s", off ? "," : "", prefix, name);
+}
+
+/* Why the missing instructions matter, and what makes such a task movable. */
+static void why_advice(struct why *w, const struct cpu_need *need, const char *tunable,
+		       const char *unmaskable, int host_level)
+{
+	why_add(w, " (the task may have chosen code paths by them when it started: glibc's "
+		"ifuncs, libraries and JITs that read CPUID; it would die of SIGILL");
+	if (need->hwcaps_level > (uint32_t)host_level)
+		why_add(w, "; its libraries come from glibc-hwcaps/x86-64-v%u (%s), this CPU "
+			"is x86-64-v%d", need->hwcaps_level, need->hwcaps_path ?: "",
+			host_level);
+	if (need->jit)
+		why_add(w, "; it runs code generated at run time (%s): a JIT that reads "
+			"CPUID itself, which no mask binds", need->jit);
+	else if (tunable[0])
+		why_add(w, "; start workloads with GLIBC_TUNABLES=glibc.cpu.hwcaps=%s to make "
+			"them movable here, Documentation/cpu.md", tunable);
+	if (unmaskable[0])
+		why_add(w, "; no glibc tunable hides %s: only the program's own CPUID checks "
+			"use them, --cpu-cap=fpu accepts that risk", unmaskable);
+	why_add(w, ")");
+}
+
+/*
+ * The instruction sets the dumping CPU had and this one lacks, but those
+ * the task's glibc was told to ignore (need->mask), unless its libraries'
+ * level needs them or it runs JIT code: those are listed in need->excused.
+ */
+static int check_ins(const CpuinfoEntry *img, const CpuinfoEntry *host,
+		     struct cpu_need *need, struct why *w)
+{
+	uint32_t masked[W_NR] = { 0 }, needed[W_NR] = { 0 };
+	char tunable[512] = "", unmaskable[512] = "";
 	size_t i;
 	int bad = 0;
 
+	if (need->mask && !need->jit)
+		mask_words(need->mask, masked);
+	level_words(need->hwcaps_level, needed);
+	need->excused[0] = 0;
 	for (i = 0; i < ARRAY_SIZE(ins_features); i++) {
 		const struct cpu_feature *f = &ins_features[i];
 		uint32_t bit = 1u << f->bit;
 
 		if (!(word_of(img, f->word) & bit) || (word_of(host, f->word) & bit))
 			continue;
+		if (masked[f->word] & ~needed[f->word] & bit) {
+			add_name(need->excused, sizeof(need->excused), "", f->name);
+			continue;
+		}
 		if (!bad)
 			why_section(w, "instructions");
 		why_item(w, "%s", f->name);
+		if (glibc_name(f))
+			add_name(tunable, sizeof(tunable), "-", glibc_name(f));
+		else
+			add_name(unmaskable, sizeof(unmaskable), "", f->name);
 		bad = 1;
 	}
+	if (bad)
+		why_advice(w, need, tunable, unmaskable, cpuinfo_level(host));
 	return bad;
 }
 
@@ -414,7 +566,7 @@ static int check_cpu(const CpuinfoEntry *img, const CpuinfoEntry *host, struct w
 }
 
 int cpuinfo_compare_host(const CpuinfoEntry *img, const struct cpuinfo_host *h,
-			 const struct cpu_need *need, unsigned int caps, char *buf, size_t len)
+			 struct cpu_need *need, unsigned int caps, char *buf, size_t len)
 {
 	struct why w = { .buf = buf, .len = len };
 	int bad = 0;
@@ -428,11 +580,11 @@ int cpuinfo_compare_host(const CpuinfoEntry *img, const struct cpuinfo_host *h,
 	if (caps & CPU_CAP_CPU)
 		bad |= check_cpu(img, &h->e, &w);
 	else if (caps & CPU_CAP_INS)
-		bad |= check_ins(img, &h->e, &w);
+		bad |= check_ins(img, &h->e, need, &w);
 	return bad;
 }
 
-int cpuinfo_compare(const CpuinfoEntry *img, const struct cpu_need *need,
+int cpuinfo_compare(const CpuinfoEntry *img, struct cpu_need *need,
 		    unsigned int caps, char *buf, size_t len)
 {
 	struct cpuinfo_host h;
@@ -475,7 +627,7 @@ static int cpuinfo_check_cmd(int dirfd, unsigned int caps)
 {
 	struct cpu_need need = { 0 };
 	CpuinfoEntry *img;
-	char why[512];
+	char why[2048];
 	int ret = -1;
 
 	if (img_read(dirfd, IMG_CPUINFO, 0, (void **)&img, 0) < 0)
