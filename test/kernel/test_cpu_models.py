@@ -7,7 +7,8 @@ under TCG has 2696 (PKRU too, at 2688; TCG has no AVX-512). The register
 tests of test/zdtm/static are dumped in one and restored in the other:
 
 - Haswell -> Skylake-Server: a superset of the components, an area of
-  another size. The default checks pass, the registers are loaded in the
+  another size, one CPU instead of two (cpu_affinity, pinned to CPU 1,
+  runs on CPU 0). The default checks pass, the registers are loaded in the
   new layout and each test passes its own check.
 - Skylake-Server -> Haswell: the default "ins" check refuses, naming the
   missing instruction sets; --cpu-cap=fpu refuses naming pkru, the
@@ -28,7 +29,11 @@ from guestlib import ZDTM_BUILT as BUILT
 pytestmark = pytest.mark.kernel
 
 SMALL, BIG = "Haswell", "Skylake-Server"
-PROGS = ["regs_avx", "regs_sse", "regs_fpu"]
+PROGS = ["regs_avx", "regs_sse", "regs_fpu", "cpu_affinity"]
+# cpu_affinity pins itself to CPU 1 of guest A (2 CPUs) and must be on CPU
+# 0 after the restore in guest B, which has 1 CPU: fewer CPUs as well
+ARGS = {"cpu_affinity": "1 0"}
+SMP_A, SMP_B = 2, 1
 
 # Guest A: start each program, dump it, leave its directory in /shared.
 DUMP = r"""
@@ -42,7 +47,11 @@ for prog in @PROGS@; do
 	d=/tmp/zdtm/$prog
 	mkdir -p $d/img
 	cd $d
-	ZDTM_GAP=1 setsid /zdtm/$prog --outfile $d/out --readyfile $d/ready \
+	case $prog in
+@ARGS@
+	*) args= ;;
+	esac
+	ZDTM_GAP=1 setsid /zdtm/$prog --outfile $d/out --readyfile $d/ready $args \
 		</dev/null >>$d/log 2>&1 &
 	i=0
 	while [ ! -s $d/ready ] && [ ! -s $d/out ] && [ $i -lt 200 ]; do
@@ -98,24 +107,25 @@ def lines(out: str, tag: str) -> list[str]:
 
 def move(guest: Any, criu_bin: str, subreaper_bin: Path,
          tmp_path_factory: pytest.TempPathFactory, src: str,
-         dst: str) -> tuple[str, str, list[str], str]:
+         dst: str) -> tuple[str, str, str]:
     missing = [p for p in PROGS if not (BUILT / p).exists()]
     if missing:
         pytest.fail(f"zdtm programs not built in {BUILT}: {' '.join(missing)}")
     share = tmp_path_factory.mktemp(f"cpu-{src}-{dst}")
     extra = [str(criu_bin), str(subreaper_bin)] + [f"{BUILT / p}:/zdtm/{p}" for p in PROGS]
     progs = " ".join(PROGS)
-    rc, out_a, err = guest.run(DUMP.replace("@PROGS@", progs), smp=1, selftests=False,
+    cases = "\n".join(f"\t{p}) args='{a}' ;;" for p, a in ARGS.items())
+    dump = DUMP.replace("@PROGS@", progs).replace("@ARGS@", cases)
+    rc, out_a, err = guest.run(dump, smp=SMP_A, selftests=False,
                                timeout=240, share=share, extra=extra, cpu=src)
     assert rc == 0, f"guest A (-cpu {src}):\n{out_a}{err}"
-    skipped = lines(out_a, "NOTREADY")
     assert not lines(out_a, "DUMPFAIL"), out_a
     rc, out_b, err = guest.run("subreaper sh -c " + "'" + RESTORE.replace("@PROGS@", progs)
-                               .replace("'", "'\\''") + "'", smp=1, selftests=False,
+                               .replace("'", "'\\''") + "'", smp=SMP_B, selftests=False,
                                timeout=240, share=share, extra=extra, cpu=dst)
     out = f"--- guest A (-cpu {src}):\n{out_a}--- guest B (-cpu {dst}):\n{out_b}{err}"
     assert rc == 0 and "DONE" in out_b, out
-    return out_a, out_b, skipped, out
+    return out_a, out_b, out
 
 
 @pytest.fixture(scope="module")
@@ -133,23 +143,22 @@ def dumped(out_a: str) -> list[str]:
 
 
 def test_superset_layout_loads(small_to_big):
-    """832-byte areas load into 2696-byte ones with the default checks."""
-    out_a, out_b, skipped, out = small_to_big
-    if not dumped(out_a):
-        pytest.skip(f"no register test got ready under -cpu {SMALL}: {skipped}")
-    for prog in dumped(out_a):
+    """832-byte areas load into 2696-byte ones with the default checks; the
+    task pinned to CPU 1 runs on CPU 0 of the one-CPU guest."""
+    out_a, out_b, out = small_to_big
+    assert dumped(out_a) == PROGS, out
+    for prog in PROGS:
         assert f"{prog} default" in lines(out_b, "RESTORED"), out
         assert f"{prog} PASS" in lines(out_b, "VERDICT"), out
 
 
 def test_missing_refused_by_name(big_to_small):
     """ins names what Haswell lacks; fpu names pkru; none drops it."""
-    out_a, out_b, skipped, out = big_to_small
+    out_a, out_b, out = big_to_small
     if "pku" not in out_a.split("XSAVE ", 1)[-1].splitlines()[0]:
         pytest.skip(f"-cpu {BIG} has no PKU under this QEMU")
-    if not dumped(out_a):
-        pytest.skip(f"no register test got ready under -cpu {BIG}: {skipped}")
-    for prog in dumped(out_a):
+    assert dumped(out_a) == PROGS, out
+    for prog in PROGS:
         refused = {ln.split()[1]: ln for ln in lines(out_b, "REFUSED") if ln.split()[0] == prog}
         assert "default" in refused and "instructions" in refused["default"], out
         assert re.search(r"x86-64-v\d; this CPU x86-64-v\d", refused["default"]), out
