@@ -384,8 +384,11 @@ static const char *const level_features[5][10] = {
 	[3] = { "avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave" },
 	[4] = { "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl" },
 };
+#define XSTATE_AVX	0x6ULL		/* sse, avx */
+#define XSTATE_AVX512	0xe6ULL		/* and avx512_opmask, _zmm_hi256, _hi16_zmm */
+#define XSTATE_AMX	0x60000ULL	/* amx_tilecfg, amx_tiledata */
 /* ... and the XSAVE components the kernel must enable for them */
-static const uint64_t level_xcr0[5] = { 0, 0, 0, 0x6, 0xe6 };
+static const uint64_t level_xcr0[5] = { 0, 0, 0, XSTATE_AVX, XSTATE_AVX512 };
 
 static const struct cpu_feature *find_feature(const char *name)
 {
@@ -488,6 +491,38 @@ static void why_advice(struct why *w, const struct cpu_need *need, const char *t
 }
 
 /*
+ * The XSAVE components an instruction set's registers live in: where the
+ * kernel did not enable them (XCR0), its instructions fault (#UD) whatever
+ * CPUID says, and glibc counts them unusable.
+ */
+static uint64_t state_of(const struct cpu_feature *f)
+{
+	static const char *const avx[] = {
+		"avx", "avx2", "fma", "f16c", "vaes", "vpclmulqdq", "xop", "fma4",
+	};
+	size_t i;
+
+	if (!strncmp(f->name, "avx512", 6))
+		return XSTATE_AVX512;
+	if (!strncmp(f->name, "amx_", 4))
+		return XSTATE_AMX;
+	if (!strncmp(f->name, "avx_", 4))
+		return XSTATE_AVX;
+	for (i = 0; i < ARRAY_SIZE(avx); i++)
+		if (!strcmp(f->name, avx[i]))
+			return XSTATE_AVX;
+	return 0;
+}
+
+/* The CPU has the instruction set and its kernel enabled its registers. */
+static int usable(const CpuinfoEntry *e, const struct cpu_feature *f)
+{
+	uint64_t state = state_of(f);
+
+	return (word_of(e, f->word) & (1u << f->bit)) && (e->xfeatures & state) == state;
+}
+
+/*
  * The instruction sets the dumping CPU had and this one lacks, but those
  * the task's glibc was told to ignore (need->mask), unless its libraries'
  * level needs them or it runs JIT code: those are listed in need->excused.
@@ -508,7 +543,7 @@ static int check_ins(const CpuinfoEntry *img, const CpuinfoEntry *host,
 		const struct cpu_feature *f = &ins_features[i];
 		uint32_t bit = 1u << f->bit;
 
-		if (!(word_of(img, f->word) & bit) || (word_of(host, f->word) & bit))
+		if (!usable(img, f) || usable(host, f))
 			continue;
 		if (masked[f->word] & ~needed[f->word] & bit) {
 			add_name(need->excused, sizeof(need->excused), "", f->name);
@@ -516,7 +551,9 @@ static int check_ins(const CpuinfoEntry *img, const CpuinfoEntry *host,
 		}
 		if (!bad)
 			why_section(w, "instructions");
-		why_item(w, "%s", f->name);
+		/* CPUID has it here, the kernel did not enable its registers */
+		why_item(w, "%s%s", f->name,
+			 word_of(host, f->word) & bit ? " (registers not enabled here)" : "");
 		if (glibc_name(f))
 			add_name(tunable, sizeof(tunable), "-", glibc_name(f));
 		else

@@ -25,6 +25,9 @@ pytestmark = pytest.mark.usefixtures("need_criu")
 AVX512F, AVX512BW = 16, 30
 # CPUID 7.0 edx bit 24: amx_tile, which no glibc tunable hides
 AMX_TILE = 24
+# the XSAVE components their registers live in (XCR0 bits)
+XCR0_AVX512 = 0xE0             # avx512_opmask, avx512_zmm_hi256, avx512_hi16_zmm
+XCR0_AMX = 0x60000             # amx_tilecfg, amx_tiledata
 LIBDL = Path("/lib/x86_64-linux-gnu/libdl.so.2")
 
 # the x86-64 psABI levels by /proc/cpuinfo's names (each adds to the one below)
@@ -55,10 +58,13 @@ def need_no_avx512() -> None:
         pytest.skip("this CPU has AVX-512: it can't play a destination without it")
 
 
-def forge_leaf7(path: Path, ebx_or: int = 0, edx_or: int = 0) -> None:
-    """The dumping CPU 'had' these CPUID 7.0 ebx/edx bits too."""
+def forge_leaf7(path: Path, ebx_or: int = 0, edx_or: int = 0, xcr0_or: int = 0) -> None:
+    """The dumping CPU 'had' these CPUID 7.0 ebx/edx bits too, and its
+    kernel enabled these XSAVE components (XCR0; not the ones used)."""
     magic, f = read_image(path)
     for fld in f:
+        if fld[0] == 7:                                 # xfeatures
+            fld[2] |= xcr0_or
         if fld[0] != 6:                                 # cpuid_leaf
             continue
         leaf = crit.raw_fields(fld[2])
@@ -81,11 +87,12 @@ def field(path: Path, num: int) -> object:
     return None
 
 
-def dump_forged(r: zdtm.Run, ebx_or: int = 0, edx_or: int = 0) -> Path:
+def dump_forged(r: zdtm.Run, ebx_or: int = 0, edx_or: int = 0,
+                xcr0_or: int = XCR0_AVX512 | XCR0_AMX) -> Path:
     r.start()
     img = r.imgdir("img")
     r.dump_ok(img)
-    forge_leaf7(img / "cpuinfo.img", ebx_or, edx_or)
+    forge_leaf7(img / "cpuinfo.img", ebx_or, edx_or, xcr0_or)
     return img
 
 
@@ -198,4 +205,17 @@ def test_jit_refused(monkeypatch: pytest.MonkeyPatch) -> None:
         if "code generated at run time" not in line:
             r.fail(f"the Error line does not name the JIT: {line!r}", res)
         r.restore_ok(img, ["--cpu-cap=fpu"])
+        r.finish()
+
+
+def test_registers_not_enabled_not_needed() -> None:
+    """AVX-512 and AMX in CPUID, but the dumping kernel did not enable their
+    registers (XCR0): their instructions faulted there, so the task can't
+    have used them and nothing is refused."""
+    need_no_avx512()
+    if "amx_tile" in host_flags():
+        pytest.skip("this CPU has AMX")
+    with zdtm.Run("cpu_affinity_keep", "ins-xcr0", args=["0", "0"]) as r:
+        img = dump_forged(r, 1 << AVX512F | 1 << AVX512BW, 1 << AMX_TILE, xcr0_or=0)
+        r.restore_ok(img)
         r.finish()
