@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+import buildpaths
 import zdtm
 from test_cpu import read_image, write_image
 from test_errors import check_clean_error
@@ -87,6 +90,13 @@ def field(path: Path, num: int) -> object:
     return None
 
 
+def crit_show(img: Path) -> str:
+    res = subprocess.run([sys.executable, str(buildpaths.CRIT), "show", str(img)],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
 def dump_forged(r: zdtm.Run, ebx_or: int = 0, edx_or: int = 0,
                 xcr0_or: int = XCR0_AVX512 | XCR0_AMX) -> Path:
     r.start()
@@ -106,6 +116,8 @@ def test_level_recorded() -> None:
         level = field(img / "cpuinfo.img", 12)
         if level != host_level():
             r.fail(f"x86_64_level {level}, /proc/cpuinfo says v{host_level()}")
+        if host_level() and f"x86-64-v{host_level()}" not in crit_show(img):
+            r.fail("crit show does not print the level")
         r.restore_ok(img)
         r.finish()
 
@@ -143,6 +155,8 @@ def test_masked_restores(monkeypatch: pytest.MonkeyPatch) -> None:
         mask = field(img / f"cpu-{r.pid}.img", 5)
         if mask != b"-AVX512F,-AVX512BW":
             r.fail(f"cpu_mask recorded as {mask!r}")
+        if "chose its code by: glibc.cpu.hwcaps=-AVX512F,-AVX512BW" not in crit_show(img):
+            r.fail("crit show does not print the mask")
         r.restore_ok(img)
         log = (img / "restore.log").read_text()
         if "lacks avx512f,avx512bw, which its glibc was started without" not in log:
@@ -184,6 +198,8 @@ def test_hwcaps_level_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
         monkeypatch.delenv("LD_PRELOAD")
         if field(img / f"cpu-{r.pid}.img", 3) != 4:
             r.fail("hwcaps_level 4 is not recorded")
+        if f"libraries of x86-64-v4 ({lib})" not in crit_show(img):
+            r.fail("crit show does not print the libraries' level")
         res, _ = r.restore(img)
         line = check_clean_error(r, res, "restore of x86-64-v4 libraries", ("avx512f",),
                                  pid=r.pid)
@@ -200,6 +216,9 @@ def test_jit_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GLIBC_TUNABLES", "glibc.cpu.hwcaps=-AVX512F,-AVX512BW")
     with zdtm.Run("cpu_jit", "ins-jit") as r:
         img = dump_forged(r, 1 << AVX512F | 1 << AVX512BW)
+        if "code generated at run time (anonymous writable executable memory" \
+                not in crit_show(img):
+            r.fail("crit show does not print the JIT code")
         res, _ = r.restore(img)
         line = check_clean_error(r, res, "restore of a JIT", ("avx512f",), pid=r.pid)
         if "code generated at run time" not in line:
