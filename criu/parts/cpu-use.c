@@ -7,7 +7,7 @@
  * directory of the highest level the CPU meets, glibc's ifuncs pick
  * memcpy, strlen, libm's functions... by single features, and JITs and
  * some libraries execute CPUID themselves. Three things a dump can see
- * (parts/cpuinfo.c judges them at restore):
+ * (parts/cpu-info.c judges them at restore):
  *
  *  - hwcaps_level: the highest N of glibc-hwcaps/x86-64-vN in the paths
  *    of its file mappings: those libraries need an x86-64-vN CPU;
