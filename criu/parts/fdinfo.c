@@ -671,7 +671,10 @@ static int fdinfo_load(struct rst_ctx *rc, struct rtask *t)
  */
 static int late(const struct rfiles *rf, size_t i)
 {
-	return rf->img->files[i]->has_mnt_id && mnt_tree_has_ns();
+	const FileDesc *d = rf->img->files[i];
+	const struct file_kind *k = kind_of_desc(d);
+
+	return mnt_tree_has_ns() && (d->has_mnt_id || (k->in_tree_ns && k->in_tree_ns(d)));
 }
 
 static int cmp_object(const void *a, const void *b, void *arg)
@@ -975,6 +978,9 @@ static void fdinfo_release_tree(struct rst_ctx *rc)
 
 	if (!rf)
 		return;
+	for (i = 0; !rc->released && i < (int)ARRAY_SIZE(kinds); i++)
+		if (kinds[i]->undo)
+			kinds[i]->undo();
 	for (i = 0; i < rf->nr_tasks; i++)
 		img_free(IMG_FDINFO, rf->tasks[i].e);
 	img_free(IMG_FILES, rf->img);

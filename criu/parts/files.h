@@ -86,6 +86,15 @@ struct file_kind {
 	 * it made the namespace, instead of criu)
 	 */
 	int on_mount;
+	/*
+	 * restore: this object is made in the tree's namespaces (a bound unix
+	 * socket: its path and abstract name): when the tree has a mount
+	 * namespace of its own, opened by the tree's root once it made it,
+	 * like the files of on_mount
+	 */
+	int (*in_tree_ns)(const FileDesc *d);
+	/* restore failed: undo what open/open_object left outside the tree (socket files) */
+	void (*undo)(void);
 };
 
 /* Kinds that live in their own file. */

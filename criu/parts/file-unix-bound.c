@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unix sockets other than socketpair() ends: bound to a path or an
+ * abstract name, listening (with connections queued and not accepted),
+ * accepted, connected to a bound one, unconnected.
+ *
+ * Dump (file-unix.c saves each socket; here, once every task is saved):
+ * a listener's queued connections are known by their clients' inodes
+ * (UDIAG_SHOW_ICONS); each such client must be in the tree. An accepted
+ * socket carries its listener's name: one that a listener of the tree has
+ * (the same path and socket file, or the same abstract name) was accepted
+ * from it. Of two connected stream or seqpacket sockets that are not a
+ * socketpair, exactly one must be such an accepted end; a datagram socket
+ * must be connected to a bound one in the tree.
+ *
+ * Restore, all of them at once, in the tree's namespaces: sockets made,
+ * names bound (a dead socket file at the path, which the dumped process
+ * left, is removed first; a live one or another file is an error), mode
+ * and owner of the socket file set back, listeners listen with their
+ * backlog; each accepted connection is made again by its client's
+ * connect() and the listener's accept(), then the queued ones are
+ * connected in their order and left in the queue. Datagram sockets are
+ * connected, then every queue is sent again: from the peer, or from a
+ * socket of criu's connected to the receiver's name. Socket files criu
+ * made are removed again when the restore fails.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "parts/files.h"
+#include "parts/file-unix.h"
+
+/* ------------------------------------------------------------- dump */
+
+static UnixSkEntry *find_sk(struct file_ref *files, size_t n, uint64_t ino)
+{
+	size_t i;
+
+	for (i = 0; ino && i < n; i++)
+		if (files[i].d->kind == FILE_KIND__FILE_UNIX && files[i].d->usk->ino == ino)
+			return files[i].d->usk;
+	return NULL;
+}
+
+static int same_name(const UnixSkEntry *a, const UnixSkEntry *b)
+{
+	return a->has_name && b->has_name && a->name.len == b->name.len &&
+	       !memcmp(a->name.data, b->name.data, a->name.len) &&
+	       a->vfs_ino == b->vfs_ino;
+}
+
+static const char *name_of(const UnixSkEntry *e)
+{
+	static char buf[UNIX_NAME_MAX + 2];
+	size_t len;
+
+	if (!e->has_name || !e->name.len)
+		return "no name";
+	len = min(e->name.len, (size_t)UNIX_NAME_MAX);
+	memcpy(buf, e->name.data, len);
+	buf[len] = '\0';
+	if (!buf[0])
+		buf[0] = '@';
+	return buf;
+}
+
+/* The listener whose queue holds a connection from @ino, or NULL. */
+static UnixSkEntry *queued_on(struct file_ref *files, size_t n, uint64_t ino)
+{
+	UnixSkEntry *l;
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		if (files[i].d->kind != FILE_KIND__FILE_UNIX)
+			continue;
+		l = files[i].d->usk;
+		for (j = 0; j < l->n_icons; j++)
+			if (l->icons[j] == ino)
+				return l;
+	}
+	return NULL;
+}
+
+/* The clients of queued connections: in the tree, restored with their listener. */
+static int mark_queued(struct file_ref *files, size_t n)
+{
+	UnixSkEntry *l, *c;
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		if (files[i].d->kind != FILE_KIND__FILE_UNIX)
+			continue;
+		l = files[i].d->usk;
+		for (j = 0; j < l->n_icons; j++) {
+			if (!l->icons[j])
+				continue;	/* its client closed */
+			c = find_sk(files, n, l->icons[j]);
+			if (!c) {
+				pr_err("Task %d: fd %d is a unix socket listening on %s with a "
+				       "connection queued from socket:[%lu] outside the dumped "
+				       "tree, which is not supported", files[i].pid, files[i].fd,
+				       name_of(l), l->icons[j]);
+				return -1;
+			}
+			c->has_state = 1;
+			c->state = TCP_ESTABLISHED;
+		}
+	}
+	return 0;
+}
+
+static void mark_accepted(struct file_ref *files, size_t n, UnixSkEntry *a)
+{
+	const UnixSkEntry *l;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (files[i].d->kind != FILE_KIND__FILE_UNIX)
+			continue;
+		l = files[i].d->usk;
+		if (l != a && l->has_state && l->state == TCP_LISTEN && l->type == a->type &&
+		    same_name(l, a)) {
+			a->has_accepted_by = 1;
+			a->accepted_by = l->ino;
+			return;
+		}
+	}
+}
+
+static int check_peer(const struct file_ref *x, struct file_ref *files, size_t n)
+{
+	const UnixSkEntry *e = x->d->usk, *p = find_sk(files, n, e->peer);
+	const char *why = NULL;
+
+	if (e->peer && !p)
+		why = "whose peer is outside the dumped tree";
+	else if (e->type == SOCK_DGRAM && p && !p->has_name)
+		why = "connected to an unnamed datagram socket";
+	else if (e->type == SOCK_DGRAM || queued_on(files, n, e->ino))
+		return 0;
+	else if (!p && !e->has_accepted_by)
+		why = "whose peer closed, and that no listener of the tree accepted";
+	else if (p && !!e->has_accepted_by == !!p->has_accepted_by)
+		why = "connected to a socket neither or both of which a listener of the tree "
+		      "accepted (its listener was closed?)";
+	if (!why)
+		return 0;
+	pr_err("Task %d: fd %d is a unix %s socket (socket:[%lu], %s) %s, which is not "
+	       "supported", x->pid, x->fd, unix_type_name(e->type), e->ino, name_of(e), why);
+	return -1;
+}
+
+int unix_bound_dump_done(struct file_ref *files, size_t n)
+{
+	UnixSkEntry *e;
+	size_t i;
+
+	if (mark_queued(files, n))
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (files[i].d->kind != FILE_KIND__FILE_UNIX)
+			continue;
+		e = files[i].d->usk;
+		if (unix_is_bound(e) && e->state == TCP_ESTABLISHED && e->type != SOCK_DGRAM &&
+		    e->has_name)
+			mark_accepted(files, n, e);
+	}
+	for (i = 0; i < n; i++)
+		if (files[i].d->kind == FILE_KIND__FILE_UNIX && unix_is_bound(files[i].d->usk) &&
+		    files[i].d->usk->state == TCP_ESTABLISHED && check_peer(&files[i], files, n))
+			return -1;
+	return 0;
+}
+
+/* ---------------------------------------------------------- restore */
+
+int unix_bound_validate(pid_t pid, const FileDesc *d)
+{
+	const UnixSkEntry *e = d->usk;
+	const char *why = NULL;
+
+	if (e->state != TCP_ESTABLISHED && e->state != TCP_CLOSE && e->state != TCP_LISTEN)
+		why = "state";
+	else if (e->has_name && (!e->name.len || e->name.len > UNIX_NAME_MAX))
+		why = "name";
+	else if (e->has_name && e->name.data[0] &&
+		 (e->name.data[0] != '/' || strnlen((char *)e->name.data, e->name.len) <
+					    e->name.len - 1))
+		why = "path";
+	else if (e->state == TCP_LISTEN && (!e->has_name || e->n_queue || e->peer))
+		why = "listener";
+	else if (e->n_icons && e->state != TCP_LISTEN)
+		why = "queued connections";
+	else if (e->has_accepted_by && (e->state != TCP_ESTABLISHED || e->type == SOCK_DGRAM))
+		why = "accepted socket";
+	if (!why)
+		return 0;
+	pr_err("Task %d: image files.img has a unix socket #%u with an invalid %s", pid, d->id,
+	       why);
+	return -1;
+}
+
+/* Paths criu bound that were not there before: removed again if the restore fails. */
+static char **created;
+static int nr_created;
+
+static void forget_created(int from, int unlink_them)
+{
+	while (nr_created > from) {
+		nr_created--;
+		if (unlink_them && unlink(created[nr_created]) && errno != ENOENT)
+			pr_perror("Can't remove the socket file %s", created[nr_created]);
+		free(created[nr_created]);
+	}
+}
+
+void unix_bound_undo(void)
+{
+	forget_created(0, 1);
+	free(created);
+	created = NULL;
+}
+
+static int remember_created(const char *path)
+{
+	char **c = xrealloc(created, (nr_created + 1) * sizeof(*c));
+
+	if (!c)
+		return -1;
+	created = c;
+	created[nr_created] = xstrdup(path);
+	if (!created[nr_created])
+		return -1;
+	nr_created++;
+	return 0;
+}
+
+static socklen_t sk_addr(const UnixSkEntry *e, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	memcpy(sa->sun_path, e->name.data, e->name.len);
+	return offsetof(struct sockaddr_un, sun_path) + e->name.len;
+}
+
+/*
+ * A socket file at @path: a dead one (the dumped process's) goes, 1; nothing
+ * there, 0; a live socket or another file, -1.
+ */
+static int clear_stale(const UnixSkEntry *e, const char *path)
+{
+	struct sockaddr_un sa;
+	struct stat st;
+	int probe, ret;
+
+	if (lstat(path, &st)) {
+		if (errno == ENOENT)
+			return 0;
+		pr_perror("Can't bind unix socket:[%lu] to %s", e->ino, path);
+		return -1;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		pr_err("Can't bind unix socket:[%lu] to %s: a file that is not a socket is there",
+		       e->ino, path);
+		return -1;
+	}
+	/* a datagram probe: refused only by a file no socket is bound to */
+	probe = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (probe < 0) {
+		pr_perror("Can't make a socket to probe %s", path);
+		return -1;
+	}
+	ret = connect(probe, (struct sockaddr *)&sa, sk_addr(e, &sa));
+	close(probe);
+	if (ret && errno == ECONNREFUSED) {
+		if (!unlink(path))
+			return 1;
+		pr_perror("Can't remove the old socket file %s", path);
+		return -1;
+	}
+	pr_err("Can't bind unix socket:[%lu] to %s: a live socket is bound there", e->ino, path);
+	return -1;
+}
+
+static int bind_one(int sk, const UnixSkEntry *e)
+{
+	char path[UNIX_NAME_MAX + 1] = "";
+	struct sockaddr_un sa;
+	socklen_t len = sk_addr(e, &sa);
+	int stale = 0;
+
+	if (e->name.data[0]) {
+		memcpy(path, e->name.data, e->name.len);
+		stale = clear_stale(e, path);
+		if (stale < 0)
+			return -1;
+	}
+	if (bind(sk, (struct sockaddr *)&sa, len)) {
+		pr_perror("Can't bind unix %s socket:[%lu] to %s", unix_type_name(e->type),
+			  e->ino, name_of(e));
+		return -1;
+	}
+	if (!path[0])
+		return 0;
+	if (!stale && remember_created(path))
+		return -1;
+	if ((e->has_mode && fchmodat(AT_FDCWD, path, e->mode, 0)) ||
+	    (e->has_uid && fchownat(AT_FDCWD, path, e->uid, e->gid, AT_SYMLINK_NOFOLLOW))) {
+		pr_perror("Can't give the socket file %s of socket:[%lu] its mode and owner",
+			  path, e->ino);
+		return -1;
+	}
+	return 0;
+}
+
+struct graph {
+	FileDesc **d;
+	int n;
+	int *fds;
+};
+
+static int index_of(const struct graph *g, uint64_t ino)
+{
+	int i;
+
+	for (i = 0; ino && i < g->n; i++)
+		if (g->d[i]->usk->ino == ino)
+			return i;
+	return -1;
+}
+
+/* Every socket another one names is in the group. */
+static int check_graph(const struct graph *g)
+{
+	const UnixSkEntry *e, *l;
+	size_t j;
+	int i;
+
+	for (i = 0; i < g->n; i++) {
+		e = g->d[i]->usk;
+		l = e->has_accepted_by && index_of(g, e->accepted_by) >= 0 ?
+		    g->d[index_of(g, e->accepted_by)]->usk : NULL;
+		if ((e->has_accepted_by && (!l || l->state != TCP_LISTEN || l->type != e->type)) ||
+		    (e->peer && index_of(g, e->peer) < 0) ||
+		    (e->type == SOCK_DGRAM && e->peer && !g->d[index_of(g, e->peer)]->usk->has_name) ||
+		    (e->type == SOCK_DGRAM && e->n_queue && !e->has_name))
+			goto bad;
+		for (j = 0; j < e->n_icons; j++)
+			if (e->icons[j] && index_of(g, e->icons[j]) < 0)
+				goto bad;
+	}
+	return 0;
+bad:
+	pr_err("Image files.img: unix socket:[%lu] names sockets that don't match it",
+	       g->d[i]->usk->ino);
+	return -1;
+}
+
+static int sk_new(const UnixSkEntry *e)
+{
+	int sk = socket(AF_UNIX, e->type | SOCK_CLOEXEC, 0);
+
+	if (sk < 0)
+		pr_perror("Can't create a unix %s socket for socket:[%lu]",
+			  unix_type_name(e->type), e->ino);
+	return sk;
+}
+
+/* Made and named; listeners listen. */
+static int make_all(struct graph *g)
+{
+	const UnixSkEntry *e;
+	int i;
+
+	for (i = 0; i < g->n; i++) {
+		e = g->d[i]->usk;
+		if (e->has_accepted_by)
+			continue;	/* accept() makes it */
+		g->fds[i] = sk_new(e);
+		if (g->fds[i] < 0)
+			return -1;
+		if (e->has_name && bind_one(g->fds[i], e))
+			return -1;
+		if (e->state == TCP_LISTEN && listen(g->fds[i], e->backlog)) {
+			pr_perror("Can't listen on %s (socket:[%lu])", name_of(e), e->ino);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* @sk connects to @to, a listener or a bound datagram socket, without waiting. */
+static int connect_to(int sk, const UnixSkEntry *to)
+{
+	struct sockaddr_un sa;
+	socklen_t len = sk_addr(to, &sa);
+	int fl = fcntl(sk, F_GETFL);
+
+	if (fl < 0 || fcntl(sk, F_SETFL, fl | O_NONBLOCK) ||
+	    connect(sk, (struct sockaddr *)&sa, len)) {
+		pr_perror("Can't connect to %s (socket:[%lu]) again", name_of(to), to->ino);
+		return -1;
+	}
+	return 0;
+}
+
+/* An accepted connection: its client connects, the listener accepts. */
+static int accept_one(struct graph *g, int i)
+{
+	const UnixSkEntry *e = g->d[i]->usk;
+	int l = index_of(g, e->accepted_by), c = index_of(g, e->peer), client;
+	int ret = -1;
+
+	/* a client that closed: one of criu's, closed once it sent the queue */
+	client = c >= 0 ? g->fds[c] : sk_new(e);
+	if (client < 0)
+		return -1;
+	if (connect_to(client, g->d[l]->usk))
+		goto out;
+	g->fds[i] = accept4(g->fds[l], NULL, NULL, SOCK_CLOEXEC);
+	if (g->fds[i] < 0) {
+		pr_perror("Can't accept socket:[%lu] on %s again", e->ino, name_of(g->d[l]->usk));
+		goto out;
+	}
+	ret = c < 0 ? unix_refill(client, g->d[i], NULL, 0) : 0;
+out:
+	if (c < 0)
+		close(client);
+	return ret;
+}
+
+/* Connections accepted, then those queued, in their order. */
+static int connect_all(struct graph *g)
+{
+	const UnixSkEntry *e;
+	size_t j;
+	int i, c, temp;
+
+	for (i = 0; i < g->n; i++)
+		if (g->d[i]->usk->has_accepted_by && accept_one(g, i))
+			return -1;
+	for (i = 0; i < g->n; i++) {
+		e = g->d[i]->usk;
+		for (j = 0; j < e->n_icons; j++) {
+			c = index_of(g, e->icons[j]);
+			temp = c < 0 ? sk_new(e) : -1;
+			if ((c < 0 && temp < 0) || connect_to(c < 0 ? temp : g->fds[c], e)) {
+				if (temp >= 0)
+					close(temp);
+				return -1;
+			}
+			if (temp >= 0)
+				close(temp);	/* a client that closed */
+		}
+	}
+	for (i = 0; i < g->n; i++) {
+		e = g->d[i]->usk;
+		if (e->type == SOCK_DGRAM && e->peer &&
+		    connect_to(g->fds[i], g->d[index_of(g, e->peer)]->usk))
+			return -1;
+	}
+	return 0;
+}
+
+/* Every queue sent again by the peer, or to the receiver's name. */
+static int refill_all(struct graph *g)
+{
+	const UnixSkEntry *e;
+	struct sockaddr_un sa;
+	int i, p, from, ret;
+
+	for (i = 0; i < g->n; i++) {
+		e = g->d[i]->usk;
+		p = index_of(g, e->peer);
+		if (!e->n_queue || (e->has_accepted_by && p < 0))
+			continue;	/* sent by accept_one() */
+		if (e->type != SOCK_DGRAM) {
+			if (p < 0) {
+				pr_err("Image files.img: unix socket:[%lu] has data but no peer",
+				       e->ino);
+				return -1;
+			}
+			if (unix_refill(g->fds[p], g->d[i], NULL, 0))
+				return -1;
+			continue;
+		}
+		/* a connected datagram socket hears only its peer */
+		from = p >= 0 ? g->fds[p] : socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (from < 0) {
+			pr_perror("Can't make a socket to refill socket:[%lu]", e->ino);
+			return -1;
+		}
+		ret = unix_refill(from, g->d[i], &sa, sk_addr(e, &sa));
+		if (p < 0)
+			close(from);
+		if (ret)
+			return -1;
+	}
+	return 0;
+}
+
+int unix_open_bound(FileDesc **d, int n, int *fds)
+{
+	struct graph g = { .d = d, .n = n, .fds = fds };
+	int i, mark = nr_created;
+
+	for (i = 0; i < n; i++)
+		fds[i] = -1;
+	if (check_graph(&g) || make_all(&g) || connect_all(&g) || refill_all(&g))
+		goto err;
+	for (i = 0; i < n; i++)
+		if (unix_set_options(fds[i], d[i]))
+			goto err;
+	return 0;
+err:
+	for (i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	forget_created(mark, 1);
+	return -1;
+}
