@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -667,14 +668,23 @@ static int fdinfo_load(struct rst_ctx *rc, struct rtask *t)
 
 /*
  * A file on a mount of the tree's own mount namespace is opened in it, by
- * the tree's root once it made it (early hook), not by criu.
+ * the tree's root once it made it (early hook), not by criu; so is what a
+ * kind makes in the tree's namespaces (in_tree_ns: bound unix sockets),
+ * when the tree has a mount or network namespace of its own.
  */
-static int late(const struct rfiles *rf, size_t i)
+static int tree_has_ns(const struct rst_ctx *rc)
+{
+	return mnt_tree_has_ns() || ((rc->root_flags | rc->joined_ns) & CLONE_NEWNET);
+}
+
+static int late(const struct rst_ctx *rc, const struct rfiles *rf, size_t i)
 {
 	const FileDesc *d = rf->img->files[i];
 	const struct file_kind *k = kind_of_desc(d);
 
-	return mnt_tree_has_ns() && (d->has_mnt_id || (k->in_tree_ns && k->in_tree_ns(d)));
+	if (k->in_tree_ns && k->in_tree_ns(d))
+		return tree_has_ns(rc);
+	return d->has_mnt_id && mnt_tree_has_ns();
 }
 
 static int cmp_object(const void *a, const void *b, void *arg)
@@ -704,7 +714,7 @@ static int open_objects(struct rst_ctx *rc, struct rfiles *rf, int now_late)
 	if (!idx || !group || !fds)
 		goto out;
 	for (i = 0; i < rf->img->n_files; i++)
-		if (rf->f[i].users && kind_of_desc(files[i])->open_object && late(rf, i) == now_late)
+		if (rf->f[i].users && kind_of_desc(files[i])->open_object && late(rc, rf, i) == now_late)
 			idx[n++] = i;
 	qsort_r(idx, n, sizeof(*idx), cmp_object, files);
 	for (i = 0; i < n; i = j) {
@@ -837,7 +847,7 @@ static int open_shared(struct rst_ctx *rc, struct rfiles *rf, int now_late)
 
 		k = kind_of_desc(d);
 		if (!rf->f[i].users || k->open_object || !by_criu(rf, i) ||
-		    late(rf, i) != now_late)
+		    late(rc, rf, i) != now_late)
 			continue;
 		if (k->task_clocks) {
 			helper[nh++] = i;
@@ -861,12 +871,12 @@ static int fdinfo_prefork(struct rst_ctx *rc)
 	return open_shared(rc, rc->shared[PART_FDINFO], 0);
 }
 
-/* In the root, once its mount namespace is made: the shared files on its mounts. */
+/* In the root, once its namespaces are made: the shared files on its mounts, bound sockets. */
 static int fdinfo_early(struct rst_ctx *rc, struct rtask *t)
 {
 	struct rfiles *rf = rc->shared[PART_FDINFO];
 
-	if ((uint32_t)t->pid != rf->root || !mnt_tree_has_ns())
+	if ((uint32_t)t->pid != rf->root || !tree_has_ns(rc))
 		return 0;
 	return open_shared(rc, rf, 1);
 }
