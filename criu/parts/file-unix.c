@@ -581,8 +581,9 @@ static int unix_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 		pr_perror("Task %d: can't peek into socket fd %d", f->pid, f->fd);
 		goto out;
 	}
-	/* a listener's queue holds connections (icons), not data */
-	ret = sd.state == TCP_LISTEN ? 0 : read_queue(f, sk, &sd, e);
+	/* a listener's queue holds connections (icons), not data; an unconnected stream none */
+	ret = sd.state == TCP_LISTEN || (sd.type != SOCK_DGRAM && sd.state == TCP_CLOSE) ? 0 :
+	      read_queue(f, sk, &sd, e);
 	/* the task's own peek offset, as it was */
 	if (setsockopt(sk, SOL_SOCKET, SO_PEEK_OFF, &e->peek_off, sizeof(e->peek_off))) {
 		pr_perror("Task %d: can't put back the peek offset of socket fd %d", f->pid, f->fd);
