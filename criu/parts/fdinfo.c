@@ -172,8 +172,11 @@ err:
 	return -1;
 }
 
+static const struct opts *dump_opts;	/* for the kinds: fd_dump's opts */
+
 static void fd_dump_of(const struct dtask *t, const struct fd_scan *s, struct fd_dump *f)
 {
+	f->opts = dump_opts;
 	f->pid = t->pid;
 	f->ns_pid = t->ns_pid;
 	f->fd = s->fd;
@@ -218,6 +221,7 @@ static int fdinfo_check(struct dump_ctx *dc, struct dtask *t)
 	const char *why;
 	int i, nr, top, ret = 0;
 
+	dump_opts = dc->opts;
 	nr = scan_fds(t->pid, &fds);
 	if (nr < 0)
 		return -1;

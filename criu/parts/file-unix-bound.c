@@ -57,19 +57,22 @@ static int same_name(const UnixSkEntry *a, const UnixSkEntry *b)
 	       a->vfs_ino == b->vfs_ino;
 }
 
-static const char *name_of(const UnixSkEntry *e)
+/* A name for messages: abstract ones as @name. */
+static const char *show(const ProtobufCBinaryData *name)
 {
 	static char buf[UNIX_NAME_MAX + 2];
-	size_t len;
+	size_t len = min(name->len, (size_t)UNIX_NAME_MAX);
 
-	if (!e->has_name || !e->name.len)
-		return "no name";
-	len = min(e->name.len, (size_t)UNIX_NAME_MAX);
-	memcpy(buf, e->name.data, len);
+	memcpy(buf, name->data, len);
 	buf[len] = '\0';
 	if (!buf[0])
 		buf[0] = '@';
 	return buf;
+}
+
+static const char *name_of(const UnixSkEntry *e)
+{
+	return e->has_name && e->name.len ? show(&e->name) : "no name";
 }
 
 /* The listener whose queue holds a connection from @ino, or NULL. */
@@ -135,13 +138,32 @@ static void mark_accepted(struct file_ref *files, size_t n, UnixSkEntry *a)
 	}
 }
 
+/* A peer outside the tree: only a datagram socket's, named, allowed, nothing queued. */
+static const char *outside(UnixSkEntry *e)
+{
+	if (e->type != SOCK_DGRAM)
+		return "whose peer is outside the dumped tree (a connection can't be made "
+		       "again from one end)";
+	if (!e->has_peer_name)
+		return "whose peer outside the dumped tree has no name";
+	if (!e->external)
+		return "whose peer is outside the dumped tree (--ext-unix-sk allows it for a "
+		       "datagram socket)";
+	if (e->n_queue)
+		return "connected outside the dumped tree with datagrams queued";
+	return NULL;
+}
+
 static int check_peer(const struct file_ref *x, struct file_ref *files, size_t n)
 {
-	const UnixSkEntry *e = x->d->usk, *p = find_sk(files, n, e->peer);
+	UnixSkEntry *e = x->d->usk;
+	const UnixSkEntry *p = find_sk(files, n, e->peer);
 	const char *why = NULL;
 
+	if (p || !e->peer)
+		e->has_external = e->external = 0;
 	if (e->peer && !p)
-		why = "whose peer is outside the dumped tree";
+		why = outside(e);
 	else if (e->type == SOCK_DGRAM && p && !p->has_name)
 		why = "connected to an unnamed datagram socket";
 	else if (e->type == SOCK_DGRAM || queued_on(files, n, e->ino))
@@ -201,6 +223,9 @@ int unix_bound_validate(pid_t pid, const FileDesc *d)
 		why = "queued connections";
 	else if (e->has_accepted_by && (e->state != TCP_ESTABLISHED || e->type == SOCK_DGRAM))
 		why = "accepted socket";
+	else if (e->external && (e->type != SOCK_DGRAM || !e->has_peer_name || !e->peer ||
+				 !e->peer_name.len || e->peer_name.len > UNIX_NAME_MAX || e->n_queue))
+		why = "peer outside the tree";
 	if (!why)
 		return 0;
 	pr_err("Task %d: image files.img has a unix socket #%u with an invalid %s", pid, d->id,
@@ -243,12 +268,17 @@ static int remember_created(const char *path)
 	return 0;
 }
 
-static socklen_t sk_addr(const UnixSkEntry *e, struct sockaddr_un *sa)
+static socklen_t name_addr(const ProtobufCBinaryData *name, struct sockaddr_un *sa)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
-	memcpy(sa->sun_path, e->name.data, e->name.len);
-	return offsetof(struct sockaddr_un, sun_path) + e->name.len;
+	memcpy(sa->sun_path, name->data, name->len);
+	return offsetof(struct sockaddr_un, sun_path) + name->len;
+}
+
+static socklen_t sk_addr(const UnixSkEntry *e, struct sockaddr_un *sa)
+{
+	return name_addr(&e->name, sa);
 }
 
 /*
@@ -349,8 +379,9 @@ static int check_graph(const struct graph *g)
 		l = e->has_accepted_by && index_of(g, e->accepted_by) >= 0 ?
 		    g->d[index_of(g, e->accepted_by)]->usk : NULL;
 		if ((e->has_accepted_by && (!l || l->state != TCP_LISTEN || l->type != e->type)) ||
-		    (e->peer && index_of(g, e->peer) < 0) ||
-		    (e->type == SOCK_DGRAM && e->peer && !g->d[index_of(g, e->peer)]->usk->has_name) ||
+		    (e->peer && index_of(g, e->peer) < 0 && !e->external) ||
+		    (e->type == SOCK_DGRAM && e->peer && !e->external &&
+		     !g->d[index_of(g, e->peer)]->usk->has_name) ||
 		    (e->type == SOCK_DGRAM && e->n_queue && !e->has_name))
 			goto bad;
 		for (j = 0; j < e->n_icons; j++)
@@ -397,19 +428,24 @@ static int make_all(struct graph *g)
 	return 0;
 }
 
-/* @sk connects to @to, a listener or a bound datagram socket, without waiting. */
-static int connect_to(int sk, const UnixSkEntry *to)
+/* @sk connects to @name, a listener or a bound datagram socket, without waiting. */
+static int connect_name(int sk, const ProtobufCBinaryData *name, uint64_t ino)
 {
 	struct sockaddr_un sa;
-	socklen_t len = sk_addr(to, &sa);
+	socklen_t len = name_addr(name, &sa);
 	int fl = fcntl(sk, F_GETFL);
 
 	if (fl < 0 || fcntl(sk, F_SETFL, fl | O_NONBLOCK) ||
 	    connect(sk, (struct sockaddr *)&sa, len)) {
-		pr_perror("Can't connect to %s (socket:[%lu]) again", name_of(to), to->ino);
+		pr_perror("Can't connect to %s (socket:[%lu]) again", show(name), ino);
 		return -1;
 	}
 	return 0;
+}
+
+static int connect_to(int sk, const UnixSkEntry *to)
+{
+	return connect_name(sk, &to->name, to->ino);
 }
 
 /* An accepted connection: its client connects, the listener accepts. */
@@ -463,8 +499,11 @@ static int connect_all(struct graph *g)
 	}
 	for (i = 0; i < g->n; i++) {
 		e = g->d[i]->usk;
-		if (e->type == SOCK_DGRAM && e->peer &&
-		    connect_to(g->fds[i], g->d[index_of(g, e->peer)]->usk))
+		if (e->type != SOCK_DGRAM || !e->peer)
+			continue;
+		/* a peer outside the tree (--ext-unix-sk): by the name it had */
+		if (e->external ? connect_name(g->fds[i], &e->peer_name, e->peer) :
+				  connect_to(g->fds[i], g->d[index_of(g, e->peer)]->usk))
 			return -1;
 	}
 	return 0;

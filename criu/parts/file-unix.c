@@ -2,15 +2,17 @@
 /*
  * Unix sockets: a kind of open file for the fd table (fdinfo.c).
  *
- * What is supported: connected unnamed unix sockets, stream, datagram and
- * seqpacket, as socketpair() makes them, with the data queued in both
- * directions; also one whose peer was closed. Each socket is saved with
- * its inode, its peer's inode (from NETLINK_SOCK_DIAG; 0 once the peer is
- * closed), its shutdown state, buffer sizes, SO_PEEK_OFF, SO_PASSCRED and
- * what waits in its receive queue. Everything else (network sockets,
- * listening or bound unix sockets, sockets connected to a named one,
- * unconnected ones) is refused before anything is changed, with one line
- * naming the task, the fd and the socket.
+ * Every unix socket is saved here with its inode, its peer's inode (from
+ * NETLINK_SOCK_DIAG, asked in the task's network namespace; 0 once the
+ * peer is closed), its shutdown state, buffer sizes, SO_PEEK_OFF,
+ * SO_PASSCRED and what waits in its receive queue. Connected unnamed pairs
+ * (socketpair()) are restored here; every other socket (bound, listening,
+ * accepted, connected to a bound one, unconnected) also keeps its state,
+ * name, socket file and queued connections, and is restored by
+ * file-unix-bound.c. Network sockets, sockets bound to relative paths or
+ * whose socket file is gone, and data sent on a connection not accepted
+ * yet are refused before anything is changed, with one line naming the
+ * task, the fd and the socket.
  *
  * The receive queue is read without being consumed: criu takes its own
  * reference to the socket (pidfd_getfd()), sets SO_PEEK_OFF to 0 and
@@ -44,6 +46,7 @@
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
 
+#include "core/external.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "parts/files.h"
@@ -60,6 +63,8 @@ struct sk_diag {
 	char raw[UNIX_NAME_MAX];	/* as bound: abstract ones start with a NUL */
 	int named, raw_len;
 	int has_vfs, peer_named;
+	char peer_raw[UNIX_NAME_MAX];	/* the peer's name, as raw */
+	int peer_raw_len;
 	uint32_t vfs_ino, vfs_dev;
 	struct stat file;		/* the socket file of a path */
 	uint32_t rqueue, wqueue;	/* a listener: connections queued, backlog */
@@ -335,6 +340,8 @@ static int check_unix(const struct fd_dump *f, struct sk_diag *sd)
 	if (sd->peer && sk_diag(f, sd->peer, &peer))
 		return -1;
 	sd->peer_named = peer.named;
+	memcpy(sd->peer_raw, peer.raw, peer.raw_len);
+	sd->peer_raw_len = peer.raw_len;
 	if (scm && strtoul(scm, NULL, 10)) {
 		pr_err("Task %d: fd %d is a unix socket with file descriptors in flight in its "
 		       "queue (SCM_RIGHTS; %s), which is not supported", f->pid, f->fd, f->link);
@@ -514,19 +521,42 @@ static int is_bound(const struct sk_diag *sd)
 	return sd->named || sd->state != TCP_ESTABLISHED || sd->peer_named;
 }
 
-static int dump_bound(const struct sk_diag *sd, UnixSkEntry *e)
+static int copy_name(ProtobufCBinaryData *to, const char *raw, int len)
+{
+	to->len = len;
+	to->data = xmalloc(len + 1);
+	if (!to->data)
+		return -1;
+	memcpy(to->data, raw, len);
+	return 0;
+}
+
+/* May its peer be outside the tree? (--ext-unix-sk, unix[INO] of it or of the peer) */
+static int ext_allowed(const struct fd_dump *f, const struct sk_diag *sd)
+{
+	char ino[24], peer[24];
+
+	if (!f->opts)
+		return 0;
+	snprintf(ino, sizeof(ino), "%lu", (unsigned long)f->st->st_ino);
+	snprintf(peer, sizeof(peer), "%u", sd->peer);
+	return f->opts->ext_unix_sk || external_has(f->opts, "unix", ino) ||
+	       external_has(f->opts, "unix", peer);
+}
+
+static int dump_bound(const struct fd_dump *f, const struct sk_diag *sd, UnixSkEntry *e)
 {
 	int i;
 
 	e->has_state = 1;
 	e->state = sd->state;
-	if (sd->named) {
-		e->has_name = 1;
-		e->name.len = sd->raw_len;
-		e->name.data = xmalloc(sd->raw_len + 1);
-		if (!e->name.data)
+	if (sd->named && (e->has_name = 1, copy_name(&e->name, sd->raw, sd->raw_len)))
+		return -1;
+	if (sd->peer && sd->peer_named) {
+		e->has_peer_name = e->has_external = 1;
+		e->external = ext_allowed(f, sd);	/* dump_done: is the peer outside? */
+		if (copy_name(&e->peer_name, sd->peer_raw, sd->peer_raw_len))
 			return -1;
-		memcpy(e->name.data, sd->raw, sd->raw_len);
 	}
 	if (sd->named && sd->raw_len && sd->raw[0]) {
 		e->has_vfs_ino = e->has_mode = e->has_uid = e->has_gid = 1;
@@ -569,7 +599,7 @@ static int unix_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 	e->type = sd.type;
 	e->peer = sd.peer;
 	e->shutdown = sd.shutdown;
-	if (is_bound(&sd) && dump_bound(&sd, e))
+	if (is_bound(&sd) && dump_bound(f, &sd, e))
 		goto out;
 	if (get_int(sk, SO_SNDBUF, &v) || (e->sndbuf = v, get_int(sk, SO_RCVBUF, &v)) ||
 	    (e->rcvbuf = v, get_int(sk, SO_PASSCRED, &v)) ||
@@ -604,6 +634,7 @@ static void unix_free(FileDesc *d)
 	if (!d->usk)
 		return;
 	free(d->usk->name.data);
+	free(d->usk->peer_name.data);
 	free(d->usk->icons);
 	for (i = 0; i < d->usk->n_queue; i++)
 		free(d->usk->queue[i].data);

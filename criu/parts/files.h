@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
+#include "core/opts.h"
 #include "parts/part.h"
 #include "fdinfo.pb-c.h"
 
@@ -30,6 +31,7 @@ struct fd_dump {
 	const struct stat *st;		/* stat() of it */
 	const char *fdinfo;		/* the /proc/PID/fdinfo/FD text */
 	int mnt_id;			/* the mount it is on (fdinfo) */
+	const struct opts *opts;	/* the dump's options */
 };
 
 /* A saved description and the first fd that showed it (for messages). */

@@ -1,10 +1,17 @@
-"""Failed restores of bound unix sockets (static/sk_unix_dgram): criu fails
+"""Unix sockets that need a setup from outside.
+
+Failed restores of bound unix sockets (static/sk_unix_dgram): criu fails
 cleanly (one Error line) and leaves no socket file it made behind, whether
 the failure comes while it binds the tree's sockets (a regular file where
 one must be bound) or later (a file the task had open is gone). The images
-then still restore, and the task passes its own check."""
+then still restore, and the task passes its own check.
+
+A datagram socket connected to a server outside the tree
+(static/sk_unix_ext): --ext-unix-sk and --external unix[INO]."""
 from __future__ import annotations
 
+import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -71,3 +78,66 @@ def test_later_failure():
         check_no_sockets(r, "restore without the task's log", res, SOCKETS)
         log.write_bytes(saved)
         restore_again(r, img)
+
+
+# ---------------------------------------------- a peer outside the tree
+
+def server(r: zdtm.Run) -> socket.socket:
+    """The server outside the tree: a datagram socket bound in r's work dir."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.bind(str(r.dir / "logger"))
+    s.settimeout(5)
+    return s
+
+
+def expect_datagram(r: zdtm.Run, s: socket.socket, want: bytes) -> None:
+    try:
+        got = s.recv(64)
+    except OSError as e:
+        r.fail(f"the server outside got nothing ({e}), not {want!r}")
+    if got != want:
+        r.fail(f"the server outside got {got!r}, not {want!r}")
+
+
+@pytest.mark.parametrize("how", ["ext-unix-sk", "ext-unix-sk=INO", "external"])
+def test_external_peer(how):
+    """Dumped with --ext-unix-sk (every socket, or by the inode), or
+    --external unix[INO]: restored, the socket is connected to the server
+    again and its datagram arrives; without the option the dump is refused
+    and names it."""
+    with zdtm.Run("sk_unix_ext", how) as r, server(r) as s:
+        r.args = [str(r.dir / "logger")]
+        r.start()
+        expect_datagram(r, s, b"before")
+        snap = r.snapshot()
+        ino = os.fstat(s.fileno()).st_ino
+        res = r.dump(r.imgdir("refused"), leave_running=True)
+        check_clean_error(r, res, "dump without --ext-unix-sk", ("--ext-unix-sk",))
+        r.check_running("after the refused dump", snap)
+        opt = {"ext-unix-sk": ["--ext-unix-sk"], "ext-unix-sk=INO": [f"--ext-unix-sk={ino}"],
+               "external": ["--external", f"unix[{ino}]"]}[how]
+        img = r.imgdir("img")
+        r.dump_ok(img, opt)
+        r.restore_ok(img, opt)
+        r.check_running("after restore", snap)
+        r.finish()
+        expect_datagram(r, s, b"after")
+
+
+def test_external_peer_gone():
+    """The server is gone at restore: one line naming its path, nothing left."""
+    with zdtm.Run("sk_unix_ext", "gone") as r:
+        s = server(r)
+        r.args = [str(r.dir / "logger")]
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img, ["--ext-unix-sk"])
+        s.close()
+        res, _ = r.restore(img, ["--ext-unix-sk"])
+        check_clean_error(r, res, "restore without the server", ("logger",))
+        check_nothing_left(r, "restore without the server", res)
+        (r.dir / "logger").unlink()
+        with server(r) as s2:
+            r.restore_ok(img, ["--ext-unix-sk"])
+            r.finish()
+            expect_datagram(r, s2, b"after")
