@@ -226,6 +226,8 @@ int unix_bound_validate(pid_t pid, const FileDesc *d)
 	else if (e->external && (e->type != SOCK_DGRAM || !e->has_peer_name || !e->peer ||
 				 !e->peer_name.len || e->peer_name.len > UNIX_NAME_MAX || e->n_queue))
 		why = "peer outside the tree";
+	else if (e->deleted && (!e->has_name || !e->name.data[0]))
+		why = "deleted socket file";
 	if (!why)
 		return 0;
 	pr_err("Task %d: image files.img has a unix socket #%u with an invalid %s", pid, d->id,
@@ -355,6 +357,7 @@ struct graph {
 	FileDesc **d;
 	int n;
 	int *fds;
+	char *named;	/* bound (and listening) already */
 };
 
 static int index_of(const struct graph *g, uint64_t ino)
@@ -405,26 +408,34 @@ static int sk_new(const UnixSkEntry *e)
 	return sk;
 }
 
-/* Made and named; listeners listen. */
 static int make_all(struct graph *g)
 {
-	const UnixSkEntry *e;
 	int i;
 
 	for (i = 0; i < g->n; i++) {
-		e = g->d[i]->usk;
-		if (e->has_accepted_by)
+		if (g->d[i]->usk->has_accepted_by)
 			continue;	/* accept() makes it */
-		g->fds[i] = sk_new(e);
+		g->fds[i] = sk_new(g->d[i]->usk);
 		if (g->fds[i] < 0)
 			return -1;
-		if (e->has_name && bind_one(g->fds[i], e))
-			return -1;
-		if (e->state == TCP_LISTEN && listen(g->fds[i], e->backlog)) {
-			pr_perror("Can't listen on %s (socket:[%lu])", name_of(e), e->ino);
-			return -1;
-		}
 	}
+	return 0;
+}
+
+/* Named (once); a listener listens. */
+static int name_one(struct graph *g, int i)
+{
+	const UnixSkEntry *e = g->d[i]->usk;
+
+	if (g->named[i] || e->has_accepted_by)
+		return 0;
+	if (e->has_name && bind_one(g->fds[i], e))
+		return -1;
+	if (e->state == TCP_LISTEN && listen(g->fds[i], e->backlog)) {
+		pr_perror("Can't listen on %s (socket:[%lu])", name_of(e), e->ino);
+		return -1;
+	}
+	g->named[i] = 1;
 	return 0;
 }
 
@@ -455,6 +466,8 @@ static int accept_one(struct graph *g, int i)
 	int l = index_of(g, e->accepted_by), c = index_of(g, e->peer), client;
 	int ret = -1;
 
+	if (c >= 0 && name_one(g, c))
+		return -1;
 	/* a client that closed: one of criu's, closed once it sent the queue */
 	client = c >= 0 ? g->fds[c] : sk_new(e);
 	if (client < 0)
@@ -473,37 +486,99 @@ out:
 	return ret;
 }
 
-/* Connections accepted, then those queued, in their order. */
+/* A queued connection from client @c (-1: one that closed) to listener @l. */
+static int queue_one(struct graph *g, int c, const UnixSkEntry *l)
+{
+	int temp = c < 0 ? sk_new(l) : -1, ret;
+
+	if (c < 0 && temp < 0)
+		return -1;
+	ret = (c >= 0 && name_one(g, c)) || connect_to(c < 0 ? temp : g->fds[c], l) ? -1 : 0;
+	if (temp >= 0)
+		close(temp);
+	return ret;
+}
+
+/*
+ * The connections made to socket @l by its name: accepted ones, then
+ * those queued, in their order; datagram sockets connected to it.
+ */
+static int link_to(struct graph *g, int l)
+{
+	const UnixSkEntry *e = g->d[l]->usk, *x;
+	size_t j;
+	int i;
+
+	for (i = 0; i < g->n; i++)
+		if (g->d[i]->usk->has_accepted_by && g->d[i]->usk->accepted_by == e->ino &&
+		    accept_one(g, i))
+			return -1;
+	for (j = 0; j < e->n_icons; j++)
+		if (queue_one(g, index_of(g, e->icons[j]), e))
+			return -1;
+	for (i = 0; i < g->n; i++) {
+		x = g->d[i]->usk;
+		if (x->type == SOCK_DGRAM && x->peer == e->ino && !x->external &&
+		    (name_one(g, i) || connect_to(g->fds[i], e)))
+			return -1;
+	}
+	return 0;
+}
+
+/* A datagram queue sent to the socket's name, from a socket of criu's. */
+static int refill_by_name(const FileDesc *d)
+{
+	int from = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret;
+	struct sockaddr_un sa;
+
+	if (from < 0) {
+		pr_perror("Can't make a socket to refill socket:[%lu]", d->usk->ino);
+		return -1;
+	}
+	ret = unix_refill(from, d, &sa, sk_addr(d->usk, &sa));
+	close(from);
+	return ret;
+}
+
+/*
+ * A socket whose file was deleted: bound, its connections made and its
+ * datagrams sent while the file is there, then the file goes again.
+ */
+static int make_deleted(struct graph *g, int i)
+{
+	const UnixSkEntry *e = g->d[i]->usk;
+	char path[UNIX_NAME_MAX + 1] = "";
+
+	memcpy(path, e->name.data, e->name.len);
+	if (name_one(g, i) || link_to(g, i) ||
+	    (e->type == SOCK_DGRAM && e->n_queue && refill_by_name(g->d[i])))
+		return -1;
+	if (unlink(path)) {
+		pr_perror("Can't remove the socket file %s of socket:[%lu] again", path, e->ino);
+		return -1;
+	}
+	return 0;
+}
+
 static int connect_all(struct graph *g)
 {
 	const UnixSkEntry *e;
-	size_t j;
-	int i, c, temp;
+	int i;
 
+	/* an accepted socket has its listener's name, and file: not its own to delete */
 	for (i = 0; i < g->n; i++)
-		if (g->d[i]->usk->has_accepted_by && accept_one(g, i))
+		if (g->d[i]->usk->deleted && !g->d[i]->usk->has_accepted_by && make_deleted(g, i))
 			return -1;
+	for (i = 0; i < g->n; i++)
+		if (name_one(g, i))
+			return -1;
+	for (i = 0; i < g->n; i++)
+		if (!g->d[i]->usk->deleted && link_to(g, i))
+			return -1;
+	/* a peer outside the tree (--ext-unix-sk): by the name it had */
 	for (i = 0; i < g->n; i++) {
 		e = g->d[i]->usk;
-		for (j = 0; j < e->n_icons; j++) {
-			c = index_of(g, e->icons[j]);
-			temp = c < 0 ? sk_new(e) : -1;
-			if ((c < 0 && temp < 0) || connect_to(c < 0 ? temp : g->fds[c], e)) {
-				if (temp >= 0)
-					close(temp);
-				return -1;
-			}
-			if (temp >= 0)
-				close(temp);	/* a client that closed */
-		}
-	}
-	for (i = 0; i < g->n; i++) {
-		e = g->d[i]->usk;
-		if (e->type != SOCK_DGRAM || !e->peer)
-			continue;
-		/* a peer outside the tree (--ext-unix-sk): by the name it had */
-		if (e->external ? connect_name(g->fds[i], &e->peer_name, e->peer) :
-				  connect_to(g->fds[i], g->d[index_of(g, e->peer)]->usk))
+		if (e->external && connect_name(g->fds[i], &e->peer_name, e->peer))
 			return -1;
 	}
 	return 0;
@@ -514,33 +589,22 @@ static int refill_all(struct graph *g)
 {
 	const UnixSkEntry *e;
 	struct sockaddr_un sa;
-	int i, p, from, ret;
+	int i, p;
 
 	for (i = 0; i < g->n; i++) {
 		e = g->d[i]->usk;
 		p = index_of(g, e->peer);
-		if (!e->n_queue || (e->has_accepted_by && p < 0))
-			continue;	/* sent by accept_one() */
-		if (e->type != SOCK_DGRAM) {
-			if (p < 0) {
-				pr_err("Image files.img: unix socket:[%lu] has data but no peer",
-				       e->ino);
-				return -1;
-			}
-			if (unix_refill(g->fds[p], g->d[i], NULL, 0))
-				return -1;
-			continue;
-		}
-		/* a connected datagram socket hears only its peer */
-		from = p >= 0 ? g->fds[p] : socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		if (from < 0) {
-			pr_perror("Can't make a socket to refill socket:[%lu]", e->ino);
+		if (!e->n_queue || (e->has_accepted_by && p < 0) ||
+		    (e->deleted && !e->has_accepted_by && e->type == SOCK_DGRAM))
+			continue;	/* sent by accept_one() or make_deleted() */
+		if (e->type != SOCK_DGRAM && p < 0) {
+			pr_err("Image files.img: unix socket:[%lu] has data but no peer", e->ino);
 			return -1;
 		}
-		ret = unix_refill(from, g->d[i], &sa, sk_addr(e, &sa));
-		if (p < 0)
-			close(from);
-		if (ret)
+		/* a connected datagram socket hears only its peer */
+		if (p < 0 ? refill_by_name(g->d[i]) :
+		    unix_refill(g->fds[p], g->d[i], e->type == SOCK_DGRAM ? &sa : NULL,
+				e->type == SOCK_DGRAM ? sk_addr(e, &sa) : 0))
 			return -1;
 	}
 	return 0;
@@ -548,18 +612,20 @@ static int refill_all(struct graph *g)
 
 int unix_open_bound(FileDesc **d, int n, int *fds)
 {
-	struct graph g = { .d = d, .n = n, .fds = fds };
+	struct graph g = { .d = d, .n = n, .fds = fds, .named = xzalloc(n + 1) };
 	int i, mark = nr_created;
 
 	for (i = 0; i < n; i++)
 		fds[i] = -1;
-	if (check_graph(&g) || make_all(&g) || connect_all(&g) || refill_all(&g))
+	if (!g.named || check_graph(&g) || make_all(&g) || connect_all(&g) || refill_all(&g))
 		goto err;
 	for (i = 0; i < n; i++)
 		if (unix_set_options(fds[i], d[i]))
 			goto err;
+	free(g.named);
 	return 0;
 err:
+	free(g.named);
 	for (i = 0; i < n; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

@@ -62,7 +62,7 @@ struct sk_diag {
 	char name[UNIX_NAME_MAX + 1];	/* for messages: abstract ones as @name */
 	char raw[UNIX_NAME_MAX];	/* as bound: abstract ones start with a NUL */
 	int named, raw_len;
-	int has_vfs, peer_named;
+	int has_vfs, peer_named, deleted;
 	char peer_raw[UNIX_NAME_MAX];	/* the peer's name, as raw */
 	int peer_raw_len;
 	uint32_t vfs_ino, vfs_dev;
@@ -277,13 +277,51 @@ static int kernel_dev_is(uint32_t kdev, dev_t dev)
 	return major(dev) == kdev >> 20 && minor(dev) == (kdev & 0xfffff);
 }
 
-/* The socket file of a path-bound socket, as the task sees it, must be its own. */
-static int check_path(const struct fd_dump *f, struct sk_diag *sd)
+/* @path from @pid's root, O_PATH; -1 with errno. */
+static int open_in_root(pid_t pid, const char *path)
 {
 	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 				.resolve = RESOLVE_IN_ROOT };
 	char root[64];
-	int rfd, fd = -1;
+	int rfd, fd, err;
+
+	snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return -1;
+	fd = syscall(SYS_openat2, rfd, path, &how, sizeof(how));
+	err = errno;
+	close(rfd);
+	errno = err;
+	return fd;
+}
+
+/* Nothing at the path, in a directory that is there: the socket file was deleted. */
+static int file_deleted(pid_t pid, const char *path)
+{
+	char dir[UNIX_NAME_MAX + 2];
+	char *slash;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash++;
+	*slash = '\0';
+	fd = open_in_root(pid, dir);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+/*
+ * The socket file of a path-bound socket, as the task sees it, must be its
+ * own, or gone (deleted: restored so).
+ */
+static int check_path(const struct fd_dump *f, struct sk_diag *sd)
+{
+	int fd;
 
 	if (sd->name[0] != '/') {
 		pr_err("Task %d: fd %d is a unix %s socket bound to the relative path %s "
@@ -291,21 +329,28 @@ static int check_path(const struct fd_dump *f, struct sk_diag *sd)
 		       sd->name, f->link);
 		return -1;
 	}
-	snprintf(root, sizeof(root), "/proc/%d/root", f->pid);
-	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rfd >= 0)
-		fd = syscall(SYS_openat2, rfd, sd->name, &how, sizeof(how));
+	fd = open_in_root(f->pid, sd->name);
+	if (fd < 0 && errno == ENOENT && sd->has_vfs && file_deleted(f->pid, sd->name)) {
+		sd->deleted = 1;
+		return 0;
+	}
+	/* another socket file in its place, on the same filesystem: deleted, then made anew */
+	if (fd >= 0 && !fstat(fd, &sd->file) && S_ISSOCK(sd->file.st_mode) && sd->has_vfs &&
+	    sd->file.st_ino != sd->vfs_ino && kernel_dev_is(sd->vfs_dev, sd->file.st_dev)) {
+		close(fd);
+		sd->deleted = 1;
+		return 0;
+	}
 	if (fd < 0 || fstat(fd, &sd->file) || !S_ISSOCK(sd->file.st_mode) || !sd->has_vfs ||
 	    sd->file.st_ino != sd->vfs_ino || !kernel_dev_is(sd->vfs_dev, sd->file.st_dev)) {
-		pr_err("Task %d: fd %d is a unix %s socket bound to %s, whose file was deleted "
+		pr_err("Task %d: fd %d is a unix %s socket bound to %s, whose file was replaced "
 		       "or is hidden by another file or mount (%s), which is not supported",
 		       f->pid, f->fd, unix_type_name(sd->type), sd->name, f->link);
-		fd >= 0 ? close(fd) : 0;
-		rfd >= 0 ? close(rfd) : 0;
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	close(fd);
-	close(rfd);
 	return 0;
 }
 
@@ -558,7 +603,10 @@ static int dump_bound(const struct fd_dump *f, const struct sk_diag *sd, UnixSkE
 		if (copy_name(&e->peer_name, sd->peer_raw, sd->peer_raw_len))
 			return -1;
 	}
-	if (sd->named && sd->raw_len && sd->raw[0]) {
+	if (sd->deleted) {
+		e->has_vfs_ino = e->has_deleted = e->deleted = 1;
+		e->vfs_ino = sd->vfs_ino;
+	} else if (sd->named && sd->raw_len && sd->raw[0]) {
 		e->has_vfs_ino = e->has_mode = e->has_uid = e->has_gid = 1;
 		e->vfs_ino = sd->vfs_ino;
 		e->mode = sd->file.st_mode & 07777;

@@ -1,5 +1,5 @@
 """Open files criu refuses to dump: a listening TCP socket, a unix socket
-bound to a relative path or whose socket file was deleted, a connection not
+bound to a relative path or whose socket file was replaced, a connection not
 accepted yet with data sent on it, file descriptors in flight (SCM_RIGHTS),
 a socket pair whose peer is outside the tree, an epoll watching an fd the
 task closed. criu must fail cleanly (non-zero exit, one
@@ -18,7 +18,7 @@ REFUSED = {
     # argument of static/files_refused -> words one of which the line must hold
     "tcp-listen": ("listening tcp",),
     "unix-relative": ("relative path files_refused.sock",),
-    "unix-deleted": ("deleted",),
+    "unix-replaced": ("replaced",),
     "unix-unaccepted-data": ("not accepted yet",),
     "unix-scm": ("scm_rights",),
     "unix-outside": ("outside the dumped tree",),

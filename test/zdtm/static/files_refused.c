@@ -2,7 +2,7 @@
 /*
  * Open files criu must refuse to dump, one per run (test_files_errors.py
  * picks it with an argument): a listening TCP socket, a unix socket
- * listening on a relative path, one whose socket file was deleted, a
+ * listening on a relative path, one whose socket file was replaced, a
  * connection not accepted yet on which the client sent data, a socket
  * pair with a file descriptor in flight (SCM_RIGHTS), a socket pair whose
  * other end a process outside the tree holds, and an epoll watching an fd
@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -106,10 +107,10 @@ int main(int argc, char **argv)
 		test_msg("listening on port %d", ntohs(in.sin_port));
 	} else if (!strcmp(what, "unix-relative")) {
 		fd = unix_bound(&un, SOCK_STREAM, 4);
-	} else if (!strcmp(what, "unix-deleted")) {
+	} else if (!strcmp(what, "unix-replaced")) {
 		fd = unix_bound(&un, SOCK_DGRAM, -1);
-		if (unlink(un.sun_path))
-			fail_errno("unlink");
+		if (unlink(un.sun_path) || mkdir(un.sun_path, 0700))
+			fail_errno("a directory where the socket file was");
 	} else if (!strcmp(what, "unix-unaccepted-data")) {
 		held = unix_bound(&un, SOCK_STREAM, 4);
 		fd = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -144,5 +145,6 @@ int main(int argc, char **argv)
 	if (fd < 0 || fcntl(fd, F_GETFD) < 0)
 		fail("the fd is gone");
 	unlink(un.sun_path);
+	rmdir(un.sun_path);
 	pass();
 }
