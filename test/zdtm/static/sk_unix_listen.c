@@ -20,21 +20,10 @@
 #include <unistd.h>
 
 #include "zdtm.h"
+#include "sk_unix_lib.h"
 
 static struct sockaddr_un path_addr, client_addr, abs_addr;
 static socklen_t abs_len;
-
-static void set_path(struct sockaddr_un *sa, const char *name)
-{
-	char cwd[256];
-
-	if (!getcwd(cwd, sizeof(cwd)))
-		fail_errno("getcwd (the work directory's path is too long?)");
-	sa->sun_family = AF_UNIX;
-	if (snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/%s", cwd, name) >=
-	    (int)sizeof(sa->sun_path))
-		fail("the work directory's path is too long for a socket");
-}
 
 static int listener(int type, const struct sockaddr_un *sa, socklen_t len, int backlog)
 {
@@ -86,10 +75,9 @@ static void check_link(int from, int to, const char *msg, const char *what)
 /* A queued connection, without waiting for one that isn't there. */
 static int accept_now(int sk, const char *what)
 {
-	struct pollfd p = { .fd = sk, .events = POLLIN };
 	int x;
 
-	if (poll(&p, 1, 0) != 1)
+	if (!sk_pending(sk))
 		fail("%s: nothing to accept", what);
 	x = accept(sk, NULL, NULL);
 	if (x < 0)
@@ -105,10 +93,8 @@ int main(int argc, char **argv)
 	char buf[64];
 
 	test_init(argc, argv);
-	set_path(&path_addr, "sk_unix_listen.sock");
-	set_path(&client_addr, "sk_unix_listen.client");
-	unlink(path_addr.sun_path);
-	unlink(client_addr.sun_path);
+	sk_path(&path_addr, "sk_unix_listen.sock");
+	sk_path(&client_addr, "sk_unix_listen.client");
 	abs_addr.sun_family = AF_UNIX;
 	abs_len = offsetof(struct sockaddr_un, sun_path) + 1 +
 		  snprintf(abs_addr.sun_path + 1, sizeof(abs_addr.sun_path) - 1,

@@ -24,33 +24,13 @@
 
 #include "zdtm.h"
 #include "mnt.h"
+#include "sk_unix_lib.h"
 
 static struct sockaddr_un path_addr, abs_addr;
 static socklen_t abs_len;
 
-static int sk_make(int type, const struct sockaddr_un *own, socklen_t olen,
-		   const struct sockaddr_un *to, socklen_t tlen)
-{
-	int sk = socket(AF_UNIX, type, 0);
-
-	if (sk < 0 || (own && bind(sk, (const struct sockaddr *)own, olen)) ||
-	    (to && connect(sk, (const struct sockaddr *)to, tlen)))
-		fail_errno("socket");
-	return sk;
-}
-
-static void expect(int sk, const char *msg, const char *what)
-{
-	char buf[64] = "";
-	ssize_t n = recv(sk, buf, sizeof(buf) - 1, MSG_DONTWAIT);
-
-	if (n != (ssize_t)strlen(msg) || memcmp(buf, msg, n))
-		fail("%s: got %zd bytes (%s), not %s", what, n, buf, msg);
-}
-
 int main(int argc, char **argv)
 {
-	struct pollfd p;
 	char cwd[256];
 	int l, c1, a1, c2, d, dc, x;
 
@@ -72,45 +52,44 @@ int main(int argc, char **argv)
 	abs_len = offsetof(struct sockaddr_un, sun_path) + 1 +
 		  snprintf(abs_addr.sun_path + 1, sizeof(abs_addr.sun_path) - 1, "zdtm-sk-unix-ns");
 
-	l = sk_make(SOCK_STREAM, &path_addr, sizeof(path_addr), NULL, 0);
+	l = sk_must(sk_try(SOCK_STREAM, &path_addr, sizeof(path_addr), NULL, 0));
 	if (listen(l, 4))
 		fail_errno("listen");
-	c1 = sk_make(SOCK_STREAM, NULL, 0, &path_addr, sizeof(path_addr));
+	c1 = sk_must(sk_try(SOCK_STREAM, NULL, 0, &path_addr, sizeof(path_addr)));
 	a1 = accept(l, NULL, NULL);
-	c2 = sk_make(SOCK_STREAM, NULL, 0, &path_addr, sizeof(path_addr));
+	c2 = sk_must(sk_try(SOCK_STREAM, NULL, 0, &path_addr, sizeof(path_addr)));
 	if (a1 < 0 || send(c1, "hello", 5, 0) != 5)
 		fail_errno("accepted");
-	d = sk_make(SOCK_DGRAM, &abs_addr, abs_len, NULL, 0);
-	dc = sk_make(SOCK_DGRAM, NULL, 0, &abs_addr, abs_len);
+	d = sk_must(sk_try(SOCK_DGRAM, &abs_addr, abs_len, NULL, 0));
+	dc = sk_must(sk_try(SOCK_DGRAM, NULL, 0, &abs_addr, abs_len));
 	if (send(dc, "one", 3, 0) != 3 || send(dc, "two", 3, 0) != 3)
 		fail_errno("datagrams");
 
 	test_ready();
 	test_waitsig();
 
-	expect(a1, "hello", "the accepted connection");
+	sk_expect(a1, "hello", "the accepted connection");
 	if (send(a1, "back", 4, 0) != 4)
 		fail_errno("send back");
-	expect(c1, "back", "its client");
-	p = (struct pollfd){ .fd = l, .events = POLLIN };
-	if (poll(&p, 1, 0) != 1)
+	sk_expect(c1, "back", "its client");
+	if (!sk_pending(l))
 		fail("the queued connection is gone");
 	x = accept(l, NULL, NULL);
 	if (x < 0 || send(c2, "queued", 6, 0) != 6)
 		fail_errno("the queued connection");
-	expect(x, "queued", "the queued connection");
+	sk_expect(x, "queued", "the queued connection");
 	close(x);
-	close(sk_make(SOCK_STREAM, NULL, 0, &path_addr, sizeof(path_addr)));
+	close(sk_must(sk_try(SOCK_STREAM, NULL, 0, &path_addr, sizeof(path_addr))));
 
-	expect(d, "one", "the first datagram");
-	expect(d, "two", "the second datagram");
+	sk_expect(d, "one", "the first datagram");
+	sk_expect(d, "two", "the second datagram");
 	if (send(dc, "three", 5, 0) != 5)
 		fail_errno("the datagram client");
-	expect(d, "three", "a new datagram");
+	sk_expect(d, "three", "a new datagram");
 	/* the abstract name is this network namespace's */
-	x = sk_make(SOCK_DGRAM, NULL, 0, &abs_addr, abs_len);
+	x = sk_must(sk_try(SOCK_DGRAM, NULL, 0, &abs_addr, abs_len));
 	if (send(x, "four", 4, 0) != 4)
 		fail_errno("a new client");
-	expect(d, "four", "a new client's datagram");
+	sk_expect(d, "four", "a new client's datagram");
 	pass();
 }
