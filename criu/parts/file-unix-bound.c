@@ -35,8 +35,9 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
-#include "parts/file-unix.h"
+#include "parts/file-kind.h"
+#include "parts/file-unix-bound.h"
+#include "parts/file-unix-sk.h"
 
 /* ------------------------------------------------------------- dump */
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unix sockets: a kind of open file for the fd table (fdinfo.c).
+ * Unix sockets: a kind of open file for the fd table (file.c).
  *
  * Every unix socket is saved here with its inode, its peer's inode (from
  * NETLINK_SOCK_DIAG, asked in the task's network namespace; 0 once the
@@ -49,8 +49,10 @@
 #include "core/external.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
-#include "parts/file-unix.h"
+#include "parts/file-kind.h"
+#include "parts/file-unix-bound.h"
+#include "parts/file-unix-sk.h"
+#include "task/ptrace.h"
 
 #define QUEUE_MAX	(1ULL << 31)	/* a sanity bound on what one socket holds */
 #define CHUNK		(64 << 10)
@@ -213,17 +215,6 @@ static int sk_diag(const struct fd_dump *f, uint32_t ino, struct sk_diag *sd)
 	return -1;
 }
 
-const char *unix_type_name(int type)
-{
-	switch (type) {
-	case SOCK_STREAM: return "stream";
-	case SOCK_DGRAM: return "datagram";
-	case SOCK_SEQPACKET: return "seqpacket";
-	case SOCK_RAW: return "raw";
-	default: return "unknown-type";
-	}
-}
-
 /* One line on a socket we refuse: "a listening TCP socket on 0.0.0.0:80". */
 static void refuse_inet(const struct fd_dump *f, int sk, int domain)
 {
@@ -357,7 +348,7 @@ static int check_path(const struct fd_dump *f, struct sk_diag *sd)
 /* Refuses, with one line, what can't be saved. */
 static int check_unix(const struct fd_dump *f, struct sk_diag *sd)
 {
-	const char *scm = fdinfo_field(f->fdinfo, "scm_fds:");
+	const char *scm = proc_fdinfo_field(f->fdinfo, "scm_fds:");
 	struct sk_diag peer = { 0 };
 	int ret = -1;
 
@@ -404,7 +395,7 @@ static int unix_check(const struct fd_dump *f)
 	int sk, domain = 0, ret;
 	socklen_t len = sizeof(domain);
 
-	sk = files_grab_fd(f->pid, f->fd);
+	sk = ptrace_getfd(f->pid, f->fd);
 	if (sk < 0)
 		return -1;
 	if (getsockopt(sk, SOL_SOCKET, SO_DOMAIN, &domain, &len)) {
@@ -425,16 +416,17 @@ static int unix_check(const struct fd_dump *f)
 
 static int add_msg(UnixSkEntry *e, const void *data, size_t len)
 {
-	ProtobufCBinaryData *q = xrealloc(e->queue, (e->n_queue + 1) * sizeof(*q));
+	ProtobufCBinaryData *q;
 
-	if (!q)
+	if (xgrow(e->queue, e->n_queue))
 		return -1;
-	e->queue = q;
-	q[e->n_queue].data = xmalloc(len + 1);
-	if (!q[e->n_queue].data)
+	q = &e->queue[e->n_queue];
+	q->data = xmalloc(len + 1);
+	if (!q->data)
 		return -1;
-	memcpy(q[e->n_queue].data, data, len);
-	q[e->n_queue++].len = len;
+	memcpy(q->data, data, len);
+	q->len = len;
+	e->n_queue++;
 	return 0;
 }
 
@@ -553,13 +545,6 @@ static int read_queue(const struct fd_dump *f, int sk, const struct sk_diag *sd,
 	return ret;
 }
 
-static int get_int(int sk, int opt, int *val)
-{
-	socklen_t len = sizeof(*val);
-
-	return getsockopt(sk, SOL_SOCKET, opt, val, &len);
-}
-
 /* Anything but an end of a socketpair(): bound, listening, unconnected, ... */
 static int is_bound(const struct sk_diag *sd)
 {
@@ -637,7 +622,7 @@ static int unix_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 		return -1;
 	unix_sk_entry__init(e);
 	d->usk = e;
-	sk = files_grab_fd(f->pid, f->fd);
+	sk = ptrace_getfd(f->pid, f->fd);
 	if (sk < 0)
 		return -1;
 	/* checked before, but the peer may have closed since (a frozen peer can't) */
@@ -649,9 +634,9 @@ static int unix_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 	e->shutdown = sd.shutdown;
 	if (is_bound(&sd) && dump_bound(f, &sd, e))
 		goto out;
-	if (get_int(sk, SO_SNDBUF, &v) || (e->sndbuf = v, get_int(sk, SO_RCVBUF, &v)) ||
-	    (e->rcvbuf = v, get_int(sk, SO_PASSCRED, &v)) ||
-	    (e->passcred = !!v, get_int(sk, SO_PEEK_OFF, &e->peek_off))) {
+	if (unix_sockopt(sk, SO_SNDBUF, &v) || (e->sndbuf = v, unix_sockopt(sk, SO_RCVBUF, &v)) ||
+	    (e->rcvbuf = v, unix_sockopt(sk, SO_PASSCRED, &v)) ||
+	    (e->passcred = !!v, unix_sockopt(sk, SO_PEEK_OFF, &e->peek_off))) {
 		pr_perror("Task %d: can't read the options of socket fd %d", f->pid, f->fd);
 		goto out;
 	}
@@ -726,7 +711,7 @@ static int unix_dump_done(struct file_ref *files, size_t n)
 
 /* ------------------------------------------------------------- restore */
 
-static int unix_validate(pid_t pid, const FileDesc *d)
+static int unix_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const UnixSkEntry *e = d->usk;
 	uint64_t total = 0;
@@ -757,87 +742,6 @@ static uint64_t unix_object(const FileDesc *d)
 	if (unix_is_bound(d->usk))
 		return 0;
 	return d->usk->peer ? min(d->usk->ino, d->usk->peer) : d->usk->ino;
-}
-
-static uint64_t queued(const UnixSkEntry *e)
-{
-	uint64_t total = 0;
-	size_t i;
-
-	for (i = 0; i < e->n_queue; i++)
-		total += e->queue[i].len;
-	return total;
-}
-
-/* Sets a buffer size as getsockopt() showed it (the kernel doubles what it is given). */
-static int set_buf(int sk, int opt, int force, uint64_t val)
-{
-	int v = min(val, (uint64_t)INT32_MAX) / 2, cur;
-
-	if (!get_int(sk, opt, &cur) && (uint64_t)cur == val)
-		return 0;
-	if (!setsockopt(sk, SOL_SOCKET, force, &v, sizeof(v)))
-		return 0;
-	return setsockopt(sk, SOL_SOCKET, opt, &v, sizeof(v));
-}
-
-int unix_refill(int from, const FileDesc *d, const struct sockaddr_un *to, socklen_t tolen)
-{
-	const UnixSkEntry *e = d->usk;
-	struct msghdr m = { .msg_name = (void *)to, .msg_namelen = to ? tolen : 0 };
-	struct iovec iov;
-	size_t i, off;
-	ssize_t n;
-
-	/* the sender's buffer holds what it sent until it is read: make room */
-	if (e->n_queue && set_buf(from, SO_SNDBUF, SO_SNDBUFFORCE,
-				  2 * queued(e) + e->n_queue * 1024 + (64 << 10))) {
-		pr_perror("Can't make room for the queue of socket:[%lu]", e->ino);
-		return -1;
-	}
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	for (i = 0; i < e->n_queue; i++) {
-		/* a datagram goes in one send; a stream as it can */
-		off = 0;
-		do {
-			iov.iov_base = e->queue[i].data + off;
-			iov.iov_len = e->queue[i].len - off;
-			n = sendmsg(from, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
-			if (n < 0 || (e->type != SOCK_STREAM && (size_t)n != e->queue[i].len)) {
-				pr_perror("Can't put back message %zu (%zu bytes) of socket:[%lu]",
-					  i, e->queue[i].len, e->ino);
-				return -1;
-			}
-			off += n;
-		} while (off < e->queue[i].len);
-	}
-	return 0;
-}
-
-int unix_set_options(int sk, const FileDesc *d)
-{
-	const UnixSkEntry *e = d->usk;
-	int v = e->passcred;
-
-	if (set_buf(sk, SO_RCVBUF, SO_RCVBUFFORCE, e->rcvbuf) ||
-	    set_buf(sk, SO_SNDBUF, SO_SNDBUFFORCE, e->sndbuf) ||
-	    setsockopt(sk, SOL_SOCKET, SO_PASSCRED, &v, sizeof(v)) ||
-	    (e->peek_off >= 0 &&
-	     setsockopt(sk, SOL_SOCKET, SO_PEEK_OFF, &e->peek_off, sizeof(e->peek_off)))) {
-		pr_perror("Can't set the options of socket:[%lu]", e->ino);
-		return -1;
-	}
-	if (((e->shutdown & 1) && shutdown(sk, SHUT_RD)) ||
-	    ((e->shutdown & 2) && shutdown(sk, SHUT_WR))) {
-		pr_perror("Can't shut socket:[%lu] down as it was (%u)", e->ino, e->shutdown);
-		return -1;
-	}
-	if (fcntl(sk, F_SETFL, d->flags & O_NONBLOCK)) {
-		pr_perror("Can't set the file flags of socket:[%lu]", e->ino);
-		return -1;
-	}
-	return 0;
 }
 
 static int check_pair(FileDesc **d, int n)

@@ -704,19 +704,16 @@ static int conf_plain(struct rpc_setup *rs, const struct rule *r, const char *ke
 		      const char *val)
 {
 	const ProtobufCFieldDescriptor *f = field_of(r);
-	char *dst = (char *)rs + r->at - 1, *end, **n;
+	char *dst = (char *)rs + r->at - 1, *end;
 	long v;
 
 	if (f->type == PROTOBUF_C_TYPE_STRING) {
-		n = xrealloc(rs->conf_strs, (rs->nr_conf_strs + 1) * sizeof(*n));
-		if (!n || !val || !(n[rs->nr_conf_strs] = xstrdup(val))) {
+		if (xgrow(rs->conf_strs, rs->nr_conf_strs) || !val ||
+		    !(rs->conf_strs[rs->nr_conf_strs] = xstrdup(val))) {
 			snprintf(rs->err, sizeof(rs->err), "Config option %s needs a value", key);
-			if (n)
-				rs->conf_strs = n;
 			return -1;
 		}
-		rs->conf_strs = n;
-		*(const char **)dst = n[rs->nr_conf_strs++];
+		*(const char **)dst = rs->conf_strs[rs->nr_conf_strs++];
 		return 0;
 	}
 	if (f->type == PROTOBUF_C_TYPE_BOOL) {

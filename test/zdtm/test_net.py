@@ -1,4 +1,4 @@
-"""Network namespaces of a tree (criu/parts/net*.c, Documentation/namespaces.md),
+"""Network namespaces of a tree (criu/parts/ns-net*.c, Documentation/namespaces.md),
 set up from outside: what a zdtm program can't do alone (net_ns can).
 
 Every test makes the network namespaces it needs ("hosts": a namespace held
@@ -151,7 +151,7 @@ def criu_tables(ns: str) -> list[str]:
 
 def no_lock_left(ns: str, timeout: float = 5) -> bool:
     """criu's tables go a moment after criu (a child of its takes them away:
-    net-lock.c); the lock itself is open at once (the probes check that)."""
+    ns-net-lock.c); the lock itself is open at once (the probes check that)."""
     deadline = time.monotonic() + timeout
     while criu_tables(ns):
         if time.monotonic() > deadline:
