@@ -70,10 +70,12 @@ struct file_kind {
 	/*
 	 * restore: kinds whose descriptions come in objects (a pipe's ends,
 	 * a socket pair) open them in criu, all of one object at once. @object
-	 * names the object; @open_object fills @fds[i] for @d[i].
+	 * names the object; @open_object fills @fds[i] for @d[i]. @data is
+	 * the kind's slot, in the file part's context, for what it keeps
+	 * during the restore (NULL at first).
 	 */
 	uint64_t (*object)(const FileDesc *d);
-	int (*open_object)(FileDesc **d, int n, int *fds);
+	int (*open_object)(void **data, FileDesc **d, int n, int *fds);
 	/*
 	 * restore, in the one task the description names (epoll's owner), once
 	 * all of its fds are in place; @fd is one of them on this description
@@ -96,8 +98,11 @@ struct file_kind {
 	 * like the files of on_mount
 	 */
 	int (*in_tree_ns)(const FileDesc *d);
-	/* restore failed: undo what open/open_object left outside the tree (socket files) */
-	void (*undo)(void);
+	/*
+	 * restore, in criu, at the end: with @failed, undo what open_object
+	 * left outside the tree (socket files); either way free *@data
+	 */
+	void (*restored)(void **data, int failed);
 };
 
 /* Flags that describe how a file was opened, not what open() should do now. */

@@ -236,38 +236,55 @@ int unix_bound_validate(pid_t pid, const FileDesc *d)
 	return -1;
 }
 
-/* Paths criu bound that were not there before: removed again if the restore fails. */
-static char **created;
-static int nr_created;
+/*
+ * Paths criu bound that were not there before, removed again if the
+ * restore fails: the kind's data (its slot in the file part's context).
+ */
+struct created {
+	char **paths;
+	int nr;
+};
 
-static void forget_created(int from, int unlink_them)
+static struct created *created_of(void **slot)
 {
-	while (nr_created > from) {
-		nr_created--;
-		if (unlink_them && unlink(created[nr_created]) && errno != ENOENT)
-			pr_perror("Can't remove the socket file %s", created[nr_created]);
-		free(created[nr_created]);
+	if (slot && !*slot)
+		*slot = xzalloc(sizeof(struct created));
+	return slot ? *slot : NULL;
+}
+
+static void forget_created(struct created *c, int from, int unlink_them)
+{
+	while (c && c->nr > from) {
+		c->nr--;
+		if (unlink_them && unlink(c->paths[c->nr]) && errno != ENOENT)
+			pr_perror("Can't remove the socket file %s", c->paths[c->nr]);
+		free(c->paths[c->nr]);
 	}
 }
 
-void unix_bound_undo(void)
+void unix_bound_restored(void **slot, int failed)
 {
-	forget_created(0, 1);
-	free(created);
-	created = NULL;
-}
-
-static int remember_created(const char *path)
-{
-	char **c = xrealloc(created, (nr_created + 1) * sizeof(*c));
+	struct created *c = slot ? *slot : NULL;
 
 	if (!c)
+		return;
+	forget_created(c, 0, failed);
+	free(c->paths);
+	free(c);
+	*slot = NULL;
+}
+
+static int remember_created(struct created *c, const char *path)
+{
+	char **p = c ? xrealloc(c->paths, (c->nr + 1) * sizeof(*p)) : NULL;
+
+	if (!p)
 		return -1;
-	created = c;
-	created[nr_created] = xstrdup(path);
-	if (!created[nr_created])
+	c->paths = p;
+	c->paths[c->nr] = xstrdup(path);
+	if (!c->paths[c->nr])
 		return -1;
-	nr_created++;
+	c->nr++;
 	return 0;
 }
 
@@ -323,7 +340,7 @@ static int clear_stale(const UnixSkEntry *e, const char *path)
 	return -1;
 }
 
-static int bind_one(int sk, const UnixSkEntry *e)
+static int bind_one(struct created *c, int sk, const UnixSkEntry *e)
 {
 	char path[UNIX_NAME_MAX + 1] = "";
 	struct sockaddr_un sa;
@@ -343,7 +360,7 @@ static int bind_one(int sk, const UnixSkEntry *e)
 	}
 	if (!path[0])
 		return 0;
-	if (!stale && remember_created(path))
+	if (!stale && remember_created(c, path))
 		return -1;
 	if ((e->has_mode && fchmodat(AT_FDCWD, path, e->mode, 0)) ||
 	    (e->has_uid && fchownat(AT_FDCWD, path, e->uid, e->gid, AT_SYMLINK_NOFOLLOW))) {
@@ -358,6 +375,7 @@ struct graph {
 	FileDesc **d;
 	int n;
 	int *fds;
+	struct created *created;
 	char *named;	/* bound (and listening) already */
 };
 
@@ -430,7 +448,7 @@ static int name_one(struct graph *g, int i)
 
 	if (g->named[i] || e->has_accepted_by)
 		return 0;
-	if (e->has_name && bind_one(g->fds[i], e))
+	if (e->has_name && bind_one(g->created, g->fds[i], e))
 		return -1;
 	if (e->state == TCP_LISTEN && listen(g->fds[i], e->backlog)) {
 		pr_perror("Can't listen on %s (socket:[%lu])", name_of(e), e->ino);
@@ -611,14 +629,15 @@ static int refill_all(struct graph *g)
 	return 0;
 }
 
-int unix_open_bound(FileDesc **d, int n, int *fds)
+int unix_open_bound(void **data, FileDesc **d, int n, int *fds)
 {
-	struct graph g = { .d = d, .n = n, .fds = fds, .named = xzalloc(n + 1) };
-	int i, mark = nr_created;
+	struct graph g = { .d = d, .n = n, .fds = fds, .named = xzalloc(n + 1),
+			   .created = created_of(data) };
+	int i, mark = g.created ? g.created->nr : 0;
 
 	for (i = 0; i < n; i++)
 		fds[i] = -1;
-	if (!g.named || check_graph(&g) || make_all(&g) || connect_all(&g) || refill_all(&g))
+	if (!g.named || !g.created || check_graph(&g) || make_all(&g) || connect_all(&g) || refill_all(&g))
 		goto err;
 	for (i = 0; i < n; i++)
 		if (unix_set_options(fds[i], d[i]))
@@ -630,6 +649,6 @@ err:
 	for (i = 0; i < n; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	forget_created(mark, 1);
+	forget_created(g.created, mark, 1);
 	return -1;
 }

@@ -10,8 +10,9 @@
 /* Dump, once every task is saved: queued clients, accepted ends, peers. */
 int unix_bound_dump_done(struct file_ref *files, size_t n);
 int unix_bound_validate(pid_t pid, const FileDesc *d);
-int unix_open_bound(FileDesc **d, int n, int *fds);
-/* A failed restore: the socket files criu made go again. */
-void unix_bound_undo(void);
+/* @data: the kind's slot (file-kind.h's open_object) */
+int unix_open_bound(void **data, FileDesc **d, int n, int *fds);
+/* The restore is over: when it failed, the socket files criu made go again. */
+void unix_bound_restored(void **data, int failed);
 
 #endif

@@ -755,12 +755,12 @@ static int check_pair(FileDesc **d, int n)
 	return -1;
 }
 
-static int unix_open_object(FileDesc **d, int n, int *fds)
+static int unix_open_object(void **data, FileDesc **d, int n, int *fds)
 {
 	int sk[2], i;
 
 	if (unix_is_bound(d[0]->usk))
-		return unix_open_bound(d, n, fds);
+		return unix_open_bound(data, d, n, fds);
 	if (check_pair(d, n))
 		return -1;
 	if (socketpair(AF_UNIX, d[0]->usk->type | SOCK_CLOEXEC, 0, sk)) {
@@ -804,5 +804,5 @@ const struct file_kind fk_unix = {
 	.object = unix_object,
 	.open_object = unix_open_object,
 	.in_tree_ns = unix_in_tree_ns,
-	.undo = unix_bound_undo,
+	.restored = unix_bound_restored,
 };

@@ -139,11 +139,10 @@ err:
 	return -1;
 }
 
-static const struct opts *dump_opts;	/* for the kinds: fd_dump's opts */
-
-static void fd_dump_of(const struct dtask *t, const struct fd_scan *s, struct fd_dump *f)
+static void fd_dump_of(const struct opts *o, const struct dtask *t, const struct fd_scan *s,
+		       struct fd_dump *f)
 {
-	f->opts = dump_opts;
+	f->opts = o;
 	f->pid = t->pid;
 	f->ns_pid = t->ns_pid;
 	f->fd = s->fd;
@@ -188,7 +187,6 @@ static int fdinfo_check(struct dump_ctx *dc, struct dtask *t)
 	const char *why;
 	int i, nr, top, ret = 0;
 
-	dump_opts = dc->opts;
 	nr = scan_fds(t->pid, &fds);
 	if (nr < 0)
 		return -1;
@@ -205,7 +203,7 @@ static int fdinfo_check(struct dump_ctx *dc, struct dtask *t)
 			break;
 		}
 		k = kind_of_link(fds[i].path, &fds[i].st);
-		fd_dump_of(t, &fds[i], &f);
+		fd_dump_of(dc->opts, t, &fds[i], &f);
 		if (k->check && k->check(&f))
 			ret = -1;
 	}
@@ -231,6 +229,7 @@ struct inode_descs {
 };
 
 struct ftree {
+	const struct opts *opts;	/* the dump's, for the kinds (fd_dump) */
 	struct file_ref *files;
 	size_t nr;
 	struct inode_descs *hash[INODE_HASH];
@@ -238,9 +237,15 @@ struct ftree {
 
 static struct ftree *ftree_of(struct dump_ctx *dc)
 {
-	if (!dc->shared[PART_FDINFO])
-		dc->shared[PART_FDINFO] = xzalloc(sizeof(struct ftree));
-	return dc->shared[PART_FDINFO];
+	struct ftree *ft = dc->shared[PART_FDINFO];
+
+	if (!ft) {
+		ft = xzalloc(sizeof(*ft));
+		dc->shared[PART_FDINFO] = ft;
+		if (ft)
+			ft->opts = dc->opts;
+	}
+	return ft;
 }
 
 static struct inode_descs *inode_of(struct ftree *ft, const struct stat *st)
@@ -365,7 +370,7 @@ static int desc_of_fd(struct ftree *ft, const struct dtask *t, const struct fd_s
 		pr_err("Task %d: fd %d (%s) is not supported", pid, s->fd, s->path);
 		return -1;
 	}
-	fd_dump_of(t, s, &f);
+	fd_dump_of(ft->opts, t, s, &f);
 	in = inode_of(ft, &s->st);
 	if (!in)
 		return -1;
@@ -465,12 +470,24 @@ struct rtable {
 };
 
 struct rfiles {
+	void *kind_data[ARRAY_SIZE(kinds)];	/* each kind's own (kind_data()) */
 	uint32_t root;		/* the tree's root task */
 	FilesEntry *img;
 	struct rfile *f;
 	struct rtable *tasks;
 	int nr_tasks;
 };
+
+/* The kind's slot for its own data during the restore (open_object, restored). */
+static void **kind_data(struct rfiles *rf, const struct file_kind *k)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (kinds[i] == k)
+			return &rf->kind_data[i];
+	return NULL;
+}
 
 static int by_criu(const struct rfiles *rf, size_t i)
 {
@@ -682,7 +699,7 @@ static int open_objects(struct rst_ctx *rc, struct rfiles *rf, int now_late)
 		for (j = i; j < n && files[idx[j]]->kind == files[idx[i]]->kind &&
 		     k->object(files[idx[j]]) == k->object(files[idx[i]]); j++)
 			group[j - i] = files[idx[j]];
-		if (k->open_object(group, j - i, fds))
+		if (k->open_object(kind_data(rf, k), group, j - i, fds))
 			goto out;
 		for (g = i; g < j; g++) {
 			rf->f[idx[g]].inherited = rst_inherit_fd(rc, fds[g - i]);
@@ -949,9 +966,9 @@ static void fdinfo_release_tree(struct rst_ctx *rc)
 
 	if (!rf)
 		return;
-	for (i = 0; !rc->released && i < (int)ARRAY_SIZE(kinds); i++)
-		if (kinds[i]->undo)
-			kinds[i]->undo();
+	for (i = 0; i < (int)ARRAY_SIZE(kinds); i++)
+		if (kinds[i]->restored)
+			kinds[i]->restored(&rf->kind_data[i], !rc->released);
 	for (i = 0; i < rf->nr_tasks; i++)
 		img_free(IMG_FDINFO, rf->tasks[i].e);
 	img_free(IMG_FILES, rf->img);
