@@ -73,6 +73,9 @@ static void usage(FILE *f)
 "                          mnt[] names every such mount by its path\n"
 "  --external mnt[KEY]:PATH  restore: mount KEY is bound from PATH\n"
 "  --ext-mount-map A:B     the same as --external mnt[A]:B (auto: mnt[])\n"
+"  --ext-unix-sk[=INO,...] dump: unix datagram sockets may be connected outside the\n"
+"                          tree (INO: only these); restore connects them again\n"
+"  --external unix[INO]    the same as --ext-unix-sk=INO\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -96,6 +99,7 @@ enum {
 	OPT_NETWORK_LOCK,
 	OPT_ROOT,
 	OPT_EXT_MOUNT_MAP,
+	OPT_EXT_UNIX_SK,
 };
 
 static const struct option long_opts[] = {
@@ -124,6 +128,7 @@ static const struct option long_opts[] = {
 	{ "network-lock", required_argument, NULL, OPT_NETWORK_LOCK },
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "ext-mount-map", required_argument, NULL, OPT_EXT_MOUNT_MAP },
+	{ "ext-unix-sk", optional_argument, NULL, OPT_EXT_UNIX_SK },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -187,6 +192,30 @@ static int add_external(struct opts *o, const char *arg, int map)
 	if (external_add(o, arg, map, err, sizeof(err))) {
 		fprintf(stderr, "Error: %s\n", err);
 		return -1;
+	}
+	return 0;
+}
+
+/* CRIU's --ext-unix-sk[=INO[,INO...]]: every socket, or unix[INO] for each */
+static int add_ext_unix_sk(struct opts *o, const char *arg)
+{
+	char ext[64];
+	const char *p;
+	size_t n;
+
+	if (!arg || !*arg) {
+		o->ext_unix_sk = 1;
+		return 0;
+	}
+	for (p = arg; *p; p += n + !!p[n]) {
+		n = strcspn(p, ",");
+		if (!n || n != strspn(p, "0123456789") || n > 20) {
+			fprintf(stderr, "Error: --ext-unix-sk %s: not a list of inodes\n", arg);
+			return -1;
+		}
+		snprintf(ext, sizeof(ext), "unix[%.*s]", (int)n, p);
+		if (add_external(o, ext, 0))
+			return -1;
 	}
 	return 0;
 }
@@ -312,6 +341,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_EXTERNAL:
 		case OPT_EXT_MOUNT_MAP:
 			if (add_external(o, optarg, c == OPT_EXT_MOUNT_MAP))
+				return -1;
+			break;
+		case OPT_EXT_UNIX_SK:
+			if (add_ext_unix_sk(o, optarg))
 				return -1;
 			break;
 		case OPT_VETH_PAIR:

@@ -17,6 +17,7 @@ static const char *const kinds[] = {
 	"veth",		/* parts/ns-net-link.c */
 	"macvlan",	/* parts/ns-net-link.c */
 	"mnt",		/* parts/ns-mnt.c */
+	"unix",		/* parts/file-unix.c */
 };
 
 static int kind_known(const char *arg, size_t n)
@@ -34,16 +35,17 @@ int external_check(const char *arg, char *err, size_t len)
 	const char *open = strchr(arg, '['), *close;
 
 	int mnt = open && open - arg == 3 && !strncmp(arg, "mnt", 3);
+	int unix_sk = open && open - arg == 4 && !strncmp(arg, "unix", 4);
 
-	/* mnt[] alone, and mnt[ID] without a value, are CRIU's too */
+	/* mnt[] alone, and mnt[ID] and unix[INO] without a value, are CRIU's too */
 	if (!open || !(close = strchr(open, ']')) || (close == open + 1 && !mnt) ||
-	    (close[1] && (close[1] != ':' || !close[2])) || (!close[1] && !mnt)) {
+	    (close[1] && (close[1] != ':' || !close[2])) || (!close[1] && !mnt && !unix_sk)) {
 		snprintf(err, len, "--external %s: not KIND[ID]:VALUE", arg);
 		return -1;
 	}
 	if (!kind_known(arg, open - arg)) {
 		snprintf(err, len, "--external %s: unknown kind %.*s (criu knows net, veth, "
-			 "macvlan, mnt)", arg, (int)(open - arg), arg);
+			 "macvlan, mnt, unix)", arg, (int)(open - arg), arg);
 		return -1;
 	}
 	return 0;
@@ -96,6 +98,18 @@ void external_free(struct opts *o)
 	free(o->external);
 	o->external = NULL;
 	o->nr_external = 0;
+}
+
+int external_has(const struct opts *o, const char *kind, const char *id)
+{
+	char want[128];
+	int i, n = snprintf(want, sizeof(want), "%s[%s]", kind, id);
+
+	for (i = 0; n < (int)sizeof(want) && i < o->nr_external; i++)
+		if (!strncmp(o->external[i], want, n) &&
+		    (!o->external[i][n] || o->external[i][n] == ':'))
+			return 1;
+	return 0;
 }
 
 const char *external_lookup(const struct opts *o, const char *kind, const char *id)

@@ -19,6 +19,8 @@
  *   mnt[MOUNTPOINT]:KEY    dump: the mount at MOUNTPOINT comes from outside
  *   mnt[KEY]:PATH          restore: mount KEY is bound from PATH
  *   mnt[]                  dump: every mount from outside is named by its path
+ *   unix[INO]              dump: unix socket INO (of the tree, or its peer) may be
+ *                          connected outside the tree (--ext-unix-sk)
  */
 
 /* 0, or -1 with a one-line reason in @err. */
@@ -30,6 +32,8 @@ int external_check(const char *arg, char *err, size_t len);
  */
 int external_add(struct opts *o, const char *arg, int map, char *err, size_t len);
 void external_free(struct opts *o);
+/* Was KIND[ID] given, with a value or without? */
+int external_has(const struct opts *o, const char *kind, const char *id);
 /* The VALUE of KIND[ID]:VALUE, or NULL when not given. */
 const char *external_lookup(const struct opts *o, const char *kind, const char *id);
 

@@ -45,6 +45,7 @@ struct opts {
 	 * --external, in order: "KIND[INSIDE]:OUTSIDE" (CRIU's forms), copies
 	 * (core/external.c); each part looks up the kinds it knows.
 	 */
+	int ext_unix_sk;		/* --ext-unix-sk: any unix socket's peer may be outside */
 	const char **external;
 	int nr_external;
 	struct inherit_fd *inherit_fds;	/* --inherit-fd */

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
+#include "core/opts.h"
 #include "parts/part.h"
 #include "fdinfo.pb-c.h"
 
@@ -31,6 +32,7 @@ struct fd_dump {
 	const struct stat *st;		/* stat() of it */
 	const char *fdinfo;		/* the /proc/PID/fdinfo/FD text */
 	int mnt_id;			/* the mount it is on (fdinfo) */
+	const struct opts *opts;	/* the dump's options */
 };
 
 /* A saved description and the first fd that showed it (for messages). */
@@ -68,10 +70,12 @@ struct file_kind {
 	/*
 	 * restore: kinds whose descriptions come in objects (a pipe's ends,
 	 * a socket pair) open them in criu, all of one object at once. @object
-	 * names the object; @open_object fills @fds[i] for @d[i].
+	 * names the object; @open_object fills @fds[i] for @d[i]. @data is
+	 * the kind's slot, in the file part's context, for what it keeps
+	 * during the restore (NULL at first).
 	 */
 	uint64_t (*object)(const FileDesc *d);
-	int (*open_object)(FileDesc **d, int n, int *fds);
+	int (*open_object)(void **data, FileDesc **d, int n, int *fds);
 	/*
 	 * restore, in the one task the description names (epoll's owner), once
 	 * all of its fds are in place; @fd is one of them on this description
@@ -87,6 +91,18 @@ struct file_kind {
 	 * it made the namespace, instead of criu)
 	 */
 	int on_mount;
+	/*
+	 * restore: this object is made in the tree's namespaces (a bound unix
+	 * socket: its path and abstract name): when the tree has a mount
+	 * namespace of its own, opened by the tree's root once it made it,
+	 * like the files of on_mount
+	 */
+	int (*in_tree_ns)(const FileDesc *d);
+	/*
+	 * restore, in criu, at the end: with @failed, undo what open_object
+	 * left outside the tree (socket files); either way free *@data
+	 */
+	void (*restored)(void **data, int failed);
 };
 
 /* Flags that describe how a file was opened, not what open() should do now. */

@@ -2,15 +2,17 @@
 /*
  * Unix sockets: a kind of open file for the fd table (file.c).
  *
- * What is supported: connected unnamed unix sockets, stream, datagram and
- * seqpacket, as socketpair() makes them, with the data queued in both
- * directions; also one whose peer was closed. Each socket is saved with
- * its inode, its peer's inode (from NETLINK_SOCK_DIAG; 0 once the peer is
- * closed), its shutdown state, buffer sizes, SO_PEEK_OFF, SO_PASSCRED and
- * what waits in its receive queue. Everything else (network sockets,
- * listening or bound unix sockets, sockets connected to a named one,
- * unconnected ones) is refused before anything is changed, with one line
- * naming the task, the fd and the socket.
+ * Every unix socket is saved here with its inode, its peer's inode (from
+ * NETLINK_SOCK_DIAG, asked in the task's network namespace; 0 once the
+ * peer is closed), its shutdown state, buffer sizes, SO_PEEK_OFF,
+ * SO_PASSCRED and what waits in its receive queue. Connected unnamed pairs
+ * (socketpair()) are restored here; every other socket (bound, listening,
+ * accepted, connected to a bound one, unconnected) also keeps its state,
+ * name, socket file and queued connections, and is restored by
+ * file-unix-bound.c. Network sockets, sockets bound to relative paths or
+ * whose socket file is gone, and data sent on a connection not accepted
+ * yet are refused before anything is changed, with one line naming the
+ * task, the fd and the socket.
  *
  * The receive queue is read without being consumed: criu takes its own
  * reference to the socket (pidfd_getfd()), sets SO_PEEK_OFF to 0 and
@@ -28,25 +30,30 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <linux/netlink.h>
+#include <linux/openat2.h>
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
 
+#include "core/external.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "parts/file-kind.h"
+#include "parts/file-unix-bound.h"
+#include "parts/file-unix-sk.h"
 #include "task/ptrace.h"
 
-#define TCP_ESTABLISHED	1
-#define TCP_CLOSE	7
-#define TCP_LISTEN	10
 #define QUEUE_MAX	(1ULL << 31)	/* a sanity bound on what one socket holds */
 #define CHUNK		(64 << 10)
 
@@ -54,8 +61,17 @@ struct sk_diag {
 	int state, type;
 	uint32_t peer;
 	int shutdown;
-	char name[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
-	int named;
+	char name[UNIX_NAME_MAX + 1];	/* for messages: abstract ones as @name */
+	char raw[UNIX_NAME_MAX];	/* as bound: abstract ones start with a NUL */
+	int named, raw_len;
+	int has_vfs, peer_named, deleted;
+	char peer_raw[UNIX_NAME_MAX];	/* the peer's name, as raw */
+	int peer_raw_len;
+	uint32_t vfs_ino, vfs_dev;
+	struct stat file;		/* the socket file of a path */
+	uint32_t rqueue, wqueue;	/* a listener: connections queued, backlog */
+	uint32_t *icons;
+	int nr_icons;
 };
 
 static int unix_match(const char *link, const struct stat *st)
@@ -65,7 +81,60 @@ static int unix_match(const char *link, const struct stat *st)
 
 /* ------------------------------------------------------ what it is */
 
-static int nl_ask(uint32_t ino, struct sk_diag *sd)
+static void diag_name(struct sk_diag *sd, const void *data, size_t len)
+{
+	len = min(len, sizeof(sd->raw));
+	memcpy(sd->raw, data, len);
+	sd->raw_len = len;
+	/* abstract names start with a NUL: shown as @name */
+	memcpy(sd->name, data, len);
+	if (len && !sd->name[0])
+		sd->name[0] = '@';
+	sd->name[len] = '\0';
+	sd->named = 1;
+}
+
+static int diag_icons(struct sk_diag *sd, const void *data, size_t len)
+{
+	sd->nr_icons = len / sizeof(uint32_t);
+	sd->icons = xmalloc((sd->nr_icons + 1) * sizeof(uint32_t));
+	if (!sd->icons)
+		return -1;
+	memcpy(sd->icons, data, sd->nr_icons * sizeof(uint32_t));
+	return 0;
+}
+
+/* A sock_diag socket in @pid's network namespace: the kernel answers only about its own. */
+static int diag_socket(pid_t pid)
+{
+	struct stat there, here;
+	char path[64];
+	int ns, self = -1, nl = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+	if (stat(path, &there) || stat("/proc/self/ns/net", &here))
+		return -1;
+	if (there.st_ino == here.st_ino && there.st_dev == here.st_dev)
+		return socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	ns = open(path, O_RDONLY | O_CLOEXEC);
+	if (ns >= 0)
+		self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self >= 0 && !setns(ns, CLONE_NEWNET)) {
+		nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+		if (setns(self, CLONE_NEWNET)) {
+			pr_perror("Can't come back to criu's network namespace");
+			close(nl);
+			nl = -1;
+		}
+	}
+	if (self >= 0)
+		close(self);
+	if (ns >= 0)
+		close(ns);
+	return nl;
+}
+
+static int nl_ask(pid_t pid, uint32_t ino, struct sk_diag *sd)
 {
 	struct {
 		struct nlmsghdr h;
@@ -74,16 +143,17 @@ static int nl_ask(uint32_t ino, struct sk_diag *sd)
 		.h = { .nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
 		       .nlmsg_flags = NLM_F_REQUEST },
 		.r = { .sdiag_family = AF_UNIX, .udiag_states = -1, .udiag_ino = ino,
-		       .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_NAME,
+		       .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_NAME | UDIAG_SHOW_VFS |
+				     UDIAG_SHOW_ICONS | UDIAG_SHOW_RQLEN,
 		       .udiag_cookie = { ~0U, ~0U } },
 	};
-	char buf[8192];
+	static char buf[256 << 10];	/* a listener's queue: 4 bytes a connection */
 	struct nlmsghdr *h = (void *)buf;
 	struct unix_diag_msg *m;
 	struct rtattr *a;
 	int nl, len;
 
-	nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	nl = diag_socket(pid);
 	if (nl < 0)
 		return -1;
 	if (send(nl, &req, sizeof(req), 0) != sizeof(req)) {
@@ -112,13 +182,24 @@ static int nl_ask(uint32_t ino, struct sk_diag *sd)
 			sd->shutdown = *(uint8_t *)RTA_DATA(a);
 			break;
 		case UNIX_DIAG_NAME:
-			/* abstract names start with a NUL: shown as @name */
-			len = min(RTA_PAYLOAD(a), sizeof(sd->name) - 1);
-			memcpy(sd->name, RTA_DATA(a), len);
-			if (len && !sd->name[0])
-				sd->name[0] = '@';
-			sd->name[len] = '\0';
-			sd->named = 1;
+			diag_name(sd, RTA_DATA(a), RTA_PAYLOAD(a));
+			break;
+		case UNIX_DIAG_VFS:
+			if (RTA_PAYLOAD(a) < sizeof(struct unix_diag_vfs))
+				break;
+			sd->has_vfs = 1;
+			sd->vfs_ino = ((struct unix_diag_vfs *)RTA_DATA(a))->udiag_vfs_ino;
+			sd->vfs_dev = ((struct unix_diag_vfs *)RTA_DATA(a))->udiag_vfs_dev;
+			break;
+		case UNIX_DIAG_RQLEN:
+			if (RTA_PAYLOAD(a) < sizeof(struct unix_diag_rqlen))
+				break;
+			sd->rqueue = ((struct unix_diag_rqlen *)RTA_DATA(a))->udiag_rqueue;
+			sd->wqueue = ((struct unix_diag_rqlen *)RTA_DATA(a))->udiag_wqueue;
+			break;
+		case UNIX_DIAG_ICONS:
+			if (diag_icons(sd, RTA_DATA(a), RTA_PAYLOAD(a)))
+				return -1;
 			break;
 		}
 	}
@@ -127,22 +208,11 @@ static int nl_ask(uint32_t ino, struct sk_diag *sd)
 
 static int sk_diag(const struct fd_dump *f, uint32_t ino, struct sk_diag *sd)
 {
-	if (!nl_ask(ino, sd))
+	if (!nl_ask(f->pid, ino, sd))
 		return 0;
 	pr_perror("Task %d: can't ask the kernel about the unix socket of fd %d "
 		  "(socket:[%u]; is unix_diag available?)", f->pid, f->fd, ino);
 	return -1;
-}
-
-static const char *type_name(int type)
-{
-	switch (type) {
-	case SOCK_STREAM: return "stream";
-	case SOCK_DGRAM: return "datagram";
-	case SOCK_SEQPACKET: return "seqpacket";
-	case SOCK_RAW: return "raw";
-	default: return "unknown-type";
-	}
 }
 
 /* One line on a socket we refuse: "a listening TCP socket on 0.0.0.0:80". */
@@ -186,58 +256,142 @@ static void refuse_inet(const struct fd_dump *f, int sk, int domain)
 	       f->link);
 }
 
-/* Refuses, with one line, what is not a connected pair of unnamed sockets. */
-static int check_unix(const struct fd_dump *f, int sk, struct sk_diag *sd)
+static void sk_diag_free(struct sk_diag *sd)
+{
+	free(sd->icons);
+	sd->icons = NULL;
+}
+
+static int kernel_dev_is(uint32_t kdev, dev_t dev)
+{
+	/* unix_diag gives the kernel's own dev_t (MKDEV: 12 bits of major, 20 of minor) */
+	return major(dev) == kdev >> 20 && minor(dev) == (kdev & 0xfffff);
+}
+
+/* @path from @pid's root, O_PATH; -1 with errno. */
+static int open_in_root(pid_t pid, const char *path)
+{
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT };
+	char root[64];
+	int rfd, fd, err;
+
+	snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return -1;
+	fd = syscall(SYS_openat2, rfd, path, &how, sizeof(how));
+	err = errno;
+	close(rfd);
+	errno = err;
+	return fd;
+}
+
+/* Nothing at the path, in a directory that is there: the socket file was deleted. */
+static int file_deleted(pid_t pid, const char *path)
+{
+	char dir[UNIX_NAME_MAX + 2];
+	char *slash;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash++;
+	*slash = '\0';
+	fd = open_in_root(pid, dir);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+/*
+ * The socket file of a path-bound socket, as the task sees it, must be its
+ * own, or gone (deleted: restored so).
+ */
+static int check_path(const struct fd_dump *f, struct sk_diag *sd)
+{
+	int fd;
+
+	if (sd->name[0] != '/') {
+		pr_err("Task %d: fd %d is a unix %s socket bound to the relative path %s "
+		       "(%s), which is not supported", f->pid, f->fd, unix_type_name(sd->type),
+		       sd->name, f->link);
+		return -1;
+	}
+	fd = open_in_root(f->pid, sd->name);
+	if (fd < 0 && errno == ENOENT && sd->has_vfs && file_deleted(f->pid, sd->name)) {
+		sd->deleted = 1;
+		return 0;
+	}
+	/* another socket file in its place, on the same filesystem: deleted, then made anew */
+	if (fd >= 0 && !fstat(fd, &sd->file) && S_ISSOCK(sd->file.st_mode) && sd->has_vfs &&
+	    sd->file.st_ino != sd->vfs_ino && kernel_dev_is(sd->vfs_dev, sd->file.st_dev)) {
+		close(fd);
+		sd->deleted = 1;
+		return 0;
+	}
+	if (fd < 0 || fstat(fd, &sd->file) || !S_ISSOCK(sd->file.st_mode) || !sd->has_vfs ||
+	    sd->file.st_ino != sd->vfs_ino || !kernel_dev_is(sd->vfs_dev, sd->file.st_dev)) {
+		pr_err("Task %d: fd %d is a unix %s socket bound to %s, whose file was replaced "
+		       "or is hidden by another file or mount (%s), which is not supported",
+		       f->pid, f->fd, unix_type_name(sd->type), sd->name, f->link);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Refuses, with one line, what can't be saved. */
+static int check_unix(const struct fd_dump *f, struct sk_diag *sd)
 {
 	const char *scm = proc_fdinfo_field(f->fdinfo, "scm_fds:");
-	struct sk_diag peer;
-	int listening = 0;
-	socklen_t len = sizeof(int);
+	struct sk_diag peer = { 0 };
+	int ret = -1;
 
 	if (sk_diag(f, f->st->st_ino, sd))
 		return -1;
-	getsockopt(sk, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len);
-	if (listening || sd->state == TCP_LISTEN) {
-		pr_err("Task %d: fd %d is a listening unix %s socket%s%s (%s), which is not "
-		       "supported", f->pid, f->fd, type_name(sd->type),
-		       sd->named ? " bound to " : "", sd->name, f->link);
-		return -1;
-	}
-	if (sd->named) {
-		pr_err("Task %d: fd %d is a unix %s socket bound to %s (%s), which is not "
-		       "supported (only unnamed ones are)", f->pid, f->fd, type_name(sd->type),
-		       sd->name[0] ? sd->name : "an address", f->link);
-		return -1;
-	}
-	if (sd->state != TCP_ESTABLISHED) {
-		pr_err("Task %d: fd %d is a unix %s socket that is not connected (%s), which "
-		       "is not supported", f->pid, f->fd, type_name(sd->type), f->link);
-		return -1;
-	}
 	if (sd->type != SOCK_STREAM && sd->type != SOCK_DGRAM && sd->type != SOCK_SEQPACKET) {
 		pr_err("Task %d: fd %d is a unix socket of type %d (%s), which is not supported",
 		       f->pid, f->fd, sd->type, f->link);
 		return -1;
 	}
+	if (sd->state != TCP_ESTABLISHED && sd->state != TCP_CLOSE && sd->state != TCP_LISTEN) {
+		pr_err("Task %d: fd %d is a unix %s socket in state %d (%s), which is not "
+		       "supported", f->pid, f->fd, unix_type_name(sd->type), sd->state, f->link);
+		return -1;
+	}
+	if (sd->named && sd->raw_len && sd->raw[0] && check_path(f, sd))
+		return -1;
+	/* what a client sent before its connection was accepted is out of reach */
+	if (sd->type != SOCK_DGRAM && sd->state == TCP_ESTABLISHED && !sd->peer && sd->wqueue) {
+		pr_err("Task %d: fd %d is a unix %s socket that sent %u bytes on a connection "
+		       "not accepted yet (%s), which is not supported", f->pid, f->fd,
+		       unix_type_name(sd->type), sd->wqueue, f->link);
+		return -1;
+	}
 	if (sd->peer && sk_diag(f, sd->peer, &peer))
 		return -1;
-	if (sd->peer && peer.named) {
-		pr_err("Task %d: fd %d is a unix %s socket connected to %s (%s), which is not "
-		       "supported (only pairs of unnamed sockets are)", f->pid, f->fd,
-		       type_name(sd->type), peer.name[0] ? peer.name : "a named socket", f->link);
-		return -1;
-	}
+	sd->peer_named = peer.named;
+	memcpy(sd->peer_raw, peer.raw, peer.raw_len);
+	sd->peer_raw_len = peer.raw_len;
 	if (scm && strtoul(scm, NULL, 10)) {
 		pr_err("Task %d: fd %d is a unix socket with file descriptors in flight in its "
-		       "queue (%s), which is not supported", f->pid, f->fd, f->link);
-		return -1;
+		       "queue (SCM_RIGHTS; %s), which is not supported", f->pid, f->fd, f->link);
+		goto out;
 	}
-	return 0;
+	ret = 0;
+out:
+	sk_diag_free(&peer);
+	return ret;
 }
 
 static int unix_check(const struct fd_dump *f)
 {
-	struct sk_diag sd;
+	struct sk_diag sd = { 0 };
 	int sk, domain = 0, ret;
 	socklen_t len = sizeof(domain);
 
@@ -251,7 +405,8 @@ static int unix_check(const struct fd_dump *f)
 		refuse_inet(f, sk, domain);
 		ret = -1;
 	} else {
-		ret = check_unix(f, sk, &sd);
+		ret = check_unix(f, &sd);
+		sk_diag_free(&sd);
 	}
 	close(sk);
 	return ret;
@@ -331,7 +486,7 @@ static ssize_t next_piece(const struct fd_dump *f, int sk, const struct sk_diag 
 				return 0;
 			pr_err("Task %d: fd %d is a unix %s socket with an empty datagram "
 			       "queued (%s), which is not supported", f->pid, f->fd,
-			       type_name(sd->type), f->link);
+			       unix_type_name(sd->type), f->link);
 			return -1;
 		}
 		if (want > (ssize_t)*size) {
@@ -356,7 +511,7 @@ static ssize_t next_piece(const struct fd_dump *f, int sk, const struct sk_diag 
 	}
 	if (fds) {
 		pr_err("Task %d: fd %d is a unix socket with file descriptors in flight in its "
-		       "queue (%s), which is not supported", f->pid, f->fd, f->link);
+		       "queue (SCM_RIGHTS; %s), which is not supported", f->pid, f->fd, f->link);
 		return -1;
 	}
 	return n;	/* 0 from a stream: its end, after a shutdown */
@@ -390,16 +545,75 @@ static int read_queue(const struct fd_dump *f, int sk, const struct sk_diag *sd,
 	return ret;
 }
 
-static int get_int(int sk, int opt, int *val)
+/* Anything but an end of a socketpair(): bound, listening, unconnected, ... */
+static int is_bound(const struct sk_diag *sd)
 {
-	socklen_t len = sizeof(*val);
+	return sd->named || sd->state != TCP_ESTABLISHED || sd->peer_named;
+}
 
-	return getsockopt(sk, SOL_SOCKET, opt, val, &len);
+static int copy_name(ProtobufCBinaryData *to, const char *raw, int len)
+{
+	to->len = len;
+	to->data = xmalloc(len + 1);
+	if (!to->data)
+		return -1;
+	memcpy(to->data, raw, len);
+	return 0;
+}
+
+/* May its peer be outside the tree? (--ext-unix-sk, unix[INO] of it or of the peer) */
+static int ext_allowed(const struct fd_dump *f, const struct sk_diag *sd)
+{
+	char ino[24], peer[24];
+
+	if (!f->opts)
+		return 0;
+	snprintf(ino, sizeof(ino), "%lu", (unsigned long)f->st->st_ino);
+	snprintf(peer, sizeof(peer), "%u", sd->peer);
+	return f->opts->ext_unix_sk || external_has(f->opts, "unix", ino) ||
+	       external_has(f->opts, "unix", peer);
+}
+
+static int dump_bound(const struct fd_dump *f, const struct sk_diag *sd, UnixSkEntry *e)
+{
+	int i;
+
+	e->has_state = 1;
+	e->state = sd->state;
+	if (sd->named && (e->has_name = 1, copy_name(&e->name, sd->raw, sd->raw_len)))
+		return -1;
+	if (sd->peer && sd->peer_named) {
+		e->has_peer_name = e->has_external = 1;
+		e->external = ext_allowed(f, sd);	/* dump_done: is the peer outside? */
+		if (copy_name(&e->peer_name, sd->peer_raw, sd->peer_raw_len))
+			return -1;
+	}
+	if (sd->deleted) {
+		e->has_vfs_ino = e->has_deleted = e->deleted = 1;
+		e->vfs_ino = sd->vfs_ino;
+	} else if (sd->named && sd->raw_len && sd->raw[0]) {
+		e->has_vfs_ino = e->has_mode = e->has_uid = e->has_gid = 1;
+		e->vfs_ino = sd->vfs_ino;
+		e->mode = sd->file.st_mode & 07777;
+		e->uid = sd->file.st_uid;
+		e->gid = sd->file.st_gid;
+	}
+	if (sd->state != TCP_LISTEN)
+		return 0;
+	e->has_backlog = 1;
+	e->backlog = sd->wqueue;
+	e->icons = xmalloc((sd->nr_icons + 1) * sizeof(*e->icons));
+	if (!e->icons)
+		return -1;
+	for (i = 0; i < sd->nr_icons; i++)
+		e->icons[i] = sd->icons[i];
+	e->n_icons = sd->nr_icons;
+	return 0;
 }
 
 static int unix_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
 {
-	struct sk_diag sd;
+	struct sk_diag sd = { 0 };
 	UnixSkEntry *e;
 	int sk, v, zero = 0, ret = -1;
 
@@ -412,15 +626,17 @@ static int unix_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 	if (sk < 0)
 		return -1;
 	/* checked before, but the peer may have closed since (a frozen peer can't) */
-	if (check_unix(f, sk, &sd))
+	if (check_unix(f, &sd))
 		goto out;
 	e->ino = f->st->st_ino;
 	e->type = sd.type;
 	e->peer = sd.peer;
 	e->shutdown = sd.shutdown;
-	if (get_int(sk, SO_SNDBUF, &v) || (e->sndbuf = v, get_int(sk, SO_RCVBUF, &v)) ||
-	    (e->rcvbuf = v, get_int(sk, SO_PASSCRED, &v)) ||
-	    (e->passcred = !!v, get_int(sk, SO_PEEK_OFF, &e->peek_off))) {
+	if (is_bound(&sd) && dump_bound(f, &sd, e))
+		goto out;
+	if (unix_sockopt(sk, SO_SNDBUF, &v) || (e->sndbuf = v, unix_sockopt(sk, SO_RCVBUF, &v)) ||
+	    (e->rcvbuf = v, unix_sockopt(sk, SO_PASSCRED, &v)) ||
+	    (e->passcred = !!v, unix_sockopt(sk, SO_PEEK_OFF, &e->peek_off))) {
 		pr_perror("Task %d: can't read the options of socket fd %d", f->pid, f->fd);
 		goto out;
 	}
@@ -428,15 +644,18 @@ static int unix_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 		pr_perror("Task %d: can't peek into socket fd %d", f->pid, f->fd);
 		goto out;
 	}
-	ret = read_queue(f, sk, &sd, e);
+	/* a listener's queue holds connections (icons), not data; an unconnected stream none */
+	ret = sd.state == TCP_LISTEN || (sd.type != SOCK_DGRAM && sd.state == TCP_CLOSE) ? 0 :
+	      read_queue(f, sk, &sd, e);
 	/* the task's own peek offset, as it was */
 	if (setsockopt(sk, SOL_SOCKET, SO_PEEK_OFF, &e->peek_off, sizeof(e->peek_off))) {
 		pr_perror("Task %d: can't put back the peek offset of socket fd %d", f->pid, f->fd);
 		ret = -1;
 	}
 	pr_debug("Task %d: fd %d: unix %s socket %lu, peer %lu, shutdown %u, %zu queued",
-		 f->pid, f->fd, type_name(e->type), e->ino, e->peer, e->shutdown, e->n_queue);
+		 f->pid, f->fd, unix_type_name(e->type), e->ino, e->peer, e->shutdown, e->n_queue);
 out:
+	sk_diag_free(&sd);
 	close(sk);
 	return ret;
 }
@@ -447,6 +666,9 @@ static void unix_free(FileDesc *d)
 
 	if (!d->usk)
 		return;
+	free(d->usk->name.data);
+	free(d->usk->peer_name.data);
+	free(d->usk->icons);
 	for (i = 0; i < d->usk->n_queue; i++)
 		free(d->usk->queue[i].data);
 	free(d->usk->queue);
@@ -460,9 +682,11 @@ static int unix_dump_done(struct file_ref *files, size_t n)
 	const UnixSkEntry *a, *b;
 	size_t i, j;
 
+	if (unix_bound_dump_done(files, n))
+		return -1;
 	for (i = 0; i < n; i++) {
 		a = files[i].d->usk;
-		if (files[i].d->kind != FILE_KIND__FILE_UNIX || !a->peer)
+		if (files[i].d->kind != FILE_KIND__FILE_UNIX || !a->peer || unix_is_bound(a))
 			continue;
 		for (j = 0; j < n; j++)
 			if (files[j].d->kind == FILE_KIND__FILE_UNIX &&
@@ -506,85 +730,18 @@ static int unix_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 		       pid, d->id, total);
 		return -1;
 	}
-	return 0;
+	return unix_is_bound(e) ? unix_bound_validate(pid, d) : 0;
 }
 
-/* A pair is named by its lower inode; a lone end (peer closed) by its own. */
+/*
+ * A pair is named by its lower inode; a lone end (peer closed) by its own;
+ * every other socket of the tree is in object 0, restored all at once.
+ */
 static uint64_t unix_object(const FileDesc *d)
 {
+	if (unix_is_bound(d->usk))
+		return 0;
 	return d->usk->peer ? min(d->usk->ino, d->usk->peer) : d->usk->ino;
-}
-
-static uint64_t queued(const UnixSkEntry *e)
-{
-	uint64_t total = 0;
-	size_t i;
-
-	for (i = 0; i < e->n_queue; i++)
-		total += e->queue[i].len;
-	return total;
-}
-
-/* Sets a buffer size as getsockopt() showed it (the kernel doubles what it is given). */
-static int set_buf(int sk, int opt, int force, uint64_t val)
-{
-	int v = min(val, (uint64_t)INT32_MAX) / 2, cur;
-
-	if (!get_int(sk, opt, &cur) && (uint64_t)cur == val)
-		return 0;
-	if (!setsockopt(sk, SOL_SOCKET, force, &v, sizeof(v)))
-		return 0;
-	return setsockopt(sk, SOL_SOCKET, opt, &v, sizeof(v));
-}
-
-/* Sends @e's queue from @from into its socket, keeping datagram boundaries. */
-static int refill(int from, const FileDesc *d)
-{
-	const UnixSkEntry *e = d->usk;
-	size_t i, off;
-	ssize_t n;
-
-	/* the sender's buffer holds what it sent until it is read: make room */
-	if (e->n_queue && set_buf(from, SO_SNDBUF, SO_SNDBUFFORCE,
-				  2 * queued(e) + e->n_queue * 1024 + (64 << 10))) {
-		pr_perror("Can't make room for the queue of socket:[%lu]", e->ino);
-		return -1;
-	}
-	for (i = 0; i < e->n_queue; i++) {
-		/* a datagram goes in one send; a stream as it can */
-		off = 0;
-		do {
-			n = send(from, e->queue[i].data + off, e->queue[i].len - off,
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
-			if (n < 0 || (e->type != SOCK_STREAM && (size_t)n != e->queue[i].len)) {
-				pr_perror("Can't put back message %zu (%zu bytes) of socket:[%lu]",
-					  i, e->queue[i].len, e->ino);
-				return -1;
-			}
-			off += n;
-		} while (off < e->queue[i].len);
-	}
-	return 0;
-}
-
-static int set_options(int sk, const UnixSkEntry *e)
-{
-	int v = e->passcred;
-
-	if (set_buf(sk, SO_RCVBUF, SO_RCVBUFFORCE, e->rcvbuf) ||
-	    set_buf(sk, SO_SNDBUF, SO_SNDBUFFORCE, e->sndbuf) ||
-	    setsockopt(sk, SOL_SOCKET, SO_PASSCRED, &v, sizeof(v)) ||
-	    (e->peek_off >= 0 &&
-	     setsockopt(sk, SOL_SOCKET, SO_PEEK_OFF, &e->peek_off, sizeof(e->peek_off)))) {
-		pr_perror("Can't set the options of socket:[%lu]", e->ino);
-		return -1;
-	}
-	if (((e->shutdown & 1) && shutdown(sk, SHUT_RD)) ||
-	    ((e->shutdown & 2) && shutdown(sk, SHUT_WR))) {
-		pr_perror("Can't shut socket:[%lu] down as it was (%u)", e->ino, e->shutdown);
-		return -1;
-	}
-	return 0;
 }
 
 static int check_pair(FileDesc **d, int n)
@@ -598,26 +755,25 @@ static int check_pair(FileDesc **d, int n)
 	return -1;
 }
 
-static int unix_open_object(FileDesc **d, int n, int *fds)
+static int unix_open_object(void **data, FileDesc **d, int n, int *fds)
 {
 	int sk[2], i;
 
+	if (unix_is_bound(d[0]->usk))
+		return unix_open_bound(data, d, n, fds);
 	if (check_pair(d, n))
 		return -1;
 	if (socketpair(AF_UNIX, d[0]->usk->type | SOCK_CLOEXEC, 0, sk)) {
-		pr_perror("Can't create a unix %s socket pair", type_name(d[0]->usk->type));
+		pr_perror("Can't create a unix %s socket pair", unix_type_name(d[0]->usk->type));
 		return -1;
 	}
 	/* what waits in a socket was sent by its peer */
 	for (i = 0; i < n; i++)
-		if (refill(sk[!i], d[i]))
+		if (unix_refill(sk[!i], d[i], NULL, 0))
 			goto err;
 	for (i = 0; i < n; i++)
-		if (set_options(sk[i], d[i]->usk) ||
-		    fcntl(sk[i], F_SETFL, d[i]->flags & O_NONBLOCK)) {
-			pr_perror("Can't set up socket:[%lu]", d[i]->usk->ino);
+		if (unix_set_options(sk[i], d[i]))
 			goto err;
-		}
 	/* a peer that was closed is closed again, after it sent the queue */
 	if (n == 1)
 		close(sk[1]);
@@ -628,6 +784,12 @@ err:
 	close(sk[0]);
 	close(sk[1]);
 	return -1;
+}
+
+/* A name is bound in the tree's namespaces (its mounts, its abstract names). */
+static int unix_in_tree_ns(const FileDesc *d)
+{
+	return unix_is_bound(d->usk);
 }
 
 const struct file_kind fk_unix = {
@@ -641,4 +803,6 @@ const struct file_kind fk_unix = {
 	.validate = unix_validate,
 	.object = unix_object,
 	.open_object = unix_open_object,
+	.in_tree_ns = unix_in_tree_ns,
+	.restored = unix_bound_restored,
 };

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -138,8 +139,10 @@ err:
 	return -1;
 }
 
-static void fd_dump_of(const struct dtask *t, const struct fd_scan *s, struct fd_dump *f)
+static void fd_dump_of(const struct opts *o, const struct dtask *t, const struct fd_scan *s,
+		       struct fd_dump *f)
 {
+	f->opts = o;
 	f->pid = t->pid;
 	f->ns_pid = t->ns_pid;
 	f->fd = s->fd;
@@ -200,7 +203,7 @@ static int fdinfo_check(struct dump_ctx *dc, struct dtask *t)
 			break;
 		}
 		k = kind_of_link(fds[i].path, &fds[i].st);
-		fd_dump_of(t, &fds[i], &f);
+		fd_dump_of(dc->opts, t, &fds[i], &f);
 		if (k->check && k->check(&f))
 			ret = -1;
 	}
@@ -226,6 +229,7 @@ struct inode_descs {
 };
 
 struct ftree {
+	const struct opts *opts;	/* the dump's, for the kinds (fd_dump) */
 	struct file_ref *files;
 	size_t nr;
 	struct inode_descs *hash[INODE_HASH];
@@ -233,9 +237,15 @@ struct ftree {
 
 static struct ftree *ftree_of(struct dump_ctx *dc)
 {
-	if (!dc->shared[PART_FDINFO])
-		dc->shared[PART_FDINFO] = xzalloc(sizeof(struct ftree));
-	return dc->shared[PART_FDINFO];
+	struct ftree *ft = dc->shared[PART_FDINFO];
+
+	if (!ft) {
+		ft = xzalloc(sizeof(*ft));
+		dc->shared[PART_FDINFO] = ft;
+		if (ft)
+			ft->opts = dc->opts;
+	}
+	return ft;
 }
 
 static struct inode_descs *inode_of(struct ftree *ft, const struct stat *st)
@@ -360,7 +370,7 @@ static int desc_of_fd(struct ftree *ft, const struct dtask *t, const struct fd_s
 		pr_err("Task %d: fd %d (%s) is not supported", pid, s->fd, s->path);
 		return -1;
 	}
-	fd_dump_of(t, s, &f);
+	fd_dump_of(ft->opts, t, s, &f);
 	in = inode_of(ft, &s->st);
 	if (!in)
 		return -1;
@@ -460,12 +470,24 @@ struct rtable {
 };
 
 struct rfiles {
+	void *kind_data[ARRAY_SIZE(kinds)];	/* each kind's own (kind_data()) */
 	uint32_t root;		/* the tree's root task */
 	FilesEntry *img;
 	struct rfile *f;
 	struct rtable *tasks;
 	int nr_tasks;
 };
+
+/* The kind's slot for its own data during the restore (open_object, restored). */
+static void **kind_data(struct rfiles *rf, const struct file_kind *k)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (kinds[i] == k)
+			return &rf->kind_data[i];
+	return NULL;
+}
 
 static int by_criu(const struct rfiles *rf, size_t i)
 {
@@ -623,11 +645,23 @@ static int fdinfo_load(struct rst_ctx *rc, struct rtask *t)
 
 /*
  * A file on a mount of the tree's own mount namespace is opened in it, by
- * the tree's root once it made it (early hook), not by criu.
+ * the tree's root once it made it (early hook), not by criu; so is what a
+ * kind makes in the tree's namespaces (in_tree_ns: bound unix sockets),
+ * when the tree has a mount or network namespace of its own.
  */
-static int late(const struct rfiles *rf, size_t i)
+static int tree_has_ns(const struct rst_ctx *rc)
 {
-	return rf->img->files[i]->has_mnt_id && mnt_tree_has_ns();
+	return mnt_tree_has_ns() || ((rc->root_flags | rc->joined_ns) & CLONE_NEWNET);
+}
+
+static int late(const struct rst_ctx *rc, const struct rfiles *rf, size_t i)
+{
+	const FileDesc *d = rf->img->files[i];
+	const struct file_kind *k = kind_of_desc(d);
+
+	if (k->in_tree_ns && k->in_tree_ns(d))
+		return tree_has_ns(rc);
+	return d->has_mnt_id && mnt_tree_has_ns();
 }
 
 static int cmp_object(const void *a, const void *b, void *arg)
@@ -657,7 +691,7 @@ static int open_objects(struct rst_ctx *rc, struct rfiles *rf, int now_late)
 	if (!idx || !group || !fds)
 		goto out;
 	for (i = 0; i < rf->img->n_files; i++)
-		if (rf->f[i].users && kind_of_desc(files[i])->open_object && late(rf, i) == now_late)
+		if (rf->f[i].users && kind_of_desc(files[i])->open_object && late(rc, rf, i) == now_late)
 			idx[n++] = i;
 	qsort_r(idx, n, sizeof(*idx), cmp_object, files);
 	for (i = 0; i < n; i = j) {
@@ -665,7 +699,7 @@ static int open_objects(struct rst_ctx *rc, struct rfiles *rf, int now_late)
 		for (j = i; j < n && files[idx[j]]->kind == files[idx[i]]->kind &&
 		     k->object(files[idx[j]]) == k->object(files[idx[i]]); j++)
 			group[j - i] = files[idx[j]];
-		if (k->open_object(group, j - i, fds))
+		if (k->open_object(kind_data(rf, k), group, j - i, fds))
 			goto out;
 		for (g = i; g < j; g++) {
 			rf->f[idx[g]].inherited = rst_inherit_fd(rc, fds[g - i]);
@@ -790,7 +824,7 @@ static int open_shared(struct rst_ctx *rc, struct rfiles *rf, int now_late)
 
 		k = kind_of_desc(d);
 		if (!rf->f[i].users || k->open_object || !by_criu(rf, i) ||
-		    late(rf, i) != now_late)
+		    late(rc, rf, i) != now_late)
 			continue;
 		if (k->task_clocks) {
 			helper[nh++] = i;
@@ -814,12 +848,12 @@ static int fdinfo_prefork(struct rst_ctx *rc)
 	return open_shared(rc, rc->shared[PART_FDINFO], 0);
 }
 
-/* In the root, once its mount namespace is made: the shared files on its mounts. */
+/* In the root, once its namespaces are made: the shared files on its mounts, bound sockets. */
 static int fdinfo_early(struct rst_ctx *rc, struct rtask *t)
 {
 	struct rfiles *rf = rc->shared[PART_FDINFO];
 
-	if ((uint32_t)t->pid != rf->root || !mnt_tree_has_ns())
+	if ((uint32_t)t->pid != rf->root || !tree_has_ns(rc))
 		return 0;
 	return open_shared(rc, rf, 1);
 }
@@ -932,6 +966,9 @@ static void fdinfo_release_tree(struct rst_ctx *rc)
 
 	if (!rf)
 		return;
+	for (i = 0; i < (int)ARRAY_SIZE(kinds); i++)
+		if (kinds[i]->restored)
+			kinds[i]->restored(&rf->kind_data[i], !rc->released);
 	for (i = 0; i < rf->nr_tasks; i++)
 		img_free(IMG_FDINFO, rf->tasks[i].e);
 	img_free(IMG_FILES, rf->img);

@@ -53,7 +53,8 @@ struct rule {
 #define TCP	"TCP connections are not dumped yet"
 #define ITER	"iterative dumps need dirty-page tracking, not there yet"
 #define TLS	"the page server and its TLS are not implemented"
-#define UNIXEXT	"unix sockets connected outside the tree are not supported"
+#define UNIXEXT	"unix sockets connected outside the tree are taken only on the command " \
+		"line (--ext-unix-sk)"
 
 /* ------------------------------------------------------ honoured, by hand */
 

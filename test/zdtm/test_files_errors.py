@@ -1,6 +1,8 @@
-"""Open files criu refuses to dump: a listening TCP socket, listening and
-bound unix sockets, a socket pair whose peer is outside the tree, an epoll
-watching an fd the task closed. criu must fail cleanly (non-zero exit, one
+"""Open files criu refuses to dump: a listening TCP socket, a unix socket
+bound to a relative path or whose socket file was replaced, a connection not
+accepted yet with data sent on it, file descriptors in flight (SCM_RIGHTS),
+a socket pair whose peer is outside the tree, an epoll watching an fd the
+task closed. criu must fail cleanly (non-zero exit, one
 stderr line with "Error" that names the task and the object) and the task
 must go on untouched and pass its own check (test_errors.py's contract)."""
 from __future__ import annotations
@@ -15,8 +17,10 @@ pytestmark = pytest.mark.usefixtures("need_criu")
 REFUSED = {
     # argument of static/files_refused -> words one of which the line must hold
     "tcp-listen": ("listening tcp",),
-    "unix-listen": ("listening unix",),
-    "unix-bound": ("bound to files_refused.sock",),
+    "unix-relative": ("relative path files_refused.sock",),
+    "unix-replaced": ("replaced",),
+    "unix-unaccepted-data": ("not accepted yet",),
+    "unix-scm": ("scm_rights",),
     "unix-outside": ("outside the dumped tree",),
     "epoll-closed": ("closed",),
 }

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Open files criu must refuse to dump, one per run (test_files_errors.py
- * picks it with an argument): a listening TCP socket, a listening unix
- * socket, a unix socket bound to a path, a socket pair whose other end a
- * process outside the tree holds, and an epoll watching an fd the task
- * has closed while the file stays registered (a dup() keeps it open).
+ * picks it with an argument): a listening TCP socket, a unix socket
+ * listening on a relative path, one whose socket file was replaced, a
+ * connection not accepted yet on which the client sent data, a socket
+ * pair with a file descriptor in flight (SCM_RIGHTS), a socket pair whose
+ * other end a process outside the tree holds, and an epoll watching an fd
+ * the task has closed while the file stays registered (a dup() keeps it
+ * open).
  * Whatever the dump did, the state is still there afterwards.
  */
 #include <errno.h>
@@ -14,6 +17,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,6 +55,32 @@ static void peer_outside(int sk[2])
 	held = p[1];
 }
 
+static void send_fd(int sk, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { "f", 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(sk, &m, 0) != 1)
+		fail_errno("sendmsg SCM_RIGHTS");
+}
+
+/* A unix socket of @type bound to @un (and listening when @backlog >= 0). */
+static int unix_bound(const struct sockaddr_un *un, int type, int backlog)
+{
+	int s = socket(AF_UNIX, type, 0);
+
+	if (s < 0 || bind(s, (const void *)un, sizeof(*un)) || (backlog >= 0 && listen(s, backlog)))
+		fail_errno("unix");
+	return s;
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_in in = { .sin_family = AF_INET };
@@ -58,9 +88,16 @@ int main(int argc, char **argv)
 	const char *what = argc > 1 ? argv[argc - 1] : "";
 	socklen_t len = sizeof(in);
 	int sk[2], ep, p[2];
+	char cwd[256];
 
 	test_init(argc, argv);
+	if (!getcwd(cwd, sizeof(cwd)))
+		fail_errno("getcwd");
 	snprintf(un.sun_path, sizeof(un.sun_path), "%s.sock", test_name);
+	if (strcmp(what, "unix-relative") &&
+	    snprintf(un.sun_path, sizeof(un.sun_path), "%s/%s.sock", cwd, test_name) >=
+	    (int)sizeof(un.sun_path))
+		fail("the work directory's path is too long for a socket");
 	unlink(un.sun_path);
 	if (!strcmp(what, "tcp-listen")) {
 		fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -68,11 +105,22 @@ int main(int argc, char **argv)
 		    getsockname(fd, (void *)&in, &len))
 			fail_errno("tcp");
 		test_msg("listening on port %d", ntohs(in.sin_port));
-	} else if (!strcmp(what, "unix-listen") || !strcmp(what, "unix-bound")) {
+	} else if (!strcmp(what, "unix-relative")) {
+		fd = unix_bound(&un, SOCK_STREAM, 4);
+	} else if (!strcmp(what, "unix-replaced")) {
+		fd = unix_bound(&un, SOCK_DGRAM, -1);
+		if (unlink(un.sun_path) || mkdir(un.sun_path, 0700))
+			fail_errno("a directory where the socket file was");
+	} else if (!strcmp(what, "unix-unaccepted-data")) {
+		held = unix_bound(&un, SOCK_STREAM, 4);
 		fd = socket(AF_UNIX, SOCK_STREAM, 0);
-		if (fd < 0 || bind(fd, (void *)&un, sizeof(un)) ||
-		    (!strcmp(what, "unix-listen") && listen(fd, 4)))
-			fail_errno("unix");
+		if (fd < 0 || connect(fd, (void *)&un, sizeof(un)) || write(fd, "early", 5) != 5)
+			fail_errno("client");
+	} else if (!strcmp(what, "unix-scm")) {
+		if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sk))
+			fail_errno("socketpair");
+		send_fd(sk[1], sk[1]);
+		fd = sk[0];
 	} else if (!strcmp(what, "unix-outside")) {
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sk))
 			fail_errno("socketpair");
@@ -97,5 +145,6 @@ int main(int argc, char **argv)
 	if (fd < 0 || fcntl(fd, F_GETFD) < 0)
 		fail("the fd is gone");
 	unlink(un.sun_path);
+	rmdir(un.sun_path);
 	pass();
 }

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What both halves of the unix sockets' restore use (file-unix.c for
+ * pairs, file-unix-bound.c for the others): their queues sent again and
+ * their options set as they were.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "parts/file-unix-sk.h"
+
+const char *unix_type_name(int type)
+{
+	switch (type) {
+	case SOCK_STREAM: return "stream";
+	case SOCK_DGRAM: return "datagram";
+	case SOCK_SEQPACKET: return "seqpacket";
+	case SOCK_RAW: return "raw";
+	default: return "unknown-type";
+	}
+}
+
+
+int unix_sockopt(int sk, int opt, int *val)
+{
+	socklen_t len = sizeof(*val);
+
+	return getsockopt(sk, SOL_SOCKET, opt, val, &len);
+}
+
+
+static uint64_t queued(const UnixSkEntry *e)
+{
+	uint64_t total = 0;
+	size_t i;
+
+	for (i = 0; i < e->n_queue; i++)
+		total += e->queue[i].len;
+	return total;
+}
+
+
+/* Sets a buffer size as getsockopt() showed it (the kernel doubles what it is given). */
+static int set_buf(int sk, int opt, int force, uint64_t val)
+{
+	int v = min(val, (uint64_t)INT32_MAX) / 2, cur;
+
+	if (!unix_sockopt(sk, opt, &cur) && (uint64_t)cur == val)
+		return 0;
+	if (!setsockopt(sk, SOL_SOCKET, force, &v, sizeof(v)))
+		return 0;
+	return setsockopt(sk, SOL_SOCKET, opt, &v, sizeof(v));
+}
+
+
+int unix_refill(int from, const FileDesc *d, const struct sockaddr_un *to, socklen_t tolen)
+{
+	const UnixSkEntry *e = d->usk;
+	struct msghdr m = { .msg_name = (void *)to, .msg_namelen = to ? tolen : 0 };
+	struct iovec iov;
+	size_t i, off;
+	ssize_t n;
+
+	/* the sender's buffer holds what it sent until it is read: make room */
+	if (e->n_queue && set_buf(from, SO_SNDBUF, SO_SNDBUFFORCE,
+				  2 * queued(e) + e->n_queue * 1024 + (64 << 10))) {
+		pr_perror("Can't make room for the queue of socket:[%lu]", e->ino);
+		return -1;
+	}
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	for (i = 0; i < e->n_queue; i++) {
+		/* a datagram goes in one send; a stream as it can */
+		off = 0;
+		do {
+			iov.iov_base = e->queue[i].data + off;
+			iov.iov_len = e->queue[i].len - off;
+			n = sendmsg(from, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n < 0 || (e->type != SOCK_STREAM && (size_t)n != e->queue[i].len)) {
+				pr_perror("Can't put back message %zu (%zu bytes) of socket:[%lu]",
+					  i, e->queue[i].len, e->ino);
+				return -1;
+			}
+			off += n;
+		} while (off < e->queue[i].len);
+	}
+	return 0;
+}
+
+
+int unix_set_options(int sk, const FileDesc *d)
+{
+	const UnixSkEntry *e = d->usk;
+	int v = e->passcred;
+
+	if (set_buf(sk, SO_RCVBUF, SO_RCVBUFFORCE, e->rcvbuf) ||
+	    set_buf(sk, SO_SNDBUF, SO_SNDBUFFORCE, e->sndbuf) ||
+	    setsockopt(sk, SOL_SOCKET, SO_PASSCRED, &v, sizeof(v)) ||
+	    (e->peek_off >= 0 &&
+	     setsockopt(sk, SOL_SOCKET, SO_PEEK_OFF, &e->peek_off, sizeof(e->peek_off)))) {
+		pr_perror("Can't set the options of socket:[%lu]", e->ino);
+		return -1;
+	}
+	if (((e->shutdown & 1) && shutdown(sk, SHUT_RD)) ||
+	    ((e->shutdown & 2) && shutdown(sk, SHUT_WR))) {
+		pr_perror("Can't shut socket:[%lu] down as it was (%u)", e->ino, e->shutdown);
+		return -1;
+	}
+	if (fcntl(sk, F_SETFL, d->flags & O_NONBLOCK)) {
+		pr_perror("Can't set the file flags of socket:[%lu]", e->ino);
+		return -1;
+	}
+	return 0;
+}
+

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_PARTS_FILE_UNIX_SK_H
+#define CRIU_PARTS_FILE_UNIX_SK_H
+
+/*
+ * Unix sockets: file-unix.c saves every socket and restores connected
+ * unnamed pairs; file-unix-bound.c restores the others (bound, listening,
+ * accepted, connected to a bound one, unconnected), all of the tree at
+ * once. Both use these (file-unix-sk.c).
+ */
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "fdinfo.pb-c.h"
+#include "parts/file-kind.h"
+
+#define TCP_ESTABLISHED	1
+#define TCP_CLOSE	7
+#define TCP_LISTEN	10
+#define UNIX_NAME_MAX	108	/* sizeof(sun_path) */
+
+struct sockaddr_un;
+
+const char *unix_type_name(int type);
+/* getsockopt(SOL_SOCKET, @opt) of an int */
+int unix_sockopt(int sk, int opt, int *val);
+/*
+ * Sends @d's queue from @from into its socket (to address @to, when not
+ * NULL), keeping datagram boundaries.
+ */
+int unix_refill(int from, const FileDesc *d, const struct sockaddr_un *to, socklen_t tolen);
+/* Socket options and shutdown state as saved, and the file status flags. */
+int unix_set_options(int sk, const FileDesc *d);
+
+/* Not a plain socketpair end: restored with the others by unix_open_bound(). */
+static inline int unix_is_bound(const UnixSkEntry *e)
+{
+	return e->has_state;
+}
+
+#endif
