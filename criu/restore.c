@@ -126,6 +126,7 @@ static int plan_tree(struct rtree *tree)
 
 		n->parent = &tree->nodes[pl[i].parent];
 		n->creator = &tree->nodes[pl[i].creator];
+		n->t.creator = &n->creator->t;
 		if (add_kid(n->creator, n))
 			goto out;
 	}
@@ -662,6 +663,7 @@ out:
 	img_verify_stop();
 	if (!released && tree.ready)
 		kill_tree(&tree, forked);
+	rc.failed = !released;
 	free_tree(&rc, &tree);
 	img_free(IMG_PSTREE, pe);
 	close(rc.dirfd);

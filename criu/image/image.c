@@ -38,6 +38,7 @@
 #include "shmem.pb-c.h"
 #include "sysvipc.pb-c.h"
 #include "uts.pb-c.h"
+#include "cgroup.pb-c.h"
 #include "seccomp.pb-c.h"
 
 struct img_desc {
@@ -74,6 +75,7 @@ static const struct img_desc descs[IMG_NR] = {
 	[IMG_UTS]	= { "uts-%d.img", 0x55540040, &uts_entry__descriptor },
 	[IMG_SECCOMP]	= { "seccomp.img", 0x53430050, &seccomp_entry__descriptor },
 	[IMG_SECCOMP_TASK] = { "seccomp-%d.img", 0x53430051, &seccomp_task_entry__descriptor },
+	[IMG_CGROUP]	= { "cgroup.img", 0x43475250, &cgroup_entry__descriptor },
 };
 
 const char *img_name(enum img_type t, int id, char *buf, size_t len)

@@ -58,6 +58,7 @@
 #include "core/util.h"
 #include "image/image.h"
 #include "parts/cpuinfo.h"
+#include "parts/cpumap.h"
 #include "parts/part.h"
 #include "task/ptrace.h"
 #include "cpu.pb-c.h"
@@ -1103,6 +1104,56 @@ static void cpu_release_tree(struct rst_ctx *rc)
 	free(ns->host);
 	free(ns);
 	rc->shared[PART_CPU] = NULL;
+}
+
+/*
+ * For the cgroup part (cpuset.cpus): a CPU list of the dumping machine as
+ * this one runs it, by the rules of the affinities above. All the CPUs
+ * online at dump are all those online here.
+ */
+int cpu_map_list(const struct opts *o, const char *online_then, const char *list,
+		 char *out, size_t len, const char *what)
+{
+	struct cpus online = { 0 }, then = { 0 }, saved = { 0 }, res = { 0 };
+	struct cpu_map map = { 0 };
+	int cpu, dst, ret = -1;
+
+	if (read_online(&online) || (o->cpu_map && parse_map(o->cpu_map, &online, &map)))
+		goto out;
+	if (cpus_parse(list, &saved)) {
+		pr_err("%s: '%s' is not a CPU list", what, list);
+		goto out;
+	}
+	if (online_then && !cpus_parse(online_then, &then) && cpus_subset(&then, &saved)) {
+		ret = !cpus_copy(&res, &online) ? 0 : -1;
+		goto print;
+	}
+	for (cpu = cpus_next(&saved, 0); cpu >= 0; cpu = cpus_next(&saved, cpu + 1)) {
+		dst = map_lookup(&map, cpu);
+		if (dst < 0 && cpus_isset(&online, cpu))
+			dst = cpu;
+		else if (dst < 0 && !map.nr)
+			dst = nth_cpu(&online, cpu % cpus_count(&online));
+		if (dst >= 0 && cpus_set(&res, dst))
+			goto out;
+	}
+	ret = 0;
+print:
+	cpus_str(&res, out, len);
+	if (!ret && !cpus_count(&res)) {
+		pr_err("%s: CPUs %s map to no CPU here (online: %s; --cpu-map chooses)", what,
+		       list, cpus_str(&online, out, len));
+		ret = -1;
+	} else if (!ret && strcmp(out, list)) {
+		pr_info("%s: CPUs %s are %s here", what, list, out);
+	}
+out:
+	cpus_free(&online);
+	cpus_free(&then);
+	cpus_free(&saved);
+	cpus_free(&res);
+	free(map.m);
+	return ret;
 }
 
 const struct part part_cpu = {

@@ -20,7 +20,6 @@ static const struct {
 	{ "user", "user" },
 	{ "mnt", "mount" },
 	{ "net", "network" },
-	{ "cgroup", "cgroup" },
 };
 
 /* criu's own, read once: a dump does not change its namespaces */

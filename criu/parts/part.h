@@ -19,6 +19,7 @@
 
 enum part_id {
 	PART_NS,		/* first: refusals before anything else is asked */
+	PART_CGROUP,		/* a task joins its cgroups before it unshares their namespace */
 	PART_NS_PID,
 	PART_NS_UTS,
 	PART_TIMENS,
@@ -99,6 +100,7 @@ struct rst_ctx {
 	const struct opts *opts;
 	void *shared[PART_NR];		/* a part's tree-wide data during a restore */
 	unsigned long root_flags;	/* extra clone3 flags for the root (CLONE_NEW*) */
+	int failed;			/* at release_tree: undo what the parts made */
 	/*
 	 * fds criu opened before the first fork (objects several tasks share):
 	 * every task inherits them and keeps them until its batch closes them.
@@ -123,6 +125,11 @@ struct rtask {
 	int nr_threads;
 	pid_t host_pid;
 	pid_t *host_tids;
+	/*
+	 * Who forks it: its parent, or a sibling on the parent's behalf
+	 * (restore.c); its early hooks ran before. NULL for the root.
+	 */
+	struct rtask *creator;
 	int *task_fds;		/* the task's fd numbers, sorted (fdinfo load) */
 	int nr_task_fds;
 	int next_slot;		/* criu's own fds take free slots from the top */

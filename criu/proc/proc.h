@@ -164,4 +164,28 @@ uint64_t proc_ns_id(pid_t pid, pid_t tid, const char *name);
 int proc_parse_timens_offsets(const char *buf, int64_t *mono, int64_t *boot);
 int proc_timens_offsets(pid_t pid, int64_t *mono, int64_t *boot);
 
+/*
+ * /proc/PID/cgroup: one line per hierarchy, its controllers ("" for the
+ * unified one) and the path, relative to the reader's cgroup namespace.
+ * Strings point into buf.
+ */
+struct proc_cgroup_line {
+	const char *controllers;
+	const char *path;
+};
+
+struct proc_cgroup {
+	struct proc_cgroup_line *line;
+	int nr;
+	char *buf;
+};
+
+/* Takes @buf (malloc'ed) on success. */
+int proc_parse_cgroup(char *buf, struct proc_cgroup *cg);
+/* Of task @pid (0: criu), or of its thread @tid; -1 logged. */
+int proc_read_cgroup(pid_t pid, pid_t tid, struct proc_cgroup *cg);
+/* The path in the hierarchy of @controllers, or NULL. */
+const char *proc_cgroup_path(const struct proc_cgroup *cg, const char *controllers);
+void proc_cgroup_free(struct proc_cgroup *cg);
+
 #endif
