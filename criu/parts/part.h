@@ -61,6 +61,7 @@ struct dthread {
 	struct user_regs_struct regs;	/* as it stopped */
 	uint64_t sigmask;
 	int seized;
+	int pending;			/* interrupted, its stop not collected (--freeze-cgroup) */
 	struct batch b;			/* its in-task questions and answers */
 };
 
