@@ -236,9 +236,23 @@ int cg_root_parse(char *arg, struct cg_root *r)
 	return r->path[0] == '/' ? 0 : -1;
 }
 
-int cg_root_names(const char *ctrl, const char *controllers)
+static int cg_root_names(const char *ctrl, const char *controllers)
 {
 	if (!*controllers)
 		return !strcmp(ctrl, "unified");
 	return has_token(controllers, ctrl, strlen(ctrl));
+}
+
+const char *cg_root_for(const struct opts *o, const char *controllers)
+{
+	const char *named = NULL, *any = NULL;
+	int i;
+
+	for (i = 0; i < o->nr_cg_roots; i++) {
+		if (!o->cg_roots[i].ctrl)
+			any = o->cg_roots[i].path;
+		else if (cg_root_names(o->cg_roots[i].ctrl, controllers))
+			named = o->cg_roots[i].path;
+	}
+	return named ? named : any;
 }

@@ -35,7 +35,10 @@ const char *cg_mode_name(int mode);
  * v2). @arg is kept (the strings point into it). -1 when it is not that.
  */
 int cg_root_parse(char *arg, struct cg_root *r);
-/* Whether --cgroup-root's @ctrl names the hierarchy of @controllers. */
-int cg_root_names(const char *ctrl, const char *controllers);
+/*
+ * --cgroup-root for the hierarchy of @controllers: the last that names it,
+ * else the last that names none; NULL without one.
+ */
+const char *cg_root_for(const struct opts *o, const char *controllers);
 
 #endif

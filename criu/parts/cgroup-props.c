@@ -348,6 +348,30 @@ static int write_prop(int dirfd, const char *controllers, const CgroupProp *p,
 	return -1;
 }
 
+int cgprops_init(int hfd, const char *controllers, const char *abs)
+{
+	static const char *const inherit[] = { "cpuset.cpus", "cpuset.mems" };
+	char path[4096], *v = NULL, *slash;
+	size_t i;
+	int ret = 0;
+
+	if (!*controllers || !in_list(controllers, "cpuset"))
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(inherit) && !ret; i++) {
+		snprintf(path, sizeof(path), "%s", abs + 1);
+		slash = strrchr(path, '/');
+		snprintf(slash ? slash + 1 : path, sizeof(path) - (slash ? slash + 1 - path : 0),
+			 "%s", inherit[i]);
+		v = cgfs_read(hfd, path);
+		snprintf(path, sizeof(path), "%s/%s", abs + 1, inherit[i]);
+		ret = !v || (*v && cgfs_write(hfd, path, v));
+		if (ret)
+			pr_perror("Cgroup %s: can't give it the %s of its parent", abs, inherit[i]);
+		free(v);
+	}
+	return ret ? -1 : 0;
+}
+
 int cgprops_write(int dirfd, const char *controllers, const CgroupDir *d,
 		  const struct cgprops_ctx *ctx, const char *what)
 {

@@ -148,21 +148,6 @@ static int cmp_task(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* --cgroup-root for this hierarchy (named), else for every one, else NULL. */
-static const char *root_option(const struct opts *o, const char *controllers)
-{
-	const char *named = NULL, *any = NULL;
-	int i;
-
-	for (i = 0; i < o->nr_cg_roots; i++) {
-		if (!o->cg_roots[i].ctrl)
-			any = o->cg_roots[i].path;
-		else if (cg_root_names(o->cg_roots[i].ctrl, controllers))
-			named = o->cg_roots[i].path;
-	}
-	return named ? named : any;
-}
-
 /* Whether every set of the image is the root itself in hierarchy @i. */
 static int all_at_root(const CgroupEntry *e, size_t i)
 {
@@ -179,7 +164,7 @@ static int map_hier(struct rst_ctx *rc, struct cg_rst *r, struct proc_cgroup *mi
 	struct cg_hier *ch = &r->h[i];
 	CgroupHierarchy *h = r->e->hierarchies[i];
 	const char *here = proc_cgroup_path(mine, h->controllers);
-	const char *opt = root_option(rc->opts, h->controllers);
+	const char *opt = cg_root_for(rc->opts, h->controllers);
 
 	ch->h = h;
 	ch->fd = -1;
@@ -279,7 +264,7 @@ static int make_dir(struct cg_rst *r, int h, const char *abs, const CgroupDir *d
 		pr_perror("Can't create cgroup %s:%s", ch->name, abs);
 		return -1;
 	}
-	if (note_made(r, h, abs))
+	if (note_made(r, h, abs) || cgprops_init(ch->fd, ch->h->controllers, abs))
 		return -1;
 	if (d && (fchmodat(ch->fd, at(abs), d->mode, 0) ||
 		  fchownat(ch->fd, at(abs), d->uid, d->gid, 0))) {

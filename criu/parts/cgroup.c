@@ -366,23 +366,33 @@ static int cg_check(struct dump_ctx *dc, struct dtask *t)
 	return 0;
 }
 
-/* The tree's root in hierarchy @h: --cgroup-root, its namespace's, the root task's. */
-static const char *tree_root(struct dump_ctx *dc, struct cg_dump *d, int h)
+/* The deepest cgroup of @h that holds every task and thread (malloc'ed). */
+static char *common_root(struct cg_dump *d, int h)
 {
-	const char *c = d->criu.line[h].controllers, *def = NULL;
+	char *anc = xstrdup(d->sets[d->root_set][h]), *slash;
 	int i;
 
-	for (i = 0; i < dc->opts->nr_cg_roots; i++) {
-		const struct cg_root *r = &dc->opts->cg_roots[i];
+	for (i = 0; anc && i < d->nr_sets; i++)
+		while (!cg_is_under(d->sets[i][h], anc)) {
+			slash = strrchr(anc, '/');
+			slash[slash == anc] = '\0';
+		}
+	return anc;
+}
 
-		if (!r->ctrl)
-			def = r->path;
-		else if (cg_root_names(r->ctrl, c))
-			def = r->path;
-	}
-	if (def)
-		return def;
-	return d->root_ns ? d->sets[d->root_ns - 1][h] : d->sets[d->root_set][h];
+/*
+ * The tree's root in hierarchy @h: --cgroup-root's, the root of the
+ * namespace the root task made, else the deepest cgroup holding the tree.
+ */
+static char *tree_root(struct dump_ctx *dc, struct cg_dump *d, int h)
+{
+	const char *opt = cg_root_for(dc->opts, d->criu.line[h].controllers);
+
+	if (opt)
+		return xstrdup(opt);
+	if (d->root_ns)
+		return xstrdup(d->sets[d->root_ns - 1][h]);
+	return common_root(d, h);
 }
 
 /*
@@ -580,7 +590,7 @@ static int dump_hier(struct dump_ctx *dc, struct cg_dump *d, int h, CgroupHierar
 	cgroup_hierarchy__init(hi);
 	hi->controllers = (char *)c;
 	/* a copy: the sets' paths become relative to it when written */
-	hi->root = xstrdup(tree_root(dc, d, h));
+	hi->root = tree_root(dc, d, h);
 	if (!hi->root)
 		return -1;
 	if (!cg_path_ok(hi->root, 1)) {

@@ -47,6 +47,12 @@ struct cgprops_ctx {
  */
 int cgprops_write(int dirfd, const char *controllers, const CgroupDir *d,
 		  const struct cgprops_ctx *ctx, const char *what);
+/*
+ * A cgroup criu just made at @abs: a v1 cpuset starts with no CPU and no
+ * memory node, where nothing can join; it gets its parent's until its own
+ * properties (if any) are written. -1 logged.
+ */
+int cgprops_init(int hfd, const char *controllers, const char *abs);
 /* An image's property is one criu knows and would write (load's check). */
 int cgprops_known(const char *controllers, const char *name);
 
