@@ -37,6 +37,11 @@ static int probe_timens(void)
 	return access("/proc/self/timens_offsets", R_OK) == 0;
 }
 
+static int probe_cgroupns(void)
+{
+	return access("/proc/self/ns/cgroup", F_OK) == 0;
+}
+
 static int probe_kcmp(void)
 {
 	return syscall(SYS_kcmp, getpid(), getpid(), KCMP_FILE, 0, 0) >= 0 || errno != ENOSYS;
@@ -179,7 +184,7 @@ static const struct cr_feature {
 	{ "seccomp_suspend", probe_seccomp, "the kernel refuses PTRACE_O_SUSPEND_SECCOMP" },
 	{ "seccomp_filters", probe_seccomp, "the kernel refuses PTRACE_O_SUSPEND_SECCOMP" },
 	{ "loginuid", NULL, "the audit loginuid is not restored" },
-	{ "cgroupns", NULL, "cgroup namespaces are not supported" },
+	{ "cgroupns", probe_cgroupns, "the kernel has no cgroup namespaces" },
 	{ "autofs", NULL, "autofs mounts are not supported" },
 	{ "tcp_half_closed", NULL, "TCP connections are not dumped" },
 	{ "compat_cr", NULL, "32-bit tasks are not supported" },

@@ -291,14 +291,21 @@ def test_v1_strict_refuses_existing(cg: Cgroups) -> None:
         r.start()
         img = r.imgdir("img")
         r.dump_ok(img)
-        keep = V1[-1]
-        for ctrl in V1[:-1]:
-            os.rmdir(cg.path(ctrl, "lim"))
-            os.rmdir(cg.path(ctrl))
-        restore_fails(r, img, ["--manage-cgroups=strict"], "strict over an existing cgroup",
-                      ("exists", "strict"))
-        for ctrl in V1[:-1]:
-            assert not cg.exists(ctrl), f"the failed restore left {cg.path(ctrl)}"
+        # criu goes through the hierarchies as /proc/self/cgroup lists them
+        order = [c for line in read("/proc/self/cgroup").splitlines()
+                 for c in line.split(":")[1].split(",") if c in V1]
+        keep = order[-1]
+        for ctrl in V1:
+            if ctrl != keep:
+                os.rmdir(cg.path(ctrl, "lim"))
+                os.rmdir(cg.path(ctrl))
+        line = restore_fails(r, img, ["--manage-cgroups=strict"],
+                             "strict over an existing cgroup", ("exists",))
+        assert cg.rel(keep, "lim") in line, line
+        assert "Removed cgroup" in (img / "restore.log").read_text()
+        for ctrl in V1:
+            if ctrl != keep:
+                assert not cg.exists(ctrl), f"the failed restore left {cg.path(ctrl)}"
         assert cg.exists(keep, "lim")
 
 
@@ -582,3 +589,38 @@ def test_failed_restore_leaves_no_cgroup(cg: Cgroups, tmp_path: Path) -> None:
         assert "Created cgroup" in log, "the restore failed before it made the cgroups"
         for c in ctrls:
             assert not cg.exists(c), f"the failed restore left {cg.path(c)}"
+
+
+# ----------------------------------------------------------------- RPC
+
+def test_rpc(cg: Cgroups) -> None:
+    """Over RPC, as runc asks: freeze_cgroup on dump (with leave_running),
+    then manage_cgroups_mode (strict) and cg_root (one hierarchy moved) on
+    restore."""
+    import rpcclient as rpc
+    from test_rpc import adopt, expect_ok, rpc_dump, rpc_restore
+
+    fz = "freezer" if "freezer" in HIER else "unified"
+    need(fz, "pids")
+    d = cg.make(fz, "fz")
+    cg.make("pids", "p")
+    cg.write("pids", "p", "pids.max", "66")
+    args = [f"join:{d}", f"join:{cg.path('pids', 'p')}"]
+    with zdtm.Run(PROG, "rpc", args=args) as r:
+        r.start()
+        img = r.imgdir("img")
+        resp = rpc_dump(r, img, freeze_cgroup=d, leave_running=True)
+        expect_ok(r, resp, "dump", img / "dump.log")
+        assert "Froze cgroup" in (img / "dump.log").read_text()
+        assert not frozen(d)
+        r.kill()
+        cg.remove()
+        resp = rpc_restore(r, img, rst_sibling=True,
+                           manage_cgroups_mode=rpc.enum_value("criu_cg_mode", "STRICT"),
+                           cg_root=[{"ctrl": "pids", "path": cg.rel("pids", "q")}])
+        expect_ok(r, resp, "restore", img / "restore.log")
+        adopt(r, resp.restore.pid)
+        assert task_cgroup(r.pid, "pids") == cg.rel("pids", "q")
+        assert cg.read("pids", "q", "pids.max") == "66"
+        assert task_cgroup(r.pid, fz) == cg.rel(fz, "fz")
+        r.finish("fail")    # its pids cgroup is another one

@@ -546,10 +546,10 @@ REFUSED = {
     # option -> (value, words the refusal line must contain)
     "root": ("/tmp", "mount namespaces"),
     "tcp_established": (True, "tcp"),
-    "manage_cgroups": (True, "cgroups"),
+    "cgroup_props": ('"cpu":\n - "strategy": "merge"', "cgroup"),
     "ext_mnt": ([{"key": "/a", "val": "/b"}], "mount namespaces"),
     "empty_ns": (CLONE_NEWNET, "network namespace"),
-    "freeze_cgroup": ("/sys/fs/cgroup/freezer/x", "freezer"),
+    "cgroup_yard": ("/tmp/yard", "yard"),
     "lazy_pages": (True, "lazy"),
     "ps": ({"address": "127.0.0.1", "port": 1234}, "page server"),
     "parent_img": ("../p", "dirty-page"),
@@ -582,10 +582,10 @@ def test_refused_options_all_named():
     with zdtm.Run("mem_anon", "rpc-refused-many") as r:
         r.start()
         img = r.imgdir("img")
-        resp = rpc_dump(r, img, root="/tmp", manage_cgroups=True, tcp_established=True,
-                        freeze_cgroup="/x")
+        resp = rpc_dump(r, img, root="/tmp", cgroup_props="x", tcp_established=True,
+                        cgroup_yard="/x")
         assert not resp.success
-        for opt in ("root", "manage_cgroups", "tcp_established", "freeze_cgroup"):
+        for opt in ("root", "cgroup_props", "tcp_established", "cgroup_yard"):
             assert opt in resp.cr_errmsg, resp.cr_errmsg
         r.finish()
 
@@ -748,7 +748,7 @@ def test_check_feature():
     def run(name: str) -> subprocess.CompletedProcess:
         return subprocess.run([zdtm.CRIU, "check", "--feature", name],
                               capture_output=True, text=True, timeout=30)
-    for name in ("timens", "clone3_set_tid", "kcmp_epoll"):
+    for name in ("timens", "clone3_set_tid", "kcmp_epoll", "cgroupns"):
         p = run(name)
         assert p.returncode == 0 and name in p.stdout, (name, p)
     for name in ("mem_dirty_track", "uffd-noncoop", "uffd", "external_net_ns",

@@ -149,7 +149,7 @@ def test_runc_checkpoint_refused_cleanly(container: Container):
     assert len(errors) == 1, log
     line = errors[0]
     assert "mount namespaces" in line and "root" in line, line
-    for opt in ("ext_mnt", "manage_cgroups", "empty_ns", "freeze_cgroup"):
+    for opt in ("ext_mnt", "empty_ns"):
         assert opt in line, line
     assert "RPC DUMP from client" in log and "opts.root:" in log, log
     assert not (c.base / "img" / "inventory.img").exists()
