@@ -546,7 +546,7 @@ REFUSED = {
     # option -> (value, words the refusal line must contain)
     "root": ("/tmp", "mount namespaces"),
     "tcp_established": (True, "tcp"),
-    "cgroup_props": ('"cpu":\n - "strategy": "merge"', "cgroup"),
+    "cgroup_props": ('"cpu": []', "cgroup"),
     "ext_mnt": ([{"key": "/a", "val": "/b"}], "mount namespaces"),
     "empty_ns": (CLONE_NEWNET, "network namespace"),
     "cgroup_yard": ("/tmp/yard", "yard"),
