@@ -768,9 +768,10 @@ def test_round_trip_full(make: Make, tmp_path: Path, root: Path):
     c = make(cgroup_opts("rt", "--memory", "64m", "--pids", "50") +
              ["--veth", host, "--ip", "10.213.8.2/24", "-v", f"{data}:/mnt/data"])
     dirs = c.state_entries("cgroup")
-    limits = {d: Path(d, f).read_text() for d in dirs for f in ("memory.limit_in_bytes",
-                                                                 "pids.max")
+    limits = {f"{d}/{f}": Path(d, f).read_text() for d in dirs
+              for f in ("memory.limit_in_bytes", "memory.max", "pids.max")
               if os.path.exists(f"{d}/{f}")}
+    assert limits, f"no limit in the container's cgroups {dirs}"
     pid = round_trip(c, tmp_path, root,
                      ["--manage-cgroups", "--external", "mnt[/mnt/data]:data"],
                      ["--manage-cgroups", "--external", f"veth[eth0]:{host}",
