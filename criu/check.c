@@ -42,6 +42,11 @@ static int probe_cgroupns(void)
 	return access("/proc/self/ns/cgroup", F_OK) == 0;
 }
 
+static int probe_userns(void)
+{
+	return access("/proc/self/ns/user", F_OK) == 0;
+}
+
 static int probe_kcmp(void)
 {
 	return syscall(SYS_kcmp, getpid(), getpid(), KCMP_FILE, 0, 0) >= 0 || errno != ENOSYS;
@@ -179,7 +184,7 @@ static const struct cr_feature {
 	{ "timerfd", probe_vm_readv, "timerfds need process_vm_readv" },
 	{ "tun", NULL, "tun devices are not dumped" },
 	{ "tun_ns", NULL, "tun devices are not dumped" },
-	{ "userns", NULL, "user namespaces are not supported" },
+	{ "userns", probe_userns, "the kernel has no user namespaces" },
 	{ "fdinfo_lock", NULL, "file locks are not dumped" },
 	{ "seccomp_suspend", probe_seccomp, "the kernel refuses PTRACE_O_SUSPEND_SECCOMP" },
 	{ "seccomp_filters", probe_seccomp, "the kernel refuses PTRACE_O_SUSPEND_SECCOMP" },

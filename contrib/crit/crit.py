@@ -107,6 +107,7 @@ IMAGES: list[ImageKind] = [
     ImageKind("seccomp", "seccomp.img", 0x53430050, "seccomp_entry"),
     ImageKind("seccomp_task", "seccomp-%d.img", 0x53430051, "seccomp_task_entry"),
     ImageKind("cgroup", "cgroup.img", 0x43475250, "cgroup_entry"),
+    ImageKind("userns", "userns.img", 0x55534E53, "userns_entry"),
 ]
 BY_NAME = {k.name: k for k in IMAGES}
 BY_MAGIC = {k.magic: k for k in IMAGES if k.magic}

@@ -39,6 +39,7 @@
 #include "sysvipc.pb-c.h"
 #include "uts.pb-c.h"
 #include "cgroup.pb-c.h"
+#include "userns.pb-c.h"
 #include "seccomp.pb-c.h"
 
 struct img_desc {
@@ -76,6 +77,7 @@ static const struct img_desc descs[IMG_NR] = {
 	[IMG_SECCOMP]	= { "seccomp.img", 0x53430050, &seccomp_entry__descriptor },
 	[IMG_SECCOMP_TASK] = { "seccomp-%d.img", 0x53430051, &seccomp_task_entry__descriptor },
 	[IMG_CGROUP]	= { "cgroup.img", 0x43475250, &cgroup_entry__descriptor },
+	[IMG_USERNS]	= { "userns.img", 0x55534e53, &userns_entry__descriptor },
 };
 
 const char *img_name(enum img_type t, int id, char *buf, size_t len)

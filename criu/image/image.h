@@ -44,6 +44,7 @@ enum img_type {
 	IMG_SECCOMP,		/* one per checkpoint, id 0 */
 	IMG_SECCOMP_TASK,
 	IMG_CGROUP,		/* one per checkpoint, id 0 */
+	IMG_USERNS,		/* one per checkpoint, id 0 */
 	IMG_NR,
 };
 

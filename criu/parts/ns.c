@@ -17,7 +17,6 @@ static const struct {
 	const char *name;	/* in /proc/PID/ns */
 	const char *what;
 } refused[] = {
-	{ "user", "user" },
 	{ "mnt", "mount" },
 	{ "net", "network" },
 };

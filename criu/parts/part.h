@@ -19,6 +19,7 @@
 
 enum part_id {
 	PART_NS,		/* first: refusals before anything else is asked */
+	PART_USERNS,		/* the user namespace owns every other one */
 	PART_CGROUP,		/* a task joins its cgroups before it unshares their namespace */
 	PART_NS_PID,
 	PART_NS_UTS,
@@ -175,6 +176,13 @@ struct part {
 	int (*load)(struct rst_ctx *rc, struct rtask *t);
 	/* restore, in criu, right before the root is forked (after every load) */
 	int (*prefork)(struct rst_ctx *rc);
+	/*
+	 * restore, in criu, right after the root exists, before it runs any
+	 * early hook (it waits until every part's forked hook is done): what
+	 * only criu can do to it, from outside (its user namespace's maps, the
+	 * cgroups it starts in). @root->host_pid is set.
+	 */
+	int (*forked)(struct rst_ctx *rc, struct rtask *root);
 	/*
 	 * restore, in the new task, first of all, before it creates its
 	 * children: the namespaces it lives in and they are born into.

@@ -40,6 +40,7 @@
 #include "timens.pb-c.h"
 #include "uts.pb-c.h"
 #include "cgroup.pb-c.h"
+#include "userns.pb-c.h"
 #include "seccomp.pb-c.h"
 #include "shmem.pb-c.h"
 #include "sysvipc.pb-c.h"
@@ -222,6 +223,7 @@ static const struct {
 	{ IMG_SECCOMP, &seccomp_entry__descriptor },
 	{ IMG_SECCOMP_TASK, &seccomp_task_entry__descriptor },
 	{ IMG_CGROUP, &cgroup_entry__descriptor },
+	{ IMG_USERNS, &userns_entry__descriptor },
 };
 
 static const ProtobufCMessageDescriptor *desc_of(enum img_type t)
