@@ -14,7 +14,11 @@
  * Each task joins its cgroups itself, first thing (early hook), writing
  * to cgroup.procs through an fd on each hierarchy that every task
  * inherits: it is born in the cgroups of whoever forked it and moves only
- * where they differ. A task that made a cgroup namespace first joins the
+ * where they differ. The root is put in its first cgroups by criu, from
+ * outside (forked hook), before it runs anything, as runtimes place a
+ * container's init: what it makes (its namespaces, its mounts) is charged
+ * there. (New tasks have criu's credentials until their batch sets their
+ * own: in a user namespace of their own they can still move themselves.) A task that made a cgroup namespace first joins the
  * namespace's root, unshares it there, then goes on to its own cgroups:
  * the namespace is rooted where it was and its children are born into
  * it. Threads in other cgroups than their leader (v1, v2 threaded) are
@@ -64,6 +68,7 @@ struct cg_rst {
 	struct cg_made *made;	/* what criu created, in order */
 	int nr_made;
 	int ignore;		/* --manage-cgroups=ignore */
+	int root_set;		/* where criu put the root (forked hook), -1: nowhere */
 };
 
 /* A path for openat() on a hierarchy's root. */
@@ -211,6 +216,7 @@ int cg_load_tree(struct rst_ctx *rc)
 	memcpy(r->by_pid, r->e->tasks, r->e->n_tasks * sizeof(*r->by_pid));
 	qsort(r->by_pid, r->e->n_tasks, sizeof(*r->by_pid), cmp_task);
 	r->ignore = rc->opts->manage_cgroups == CG_MODE_IGNORE;
+	r->root_set = -1;
 	if (r->ignore) {
 		pr_info("--manage-cgroups=ignore: the tree stays in criu's cgroups");
 		return 0;
@@ -381,9 +387,14 @@ int cg_prefork(struct rst_ctx *rc)
 
 /* ------------------------------------------------------- joining them */
 
-/* Task @t moves into set @to, from set @from (-1: criu's own cgroups). */
-static int join(struct cg_rst *r, struct rtask *t, int to, int from)
+/*
+ * Task @t moves into set @to, from set @from (-1: criu's own cgroups, -2:
+ * not known). @host_pid: criu moves it, from outside; 0: it moves itself.
+ */
+static int join(struct cg_rst *r, struct rtask *t, int to, int from, pid_t host_pid)
 {
+	char who[16];
+
 	char *target, *now, path[4096];
 	struct cg_hier *ch;
 	size_t h;
@@ -399,10 +410,11 @@ static int join(struct cg_rst *r, struct rtask *t, int to, int from)
 		ret = !target || !now ? -1 : 0;
 		if (!ret && strcmp(target, now)) {
 			snprintf(path, sizeof(path), "%s/cgroup.procs", at(target));
-			ret = cgfs_write(ch->fd, path, "0");
+			snprintf(who, sizeof(who), "%d", host_pid);
+			ret = cgfs_write(ch->fd, path, who);
 			if (ret)
-				pr_perror("Task %d: can't join cgroup %s:%s", t->pid, ch->name,
-					  target);
+				pr_perror("Task %d: can't %s cgroup %s:%s", t->pid,
+					  host_pid ? "be moved into" : "join", ch->name, target);
 		}
 		free(target);
 		free(now);
@@ -410,22 +422,38 @@ static int join(struct cg_rst *r, struct rtask *t, int to, int from)
 	return ret;
 }
 
+/* The root's first cgroups: its namespace's root, or its own. */
+int cg_forked(struct rst_ctx *rc, struct rtask *root)
+{
+	struct cg_rst *r = rc->shared[PART_CGROUP];
+	CgroupTask *ct = root->img[PART_CGROUP];
+	int to;
+
+	if (!ct || r->ignore)
+		return 0;
+	to = ct->has_ns_root ? (int)ct->ns_root - 1 : (int)ct->set;
+	if (join(r, root, to, -1, root->host_pid))
+		return -1;
+	r->root_set = to;
+	return 0;
+}
+
 int cg_early(struct rst_ctx *rc, struct rtask *t)
 {
 	struct cg_rst *r = rc->shared[PART_CGROUP];
 	CgroupTask *ct = t->img[PART_CGROUP], *born;
-	int from = -1;
+	int from = r ? r->root_set : -1;
 
 	if (!ct)
 		return 0;
-	/* born where whoever forked it is: the root, in criu's */
+	/* born where whoever forked it is; the root, where criu put it */
 	born = t->creator ? t->creator->img[PART_CGROUP] : NULL;
 	if (born)
 		from = born->set;
 	else if (t->creator)
 		from = -2;	/* a stand-in forked it: where, is not known */
 	if (ct->has_ns_root) {
-		if (!r->ignore && join(r, t, ct->ns_root - 1, from))
+		if (!r->ignore && join(r, t, ct->ns_root - 1, from, 0))
 			return -1;
 		if (unshare(CLONE_NEWCGROUP)) {
 			pr_perror("Task %d: can't create its cgroup namespace", t->pid);
@@ -433,7 +461,7 @@ int cg_early(struct rst_ctx *rc, struct rtask *t)
 		}
 		from = ct->ns_root - 1;
 	}
-	return r->ignore ? 0 : join(r, t, ct->set, from);
+	return r->ignore ? 0 : join(r, t, ct->set, from, 0);
 }
 
 /* Threads in other cgroups than their leader, moved from outside. */

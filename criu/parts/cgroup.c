@@ -748,6 +748,7 @@ const struct part part_cgroup = {
 	.load_tree = cg_load_tree,
 	.load = cg_load,
 	.prefork = cg_prefork,
+	.forked = cg_forked,
 	.early = cg_early,
 	.final = cg_final,
 	.release_tree = cg_release_tree,

@@ -23,6 +23,7 @@ char *cg_join(const char *root, const char *rel);
 int cg_load_tree(struct rst_ctx *rc);
 int cg_load(struct rst_ctx *rc, struct rtask *t);
 int cg_prefork(struct rst_ctx *rc);
+int cg_forked(struct rst_ctx *rc, struct rtask *root);
 int cg_early(struct rst_ctx *rc, struct rtask *t);
 int cg_final(struct rst_ctx *rc, struct rtask *t);
 void cg_release_tree(struct rst_ctx *rc);

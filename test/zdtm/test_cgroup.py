@@ -624,3 +624,43 @@ def test_rpc(cg: Cgroups) -> None:
         assert cg.read("pids", "q", "pids.max") == "66"
         assert task_cgroup(r.pid, fz) == cg.rel(fz, "fz")
         r.finish("fail")    # its pids cgroup is another one
+
+
+# --------------------------------------------------------- user namespace
+
+def test_userns_root(cg: Cgroups) -> None:
+    """A root in a user namespace of its own (root inside is 200000
+    outside) in cgroups of its own: they are made again (soft), the root
+    is back in them with its ids."""
+    ctrls = [c for c in ("pids", "cpu") if c in V1] + (["unified"] if "unified" in HIER else [])
+    if not ctrls:
+        pytest.skip("no cgroup hierarchy to use here")
+    args = []
+    for c in ctrls:
+        cg.make(c, "u")
+        args.append(f"join:{cg.path(c, 'u')}")
+    with zdtm.Run(PROG, "userns", args=args + ["userns:200000"]) as r:
+        # the task is 200000 on the host: its files must be open to it
+        session = r.dir.parent
+        mode = os.stat(session).st_mode & 0o7777
+        os.chmod(r.dir, 0o777)
+        r.log.touch()
+        os.chmod(r.log, 0o666)
+        try:
+            os.chmod(session, mode | 0o111)
+            run_userns_root(r, cg, ctrls)
+        finally:
+            os.chmod(session, mode)
+
+
+def run_userns_root(r: zdtm.Run, cg: Cgroups, ctrls: list[str]) -> None:
+    """Its round trip, its files open to it."""
+    r.start()
+    img = r.imgdir("img")
+    r.dump_ok(img)
+    cg.remove()
+    r.restore_ok(img)
+    assert "Uid:\t200000" in Path(f"/proc/{r.pid}/status").read_text()
+    for c in ctrls:
+        assert task_cgroup(r.pid, c) == cg.rel(c, "u"), c
+    r.finish()

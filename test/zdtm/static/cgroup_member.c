@@ -7,6 +7,7 @@
  *               v2: cgroup.threads, a threaded cgroup)
  *   child:DIR   a child, forked now, that moves into DIR
  *   hold:FILE   it keeps FILE open (a test removes it to make a restore fail)
+ *   userns:ID   it unshares a user namespace whose ids 0-65535 are ID... outside
  * After SIGTERM every one of them must see the very /proc/self/cgroup it
  * saw at test_ready() (relative to its cgroup namespace, if any): the
  * leader, the thread (/proc/thread-self/cgroup) and the child, which
@@ -27,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "userns_lib.h"
 #include "zdtm.h"
 
 #define VIEW	4096
@@ -148,6 +150,14 @@ int main(int argc, char **argv)
 			has_thread = 1;
 		} else if (!strncmp(a, "child:", 6)) {
 			kid = start_child(a + 6);
+		} else if (!strncmp(a, "userns:", 7)) {
+			char map[64];
+
+			snprintf(map, sizeof(map), "0 %s 65536\n", a + 7);
+			make_userns(map, map, "allow");
+			/* as a container's init: root inside, ID outside */
+			if (setresgid(0, 0, 0) || setresuid(0, 0, 0))
+				fail_errno("setres*id(0) in the user namespace");
 		} else if (!strncmp(a, "hold:", 5)) {
 			if (open(a + 5, O_RDONLY) < 0)
 				fail_errno("open %s", a + 5);

@@ -10,15 +10,13 @@
  * must see the same maps, setgroups and ids (test_userns.py checks from
  * outside that its namespace is a child of the runner's).
  */
-#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "userns_lib.h"
 #include "zdtm.h"
 
 #define UID_MAP	"0 0 1\n1 200001 1000\n"
@@ -41,48 +39,6 @@ static void take(struct view *v)
 		fail_errno("getres*id");
 }
 
-static void write_proc(pid_t pid, const char *name, const char *text)
-{
-	char path[64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
-		_exit(1);
-	close(fd);
-}
-
-/* Only a task outside may write the maps: a child that stayed there. */
-static void make_userns(const char *setgroups)
-{
-	/* /proc is the runner's: in a pid namespace, our pid there */
-	pid_t self = test_host_pid(), kid;
-	int p[2], status;
-	char c;
-
-	if (pipe(p))
-		fail_errno("pipe");
-	kid = fork();
-	if (kid < 0)
-		fail_errno("fork");
-	if (!kid) {
-		close(p[1]);
-		if (read(p[0], &c, 1) != 1)
-			_exit(1);
-		write_proc(self, "setgroups", setgroups);
-		write_proc(self, "gid_map", GID_MAP);
-		write_proc(self, "uid_map", UID_MAP);
-		_exit(0);
-	}
-	close(p[0]);
-	if (unshare(CLONE_NEWUSER))
-		fail_errno("unshare(CLONE_NEWUSER)");
-	if (write(p[1], "", 1) != 1 || waitpid(kid, &status, 0) != kid || status)
-		fail("the child could not write the maps (status %#x)", status);
-	close(p[1]);
-}
-
 int main(int argc, char **argv)
 {
 	struct view before, after;
@@ -90,7 +46,7 @@ int main(int argc, char **argv)
 
 	test_init(argc, argv);
 	sg = optind < argc ? argv[optind] : "allow";
-	make_userns(sg);
+	make_userns(UID_MAP, GID_MAP, sg);
 	if (optind + 1 < argc && !strcmp(argv[optind + 1], "uts") &&
 	    (unshare(CLONE_NEWUTS) || sethostname("zdtm-userns", 11)))
 		fail_errno("a UTS namespace inside");
