@@ -785,3 +785,26 @@ def test_round_trip_full(make: Make, tmp_path: Path, root: Path):
     assert c.path("/mnt/data/late").read_text() == "after the restore\n"
     c.delete(pid=pid)
     assert not c.leftovers(dirs, host)
+
+
+def test_round_trip_userns(make: Make, tmp_path: Path, open_root: Path):
+    """A container in a user namespace of its own (ctr --userns: root
+    inside is 100000 outside) in cgroups of its own: after the restore the
+    same maps, the same ids as the host sees them, every namespace owned by
+    the user namespace, the service going on."""
+    criu_here()
+    c = make(["--userns"] + cgroup_opts("un", "--pids", "40"), start=False)
+    c.root = open_root
+    # the service's socket goes there: the mapped root's (a copy of the rootfs)
+    os.chown(open_root / "run", 100000, 100000)
+    c.start()
+    before = {f: Path(f"/proc/{c.pid}/{f}").read_text() for f in ("uid_map", "gid_map",
+                                                                  "setgroups")}
+    pid = round_trip(c, tmp_path, open_root, [], [])
+    assert {f: Path(f"/proc/{pid}/{f}").read_text() for f in before} == before
+    uid = [line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+           if line.startswith("Uid:")][0].split()
+    assert uid[1] == "100000", uid
+    for d in c.state_entries("cgroup"):
+        assert str(pid) in Path(d, "cgroup.procs").read_text().split(), d
+    c.delete(pid=pid)
