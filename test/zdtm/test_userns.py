@@ -42,10 +42,10 @@ def related(pid: int, ns: str, op: int) -> int:
         os.close(fd)
 
 
-def view(pid: int) -> dict[str, str]:
+def view(pid: int) -> dict[str, list[str]]:
     """What the host sees of the task's user namespace and ids."""
-    out = {f: Path(f"/proc/{pid}/{f}").read_text() for f in ("uid_map", "gid_map",
-                                                              "setgroups")}
+    out = {f: Path(f"/proc/{pid}/{f}").read_text().split() for f in ("uid_map", "gid_map",
+                                                                      "setgroups")}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(("Uid:", "Gid:", "Groups:", "CapEff:", "CapPrm:", "CapBnd:")):
             k, v = line.split(":", 1)
