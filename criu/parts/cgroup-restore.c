@@ -174,6 +174,10 @@ static int map_hier(struct rst_ctx *rc, struct cg_rst *r, struct proc_cgroup *mi
 	ch->h = h;
 	ch->fd = -1;
 	ch->name = cgfs_name(h->controllers);
+	if (opt && !cg_path_ok(opt, 1)) {
+		pr_err("--cgroup-root %s is not an absolute cgroup path (no '.' nor '..')", opt);
+		return -1;
+	}
 	if (!here) {
 		if (h->root_is_criu && !h->n_dirs && all_at_root(r->e, i) && !opt)
 			return 0;	/* the tree was only where criu was: nothing to do */

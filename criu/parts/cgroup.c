@@ -594,7 +594,8 @@ static int dump_hier(struct dump_ctx *dc, struct cg_dump *d, int h, CgroupHierar
 	if (!hi->root)
 		return -1;
 	if (!cg_path_ok(hi->root, 1)) {
-		pr_err("--cgroup-root %s is not an absolute cgroup path", hi->root);
+		pr_err("--cgroup-root %s is not an absolute cgroup path (no '.' nor '..')",
+		       hi->root);
 		return -1;
 	}
 	hi->has_root_is_criu = 1;

@@ -454,6 +454,19 @@ def test_cgroup_root_outside(cg: Cgroups) -> None:
         r.finish()
 
 
+@pytest.mark.parametrize("value", ["/a/../b", "x", "cpu:", "/a//b"])
+def test_cgroup_root_bad(value: str) -> None:
+    """A --cgroup-root that is no absolute cgroup path: one line naming it,
+    nothing restored."""
+    with zdtm.Run(PROG, "root-bad") as r:
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        line = restore_fails(r, img, ["--cgroup-root", value], "a bad --cgroup-root",
+                             ("cgroup-root",))
+        assert value.split(":")[0] in line, line
+
+
 # ------------------------------------------------------ cgroup namespace
 
 def test_cgroup_ns(cg: Cgroups) -> None:
