@@ -357,6 +357,10 @@ int cgprops_init(int hfd, const char *controllers, const char *abs)
 
 	if (!*controllers || !in_list(controllers, "cpuset"))
 		return 0;
+	if (strlen(abs) + 32 > sizeof(path)) {
+		pr_err("Cgroup %.64s...: its path is too long", abs);
+		return -1;
+	}
 	for (i = 0; i < ARRAY_SIZE(inherit) && !ret; i++) {
 		snprintf(path, sizeof(path), "%s", abs + 1);
 		slash = strrchr(path, '/');

@@ -391,15 +391,22 @@ int cg_prefork(struct rst_ctx *rc)
 
 /* ------------------------------------------------------- joining them */
 
+/* @file of cgroup @abs, for openat() on its hierarchy; -1 (ENAMETOOLONG). */
+static int in_cgroup(char *buf, size_t len, const char *abs, const char *file)
+{
+	if ((size_t)snprintf(buf, len, "%s/%s", at(abs), file) < len)
+		return 0;
+	errno = ENAMETOOLONG;
+	return -1;
+}
+
 /*
  * Task @t moves into set @to, from set @from (-1: criu's own cgroups, -2:
  * not known). @host_pid: criu moves it, from outside; 0: it moves itself.
  */
 static int join(struct cg_rst *r, struct rtask *t, int to, int from, pid_t host_pid)
 {
-	char who[16];
-
-	char *target, *now, path[4096];
+	char *target, *now, path[4096], who[16];
 	struct cg_hier *ch;
 	size_t h;
 	int ret = 0;
@@ -413,9 +420,9 @@ static int join(struct cg_rst *r, struct rtask *t, int to, int from, pid_t host_
 		      cg_join(ch->root, r->e->sets[from]->paths[h]);
 		ret = !target || !now ? -1 : 0;
 		if (!ret && strcmp(target, now)) {
-			snprintf(path, sizeof(path), "%s/cgroup.procs", at(target));
 			snprintf(who, sizeof(who), "%d", host_pid);
-			ret = cgfs_write(ch->fd, path, who);
+			ret = in_cgroup(path, sizeof(path), target, "cgroup.procs") ||
+			      cgfs_write(ch->fd, path, who);
 			if (ret)
 				pr_perror("Task %d: can't %s cgroup %s:%s", t->pid,
 					  host_pid ? "be moved into" : "join", ch->name, target);
@@ -495,8 +502,8 @@ int cg_final(struct rst_ctx *rc, struct rtask *t)
 			if (!target)
 				return -1;
 			file = *r->h[h].h->controllers ? "tasks" : "cgroup.threads";
-			snprintf(path, sizeof(path), "%s/%s", at(target), file);
-			if (cgfs_write(r->h[h].fd, path, tid)) {
+			if (in_cgroup(path, sizeof(path), target, file) ||
+			    cgfs_write(r->h[h].fd, path, tid)) {
 				pr_perror("Task %d: can't move thread %d into cgroup %s:%s", t->pid,
 					  t->tids[j], r->h[h].name, target);
 				free(target);
