@@ -893,13 +893,31 @@ static int check_fd_room(struct dump_ctx *dc, struct dtree *tree)
 
 /*
  * CRIU's notion: the tree's network is locked around the dump when its
- * root has a network namespace of its own (a refused one, for now).
+ * root has a network namespace of its own (parts/net.c locks it).
  */
 static int own_netns(pid_t pid)
 {
 	uint64_t its = proc_ns_id(pid, 0, "net");
 
 	return its && its != proc_ns_id(0, 0, "net");
+}
+
+/*
+ * Once per dump, after pre_freeze began: the parts undo what holds the
+ * tree (the network lock), then the client hears of it; see part.h.
+ */
+static void after_dump(struct dump_ctx *dc, int *prefrozen, int runs, int locked)
+{
+	int i;
+
+	if (!*prefrozen)
+		return;
+	*prefrozen = 0;
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->after_dump)
+			parts[i]->after_dump(dc, runs);
+	if (locked && runs)
+		hook_run(HOOK_NETWORK_UNLOCK, dc->opts->pid, -1);
 }
 
 /* stats-dump in the work directory, with the phases' times. */
@@ -923,7 +941,7 @@ int cr_dump(const struct opts *o)
 	struct dtree tree = { 0 };
 	struct maps_ahead ma = { 0 };
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
-	int i, ret = -1, locked = 0;
+	int i, ret = -1, locked = 0, prefrozen = 0, runs = 0;
 
 	if (o->pid <= 1 || o->pid == getpid()) {
 		pr_err("Can't dump task %d", o->pid);
@@ -940,6 +958,14 @@ int cr_dump(const struct opts *o)
 	hooks_set_images_dir(o->images_dir);
 	if (hook_run(HOOK_PRE_DUMP, o->pid, -1))
 		goto out;
+	/* the network is locked before the first task stops, and told first */
+	locked = hooks_wanted() && own_netns(o->pid);
+	if (locked && hook_run(HOOK_NETWORK_LOCK, o->pid, -1))
+		goto out;
+	prefrozen = 1;
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->pre_freeze && parts[i]->pre_freeze(&dc))
+			goto out;
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	ptrace_poll_waits(1);
 	if (o->freeze_cgroup && freezer_freeze(o->freeze_cgroup))
@@ -948,9 +974,6 @@ int cr_dump(const struct opts *o)
 		goto out;
 	pr_info("Frozen %d task(s)", tree.nr);
 	lap(&dphase_ns[DP_FREEZE], &t0);
-	locked = hooks_wanted() && own_netns(o->pid);
-	if (locked && hook_run(HOOK_NETWORK_LOCK, o->pid, -1))
-		goto out;
 	maps_ahead_start(&ma, &tree);
 	for (i = 0; i < tree.nr; i++)
 		if (read_ns_ids(tree.tasks[i]))
@@ -976,19 +999,21 @@ int cr_dump(const struct opts *o)
 	/* a "no" here still lets the tree go: the images are not a checkpoint */
 	if (hook_run(HOOK_POST_DUMP, o->pid, -1))
 		goto out;
-	if (locked && (o->leave_running || o->leave_stopped))
-		hook_run(HOOK_NETWORK_UNLOCK, o->pid, -1);
-	/*
-	 * A cgroup frozen before is frozen again before anything is let go;
-	 * a killed tree first dies (a v1 frozen task can't).
-	 */
-	if ((o->leave_running || o->leave_stopped) && freezer_end())
-		goto out;
+	runs = o->leave_running || o->leave_stopped;
+	if (runs) {
+		after_dump(&dc, &prefrozen, 1, locked);
+		/* a cgroup frozen before is frozen again before anything is let go */
+		if (freezer_end())
+			goto out;
+	}
 	ret = finish(o, &tree);
-	/* the checkpoint is whole and the tree gone: a cgroup left thawed is no failure */
-	if (!o->leave_running && !o->leave_stopped && freezer_end())
-		pr_warn("Cgroup %s was frozen before the dump and is thawed now",
-			o->freeze_cgroup);
+	if (!runs) {
+		after_dump(&dc, &prefrozen, ret != 0, locked);
+		/* the checkpoint is whole and the tree gone: a cgroup left thawed is no failure */
+		if (freezer_end())
+			pr_warn("Cgroup %s was frozen before the dump and is thawed now",
+				o->freeze_cgroup);
+	}
 	lap(&dphase_ns[DP_FINISH], &t0);
 	log_phases(tree.nr);
 	pr_info("Dumped %d task(s)", tree.nr);
@@ -996,8 +1021,6 @@ int cr_dump(const struct opts *o)
 		write_stats(o);
 out:
 	maps_ahead_stop(&ma);
-	if (ret && locked)
-		hook_run(HOOK_NETWORK_UNLOCK, o->pid, -1);
 	if (ret)
 		unlinkat(dc.dirfd, "inventory.img", 0);
 	if (ret && o->freeze_cgroup) {
@@ -1005,6 +1028,7 @@ out:
 		freezer_end();
 	}
 	freezer_release();
+	after_dump(&dc, &prefrozen, 1, locked);
 	release_tree(&tree, ret != 0);
 	close(dc.dirfd);
 	return ret;

@@ -408,13 +408,15 @@ static int build_batches(struct rst_ctx *rc, struct rtree *tree, struct rnode *n
 }
 
 /*
- * Our pid as criu sees it: /proc is criu's, so /proc/self names us in
- * criu's pid namespace even when we are in one of the tree's own.
+ * Our pid as criu sees it: criu's /proc names us in criu's pid namespace
+ * even when we are in one of the tree's own (whose /proc is the tree's
+ * once its root entered its mount namespace).
  */
-static pid_t host_pid(void)
+static pid_t host_pid(struct rst_ctx *rc)
 {
 	char buf[32];
-	ssize_t len = readlink("/proc/self", buf, sizeof(buf) - 1);
+	ssize_t len = rc->proc_fd >= 0 ? readlinkat(rc->proc_fd, "self", buf, sizeof(buf) - 1) :
+		      readlink("/proc/self", buf, sizeof(buf) - 1);
 
 	if (len <= 0)
 		return getpid();
@@ -440,7 +442,7 @@ static void __attribute__((noreturn)) child_main(struct rst_ctx *rc, struct rtre
 	uint64_t all;
 	int i, never = 0;
 
-	t->host_pid = host_pid();
+	t->host_pid = host_pid(rc);
 	__atomic_store_n(&n->rep->host_pid, t->host_pid, __ATOMIC_RELEASE);
 	/* until criu traces us (and EXITKILL takes over), die with our parent */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || parent_pid(t->host_pid) != parent)

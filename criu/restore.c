@@ -603,31 +603,41 @@ static int restore_tree(struct rst_ctx *rc, struct rtree *tree, int *forked)
 	stats_set_time(STAT_FORKING, clock_ns(CLOCK_MONOTONIC) - t0);
 	for (i = 1; i < tree->nr; i++)
 		tree->nodes[i].t.host_pid = tree->nodes[i].rep->host_pid;
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->ns_ready && parts[i]->ns_ready(rc, &tree->nodes[0].t))
+			return -1;
 	/* every namespace exists, nothing of the tree's own runs yet */
-	if ((rc->root_flags & TREE_NS_FLAGS) &&
+	if (((rc->root_flags | rc->joined_ns) & TREE_NS_FLAGS) &&
 	    (hook_run(HOOK_SETUP_NS, root, -1) || hook_run(HOOK_POST_SETUP_NS, root, -1)))
 		return -1;
 	return take_over_tree(rc, tree, settle_stops);
 }
 
 /* What the tree is told between its restore and its first instruction. */
-static int before_resume(struct rst_ctx *rc, pid_t root)
+static int before_resume(struct rst_ctx *rc, struct rtask *t)
 {
+	pid_t root = t->host_pid;
+	int i;
+
 	if (hook_run(HOOK_POST_RESTORE, root, -1))
 		return -1;
-	if ((rc->root_flags & CLONE_NEWNET) && hook_run(HOOK_NETWORK_UNLOCK, root, -1))
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->resume && parts[i]->resume(rc, t))
+			return -1;
+	if (((rc->root_flags | rc->joined_ns) & CLONE_NEWNET) &&
+	    hook_run(HOOK_NETWORK_UNLOCK, root, -1))
 		return -1;
 	return hook_run(HOOK_PRE_RESUME, root, -1);
 }
 
 int cr_restore(const struct opts *o)
 {
-	struct rst_ctx rc = { .opts = o };
+	struct rst_ctx rc = { .opts = o, .proc_fd = -1 };
 	struct rtree tree = { 0 };
 	PstreeEntry *pe = NULL;
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	pid_t root;
-	int ret = -1, forked = 0, released = 0;
+	int i, ret = -1, forked = 0, released = 0;
 
 	rc.dirfd = fcntl(o->images_dirfd, F_DUPFD_CLOEXEC, 0);
 	if (rc.dirfd < 0) {
@@ -654,9 +664,9 @@ int cr_restore(const struct opts *o)
 		goto out;
 	if (o->pidfile && write_pidfile(o, root))
 		goto out;
-	if (before_resume(&rc, root) || let_go(&tree))
+	if (before_resume(&rc, &tree.nodes[0].t) || let_go(&tree))
 		goto out;
-	released = 1;
+	released = rc.released = 1;
 	pr_info("Restored %zu task(s)", pe->n_tasks);
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
 	/* the tree runs: a "no" can't undo that any more */
@@ -664,6 +674,10 @@ int cr_restore(const struct opts *o)
 		pr_warn("The tree runs although post-resume said no");
 	stats_set_time(STAT_RESTORE, clock_ns(CLOCK_MONOTONIC) - t0);
 	stats_write(o->work_dirfd, 1, o->display_stats);
+	/* after the figures: what runs here delays criu's exit, not the tree */
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->resumed)
+			parts[i]->resumed(&rc, &tree.nodes[0].t);
 	ret = o->restore_detached ? 0 : wait_task(root);
 out:
 	img_verify_stop();

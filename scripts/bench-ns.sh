@@ -23,23 +23,12 @@
 
 set -o errexit -o nounset -o pipefail
 
-cd "$(dirname "$0")/.."
-BUILD_DIR=${BUILD_DIR:-build}
-case "$BUILD_DIR" in
-/*) B=$BUILD_DIR ;;
-*) B=$PWD/$BUILD_DIR ;;
-esac
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 RUNS=${1:-100}
 RUNC_RUNS=${RUNC_RUNS:-10}
 BENCH=$B/contrib/container/bench-ns
-SUBREAPER=$B/contrib/subreaper/subreaper
 
-if [ -z "${SKIP_BUILD:-}" ]; then
-	BUILD_DIR=$BUILD_DIR scripts/build.sh >/dev/null
-fi
-for f in "$BENCH" "$SUBREAPER"; do
-	[ -x "$f" ] || { echo "bench-ns: $f is missing (did the build succeed?)" >&2; exit 1; }
-done
+need_built bench-ns "$BENCH" "$SUBREAPER"
 
 host_view()
 {
@@ -56,8 +45,8 @@ cleanup()
 }
 trap cleanup EXIT
 chmod 0755 "$WORK"
-ROOT=$(contrib/container/mkrootfs.sh -b "$B")
-cp -a "$ROOT" "$WORK/rootfs"
+ROOTFS=$(contrib/container/mkrootfs.sh -b "$B")
+cp -a "$ROOTFS" "$WORK/rootfs"
 before=$(host_view)
 
 echo "== bench-ns: $RUNS rounds on $(nproc) CPUs, kernel $(uname -r)"

@@ -30,34 +30,14 @@
 
 set -o errexit -o nounset -o pipefail
 
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-BUILD_DIR=${BUILD_DIR:-build}
-case "$BUILD_DIR" in
-/*) B=$BUILD_DIR ;;
-*) B=$ROOT/$BUILD_DIR ;;
-esac
-CRIU=${CRIU:-$B/criu/criu}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 BENCH=$B/test/bench/tree_bench
-SUBREAPER=$B/contrib/subreaper/subreaper
 N=${1:-100}
 RUNS=${RUNS:-5}
 AIM=50
 
 # Restored targets are orphans once criu exits: run under a reaper.
-if [ -z "${CRIU_BENCH_REAPED:-}" ]; then
-	if [ -z "${SKIP_BUILD:-}" ]; then
-		BUILD_DIR=$BUILD_DIR scripts/build.sh >/dev/null
-	fi
-	for f in "$CRIU" "$BENCH" "$SUBREAPER"; do
-		if [ ! -x "$f" ]; then
-			echo "bench-tree: $f is missing (did the build succeed?)" >&2
-			exit 1
-		fi
-	done
-	export CRIU_BENCH_REAPED=1
-	exec "$SUBREAPER" "$0" "$@"
-fi
+run_reaped bench-tree "$CRIU" "$BENCH" -- "$@"
 
 WORK=$(mktemp -d /dev/shm/criu-bench-tree.XXXXXX)
 PID=

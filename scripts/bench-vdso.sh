@@ -27,16 +27,8 @@
 
 set -o errexit -o nounset -o pipefail
 
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-BUILD_DIR=${BUILD_DIR:-build}
-case "$BUILD_DIR" in
-/*) B=$BUILD_DIR ;;
-*) B=$ROOT/$BUILD_DIR ;;
-esac
-CRIU=${CRIU:-$B/criu/criu}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 BENCH=$B/test/bench/vdso_bench
-SUBREAPER=$B/contrib/subreaper/subreaper
 AIM=90
 ROUNDS=${ROUNDS:-3}
 STRICT=
@@ -44,19 +36,7 @@ STRICT=
 
 # Run under a subreaper: the restored task is an orphan once criu exits,
 # and must be reaped when it is done (PID 1 here may not do it).
-if [ -z "${CRIU_BENCH_REAPED:-}" ]; then
-	if [ -z "${SKIP_BUILD:-}" ]; then
-		BUILD_DIR=$BUILD_DIR scripts/build.sh
-	fi
-	for f in "$CRIU" "$BENCH" "$SUBREAPER"; do
-		if [ ! -x "$f" ]; then
-			echo "bench-vdso: $f is missing (did the build succeed?)" >&2
-			exit 1
-		fi
-	done
-	export CRIU_BENCH_REAPED=1
-	exec "$SUBREAPER" "$0" "$@"
-fi
+run_reaped bench-vdso "$CRIU" "$BENCH" -- "$@"
 
 WORK=$(mktemp -d /tmp/criu-bench-vdso.XXXXXX)
 IMG=$WORK/images

@@ -12,8 +12,7 @@
 
 set -o errexit -o nounset -o pipefail
 
-cd "$(dirname "$0")/.."
-BUILD_DIR=${BUILD_DIR:-build}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 args=()
 for a in "$@"; do
@@ -23,7 +22,5 @@ for a in "$@"; do
 	esac
 done
 
-if [ -z "${SKIP_BUILD:-}" ]; then
-	BUILD_DIR=$BUILD_DIR scripts/build.sh
-fi
+need_built bench
 exec python3 test/bench/bench.py --build-dir "$BUILD_DIR" "${args[@]}"

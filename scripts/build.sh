@@ -7,8 +7,7 @@
 
 set -o errexit -o nounset -o pipefail
 
-cd "$(dirname "$0")/.."
-BUILD_DIR=${BUILD_DIR:-build}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if [ -f "$BUILD_DIR/build.ninja" ]; then
 	if [ "$#" -gt 0 ]; then

@@ -18,16 +18,8 @@
 
 set -o errexit -o nounset -o pipefail
 
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-BUILD_DIR=${BUILD_DIR:-build}
-case "$BUILD_DIR" in
-/*) B=$BUILD_DIR ;;
-*) B=$ROOT/$BUILD_DIR ;;
-esac
-CRIU=${CRIU:-$B/criu/criu}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 COUNTER=$B/contrib/demo/counter
-SUBREAPER=$B/contrib/subreaper/subreaper
 GAP=${GAP:-3}
 
 say()
@@ -38,24 +30,14 @@ say()
 # Phase 1: install, build, and re-run this script under a subreaper.  PID 1
 # here may not reap orphans: the restored counter is an orphan once criu
 # exits, and after we kill it somebody must reap it or its pid stays taken.
-if [ -z "${CRIU_DEMO_REAPED:-}" ]; then
+if ! reaped; then
 	if [ -z "${SKIP_DEPS:-}" ]; then
 		say "installing dependencies (scripts/install-deps.sh)"
 		scripts/install-deps.sh
 	fi
-	if [ -z "${SKIP_BUILD:-}" ]; then
-		say "building (scripts/build.sh)"
-		BUILD_DIR=$BUILD_DIR scripts/build.sh
-	fi
-	for f in "$CRIU" "$COUNTER" "$SUBREAPER"; do
-		if [ ! -x "$f" ]; then
-			echo "demo: FAIL: $f is missing (did the build succeed?)" >&2
-			exit 1
-		fi
-	done
-	export CRIU_DEMO_REAPED=1
-	exec "$SUBREAPER" "$0" "$@"
+	[ -n "${SKIP_BUILD:-}" ] || say "building (scripts/build.sh)"
 fi
+run_reaped "demo: FAIL" "$CRIU" "$COUNTER" -- "$@"
 
 # Phase 2: the demo itself.
 WORK=$(mktemp -d /tmp/criu-demo.XXXXXX)

@@ -9,6 +9,7 @@
 #   5. the kernel tests         scripts/kernel-build.sh, pytest -m kernel test/kernel
 #      (the patched kernel of kernel/ under QEMU, criu inside it; skipped
 #      when qemu-system-x86 can't be installed)
+#   6. the types                mypy (mypy.ini) of crit.py and the Python of test/
 # Every step runs even when an earlier one failed; the exit status is 0 only
 # when all of them passed. The summary counts the tests passed, failed and
 # skipped (pytest's xfailed count as skipped, as meson's expected failures
@@ -21,8 +22,7 @@
 
 set -o nounset -o pipefail
 
-cd "$(dirname "$0")/.."
-BUILD_DIR=${BUILD_DIR:-build}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 FUZZ_TIME=${FUZZ_TIME:-60}
 PYTEST_ARGS=${PYTEST_ARGS:-}
 
@@ -93,12 +93,7 @@ if [ -z "${SKIP_BUILD:-}" ]; then
 fi
 
 # The zdtm runner finds criu and its test programs through these.
-case "$BUILD_DIR" in
-/*) B=$BUILD_DIR ;;
-*) B=$PWD/$BUILD_DIR ;;
-esac
-export CRIU=${CRIU:-$B/criu/criu}
-export ZDTM_BUILD=${ZDTM_BUILD:-$B/test/zdtm}
+export CRIU ZDTM_BUILD
 
 # The python that has pytest and protobuf: the one on PATH may be a private
 # install (pyenv) without Debian's python3-protobuf.
@@ -211,6 +206,30 @@ if [ -z "${SKIP_KERNEL:-}" ] && [ -d test/kernel ]; then
 		echo "(kernel tests skipped: qemu-system-x86 can't be installed here)"
 	fi
 fi
+
+# 6. The types of the Python (mypy.ini says what and how strictly): one
+# test, passed when mypy finds nothing. Two runs, as test/zdtm and
+# test/kernel both have a conftest.py. Debian's mypy (install-deps.sh).
+MYPY=()
+if "$PYTHON" -m mypy --version >/dev/null 2>&1; then
+	MYPY=("$PYTHON" -m mypy)
+elif command -v mypy >/dev/null; then
+	MYPY=(mypy)
+fi
+step "types: ${MYPY[*]:-mypy} (mypy.ini)"
+rc=0
+if [ "${#MYPY[@]}" = 0 ]; then
+	echo "types: no mypy (scripts/install-deps.sh installs it)"
+	rc=1
+else
+	"${MYPY[@]}" --version
+	for dirs in "contrib/crit test/zdtm test/unit test/bench" test/kernel; do
+		# shellcheck disable=SC2086
+		"${MYPY[@]}" $dirs || rc=$?
+	done
+fi
+result "types" "$rc"
+[ "$rc" = 0 ] && n_passed=$((n_passed + 1))
 
 step "summary"
 for p in "${passed[@]}"; do

@@ -28,6 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
+# The repository's root, for images/*.proto: test/zdtm/buildpaths.py says
+# where it is, for all the Python of the tree.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "test" / "zdtm"))
+from buildpaths import ROOT  # noqa: E402
+
 PAGE_SIZE = 4096
 FMT_VERSION = 2
 HEADER = struct.Struct("<III")      # magic, length, CRC32C
@@ -108,6 +113,10 @@ IMAGES: list[ImageKind] = [
     ImageKind("seccomp_task", "seccomp-%d.img", 0x53430051, "seccomp_task_entry"),
     ImageKind("cgroup", "cgroup.img", 0x43475250, "cgroup_entry"),
     ImageKind("userns", "userns.img", 0x55534E53, "userns_entry"),
+    ImageKind("netns", "netns.img", 0x4E450060, "netns_entry"),
+    ImageKind("mntns", "mnt.img", 0x4D4E0060, "mntns_entry"),
+    ImageKind("tmpfs", "tmpfs-%d.img", 0x544D0061, "tmpfs_entry"),
+    ImageKind("tmpfs_data", "tmpfs-data.img", 0, None),
 ]
 BY_NAME = {k.name: k for k in IMAGES}
 BY_MAGIC = {k.magic: k for k in IMAGES if k.magic}
@@ -456,6 +465,32 @@ def scalar_from_fixed(ftype: str, raw: bytes) -> Any:
     return struct.unpack(fmt, raw)[0]
 
 
+def read_raw(number: int, wire: int, r: Reader) -> Union[int, bytes]:
+    """The value of field @number without a schema: a varint's number, the
+    bytes of the others."""
+    if wire == WIRE_VARINT:
+        return r.varint()
+    if wire == WIRE_I64:
+        return r.take(8)
+    if wire == WIRE_I32:
+        return r.take(4)
+    if wire == WIRE_LEN:
+        return r.take(r.varint())
+    raise r.error(f"field {number}: wire type {wire} is not supported")
+
+
+def raw_fields(data: bytes, what: str = "message") -> list[list[Any]]:
+    """A message without a schema: [number, wire type, value] of each field
+    in file order, values as read_raw() gives them (for tests that forge
+    images field by field; put_raw_fields() writes them back)."""
+    r = Reader(data, what)
+    out: list[list[Any]] = []
+    while not r.done():
+        key = r.varint()
+        out.append([key >> 3, key & 7, read_raw(key >> 3, key & 7, r)])
+    return out
+
+
 def show_bytes(raw: bytes, full: bool) -> str:
     """Hex; long values cut (with their length) unless @full."""
     if full or len(raw) <= BYTES_SHOWN:
@@ -504,17 +539,9 @@ class Decoder:
         return show_bytes(raw, self.full_bytes)
 
     def unknown(self, number: int, wire: int, r: Reader) -> dict[str, Any]:
-        if wire == WIRE_VARINT:
-            v: Any = r.varint()
-        elif wire == WIRE_I64:
-            v = r.take(8).hex()
-        elif wire == WIRE_I32:
-            v = r.take(4).hex()
-        elif wire == WIRE_LEN:
-            v = r.take(r.varint()).hex()
-        else:
-            raise r.error(f"field {number}: wire type {wire} is not supported")
-        return {"field": number, "wire": wire, "value": v}
+        v = read_raw(number, wire, r)
+        return {"field": number, "wire": wire,
+                "value": v.hex() if isinstance(v, bytes) else v}
 
     def message(self, name: str, r: Reader) -> dict[str, Any]:
         msg = self.schema.message(name)
@@ -580,6 +607,31 @@ def put_varint(v: int) -> bytes:
         else:
             out.append(b)
             return bytes(out)
+
+
+def put_raw(number: int, wire: int, v: Union[int, bytes]) -> Optional[bytes]:
+    """Field @number as read_raw() gave it; None when @v does not fit @wire."""
+    key = put_varint(number << 3 | wire)
+    if wire == WIRE_VARINT and isinstance(v, int):
+        return key + put_varint(v)
+    if not isinstance(v, bytes):
+        return None
+    if wire == WIRE_LEN:
+        return key + put_varint(len(v)) + v
+    if (wire, len(v)) in ((WIRE_I64, 8), (WIRE_I32, 4)):
+        return key + v
+    return None
+
+
+def put_raw_fields(fields: list[list[Any]]) -> bytes:
+    """raw_fields()'s list back to a message."""
+    out = bytearray()
+    for number, wire, v in fields:
+        raw = put_raw(number, wire, v)
+        if raw is None:
+            raise CritError(f"field {number}: {v!r} does not fit wire type {wire}")
+        out += raw
+    return bytes(out)
 
 
 INT_RANGE = {
@@ -677,14 +729,9 @@ class Encoder:
     def unknown(self, u: Any, what: str) -> bytes:
         try:
             number, wire, v = u["field"], u["wire"], u["value"]
-            key = put_varint(number << 3 | wire)
-            if wire == WIRE_VARINT:
-                return key + put_varint(v)
-            raw = bytes.fromhex(v)
-            if wire == WIRE_LEN:
-                return key + put_varint(len(raw)) + raw
-            if (wire, len(raw)) in ((WIRE_I64, 8), (WIRE_I32, 4)):
-                return key + raw
+            out = put_raw(number, wire, v if wire == WIRE_VARINT else bytes.fromhex(v))
+            if out is not None:
+                return out
         except (KeyError, TypeError, ValueError):
             pass
         raise CritError(f"{what}: bad _unknown entry {u!r}")
@@ -700,7 +747,7 @@ def default_proto_dir() -> Path:
     env = os.environ.get("CRIT_PROTO_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent.parent / "images"
+    return ROOT / "images"
 
 
 _schemas: dict[str, Schema] = {}
@@ -870,9 +917,9 @@ def show(path: Union[str, Path], out: Any = sys.stdout) -> None:
         else:
             w("  the raw stores have no checksums (dumped with --skip-checksum)")
         if "dump_realtime_ns" in inv:
-            t = datetime.datetime.fromtimestamp(inv["dump_realtime_ns"] / 1e9,
-                                                datetime.timezone.utc)
-            w(f"  dumped at {t.isoformat(timespec='milliseconds')}")
+            when = datetime.datetime.fromtimestamp(inv["dump_realtime_ns"] / 1e9,
+                                                   datetime.timezone.utc)
+            w(f"  dumped at {when.isoformat(timespec='milliseconds')}")
 
     tn = ck.image("timens")
     if tn is not None:

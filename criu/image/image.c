@@ -41,6 +41,9 @@
 #include "cgroup.pb-c.h"
 #include "userns.pb-c.h"
 #include "seccomp.pb-c.h"
+#include "netns.pb-c.h"
+#include "mnt.pb-c.h"
+#include "tmpfs.pb-c.h"
 
 struct img_desc {
 	const char *fmt;	/* file name; %d is the task's pid */
@@ -78,6 +81,10 @@ static const struct img_desc descs[IMG_NR] = {
 	[IMG_SECCOMP_TASK] = { "seccomp-%d.img", 0x53430051, &seccomp_task_entry__descriptor },
 	[IMG_CGROUP]	= { "cgroup.img", 0x43475250, &cgroup_entry__descriptor },
 	[IMG_USERNS]	= { "userns.img", 0x55534e53, &userns_entry__descriptor },
+	[IMG_NETNS]	= { "netns.img", 0x4e450060, &netns_entry__descriptor },
+	[IMG_MNTNS]	= { "mnt.img", 0x4d4e0060, &mntns_entry__descriptor },
+	[IMG_TMPFS]	= { "tmpfs-%d.img", 0x544d0061, &tmpfs_entry__descriptor },
+	[IMG_TMPFS_DATA] = { "tmpfs-data.img", 0, NULL },
 };
 
 const char *img_name(enum img_type t, int id, char *buf, size_t len)

@@ -45,6 +45,10 @@ enum img_type {
 	IMG_SECCOMP_TASK,
 	IMG_CGROUP,		/* one per checkpoint, id 0 */
 	IMG_USERNS,		/* one per checkpoint, id 0 */
+	IMG_NETNS,		/* one per checkpoint, id 0 */
+	IMG_MNTNS,		/* the root's mount namespace, id 0 */
+	IMG_TMPFS,		/* the files of one tmpfs of it */
+	IMG_TMPFS_DATA,		/* raw, no framing: their data */
 	IMG_NR,
 };
 

@@ -272,7 +272,8 @@ static void *verifier(void *arg)
 /* A file name of one of the raw stores, nothing else (no path). */
 static int raw_store_name(const char *name)
 {
-	static const enum img_type raw[] = { IMG_PAGES, IMG_SHMEM_PAGES, IMG_SYSVIPC_PAGES };
+	static const enum img_type raw[] = { IMG_PAGES, IMG_SHMEM_PAGES, IMG_SYSVIPC_PAGES,
+						 IMG_TMPFS_DATA };
 	char want[64];
 	size_t i;
 	int id, n;

@@ -136,6 +136,15 @@ static int cpus_subset(const struct cpus *a, const struct cpus *b)
 	return 1;
 }
 
+/* Keep in @a only the CPUs of @b. */
+static void cpus_and(struct cpus *a, const struct cpus *b)
+{
+	int i;
+
+	for (i = 0; i < a->nw; i++)
+		a->w[i] &= i < b->nw ? b->w[i] : 0;
+}
+
 static int cpus_copy(struct cpus *to, const struct cpus *from)
 {
 	if (cpus_grow(to, from->nw))
@@ -555,8 +564,11 @@ static int parse_map(const char *arg, const struct cpus *online, struct cpu_map 
 			goto out;
 		}
 		if (!cpus_isset(online, dst)) {
-			pr_err("--cpu-map %ld:%ld: CPU %ld is not online here (online: %s)",
-			       src, dst, dst, cpus_str(online, buf, sizeof(buf)));
+			pr_err("--cpu-map %ld:%ld: CPU %ld is not online here%s (%s: %s)",
+			       src, dst, dst,
+			       getenv(FAKE_ONLINE_ENV) ? "" : " or not in criu's cpuset",
+			       getenv(FAKE_ONLINE_ENV) ? "online" : "usable",
+			       cpus_str(online, buf, sizeof(buf)));
 			goto out;
 		}
 		n = xrealloc(map->m, (map->nr + 1) * sizeof(*map->m));
@@ -729,9 +741,34 @@ out:
 }
 
 /*
+ * The CPUs a namespace made here may hold: online ones that criu itself may
+ * run on, as the kernel takes only CPUs of the writer's cpuset in a map
+ * (criu's affinity is within its cpuset). The test hook's list is taken
+ * as it is.
+ */
+static int read_usable(struct cpus *online)
+{
+	struct cpus mine = { 0 };
+	char s1[256], s2[256];
+
+	if (read_online(online))
+		return -1;
+	if (getenv(FAKE_ONLINE_ENV))
+		return 0;
+	if (read_affinity(0, &mine))
+		return -1;
+	if (!cpus_subset(online, &mine))
+		pr_info("CPUs online: %s; criu may run on (its cpuset): %s",
+			cpus_str(online, s1, sizeof(s1)), cpus_str(&mine, s2, sizeof(s2)));
+	cpus_and(online, &mine);
+	cpus_free(&mine);
+	return 0;
+}
+
+/*
  * The real CPUs backing the namespace here, distinct as the kernel wants:
- * --cpu-map first, then a CPU online here stays, then (without --cpu-map)
- * online CPU number n mod count or the next free one after it.
+ * --cpu-map first, then a usable CPU (read_usable()) stays, then (without
+ * --cpu-map) usable CPU number n mod count or the next free one after it.
  */
 static int plan_ns(struct rst_ctx *rc, struct cpu_ns_rst *ns)
 {
@@ -740,15 +777,16 @@ static int plan_ns(struct rst_ctx *rc, struct cpu_ns_rst *ns)
 	char s1[256], s2[256];
 	int v, cpu, src, nr_online, moved = 0, ret = -1;
 
-	if (read_online(&online))
+	if (read_usable(&online))
 		return -1;
 	if (rc->opts->cpu_map && parse_map(rc->opts->cpu_map, &online, &map))
 		goto out;
 	nr_online = cpus_count(&online);
 	if (ns->nr > nr_online) {
-		pr_err("The tree's CPU namespace has %d CPUs; only %d are online here (%s) and "
-		       "a CPU namespace needs distinct CPUs (--cpu-ns=ignore restores "
-		       "without it)", ns->nr, nr_online, cpus_str(&online, s1, sizeof(s1)));
+		pr_err("The tree's CPU namespace has %d CPUs; only %d are online here and in "
+		       "criu's cpuset (%s), and a CPU namespace needs distinct CPUs "
+		       "(--cpu-ns=ignore restores without it)", ns->nr, nr_online,
+		       cpus_str(&online, s1, sizeof(s1)));
 		goto out;
 	}
 	ns->here = xmalloc(ns->nr * sizeof(*ns->here));
@@ -781,7 +819,7 @@ static int plan_ns(struct rst_ctx *rc, struct cpu_ns_rst *ns)
 		if (map.nr) {
 			pr_err("The tree's virtual CPU %d ran on CPU %d, which is %s here and not "
 			       "in --cpu-map", v, src, cpus_isset(&online, src) ?
-			       "taken by --cpu-map" : "not online");
+			       "taken by --cpu-map" : "not online (or not in criu's cpuset)");
 			goto out;
 		}
 		cpu = nth_cpu(&online, src % nr_online);
@@ -799,9 +837,9 @@ static int plan_ns(struct rst_ctx *rc, struct cpu_ns_rst *ns)
 		pr_info("CPU namespace: virtual CPU %d ran on CPU %u, runs on CPU %d here", v,
 			ns->dumped[v], ns->here[v]);
 	if (moved)
-		pr_warn("%d CPU(s) of the tree's CPU namespace are not online here or not free "
-			"(online: %s); they run on CPUs %s (--cpu-map chooses); the tree still "
-			"sees CPUs 0-%d", moved, cpus_str(&online, s1, sizeof(s1)),
+		pr_warn("%d CPU(s) of the tree's CPU namespace are not online here, not in "
+			"criu's cpuset or not free (usable: %s); they run on CPUs %s (--cpu-map "
+			"chooses); the tree still sees CPUs 0-%d", moved, cpus_str(&online, s1, sizeof(s1)),
 			cpus_str(&taken, s2, sizeof(s2)), ns->nr - 1);
 	ret = 0;
 out:

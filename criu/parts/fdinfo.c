@@ -39,6 +39,7 @@
 #include "core/util.h"
 #include "image/image.h"
 #include "parts/files.h"
+#include "parts/mnt.h"
 #include "pstree.pb-c.h"
 
 #define INODE_HASH	1024
@@ -178,6 +179,7 @@ static void fd_dump_of(const struct dtask *t, const struct fd_scan *s, struct fd
 	f->link = s->path;
 	f->st = &s->st;
 	f->fdinfo = s->fdinfo;
+	f->mnt_id = s->fi.mnt_id;
 }
 
 /* Names what an fd no kind takes is, for the error message. */
@@ -346,6 +348,10 @@ static int add_desc(struct ftree *ft, struct inode_descs *in, size_t pos,
 	d->flags = s->fi.flags & OPEN_STATUS_MASK;
 	d->pos = s->fi.pos;
 	d->path = xstrdup(s->path);
+	if (k->on_mount) {
+		d->has_mnt_id = 1;
+		d->mnt_id = f->mnt_id;
+	}
 	files[ft->nr].d = d;
 	files[ft->nr].pid = f->pid;
 	files[ft->nr].fd = f->fd;
@@ -498,6 +504,7 @@ struct rtable {
 };
 
 struct rfiles {
+	uint32_t root;		/* the tree's root task */
 	FilesEntry *img;
 	struct rfile *f;
 	struct rtable *tasks;
@@ -595,6 +602,7 @@ static int fdinfo_load_tree(struct rst_ctx *rc)
 	rf->tasks = xzalloc((pe->n_tasks + 1) * sizeof(*rf->tasks));
 	if (!rf->f || !rf->tasks || check_files(rf))
 		goto out;
+	rf->root = pe->n_tasks ? pe->tasks[0]->pid : 0;
 	for (i = 0; i < pe->n_tasks; i++)
 		if (!pe->tasks[i]->zombie && load_table(rc, rf, pe->tasks[i]->pid))
 			goto out;
@@ -657,6 +665,15 @@ static int fdinfo_load(struct rst_ctx *rc, struct rtask *t)
 
 /* ---------------------------------------------- restore: criu's opens */
 
+/*
+ * A file on a mount of the tree's own mount namespace is opened in it, by
+ * the tree's root once it made it (early hook), not by criu.
+ */
+static int late(const struct rfiles *rf, size_t i)
+{
+	return rf->img->files[i]->has_mnt_id && mnt_tree_has_ns();
+}
+
 static int cmp_object(const void *a, const void *b, void *arg)
 {
 	FileDesc *const *files = arg;
@@ -670,8 +687,8 @@ static int cmp_object(const void *a, const void *b, void *arg)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Pipes and socket pairs: all descriptions of one object at once. */
-static int open_objects(struct rst_ctx *rc, struct rfiles *rf)
+/* Pipes and socket pairs: all descriptions of one object at once (@late: see late()). */
+static int open_objects(struct rst_ctx *rc, struct rfiles *rf, int now_late)
 {
 	FileDesc **files = rf->img->files, **group = NULL;
 	size_t *idx = NULL, n = 0, i, j, g;
@@ -684,7 +701,7 @@ static int open_objects(struct rst_ctx *rc, struct rfiles *rf)
 	if (!idx || !group || !fds)
 		goto out;
 	for (i = 0; i < rf->img->n_files; i++)
-		if (rf->f[i].users && kind_of_desc(files[i])->open_object)
+		if (rf->f[i].users && kind_of_desc(files[i])->open_object && late(rf, i) == now_late)
 			idx[n++] = i;
 	qsort_r(idx, n, sizeof(*idx), cmp_object, files);
 	for (i = 0; i < n; i = j) {
@@ -801,14 +818,13 @@ static int open_in_helper(struct rst_ctx *rc, struct rfiles *rf, size_t *list, s
 	return ret;
 }
 
-static int fdinfo_prefork(struct rst_ctx *rc)
+static int open_shared(struct rst_ctx *rc, struct rfiles *rf, int now_late)
 {
-	struct rfiles *rf = rc->shared[PART_FDINFO];
 	const struct file_kind *k;
 	size_t i, *helper = NULL, nh = 0;
 	int fd, ret = -1;
 
-	if (open_objects(rc, rf))
+	if (open_objects(rc, rf, now_late))
 		return -1;
 	helper = xmalloc((rf->img->n_files + 1) * sizeof(*helper));
 	if (!helper)
@@ -817,7 +833,8 @@ static int fdinfo_prefork(struct rst_ctx *rc)
 		FileDesc *d = rf->img->files[i];
 
 		k = kind_of_desc(d);
-		if (!rf->f[i].users || k->open_object || !by_criu(rf, i))
+		if (!rf->f[i].users || k->open_object || !by_criu(rf, i) ||
+		    late(rf, i) != now_late)
 			continue;
 		if (k->task_clocks) {
 			helper[nh++] = i;
@@ -834,6 +851,21 @@ static int fdinfo_prefork(struct rst_ctx *rc)
 out:
 	free(helper);
 	return ret;
+}
+
+static int fdinfo_prefork(struct rst_ctx *rc)
+{
+	return open_shared(rc, rc->shared[PART_FDINFO], 0);
+}
+
+/* In the root, once its mount namespace is made: the shared files on its mounts. */
+static int fdinfo_early(struct rst_ctx *rc, struct rtask *t)
+{
+	struct rfiles *rf = rc->shared[PART_FDINFO];
+
+	if ((uint32_t)t->pid != rf->root || !mnt_tree_has_ns())
+		return 0;
+	return open_shared(rc, rf, 1);
 }
 
 /* -------------------------------------- restore: in the new task */
@@ -961,6 +993,7 @@ const struct part part_fdinfo = {
 	.load_tree = fdinfo_load_tree,
 	.load = fdinfo_load,
 	.prefork = fdinfo_prefork,
+	.early = fdinfo_early,
 	.child = fdinfo_child,
 	.release = fdinfo_release,
 	.release_tree = fdinfo_release_tree,

@@ -31,6 +31,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "parts/files.h"
+#include "parts/mnt.h"
 
 #define PIPE_MAX_SIZE	(1U << 31)
 
@@ -128,6 +129,12 @@ static int pipe_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 	d->pipe = e;
 	e->pipe_id = f->st->st_ino;
 	e->fifo = f->link[0] == '/';
+	if (e->fifo) {
+		d->has_mnt_id = 1;
+		d->mnt_id = f->mnt_id;
+		if (!mnt_dump_reaches(f->pid, f->mnt_id, f->link))
+			return -1;
+	}
 	ours = open_pipe(f->pid, f->fd);
 	if (ours < 0)
 		return -1;
@@ -234,7 +241,7 @@ static int pipe_open_object(FileDesc **d, int n, int *fds)
 		return -1;
 	if (d[0]->pipe->fifo) {
 		/* read and write: never blocks */
-		p[0] = open(d[0]->path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		p[0] = mnt_open(0, d[0]->mnt_id, d[0]->path, O_RDWR | O_NONBLOCK);
 		if (p[0] < 0) {
 			pr_perror("Can't open the FIFO %s", d[0]->path);
 			return -1;
@@ -255,7 +262,8 @@ static int pipe_open_object(FileDesc **d, int n, int *fds)
 			fds[i] = p[acc == O_WRONLY];
 			p[acc == O_WRONLY] = -1;
 		} else {
-			fds[i] = d[0]->pipe->fifo ? open(d[i]->path, acc | O_NONBLOCK | O_CLOEXEC) :
+			fds[i] = d[0]->pipe->fifo ?
+				 mnt_open(0, d[i]->mnt_id, d[i]->path, acc | O_NONBLOCK) :
 				 reopen(d[i]->path, base, acc);
 		}
 		if (fds[i] < 0) {

@@ -29,6 +29,7 @@ struct fd_dump {
 	const char *link;		/* what /proc/PID/fd/FD points to */
 	const struct stat *st;		/* stat() of it */
 	const char *fdinfo;		/* the /proc/PID/fdinfo/FD text */
+	int mnt_id;			/* the mount it is on (fdinfo) */
 };
 
 /* A saved description and the first fd that showed it (for messages). */
@@ -78,6 +79,13 @@ struct file_kind {
 	int (*install)(pid_t pid, int fd, const FileDesc *d);
 	/* criu opens it in a helper inside the tree's time namespace */
 	int task_clocks;
+	/*
+	 * a file reopened by its path: the dump keeps its mount (mnt_id), and
+	 * the restore opens it there (mnt_open()), in the tree's mount
+	 * namespace when it has one (a shared one: by the tree's root, once
+	 * it made the namespace, instead of criu)
+	 */
+	int on_mount;
 };
 
 /* Kinds that live in their own file. */

@@ -30,6 +30,7 @@
 #include "core/util.h"
 #include "image/image.h"
 #include "parts/mm.h"
+#include "parts/mnt.h"
 #include "parts/shmem.h"
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -262,6 +263,7 @@ struct mapped_file {
 	unsigned int dev_major, dev_minor;
 	uint64_t ino;
 	struct stat st;
+	uint64_t mnt;		/* the mount it is mapped from (the first area's) */
 	struct mapped_file *next;
 };
 
@@ -269,7 +271,7 @@ struct mapped_file {
 
 static struct mapped_file *mapped[MAPPED_HASH];
 
-static int stat_mapped(pid_t pid, const struct proc_vma *v, struct stat *st)
+static int stat_mapped(pid_t pid, const struct proc_vma *v, struct stat *st, uint64_t *mnt)
 {
 	size_t h = (v->ino ^ v->dev_minor * 31 ^ v->dev_major * 1021) % MAPPED_HASH;
 	struct mapped_file *f;
@@ -279,14 +281,17 @@ static int stat_mapped(pid_t pid, const struct proc_vma *v, struct stat *st)
 		if (f->ino == v->ino && f->dev_minor == v->dev_minor &&
 		    f->dev_major == v->dev_major) {
 			*st = f->st;
+			*mnt = f->mnt;
 			return 0;
 		}
 	/* map_files names the very file mapped, even if its path was reused */
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, v->start, v->end);
 	if (stat(path, st))
 		return -1;
+	*mnt = mnt_id_of(path);
 	f = xmalloc(sizeof(*f));
 	if (f) {
+		f->mnt = *mnt;
 		f->dev_major = v->dev_major;
 		f->dev_minor = v->dev_minor;
 		f->ino = v->ino;
@@ -312,6 +317,7 @@ static void forget_mapped(void)
 static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 {
 	struct stat st;
+	uint64_t mnt;
 
 	e->start = v->start;
 	e->end = v->end;
@@ -331,7 +337,7 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 	}
 	e->has_pgoff = 1;
 	e->pgoff = v->pgoff;
-	if (stat_mapped(pid, v, &st)) {
+	if (stat_mapped(pid, v, &st, &mnt)) {
 		pr_perror("Task %d: can't stat the file mapped at %#lx (%s)", pid,
 			  v->start, v->path);
 		return -1;
@@ -359,7 +365,9 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 	e->path = v->path;
 	e->has_file_mtime_ns = 1;
 	e->file_mtime_ns = ts_to_ns(&st.st_mtim);
-	return 0;
+	e->has_mnt_id = !!mnt;
+	e->mnt_id = mnt;
+	return mnt_dump_reaches(pid, mnt, v->path) ? 0 : -1;
 }
 
 static int read_auxv(pid_t pid, MmEntry *mm)
@@ -413,6 +421,10 @@ static int mm_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	}
 	exe[n] = '\0';
 	mm.exe_path = exe;
+	mm.exe_mnt = mnt_id_of(path);
+	mm.has_exe_mnt = !!mm.exe_mnt;
+	if (!mnt_dump_reaches(t->pid, mm.exe_mnt, "its executable"))
+		goto out;
 
 	vmas = xzalloc(t->maps.nr * sizeof(*vmas));
 	pv = xzalloc(t->maps.nr * sizeof(*pv));
@@ -664,7 +676,7 @@ static int open_checked(struct rtask *t, const VmaEntry *v)
 	struct stat st;
 	int fd;
 
-	fd = open(v->path, (v->has_open_flags ? v->open_flags : O_RDONLY) | O_CLOEXEC);
+	fd = mnt_open(t->pid, v->mnt_id, v->path, v->has_open_flags ? v->open_flags : O_RDONLY);
 	if (fd < 0) {
 		pr_perror("Task %d: can't open %s mapped at %#lx", t->pid, v->path, v->start);
 		return -1;
@@ -740,7 +752,7 @@ static int mm_child(struct rst_ctx *rc, struct rtask *t)
 			return -1;
 	}
 	if (l->mm->exe_path) {
-		l->exe_fd = open(l->mm->exe_path, O_RDONLY | O_CLOEXEC);
+		l->exe_fd = mnt_open(t->pid, l->mm->exe_mnt, l->mm->exe_path, O_RDONLY);
 		if (l->exe_fd < 0) {
 			pr_perror("Task %d: can't open its executable %s", t->pid,
 				  l->mm->exe_path);

@@ -18,9 +18,10 @@
 #include "task/infect.h"
 
 enum part_id {
-	PART_NS,		/* first: refusals before anything else is asked */
 	PART_USERNS,		/* the user namespace owns every other one */
 	PART_CGROUP,		/* a task joins its cgroups before it unshares their namespace */
+	PART_MNT,		/* the root builds the tree and enters it, before it forks */
+	PART_NET,		/* after user, cgroup and mounts; before pid, uts... */
 	PART_NS_PID,
 	PART_NS_UTS,
 	PART_TIMENS,
@@ -104,6 +105,13 @@ struct rst_ctx {
 	unsigned long root_flags;	/* extra clone3 flags for the root (CLONE_NEW*) */
 	int failed;			/* at release_tree: undo what the parts made */
 	/*
+	 * criu's /proc (O_PATH), inherited by every task, when /proc inside
+	 * may become the tree's own, whose pids are not criu's (the tree has a
+	 * mount namespace of its own: the mount part opens it); else -1, and
+	 * /proc is criu's.
+	 */
+	int proc_fd;
+	/*
 	 * fds criu opened before the first fork (objects several tasks share):
 	 * every task inherits them and keeps them until its batch closes them.
 	 * They are numbered above every fd of every task (rst_inherit_fd).
@@ -111,6 +119,9 @@ struct rst_ctx {
 	int *inherited;
 	int nr_inherited;
 	int next_inherit;
+	/* CLONE_NEW* of namespaces the root joins (setns) rather than makes */
+	unsigned long joined_ns;
+	int released;		/* the tree was let go: release_tree undoes nothing */
 };
 
 /*
@@ -160,6 +171,20 @@ struct rtask {
 struct part {
 	const char *name;
 	enum part_id id;
+	/*
+	 * dump, in criu, before the tree is frozen (dc->opts->pid is its
+	 * root): what must hold from the first frozen task on, such as the
+	 * network lock. Undone by after_dump.
+	 */
+	int (*pre_freeze)(struct dump_ctx *dc);
+	/*
+	 * dump, in criu, once the tree's fate is known, on every path after
+	 * pre_freeze: @runs is 1 when the tree goes on (a failure,
+	 * --leave-running, --leave-stopped; called right before it is let
+	 * go), 0 when it was killed after a complete checkpoint (called
+	 * once it is reaped).
+	 */
+	void (*after_dump)(struct dump_ctx *dc, int runs);
 	/* dump: refuse what is not supported, before anything is changed */
 	int (*check)(struct dump_ctx *dc, struct dtask *t);
 	/* dump: queue system calls to run inside the task (its leader) */
@@ -200,6 +225,16 @@ struct part {
 	int (*thread_batch)(struct rst_ctx *rc, struct rtask *t, int th, struct batch *b);
 	/* restore, in criu, via ptrace, after the batch and the trampoline are gone */
 	int (*final)(struct rst_ctx *rc, struct rtask *t);
+	/*
+	 * restore, in criu, once every task exists and waits, before the
+	 * setup-namespaces notification: fill, from outside, the namespaces
+	 * the root was born into (root->host_pid names them in /proc).
+	 */
+	int (*ns_ready)(struct rst_ctx *rc, struct rtask *root);
+	/* restore, in criu, after post-restore, right before the tree is let go */
+	int (*resume)(struct rst_ctx *rc, struct rtask *root);
+	/* restore, in criu, once the tree was let go (and the stats written): what only held it goes */
+	void (*resumed)(struct rst_ctx *rc, struct rtask *root);
 	void (*release)(struct rtask *t);
 	void (*release_tree)(struct rst_ctx *rc);
 };

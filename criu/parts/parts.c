@@ -11,15 +11,18 @@ extern const struct part part_fdinfo, part_fs, part_sched, part_rlimit, part_mm,
 	part_task, part_sigact, part_signal, part_itimer, part_regs, part_creds, part_cpu;
 
 extern const struct part part_posix_timer;
-extern const struct part part_ns, part_ns_pid, part_ns_uts, part_timens;
+extern const struct part part_mnt;
+extern const struct part part_ns_pid, part_ns_uts, part_timens;
 extern const struct part part_cgroup, part_userns;
 extern const struct part part_shmem, part_sysvipc;
 extern const struct part part_seccomp, part_seccomp_strict;
+extern const struct part part_net;
 
 const struct part *const parts[PART_NR] = {
-	[PART_NS] = &part_ns,
 	[PART_USERNS] = &part_userns,
 	[PART_CGROUP] = &part_cgroup,
+	[PART_MNT] = &part_mnt,
+	[PART_NET] = &part_net,
 	[PART_NS_PID] = &part_ns_pid,
 	[PART_NS_UTS] = &part_ns_uts,
 	[PART_TIMENS] = &part_timens,

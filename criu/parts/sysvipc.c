@@ -285,13 +285,20 @@ static int sysvipc_load_tree(struct rst_ctx *rc)
 	return 0;
 }
 
+/*
+ * criu's /proc (rst_ctx.proc_fd) when the tree's own may be mounted by
+ * now, with /proc/sys read-only as containers have it. A sysctl of the IPC
+ * namespace is the writer's, whichever /proc it is written through.
+ */
+static int proc_fd = -1;
+
 static int write_sysctl(const char *name, const char *value)
 {
 	char path[64];
 	int fd, ret = 0;
 
-	snprintf(path, sizeof(path), "/proc/sys/kernel/%s", name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%ssys/kernel/%s", proc_fd >= 0 ? "" : "/proc/", name);
+	fd = openat(proc_fd >= 0 ? proc_fd : AT_FDCWD, path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, value, strlen(value)) != (ssize_t)strlen(value)) {
 		pr_perror("Can't write %s to %s", value, path);
 		ret = -1;
@@ -571,6 +578,7 @@ static int sysvipc_child(struct rst_ctx *rc, struct rtask *t)
 
 	if (!e || (uint32_t)t->pid != e->root_pid)
 		return 0;
+	proc_fd = rc->proc_fd;
 	pick_name_keys(e);
 	pages = img_open_raw(rc->dirfd, IMG_SYSVIPC_PAGES, 0, 0);
 	if (pages < 0 || open_limits(e))

@@ -180,6 +180,28 @@ struct proc_cgroup {
 	char *buf;
 };
 
+/*
+ * One line of /proc/PID/mountinfo; the strings point into the buffer the
+ * list keeps, unescaped (a mount point with a space has a space).
+ */
+struct proc_mount {
+	int id, parent;
+	unsigned int major, minor;
+	char *root;		/* in the filesystem */
+	char *mountpoint;	/* as the reading task's root sees it */
+	char *mnt_opts;		/* per mount: rw/ro, nosuid, relatime... */
+	char *fstype, *source;
+	char *sb_opts;		/* per superblock */
+	int shared, master, propagate_from;	/* peer groups, 0: none */
+	int unbindable;
+};
+
+struct proc_mounts {
+	struct proc_mount *m;
+	int nr;
+	char *buf;
+};
+
 /* Takes @buf (malloc'ed) on success. */
 int proc_parse_cgroup(char *buf, struct proc_cgroup *cg);
 /* Of task @pid (0: criu), or of its thread @tid; -1 logged. */
@@ -187,5 +209,14 @@ int proc_read_cgroup(pid_t pid, pid_t tid, struct proc_cgroup *cg);
 /* The path in the hierarchy of @controllers, or NULL. */
 const char *proc_cgroup_path(const struct proc_cgroup *cg, const char *controllers);
 void proc_cgroup_free(struct proc_cgroup *cg);
+
+/* @buf is taken over (freed by proc_mounts_free()), also on error. */
+int proc_parse_mountinfo(char *buf, struct proc_mounts *out);
+/* Of task @pid, 0: criu's own. */
+int proc_read_mountinfo(pid_t pid, struct proc_mounts *out);
+void proc_mounts_free(struct proc_mounts *ms);
+struct proc_mount *proc_mount_by_id(struct proc_mounts *ms, int id);
+/* Is @word one of the comma-separated words of @opts? */
+int proc_mount_has_opt(const char *opts, const char *word);
 
 #endif

@@ -23,7 +23,6 @@ the checksums are shown side by side (--no-compare: the default only).
 """
 
 import argparse
-import ctypes
 import os
 import re
 import shutil
@@ -33,24 +32,19 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any, NoReturn
 
-PR_SET_CHILD_SUBREAPER = 36
+# test/zdtm holds the modules the tests and benchmarks share
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "zdtm"))
+import buildpaths  # noqa: E402
+from reap import become_subreaper, kill_and_reap, proc_state  # noqa: E402
+
 MIB = 1 << 20
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-
-def die(msg):
+def die(msg: str) -> NoReturn:
     print("bench: error: " + msg, file=sys.stderr)
     sys.exit(1)
-
-
-def become_subreaper():
-    """Restored tasks are orphans once criu exits: let them be our children,
-    so that we reap them (PID 1 here may not)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        die("prctl(PR_SET_CHILD_SUBREAPER): " + os.strerror(ctypes.get_errno()))
 
 
 def parse_size(text):
@@ -81,34 +75,6 @@ def wait_for(pred, timeout, what):
         time.sleep(0.002)
 
 
-def pid_alive(pid):
-    """True while /proc/PID exists and is not a zombie."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-        return state not in ("Z", "X")
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-
-
-def kill_and_reap(pid):
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    end = time.monotonic() + 10
-    while time.monotonic() < end:
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                return
-        except ChildProcessError:
-            # Not our child: someone else reaps it; wait until it is gone.
-            if not os.path.exists("/proc/%d" % pid):
-                return
-        time.sleep(0.005)
-    print("bench: warning: pid %d was not reaped" % pid, file=sys.stderr)
-
-
 def dir_bytes(path):
     total = 0
     for name in os.listdir(path):
@@ -134,7 +100,7 @@ def read_log(path):
     before to that line (the step it closes), added up over its lines; lines
     that state a duration themselves ("took N ms") give that instead."""
     last = None
-    steps = {}
+    steps: dict[str, float] = {}
     try:
         with open(path, errors="replace") as f:
             for line in f:
@@ -223,9 +189,9 @@ class Bench:
         extra = ["--skip-checksum"] if skip else []
         shutil.rmtree(self.imgdir, ignore_errors=True)
         os.makedirs(self.imgdir)
-        for f in (self.ready, self.ready + ".verify"):
-            if os.path.exists(f):
-                os.unlink(f)
+        for path in (self.ready, self.ready + ".verify"):
+            if os.path.exists(path):
+                os.unlink(path)
 
         target = subprocess.Popen([self.mem, str(mib), self.ready],
                                   stdin=self.devnull, stdout=self.devnull,
@@ -255,7 +221,7 @@ class Bench:
             raise
 
         try:
-            if not pid_alive(pid):
+            if proc_state(pid) in (None, "Z", "X"):
                 raise RuntimeError("no process %d after the restore" % pid)
             # Not timed: ask the restored copy to check its memory.
             verify = self.ready + ".verify"
@@ -267,7 +233,8 @@ class Bench:
             if verdict != "ok":
                 raise RuntimeError("restored memory differs: " + verdict)
         finally:
-            kill_and_reap(pid)
+            if not kill_and_reap(pid):
+                print("bench: warning: pid %d was not reaped" % pid, file=sys.stderr)
 
         dump_log = read_log(os.path.join(self.imgdir, "dump.log"))
         restore_log = read_log(os.path.join(self.imgdir, "restore.log"))
@@ -327,7 +294,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--criu", default=None,
                     help="criu binary (default: BUILD_DIR/criu/criu)")
-    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--build-dir", default=str(buildpaths.build_dir()))
     ap.add_argument("--sizes", default="trivial,64M,1G",
                     help="comma-separated sizes (default: trivial,64M,1G)")
     ap.add_argument("--runs", type=int, default=5, help="measured rounds per size")
@@ -348,7 +315,12 @@ def main():
     # Killed (e.g. by a CI timeout): unwind, so that the finally clauses kill
     # and reap the targets instead of leaving 1 GiB processes behind.
     signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(128 + sig))
-    become_subreaper()
+    # Restored tasks are orphans once criu exits: let them be our children,
+    # so that we reap them (PID 1 here may not).
+    try:
+        become_subreaper()
+    except OSError as e:
+        die(str(e))
     if not os.path.isdir(args.images_dir):
         die("%s is not a directory" % args.images_dir)
     b = Bench(args)
@@ -386,8 +358,8 @@ def run(args, b):
     failed = False
     for mib in sizes:
         name = size_name(mib)
-        res = []
-        skipped = []
+        res: list[dict[str, Any]] = []
+        skipped: list[dict[str, Any]] = []
         try:
             for i in range(args.warmup + args.runs):
                 # in turn, each mode first every other round

@@ -7,7 +7,6 @@ Reports figures, asserts nothing but that criu succeeded.
     test/bench/files_bench.py [--criu PATH] [--runs 3] N:KIDS ...
 """
 import argparse
-import ctypes
 import os
 import shutil
 import signal
@@ -16,17 +15,12 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TARGET = os.path.join(REPO, "build", "test", "bench", "files_bench")
+# test/zdtm holds the modules the tests and benchmarks share
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "zdtm"))
+import buildpaths  # noqa: E402
+from reap import become_subreaper, reap_leftovers  # noqa: E402
 
-
-def reap():
-    while True:
-        try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                return
-        except ChildProcessError:
-            return
+TARGET = str(buildpaths.build_dir() / "test" / "bench" / "files_bench")
 
 
 def one(criu, n, kids, work):
@@ -47,24 +41,24 @@ def one(criu, n, kids, work):
     dump = time.monotonic() - t
     p.wait()
     time.sleep(0.2)
-    reap()
+    reap_leftovers()
     t = time.monotonic()
     subprocess.run([criu, "restore", "-D", img, "-d", "-o", "restore.log"], check=True)
     restore = time.monotonic() - t
     os.killpg(p.pid, signal.SIGKILL)
     time.sleep(0.2)
-    reap()
+    reap_leftovers()
     return dump, restore
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--criu", default=os.path.join(REPO, "build", "criu", "criu"))
+    ap.add_argument("--criu", default=str(buildpaths.criu()))
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("sizes", nargs="+", help="N:KIDS")
     args = ap.parse_args()
     # restored tasks are reparented to us: reap them
-    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+    become_subreaper()
     work = tempfile.mkdtemp(prefix="files_bench.")
     try:
         for size in args.sizes:

@@ -17,10 +17,8 @@ Medians of --runs rounds after one warm-up; images in /dev/shm.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -28,10 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "zdtm"))
+# test/zdtm holds the modules the tests and benchmarks share
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "zdtm"))
 
+import buildpaths  # noqa: E402
 import rpcclient as rpc  # noqa: E402
+from reap import become_subreaper, kill_and_reap  # noqa: E402
 
 
 def ms(xs: list[float]) -> str:
@@ -73,14 +73,6 @@ def start_sleep() -> subprocess.Popen:
     return p
 
 
-def reap(pid: int) -> None:
-    os.kill(pid, signal.SIGKILL)
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
-
-
 def rpc_round(criu: str, img: Path) -> tuple[float, float]:
     p = start_sleep()
     fd = os.open(img, os.O_RDONLY | os.O_DIRECTORY)
@@ -98,7 +90,7 @@ def rpc_round(criu: str, img: Path) -> tuple[float, float]:
         s.wait()
         restore = time.perf_counter() - t
         assert resp.success, resp.cr_errmsg
-        reap(resp.restore.pid)
+        kill_and_reap(resp.restore.pid)
     finally:
         os.close(fd)
     return dump, restore
@@ -115,16 +107,16 @@ def cli_round(criu: str, img: Path) -> tuple[float, float]:
     subprocess.run([criu, "restore", "-d", "-D", str(img), "--pidfile", str(pidfile)],
                    check=True)
     restore = time.perf_counter() - t
-    reap(int(pidfile.read_text()))
+    kill_and_reap(int(pidfile.read_text()))
     return dump, restore
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--criu", default=str(HERE.parents[1] / "build" / "criu" / "criu"))
+    ap.add_argument("--criu", default=str(buildpaths.criu()))
     ap.add_argument("--runs", type=int, default=30)
     args = ap.parse_args()
-    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)     # PR_SET_CHILD_SUBREAPER: we reap
+    become_subreaper()          # the restored tasks come to us to be reaped
 
     version_spawn(args.criu)
     spawn = [version_spawn(args.criu) for _ in range(args.runs)]
@@ -134,7 +126,10 @@ def main() -> None:
 
     base = Path(tempfile.mkdtemp(prefix="rpc-bench.", dir="/dev/shm"))
     try:
-        r_d, r_r, c_d, c_r = [], [], [], []
+        r_d: list[float] = []
+        r_r: list[float] = []
+        c_d: list[float] = []
+        c_r: list[float] = []
         for i in range(args.runs + 1):
             for kind in ("rpc", "cli"):
                 img = base / f"{kind}{i}"

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from guestlib import CRIU, HERE, buildpaths
+from guestlib import CRIU, HERE, ROOT, buildpaths
 from hoststate import host_unchanged_by_session, host_unchanged_by_test  # noqa: F401
 
-ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "scripts" / "kernel-build.sh"
 BOOT = ROOT / "scripts" / "kernel-boot.sh"
 
@@ -24,6 +23,11 @@ def pytest_configure(config):
 
 
 def _image_dir():
+    # CRIU_KERNEL_IMAGE: an image directory to test instead, e.g. the
+    # images/dev that "kernel-build.sh --no-apply" makes from a tree whose
+    # patches are not exported yet
+    if os.environ.get("CRIU_KERNEL_IMAGE"):
+        return Path(os.environ["CRIU_KERNEL_IMAGE"])
     r = subprocess.run([str(BUILD), "--print-dir"], capture_output=True, text=True)
     return Path(r.stdout.strip()) if r.returncode == 0 else None
 
@@ -51,11 +55,14 @@ class Guest:
     def __init__(self, image):
         self.image = image
 
-    def run(self, command, timeout=300, smp=4, selftests=True, extra=(), share=None):
+    def run(self, command, timeout=300, smp=4, selftests=True, extra=(), share=None,
+            append=None):
         """extra: --add specs (FILE[:DEST]); share: a host directory the
-        guest sees as /shared."""
+        guest sees as /shared; append: more kernel command line."""
         args = [str(BOOT), "--kernel", str(self.image / "bzImage"),
                 "--smp", str(smp), "--timeout", str(timeout)]
+        if append:
+            args += ["--append", append]
         if selftests:
             args.append("--selftests")
         if share is not None:

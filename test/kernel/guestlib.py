@@ -8,16 +8,17 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT / "test" / "zdtm"))
+# test/zdtm holds the modules the tests share
+sys.path.insert(0, str(HERE.parent / "zdtm"))
 
 import buildpaths  # noqa: E402
+from buildpaths import ROOT  # noqa: E402,F401 (for the tests here)
 
 BUILD_DIR = buildpaths.build_dir()
 CRIU = buildpaths.criu()
 ZDTM_BUILT = buildpaths.zdtm_build() / "static"
 
 
-def parse_probe(line):
+def parse_probe(line: str) -> dict[str, str]:
     """One line of the probe's (probe.c) output as a dict of strings."""
     return dict(kv.split("=", 1) for kv in line.split())

@@ -63,14 +63,28 @@ def test_plain_dump_restore(guest, criu_bin):
 
 
 # The probe (probe.c) in a CPU namespace of the guest's CPUs 3 and 2, its
-# main thread pinned to virtual CPU 0, the other to 1. Three rounds of dump
-# and restore: as it was, with --cpu-map moving the namespace to CPUs 1
-# and 0, and with --cpu-ns=ignore (no namespace: the real CPUs behind it).
-CPU_NS = r"""
+# main thread pinned to virtual CPU 0, the other to 1; helpers: wait until
+# /tmp/out has N lines, the real CPUs (Cpus_allowed_list) of each thread.
+PROBE_IN_NS = r"""
 set -u
 fail() { echo "FAILED: $*"; exit 1; }
+wait_lines() {
+	i=0
+	while [ $(wc -l < /tmp/out) -lt $1 ]; do
+		sleep 0.1; i=$((i + 1)); [ $i -lt 100 ] || fail "no output after $2"
+	done
+}
+real_cpus() {
+	cat /proc/$1/task/*/status | awk '/Cpus_allowed_list/ {print $2}' | tr '\n' ' '
+}
 pid=$(probe /tmp/out --cpu-ns 0:3,1:2 --cpus 0 --thread-cpus 1) || fail probe
 sleep 1
+"""
+
+# Three rounds of dump and restore: as it was, with --cpu-map moving the
+# namespace to CPUs 1 and 0, and with --cpu-ns=ignore (no namespace: the
+# real CPUs behind it).
+CPU_NS = PROBE_IN_NS + r"""
 echo "PID $pid INIT_CPUNS $(stat -L -c %i /proc/1/ns/cpu)"
 echo "FIRST $(head -1 /tmp/out)"
 for stage in 1 2 3; do
@@ -87,14 +101,10 @@ for stage in 1 2 3; do
 	esac
 	criu restore -d -D $img -o restore.log -v4 $opts ||
 		{ grep Error $img/restore.log; fail restore $stage; }
-	i=0
-	while [ $(wc -l < /tmp/out) -lt $((n + 2)) ]; do
-		sleep 0.1; i=$((i + 1)); [ $i -lt 100 ] || fail "no output after restore $stage"
-	done
+	wait_lines $((n + 2)) "restore $stage"
 	echo "AFTER$stage $(sed -n "$((n + 1))p" /tmp/out)"
 	echo "NS$stage $(stat -L -c %i /proc/$pid/ns/cpu) $(cat /proc/$pid/cpu_map | tr '\n' ,)"
-	echo "REAL$stage $(cat /proc/$pid/task/*/status |
-		awk '/Cpus_allowed_list/ {print $2}' | tr '\n' ' ')"
+	echo "REAL$stage $(real_cpus $pid)"
 	echo "WARN$stage $(grep -c Warn $img/restore.log)"
 done
 cp -a /tmp/img1 /shared/img1
@@ -179,6 +189,41 @@ def test_start_time_of_process_and_thread(cpu_ns_run):
     for s in (1, 2, 3):
         assert r[f"AFTER{s}"]["start"] == first["start"], out
         assert r[f"AFTER{s}"]["tstart"] == first["tstart"], out
+
+
+# The probe in a CPU namespace of CPUs 3 and 2, dumped, and restored by a
+# criu confined to a cpuset of CPUs 0-1: the kernel takes only CPUs of the
+# writer's cpuset in a map, so criu backs the namespace with its own CPUs.
+CPUSET = PROBE_IN_NS + r"""
+echo "FIRST $(head -1 /tmp/out)"
+mkdir /tmp/img /tmp/cg
+criu dump -t $pid -D /tmp/img -o dump.log -v4 || { grep Error /tmp/img/dump.log; fail dump; }
+n=$(wc -l < /tmp/out)
+mount -t cgroup2 none /tmp/cg && echo +cpuset > /tmp/cg/cgroup.subtree_control &&
+	mkdir /tmp/cg/r && echo 0-1 > /tmp/cg/r/cpuset.cpus &&
+	echo $$ > /tmp/cg/r/cgroup.procs || fail "cpuset 0-1"
+criu restore -d -D /tmp/img -o restore.log -v4 || { grep Error /tmp/img/restore.log; fail restore; }
+wait_lines $((n + 2)) "the restore"
+echo "AFTER $(sed -n "$((n + 1))p" /tmp/out)"
+echo "NS $(cat /proc/$pid/cpu_map | tr '\n' ,)"
+echo "REAL $(real_cpus $pid)"
+"""
+
+
+def test_cpu_ns_restored_within_a_cpuset(guest, criu_bin, probe_bin):
+    """criu in a cpuset of CPUs 0-1 restores a tree whose namespace ran on
+    CPUs 3 and 2 onto CPUs 1 and 0 (the same rule as for CPUs that are not
+    online): the tree sees what it saw, and runs in criu's cpuset."""
+    rc, out, err = guest.run(CPUSET, selftests=False, timeout=180,
+                             extra=[str(criu_bin), str(probe_bin)])
+    assert rc == 0, out + err
+    r = {}
+    for line in out.splitlines():
+        tag, _, rest = line.partition(" ")
+        r[tag] = rest
+    same_view(parse_probe(r["FIRST"]), parse_probe(r["AFTER"]), out)
+    assert r["NS"] == "0 1,1 0,", out
+    assert r["REAL"].split() == ["1", "0"], out
 
 
 def test_cpu_ns_refused_without_kernel_support(cpu_ns_run, tmp_path):

@@ -18,8 +18,8 @@ def tap_summary(out):
     return tuple(int(x) for x in m.groups())
 
 
-def run_selftest(guest, name, expect_pass):
-    rc, out, err = guest.run(f"/selftests/{name}")
+def run_selftest(guest, name, expect_pass, append=None):
+    rc, out, err = guest.run(f"/selftests/{name}", append=append)
     if rc == KSFT_SKIP:
         pytest.fail(f"{name} skipped in the guest:\n{out}")
     assert rc == 0, f"{name} failed (status {rc}):\n{out}\n{err}"
@@ -52,11 +52,20 @@ def test_kernel_has_the_new_options(kernel_image):
 
 
 def test_start_time_selftest(guest):
-    run_selftest(guest, "proc-start-time", expect_pass=8)
+    """Includes the permission model: no start time the host sees from a
+    user namespace, one write only, the writer's credentials."""
+    run_selftest(guest, "proc-start-time", expect_pass=12)
 
 
 def test_cpu_ns_selftest(guest):
     run_selftest(guest, "cpu_ns_test", expect_pass=13)
+
+
+def test_cpu_ns_confine_selftest(guest):
+    """A CPU namespace within cpusets and CPU hotplug, rseq's cpu_id
+    outside, membarrier and io_uring CPUs; isolcpus=3 gives sysfs
+    "isolated" something to translate."""
+    run_selftest(guest, "cpu_ns_confine", expect_pass=9, append="isolcpus=3")
 
 
 def test_interfaces_present(guest):

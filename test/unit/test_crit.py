@@ -5,7 +5,6 @@ real dump by the criu the build made (found as test/zdtm/buildpaths.py
 says: CRIU, or BUILD_DIR/criu/criu); a dump that fails is a failure."""
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import random
@@ -20,23 +19,23 @@ from typing import Any, Iterator
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-CRIT = REPO / "contrib" / "crit" / "crit.py"
-SEEDS = REPO / "test" / "fuzz" / "seeds"
-sys.path.insert(0, str(CRIT.parent))
-sys.path.insert(0, str(REPO / "test" / "zdtm"))
+# test/zdtm holds the modules the tests share
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "zdtm"))
 
 import buildpaths  # noqa: E402
+from buildpaths import CRIT, ROOT  # noqa: E402
+from reap import become_subreaper, proc_state, reap_leftovers  # noqa: E402
+
+sys.path.insert(0, str(CRIT.parent))
 import crit  # noqa: E402
 
+SEEDS = ROOT / "test" / "fuzz" / "seeds"
 CRIU = buildpaths.criu()
-
-PR_SET_CHILD_SUBREAPER = 36
 
 
 @pytest.fixture(scope="module")
 def schema() -> crit.Schema:
-    return crit.load_schema(REPO / "images")
+    return crit.load_schema(ROOT / "images")
 
 
 def run_crit(*args: str) -> subprocess.CompletedProcess[str]:
@@ -48,11 +47,11 @@ def run_crit(*args: str) -> subprocess.CompletedProcess[str]:
 
 def c_image_table() -> list[tuple[str, str, int, str | None]]:
     """(kind, file name, magic, message) in enum img_type order, from the C."""
-    header = (REPO / "criu" / "image" / "image.h").read_text()
+    header = (ROOT / "criu" / "image" / "image.h").read_text()
     enum = re.search(r"enum img_type \{(.*?)\};", header, re.S)
     assert enum, "no enum img_type in image.h"
     order = re.findall(r"^\s*IMG_(\w+)\s*,", enum.group(1), re.M)
-    source = (REPO / "criu" / "image" / "image.c").read_text()
+    source = (ROOT / "criu" / "image" / "image.c").read_text()
     rows = {}
     for m in re.finditer(r'\[IMG_(\w+)\]\s*=\s*\{\s*"([^"]+)"\s*,\s*(0x[0-9a-fA-F]+|0)\s*,'
                          r'\s*(?:&(\w+)__descriptor|NULL)\s*\}', source):
@@ -263,6 +262,26 @@ def test_decode_unknown_fields_and_enum_values() -> None:
     assert crit.encode_message(s, "pkg.outer", got) == data
 
 
+def test_raw_fields() -> None:
+    """A message without a schema, field by field, and back to its bytes."""
+    inner = key(1, 0) + varint(5)
+    data = (key(1, 2) + varint(len(inner)) + inner + key(100, 0) + varint(2**64 - 1)
+            + key(102, 5) + b"1234" + key(103, 1) + b"12345678" + key(100, 0) + varint(0))
+    fields = crit.raw_fields(data)
+    assert fields == [[1, 2, inner], [100, 0, 2**64 - 1], [102, 5, b"1234"],
+                      [103, 1, b"12345678"], [100, 0, 0]]
+    assert crit.raw_fields(fields[0][2]) == [[1, 0, 5]]
+    assert crit.put_raw_fields(fields) == data
+    fields[1][2] = 7
+    assert crit.raw_fields(crit.put_raw_fields(fields))[1] == [100, 0, 7]
+    with pytest.raises(crit.CritError, match="field 9: wire type 3 is not supported"):
+        crit.raw_fields(key(9, 3))
+    with pytest.raises(crit.CritError, match="4 bytes announced, 2 left"):
+        crit.raw_fields(key(1, 2) + varint(4) + b"ab")
+    with pytest.raises(crit.CritError, match="does not fit wire type 5"):
+        crit.put_raw_fields([[102, 5, b"123"]])
+
+
 @pytest.mark.parametrize("data, err", [
     (b"", "required field in is missing"),
     (key(1, 2) + varint(5) + b"\x08", "announced"),
@@ -444,34 +463,6 @@ def test_fuzz_seeds_encode(schema: crit.Schema) -> None:
 
 # ------------------------------------------------------------- a real dump
 
-libc = ctypes.CDLL(None, use_errno=True)
-
-
-def become_subreaper() -> None:
-    """Orphans of what we start (restored tasks, say) are ours to reap."""
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, "prctl(PR_SET_CHILD_SUBREAPER)")
-
-
-def reap_orphans() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
-def proc_state(pid: int) -> str:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return stat[stat.rindex(")") + 2]
-
-
 class Dump:
     def __init__(self, pid: int, path: Path) -> None:
         self.pid = pid
@@ -512,7 +503,7 @@ def dump(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dump]:
         if task.poll() is None:
             task.send_signal(signal.SIGKILL)
         task.wait(timeout=10)
-        reap_orphans()
+        reap_leftovers()
 
 
 def test_dump_every_image_decodes_and_reencodes(dump: Dump) -> None:

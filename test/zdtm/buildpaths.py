@@ -1,25 +1,33 @@
-"""Where the tests find what the build made, resolved the way scripts/test.sh
-does it, so that every test directory agrees:
+"""The repository's root, and where the tests find what the build made,
+resolved the way scripts/lib.sh does it, so that every script and test
+directory agrees:
 
+  ROOT        the repository's root: the one definition for all the
+              Python of the tree (crit.py, test/unit, test/kernel,
+              test/bench import it from here)
+  CRIT        contrib/crit/crit.py (its directory goes on sys.path
+              before an "import crit")
   CRIU        the criu binary            (default BUILD_DIR/criu/criu)
   ZDTM_BUILD  the built zdtm programs    (default BUILD_DIR/test/zdtm)
   BUILD_DIR   meson's build directory    (default build; a relative path
-              is taken from the repository's root, as scripts/test.sh does)
+              is taken from ROOT, as scripts/lib.sh does)
 
-A module of its own, free of side effects, so that test/unit and
-test/kernel can import it (zdtm.py makes the runner a subreaper).
+A module of its own, free of side effects, so that everything can import
+it (zdtm.py makes the runner a subreaper). Files outside test/zdtm put
+this directory on sys.path first.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[2]
+CRIT = ROOT / "contrib" / "crit" / "crit.py"
 
 
 def build_dir() -> Path:
     d = Path(os.environ.get("BUILD_DIR") or "build")
-    return d if d.is_absolute() else REPO / d
+    return d if d.is_absolute() else ROOT / d
 
 
 def criu() -> Path:

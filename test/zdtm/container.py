@@ -25,7 +25,7 @@ import zdtm
 
 BUILD_ROOT = buildpaths.build_dir()
 CTR = Path(os.environ.get("CTR", str(BUILD_ROOT / "contrib" / "container" / "ctr")))
-MKROOTFS = zdtm.REPO / "contrib" / "container" / "mkrootfs.sh"
+MKROOTFS = buildpaths.ROOT / "contrib" / "container" / "mkrootfs.sh"
 NS_KINDS = ("pid", "mnt", "net", "ipc", "uts", "cgroup")
 
 # What criu says today of a task in namespaces it can't dump yet.
@@ -266,11 +266,13 @@ def namespace_refusal(res: zdtm.CriuResult) -> Optional[str]:
 
 
 def unknown_option(res: zdtm.CriuResult) -> Optional[str]:
-    """criu's Error line when it does not know an option yet, else None."""
+    """criu's Error line when it does not know an option (or a form of
+    --external) yet, else None."""
     if res.returncode == 0:
         return None
     for line in zdtm.error_lines(res.stderr):
-        if "unknown option" in line or "unrecognized option" in line:
+        if "unknown option" in line or "unrecognized option" in line or \
+                "unknown kind" in line:
             return line
     return None
 

@@ -3,8 +3,9 @@
 the UTS names of the namespaces the runner is in, the runner's cgroup, and
 the cgroups this session's tests make (those below a 'zdtm-*-PID'
 directory, PID the runner's: other sessions make and remove their own
-meanwhile). A test that changes any of them must do it in namespaces of
-its own, or undo it.
+meanwhile), its network namespace's links (name, flags, MTU, MAC, master)
+and nftables ruleset. A test that changes any of them must do it in
+namespaces of its own, or undo it.
 
 snapshot() takes the state, diff() names what changed between two. The
 two fixtures compare it around every test (naming the test that changed
@@ -15,7 +16,11 @@ from __future__ import annotations
 
 import glob
 import os
+import re
+import shutil
+import subprocess
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -92,6 +97,50 @@ def session_cgroups(mountinfo: str) -> State:
     return out
 
 
+def tool(name: str) -> str | None:
+    """A tool of the host, also where PATH has no sbin."""
+    for path in (shutil.which(name), f"/usr/sbin/{name}", f"/sbin/{name}"):
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+# container.py names the host's links a session's containers make "zcPID...":
+# those of other sessions come and go meanwhile (they check their own)
+OTHER_SESSION = re.compile(r"zc(\d+)")
+
+
+def links() -> State:
+    """'link NAME' -> flags, MTU, state, master and MAC of each link of the
+    runner's network namespace, as `ip -o link show` has them (but those
+    other test sessions' containers make)."""
+    ip = tool("ip")
+    if not ip:
+        return {}
+    p = subprocess.run([ip, "-o", "link", "show"], capture_output=True, text=True)
+    if p.returncode:
+        return {"links": f"<ip failed: {p.stderr.strip()}>"}
+    out: State = {}
+    for line in p.stdout.splitlines():
+        _, name, rest = (line.split(": ", 2) + ["", ""])[:3]
+        name = name.split("@")[0]
+        m = OTHER_SESSION.match(name)
+        if m and m.group(1) != str(os.getpid()):
+            continue
+        out[f"link {name}"] = " ".join(rest.replace("\\", " ").split())
+    return out
+
+
+def nft_ruleset() -> State:
+    """The nftables ruleset of the runner's namespace, where nft is installed."""
+    nft = tool("nft")
+    if not nft:
+        return {}
+    p = subprocess.run([nft, "list", "ruleset"], capture_output=True, text=True)
+    return {"nftables ruleset": p.stdout.strip() if p.returncode == 0 else
+            f"<nft failed: {p.stderr.strip()}>"}
+
+
 def snapshot() -> State:
     mountinfo = read("/proc/self/mountinfo")
     state = mounts(mountinfo)
@@ -101,6 +150,8 @@ def snapshot() -> State:
     for name in names:
         state[f"sysctl {name}"] = read(SYSCTL / name)
     state["cgroup of the runner"] = read("/proc/self/cgroup").replace("\n", "; ")
+    state.update(links())
+    state.update(nft_ruleset())
     return state
 
 
@@ -126,7 +177,7 @@ def report(what: str, changes: list[str]) -> str:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def host_unchanged_by_session():
+def host_unchanged_by_session() -> Iterator[None]:
     before = snapshot()
     yield
     changes = diff(before, snapshot())
@@ -135,7 +186,7 @@ def host_unchanged_by_session():
 
 
 @pytest.fixture(autouse=True)
-def host_unchanged_by_test(request):
+def host_unchanged_by_test(request: pytest.FixtureRequest) -> Iterator[None]:
     before = snapshot()
     yield
     changes = diff(before, snapshot())

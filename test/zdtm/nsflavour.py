@@ -29,6 +29,7 @@ from typing import Optional
 
 import container as ct
 import zdtm
+from reap import wait_gone
 
 ENABLED = os.environ.get("ZDTM_NS") == "1"
 FLAVOUR = "ns"
@@ -165,21 +166,10 @@ class NsRun(zdtm.Run):
     def _wait(self, timeout: float) -> Optional[int]:
         """Reap the container's init (ours: the session is a subreaper);
         `ctr init` exits with the program's status."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                pid, status = os.waitpid(self.init, os.WNOHANG)
-            except ChildProcessError:
-                pid, status = 0, 0
-                if zdtm.proc_state(self.init) in (None, "X"):
-                    self.alive = False
-                    return 0
-            if pid == self.init:
-                self.alive = False
-                return os.waitstatus_to_exitcode(status)
-            if time.monotonic() > deadline:
-                return None
-            time.sleep(0.01)
+        rc = wait_gone(self.init, timeout)
+        if rc is not None:
+            self.alive = False
+        return rc
 
     def kill(self) -> None:
         if self.alive and self.init:
@@ -262,8 +252,7 @@ def run_or_skip(desc: zdtm.Desc) -> None:
     if why:
         pytest.skip(why)
     if not zdtm.SELFCHECK:
-        if not zdtm.criu_available():
-            pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+        zdtm.need_criu()
         why = probe()
         if why:
             pytest.skip(why)

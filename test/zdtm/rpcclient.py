@@ -15,13 +15,13 @@ import socket
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, BinaryIO, Optional, Union
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-PROTO_DIR = REPO / "images"
+from buildpaths import ROOT
+
+PROTO_DIR = ROOT / "images"
 
 _classes: dict[str, Any] = {}
 
@@ -75,15 +75,15 @@ class Swrk:
     def __init__(self, criu: str, log: Optional[Path] = None,
                  env: Optional[dict[str, str]] = None):
         self.sk, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        out = open(log, "ab") if log is not None else subprocess.DEVNULL
+        out: Union[int, BinaryIO] = open(log, "ab") if log is not None else subprocess.DEVNULL
         try:
             self.proc = subprocess.Popen(
                 [criu, "swrk", str(theirs.fileno())], pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env)
         finally:
             theirs.close()
-            if log is not None:
-                out.close()  # type: ignore[union-attr]
+            if not isinstance(out, int):
+                out.close()
         self.fds: list[int] = []
 
     def send_raw(self, data: bytes) -> None:

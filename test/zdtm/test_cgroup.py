@@ -159,7 +159,7 @@ def thaw(d: str) -> None:
 
 
 @pytest.fixture
-def cg(request) -> Iterator[Cgroups]:
+def cg(request: pytest.FixtureRequest) -> Iterator[Cgroups]:
     c = Cgroups(request.node.name.replace("[", "-").replace("]", ""))
     yield c
     c.remove()

@@ -151,7 +151,7 @@ def wait_service(c: ct.Container) -> None:
     assert counting(c), "the counter does not count"
 
 
-def test_service(make: Make):
+def test_service(make: Make) -> None:
     """ctr-service as the container's init: the counter counts on the
     tmpfs, the server answers and counts the connections it served."""
     c = make()
@@ -164,7 +164,7 @@ def test_service(make: Make):
 
 # ------------------------------------------------------------------ ctr itself
 
-def test_namespaces(make: Make):
+def test_namespaces(make: Make) -> None:
     """pid, mount, network, ipc, uts and cgroup namespaces of its own; the
     user namespace stays the host's; the command is pid 1 and leads a
     session of its own."""
@@ -203,7 +203,7 @@ def mounts_by_point(pid: int) -> dict[str, list[str]]:
     return out
 
 
-def test_oci_mounts(make: Make, root: Path):
+def test_oci_mounts(make: Make, root: Path) -> None:
     """The mounts of runc's default spec, in its order, with its options;
     the root is the rootfs (pivot_root: nothing of the host's tree is left
     but the root's own mount); nothing is shared with the host."""
@@ -228,7 +228,7 @@ def test_oci_mounts(make: Make, root: Path):
         assert "shared:" not in line.split(" - ")[0], line
 
 
-def test_dev(make: Make):
+def test_dev(make: Make) -> None:
     """/dev: the device nodes made with mknod on the tmpfs (as root), the
     symlinks; /dev/ptmx leads to the container's own devpts."""
     c = run_probe(make)
@@ -246,7 +246,7 @@ def test_dev(make: Make):
     assert len(devs) == 1, "the nodes are not all on the /dev tmpfs"
 
 
-def test_masked_and_readonly(make: Make):
+def test_masked_and_readonly(make: Make) -> None:
     """Masked files are /dev/null of the container's /dev, masked
     directories a read-only tmpfs; the read-only paths are read-only
     self-binds of the container's proc."""
@@ -282,7 +282,7 @@ def fd_mounts(pid: int) -> dict[int, tuple[str, int]]:
 
 
 @pytest.mark.parametrize("output", [None, "/run/out.log"])
-def test_detached_stdio(make: Make, output: Optional[str]):
+def test_detached_stdio(make: Make, output: Optional[str]) -> None:
     """A detached container holds no file of the host: its stdio are its
     own /dev/null, or the -o file in its root, opened inside."""
     c = make(["-o", output] if output else [], ["/bin/sh", "-c", "exec sleep 100000"])
@@ -299,7 +299,7 @@ def test_detached_stdio(make: Make, output: Optional[str]):
             (fd, target, ids[mnt])
 
 
-def test_hostname(make: Make):
+def test_hostname(make: Make) -> None:
     """The hostname is the name (or --hostname); the host's stays."""
     c = run_probe(make)
     assert probe(c, "hostname") == c.name
@@ -308,7 +308,7 @@ def test_hostname(make: Make):
     assert probe(c2, "hostname") == "box.example"
 
 
-def test_cgroups(make: Make):
+def test_cgroups(make: Make) -> None:
     """--cgroup below ctr's own cgroup in cpu, memory, pids, freezer and the
     unified hierarchy, with the limits written; the container's cgroup
     namespace is rooted there; /sys/fs/cgroup inside mirrors the host's
@@ -344,7 +344,7 @@ def test_cgroups(make: Make):
 
 
 @pytest.mark.parametrize("mode", ["v2", "none"])
-def test_cgroupfs_modes(make: Make, mode: str):
+def test_cgroupfs_modes(make: Make, mode: str) -> None:
     """--cgroupfs v2: one read-only cgroup2 at /sys/fs/cgroup (what runc
     mounts on a pure v2 host); none: nothing there."""
     c = run_probe(make, ["--cgroupfs", mode])
@@ -355,7 +355,7 @@ def test_cgroupfs_modes(make: Make, mode: str):
         assert len(cg) == 1 and cg[0][3] == "cgroup2" and "ro" in cg[0][2].split(","), cg
 
 
-def test_veth(make: Make):
+def test_veth(make: Make) -> None:
     """--veth: the host end (no address) and eth0 inside with v4 and v6
     addresses, up, and a default route; gone after delete."""
     host = f"{TAG}h"
@@ -377,7 +377,7 @@ def test_veth(make: Make):
     assert not c.leftovers([], host)
 
 
-def test_volumes(make: Make, tmp_path: Path):
+def test_volumes(make: Make, tmp_path: Path) -> None:
     """-v binds a host directory (read-write) and a file (read-only)."""
     data = tmp_path / "data"
     data.mkdir()
@@ -407,7 +407,7 @@ def open_root(root: Path) -> Iterator[Path]:
         ct.remove_tree(base)
 
 
-def test_userns(make: Make, tmp_path: Path, open_root: Path):
+def test_userns(make: Make, tmp_path: Path, open_root: Path) -> None:
     """--userns: a user namespace with the default maps; root inside is
     100000 outside; devices are the host's, bound (no mknod there).  A
     rootfs the mapped root can't reach is refused in one line saying so."""
@@ -433,7 +433,7 @@ def test_userns(make: Make, tmp_path: Path, open_root: Path):
     assert Path(f"/proc/{c2.pid}/uid_map").read_text().split() == ["0", "200000", "1000"]
 
 
-def test_console(make: Make, tmp_path: Path):
+def test_console(make: Make, tmp_path: Path) -> None:
     """--console-socket: the master of a pty of the container's devpts
     comes over the socket; the slave is /dev/console and the init's
     terminal: a line written to the master is read inside and answered."""
@@ -470,7 +470,7 @@ def test_console(make: Make, tmp_path: Path):
         os.close(master)
 
 
-def test_init_reaper(make: Make):
+def test_init_reaper(make: Make) -> None:
     """--init: pid 1 is /sbin/ctr init from the rootfs, the command its
     child (pid 2) leading its own session; SIGTERM to the container goes
     on to the command; the init exits with its status."""
@@ -489,7 +489,7 @@ def test_init_reaper(make: Make):
     assert ct.reap_until_gone(c.tasks()) == []
 
 
-def test_foreground(root: Path, tmp_path: Path):
+def test_foreground(root: Path, tmp_path: Path) -> None:
     """Without -d: ctr waits, passes SIGTERM on, exits with the status and
     tears down (its cgroups are gone when it returns)."""
     name = f"{TAG}-fg"
@@ -514,7 +514,7 @@ def children(pid: int) -> list[int]:
         return []
 
 
-def test_read_only_and_restrict(make: Make):
+def test_read_only_and_restrict(make: Make) -> None:
     """--read-only: the root is read-only; --restrict: runc spec's process
     (AUDIT_WRITE, KILL, NET_BIND_SERVICE; no_new_privs; NOFILE 1024)."""
     c = run_probe(make, ["--read-only", "--restrict"])
@@ -530,7 +530,7 @@ def test_read_only_and_restrict(make: Make):
         == ["1024", "1024"]
 
 
-def test_propagation_private(make: Make):
+def test_propagation_private(make: Make) -> None:
     """--propagation private: none of the container's mounts is a slave of
     the host's (and with the default, none is shared with it)."""
     c = run_probe(make, ["--propagation", "private"])
@@ -540,7 +540,7 @@ def test_propagation_private(make: Make):
 
 
 @pytest.mark.parametrize("mode", ["slave", "private"])
-def test_nothing_propagates_out(root: Path, tmp_path: Path, mode: str):
+def test_nothing_propagates_out(root: Path, tmp_path: Path, mode: str) -> None:
     """In a mount namespace of the test's own whose mounts are all shared
     (as on hosts where systemd makes / shared), a container's mounts must
     not appear outside it: ctr makes its root a slave (or private) before
@@ -558,7 +558,7 @@ after=$(cut -d' ' -f5 /proc/self/mountinfo | sort)
     assert p.returncode == 0, p.stdout + p.stderr
 
 
-FAILURES = {
+FAILURES: dict[str, tuple[list[str], list[str], str]] = {
     # what -> (options, command, words of the one error line)
     "command": ([], ["/nonexistent"], "exec /nonexistent in the container: No such file"),
     "address": (["--veth", f"{TAG}f", "--ip", "10.213.9.300/24"], ["/bin/true"],
@@ -571,7 +571,7 @@ FAILURES = {
 
 
 @pytest.mark.parametrize("what", list(FAILURES))
-def test_failure_undone(make: Make, what: str):
+def test_failure_undone(make: Make, what: str) -> None:
     """A container that can't be made: exit 1, one line "ctr: NAME: ..."
     naming what failed, and nothing left (cgroups, veth, state, tasks)."""
     opts, cmd, words = FAILURES[what]
@@ -587,7 +587,7 @@ def test_failure_undone(make: Make, what: str):
     assert not any(f.startswith(TAG) for f in os.listdir("/sys/class/net"))
 
 
-def test_failure_taken(make: Make):
+def test_failure_taken(make: Make) -> None:
     """A cgroup or a veth name another container holds: refused in one
     line, the other container untouched, nothing of the new one left."""
     first = make(cgroup_opts("taken") + ["--veth", f"{TAG}t"])
@@ -604,7 +604,7 @@ def test_failure_taken(make: Make):
     assert os.path.exists(f"/sys/class/net/{TAG}t")
 
 
-def test_default_state(root: Path, tmp_path: Path):
+def test_default_state(root: Path, tmp_path: Path) -> None:
     """Without --state, run -d records in /run/ctr/NAME and delete NAME
     undoes it; /run/ctr itself is left as it was, also when a start fails."""
     existed = os.path.exists("/run/ctr")
@@ -624,7 +624,7 @@ def test_default_state(root: Path, tmp_path: Path):
     assert os.path.exists("/run/ctr") == existed
 
 
-def test_bad_command_line(root: Path):
+def test_bad_command_line(root: Path) -> None:
     """Bad options: exit 2, one line."""
     cases = [["--memory", "lots"], ["--veth", "x" * 16], ["--cgroup", "../x"],
              ["-v", "/nonexistent-path:/x"], ["-v", "/tmp:relative"], ["--cgroupfs", "v3"],
@@ -637,7 +637,7 @@ def test_bad_command_line(root: Path):
             (opts, p.stderr)
 
 
-def test_delete_twice_and_reused_pid(make: Make):
+def test_delete_twice_and_reused_pid(make: Make) -> None:
     """delete kills only the task the state names (pid and start time):
     after the container is gone, a second delete of a copy of its state
     kills nothing and succeeds."""
@@ -652,13 +652,6 @@ def test_delete_twice_and_reused_pid(make: Make):
 
 # ------------------------------------------------------------------ criu
 
-def criu_here() -> None:
-    if zdtm.SELFCHECK:
-        pytest.skip("ZDTM_SELFCHECK=1: no criu")
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
-
-
 def snapshot(c: ct.Container) -> list[tuple[int, str, str]]:
     """The container's tasks as they see themselves: (pid inside, state,
     comm), sorted."""
@@ -670,12 +663,12 @@ def snapshot(c: ct.Container) -> list[tuple[int, str, str]]:
     return sorted(out)
 
 
-def test_criu_dump_refused(make: Make, tmp_path: Path):
+def test_criu_dump_refused(make: Make, tmp_path: Path) -> None:
     """Today: `criu dump -t INIT` of the container is refused with one
     Error line naming a namespace and the init; no images; the container
     runs on as it was (every task, not stopped, not traced, counting,
     answering)."""
-    criu_here()
+    zdtm.need_criu()
     c = make()
     wait_service(c)
     before = snapshot(c)
@@ -745,23 +738,23 @@ def round_trip(c: ct.Container, tmp_path: Path, root: Path, dump_opts: list[str]
     return c.pid
 
 
-def test_round_trip(make: Make, tmp_path: Path, root: Path):
+def test_round_trip(make: Make, tmp_path: Path, root: Path) -> None:
     """The container of runc's default spec (namespaces, mounts, root) is
     dumped, torn down, restored with --root: the same tasks (pids inside),
     the same mounts, the counter and the server go on where they were;
     deleting it afterwards leaves nothing."""
-    criu_here()
+    zdtm.need_criu()
     c = make()
     pid = round_trip(c, tmp_path, root, [], [])
     c.delete(pid=pid)
     assert not c.leftovers([])
 
 
-def test_round_trip_full(make: Make, tmp_path: Path, root: Path):
+def test_round_trip_full(make: Make, tmp_path: Path, root: Path) -> None:
     """With cgroups and limits (--manage-cgroups), a veth with addresses
     (its outside end named by --external veth[]) and a volume (an
     external mount): all back as they were after the restore."""
-    criu_here()
+    zdtm.need_criu()
     data = tmp_path / "data"
     data.mkdir()
     host = f"{TAG}r"
@@ -787,12 +780,12 @@ def test_round_trip_full(make: Make, tmp_path: Path, root: Path):
     assert not c.leftovers(dirs, host)
 
 
-def test_round_trip_userns(make: Make, tmp_path: Path, open_root: Path):
+def test_round_trip_userns(make: Make, tmp_path: Path, open_root: Path) -> None:
     """A container in a user namespace of its own (ctr --userns: root
     inside is 100000 outside) in cgroups of its own: after the restore the
     same maps, the same ids as the host sees them, every namespace owned by
     the user namespace, the service going on."""
-    criu_here()
+    zdtm.need_criu()
     c = make(["--userns"] + cgroup_opts("un", "--pids", "40"), start=False)
     c.root = open_root
     # the service's socket goes there: the mapped root's (a copy of the rootfs)
@@ -808,3 +801,187 @@ def test_round_trip_userns(make: Make, tmp_path: Path, open_root: Path):
     for d in c.state_entries("cgroup"):
         assert str(pid) in Path(d, "cgroup.procs").read_text().split(), d
     c.delete(pid=pid)
+# ----------------------------------------------- criu: the mount namespace alone
+
+# The host's network and cgroup namespaces (ctr --share): the container's
+# own pid, mount, ipc and uts namespaces, its root and every mount of runc's
+# default spec, checkpointed by themselves; no listening socket (a piece of
+# state of its own): the counter on the /dev/shm tmpfs tells a restore from
+# a restart.
+MNT_ONLY = ["--share", "net,cgroup"]
+COUNTER = ["/usr/bin/ctr-service", "--socket", "none"]
+
+
+def fds_on_own_mounts(pid: int) -> list[str]:
+    """The fds of a task that are files on a mount of the host's: a
+    container's are all on its own (test_detached_stdio)."""
+    ids = {int(line.split()[0]) for line in
+           Path(f"/proc/{pid}/mountinfo").read_text().splitlines()}
+    return [f"{fd} {target} (mount {mnt})" for fd, (target, mnt) in fd_mounts(pid).items()
+            if target.startswith("/") and mnt not in ids]
+
+
+def mnt_dump(c: ct.Container, tmp_path: Path, *opts: str) -> tuple[Path, zdtm.CriuResult]:
+    img = tmp_path / "img"
+    img.mkdir(exist_ok=True)
+    res = ct.run_criu(tmp_path, "dump", ["dump", "-t", str(c.pid), "-D", str(img),
+                                         "-o", "dump.log", "-v4", *opts], img / "dump.log")
+    return img, res
+
+
+def mnt_restore(c: ct.Container, tmp_path: Path, img: Path, root: Path,
+                *opts: str) -> zdtm.CriuResult:
+    pidfile = img / "restore.pid"
+    res = ct.run_criu(tmp_path, "restore", ["restore", "-D", str(img), "-d", "--root",
+                                            str(root), "--pidfile", str(pidfile),
+                                            "-o", "restore.log", "-v4", *opts],
+                      img / "restore.log")
+    if res.returncode == 0:
+        c.pid = int(pidfile.read_text())
+        c.read_ns()
+    return res
+
+
+def mnt_round_trip(c: ct.Container, tmp_path: Path, dump_opts: list[str],
+                   restore_opts: list[str],
+                   between: Optional[Callable[[], object]] = None) -> None:
+    """Dump the counting container, tear it down, restore it on a fresh copy
+    of the rootfs: the same tasks, the same mounts in the same order with
+    the same options, every fd on its own mounts, the counter going on."""
+    wait_for("the counter", lambda: count(c) > 0)
+    before, mounts = snapshot(c), mount_view(c.pid)
+    img, res = mnt_dump(c, tmp_path, *dump_opts)
+    assert res.returncode == 0, res.describe()
+    n0 = count(c)
+    assert not ct.reap_until_gone(c.tasks()), "the dumped container still runs"
+    c.delete(keep_state=True)
+    if between:
+        between()
+    fresh = ct.copy_rootfs(tmp_path / "fresh-root")
+    res = mnt_restore(c, tmp_path, img, fresh, *restore_opts)
+    assert res.returncode == 0, res.describe()
+    for kind in ("pid", "mnt", "ipc", "uts"):
+        assert c.ns[kind] != ct.ns_id(os.getpid(), kind), kind
+    assert os.stat(f"/proc/{c.pid}/root").st_ino == os.stat(fresh).st_ino
+    assert snapshot(c) == before
+    assert mount_view(c.pid) == mounts
+    for t in c.tasks():
+        assert not fds_on_own_mounts(t), (t, fds_on_own_mounts(t))
+    assert count(c) >= n0 and counting(c), "the counter does not go on"
+    assert count(c) < n0 + 1000, f"the counter restarted? {n0} -> {count(c)}"
+
+
+def test_mnt_round_trip(make: Make, tmp_path: Path) -> None:
+    """runc's default mounts (proc, the /dev tmpfs and its nodes, devpts,
+    /dev/shm, mqueue, read-only sysfs and cgroup hierarchies, masked and
+    read-only paths) and the root: dumped with no option, restored with
+    --root on a fresh copy of the rootfs; the counter on /dev/shm goes on."""
+    zdtm.need_criu()
+    c = make(MNT_ONLY, COUNTER)
+    mnt_round_trip(c, tmp_path, [], [])
+    c.delete(pid=c.pid)
+    assert not c.leftovers([])
+
+
+@pytest.mark.parametrize("how", ["named", "auto"])
+def test_mnt_round_trip_volume(make: Make, tmp_path: Path, how: str) -> None:
+    """A volume (a host directory bound in) and a host file bound read-only:
+    external mounts, named by --external mnt[POINT]:KEY at the dump and
+    mnt[KEY]:PATH at the restore, or all marked by --external mnt[] and
+    bound from the same paths again; after the restore they are the host's
+    again, read-write and read-only as they were."""
+    zdtm.need_criu()
+    data, conf = tmp_path / "data", tmp_path / "conf"
+    data.mkdir()
+    conf.write_text("x=1\n")
+    c = make(MNT_ONLY + ["-v", f"{data}:/mnt/data", "-v", f"{conf}:/etc/conf:ro"], COUNTER)
+    moved = tmp_path / "data2" if how == "named" else data
+    if how == "named":
+        # the volume is somewhere else on the new host: the key says where
+        dump = ["--external", "mnt[/mnt/data]:data", "--external", "mnt[/etc/conf]:conf"]
+        restore = ["--external", f"mnt[data]:{moved}", "--ext-mount-map", f"conf:{conf}"]
+    else:
+        dump, restore = ["--external", "mnt[]"], []
+    wait_for("the counter", lambda: count(c) > 0)
+    (data / "old").write_text("before\n")
+    mnt_round_trip(c, tmp_path, dump, restore,
+                   (lambda: data.rename(moved)) if how == "named" else None)
+    (moved / "late").write_text("after the restore\n")
+    assert c.path("/mnt/data/late").read_text() == "after the restore\n"
+    assert c.path("/mnt/data/old").read_text() == "before\n"
+    assert c.path("/etc/conf").read_text() == "x=1\n"
+    by = mounts_by_point(c.pid)
+    assert "ro" in by["/etc/conf"][2].split(",") and "rw" in by["/mnt/data"][2].split(",")
+    c.delete(pid=c.pid)
+    assert not c.leftovers([])
+
+
+def test_mnt_unnamed_volume_refused(make: Make, tmp_path: Path) -> None:
+    """A host directory bound in without --external: the dump is refused in
+    one Error line naming the mount and the option to use; the container
+    runs on, counting, and no checkpoint is left."""
+    zdtm.need_criu()
+    data = tmp_path / "data"
+    data.mkdir()
+    c = make(MNT_ONLY + ["-v", f"{data}:/mnt/data"], COUNTER)
+    wait_for("the counter", lambda: count(c) > 0)
+    before = snapshot(c)
+    img, res = mnt_dump(c, tmp_path)
+    errs = zdtm.error_lines(res.stderr)
+    assert res.returncode != 0 and len(errs) == 1, res.describe()
+    assert "/mnt/data" in errs[0] and "--external mnt[/mnt/data]:KEY" in errs[0], errs[0]
+    assert str(data) in errs[0], errs[0]
+    assert not (img / "inventory.img").exists()
+    assert snapshot(c) == before and counting(c)
+    for t in c.tasks():
+        assert zdtm.tracer_pid(t) == 0
+
+
+def test_mnt_unsupported_refused(make: Make, tmp_path: Path) -> None:
+    """A filesystem criu can't make anew (binfmt_misc here, mounted in the
+    container by its init): refused by name, the container untouched."""
+    zdtm.need_criu()
+    c = make(MNT_ONLY, ["/bin/sh", "-c", "mount -t binfmt_misc none /mnt && "
+                        "exec /usr/bin/ctr-service --socket none"])
+    wait_for("the counter", lambda: count(c) > 0)
+    if "/mnt" not in mounts_by_point(c.pid):
+        pytest.skip("binfmt_misc can't be mounted here")
+    before = snapshot(c)
+    img, res = mnt_dump(c, tmp_path)
+    errs = zdtm.error_lines(res.stderr)
+    assert res.returncode != 0 and len(errs) == 1, res.describe()
+    assert "binfmt_misc" in errs[0] and "/mnt" in errs[0], errs[0]
+    assert snapshot(c) == before and counting(c)
+
+
+@pytest.mark.parametrize("why", ["root", "external"])
+def test_mnt_failed_restore_leaves_nothing(make: Make, tmp_path: Path, why: str) -> None:
+    """A restore that fails while the mount tree is built (a --root without
+    the mount points; an external mount from a path that is not there):
+    one Error line, no task left, nothing mounted anywhere (the
+    host_untouched fixture compares the host's mounts), the images as they
+    were."""
+    zdtm.need_criu()
+    data = tmp_path / "data"
+    data.mkdir()
+    c = make(MNT_ONLY + ["-v", f"{data}:/mnt/data"], COUNTER)
+    wait_for("the counter", lambda: count(c) > 0)
+    img, res = mnt_dump(c, tmp_path, "--external", "mnt[/mnt/data]:data")
+    assert res.returncode == 0, res.describe()
+    assert not ct.reap_until_gone(c.tasks())
+    c.delete(keep_state=True)
+    sums = {f.name: f.read_bytes() for f in img.iterdir() if f.suffix == ".img"}
+    empty = tmp_path / "empty-root"
+    empty.mkdir()
+    if why == "root":
+        res = mnt_restore(c, tmp_path, img, empty, "--external", f"mnt[data]:{data}")
+        words = "mount point"
+    else:
+        root = ct.copy_rootfs(tmp_path / "fresh-root")
+        res = mnt_restore(c, tmp_path, img, root, "--external", "mnt[data]:/nonexistent")
+        words = "/nonexistent"
+    errs = zdtm.error_lines(res.stderr)
+    assert res.returncode != 0 and len(errs) == 1 and words in errs[0], res.describe()
+    zdtm.reap_leftovers()
+    assert children(os.getpid()) == [], "the failed restore left tasks behind"
+    assert {f.name: f.read_bytes() for f in img.iterdir() if f.suffix == ".img"} == sums

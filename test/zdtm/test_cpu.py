@@ -10,95 +10,37 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import buildpaths
 import zdtm
 from test_errors import check_clean_error
 
-sys.path.insert(0, str(zdtm.REPO / "contrib" / "crit"))
+sys.path.insert(0, str(buildpaths.CRIT.parent))
 import crit  # noqa: E402
 
-pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
+pytestmark = pytest.mark.usefixtures("need_criu")
 
 XFEATURE_62 = 1 << 62          # no such XSAVE component
 AMX_TILE = ("7.0", 24)          # CPUID 7.0 edx bit 24
 
 
-@pytest.fixture(autouse=True)
-def _need_criu():
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+# ------------------------------------------------ forged images
+# Fields as crit.raw_fields() gives them: [number, wire type, value] in file
+# order; varints are ints, length-delimited fields bytes.
 
-
-# ------------------------------------------------ a small protobuf editor
-# Just what the tests need to forge images: fields as (number, wire type,
-# value) in file order; varints are ints, length-delimited fields bytes.
-
-def _varint(b: bytes, i: int) -> tuple[int, int]:
-    v = shift = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7f) << shift
-        shift += 7
-        if c < 0x80:
-            return v, i
-
-
-def _enc_varint(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        c = v & 0x7f
-        v >>= 7
-        out.append(c | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def pb_decode(b: bytes) -> list[list]:
-    fields, i = [], 0
-    while i < len(b):
-        key, i = _varint(b, i)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = _varint(b, i)
-        elif wt == 2:
-            n, i = _varint(b, i)
-            v, i = b[i:i + n], i + n
-        elif wt == 1:
-            v, i = b[i:i + 8], i + 8
-        elif wt == 5:
-            v, i = b[i:i + 4], i + 4
-        else:
-            raise ValueError(f"wire type {wt}")
-        fields.append([num, wt, v])
-    return fields
-
-
-def pb_encode(fields: list[list]) -> bytes:
-    out = bytearray()
-    for num, wt, v in fields:
-        out += _enc_varint(num << 3 | wt)
-        if wt == 0:
-            out += _enc_varint(v)
-        elif wt == 2:
-            out += _enc_varint(len(v)) + v
-        else:
-            out += v
-    return bytes(out)
-
-
-def read_image(path: Path) -> tuple[int, list[list]]:
+def read_image(path: Path) -> tuple[int, list[list[Any]]]:
     data = path.read_bytes()
     magic, n, _ = struct.unpack("<III", data[:12])
     assert n == len(data) - 12, path
-    return magic, pb_decode(data[12:])
+    return magic, crit.raw_fields(data[12:])
 
 
-def write_image(path: Path, magic: int, fields: list[list]) -> None:
+def write_image(path: Path, magic: int, fields: list[list[Any]]) -> None:
     """A frame of format 2: magic, length, CRC32C (images.md)."""
-    body = pb_encode(fields)
+    body = crit.put_raw_fields(fields)
     path.write_bytes(struct.pack("<III", magic, len(body), crit.frame_sum(magic, body)) + body)
 
 
@@ -114,14 +56,14 @@ def forge_cpuinfo(path: Path, xfeatures_or: int = 0, leaf7_edx_or: int = 0,
         elif fld[0] == 1 and vendor is not None:
             fld[2] = vendor.encode()
         elif fld[0] == 6:                               # cpuid_leaf
-            leaf = pb_decode(fld[2])
+            leaf = crit.raw_fields(fld[2])
             vals = {x[0]: x for x in leaf}
             if vals[1][2] == 7 and vals[2][2] == 0:
                 if 6 in vals:
                     vals[6][2] |= leaf7_edx_or
                 else:
                     leaf.append([6, 0, leaf7_edx_or])
-                fld[2] = pb_encode(leaf)
+                fld[2] = crit.put_raw_fields(leaf)
     write_image(path, magic, f)
 
 
@@ -130,11 +72,11 @@ def forge_xstate_bv(path: Path, bv_or: int) -> None:
     magic, f = read_image(path)
     for fld in f:
         if fld[0] == 1:                                 # cpu_thread
-            th = pb_decode(fld[2])
+            th = crit.raw_fields(fld[2])
             for x in th:
                 if x[0] == 4:                           # xstate_bv
                     x[2] |= bv_or
-            fld[2] = pb_encode(th)
+            fld[2] = crit.put_raw_fields(th)
     write_image(path, magic, f)
 
 
@@ -150,12 +92,12 @@ def allowed_list(pid: int) -> str:
     return ""
 
 
-def fake_online(cpus: str) -> dict:
+def fake_online(cpus: str) -> dict[str, str]:
     return dict(os.environ, CRIU_FAKE_ONLINE_CPUS=cpus)
 
 
 def cpu_set(text: str) -> set[int]:
-    out = set()
+    out: set[int] = set()
     for part in filter(None, text.split(",")):
         a, _, b = part.partition("-")
         out.update(range(int(a), int(b or a) + 1))
@@ -187,7 +129,9 @@ def test_cpuinfo_dump_check():
         mode = (img / "cpuinfo.img").stat().st_mode & 0o777
         if mode != 0o600:
             r.fail(f"cpuinfo.img has mode {mode:o}", res)
-        for cap in ([], ["--cpu-cap=all"], ["--cpu-cap=cpu"], ["--cpu-cap", "fpu,ins"]):
+        caps: list[list[str]] = [[], ["--cpu-cap=all"], ["--cpu-cap=cpu"],
+                                 ["--cpu-cap", "fpu,ins"]]
+        for cap in caps:
             res = cpuinfo(r, "check", img, *cap)
             if res.returncode != 0 or zdtm.error_lines(res.stderr):
                 r.fail(f"cpuinfo check {cap} on the same CPU", res)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 import zdtm
-from test_errors import check_clean_error
+from test_errors import check_refused_dump
 
-pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
+pytestmark = pytest.mark.usefixtures("need_criu")
 
 REFUSED = {
     # argument of static/files_refused -> words one of which the line must hold
@@ -22,21 +22,7 @@ REFUSED = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _need_criu():
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
-
-
 @pytest.mark.parametrize("what", list(REFUSED))
 def test_dump_refused_file(what):
     with zdtm.Run("files_refused", f"refused-{what}", args=[what]) as r:
-        r.start()
-        snap = r.snapshot()
-        img = r.imgdir("img")
-        res = r.dump(img)
-        line = check_clean_error(r, res, f"dump of a task holding {what}", REFUSED[what],
-                                 r.pid)
-        r.note(f"refused: {line}")
-        r.check_running(f"after the refused dump ({what})", snap)
-        r.finish()
+        check_refused_dump(r, f"a task holding {what}", REFUSED[what])

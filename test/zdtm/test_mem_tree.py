@@ -18,17 +18,13 @@ import sys
 
 import pytest
 
+import buildpaths
 import zdtm
+from test_errors import check_refused_dump
 
-pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
+pytestmark = pytest.mark.usefixtures("need_criu")
 
-CRIT = zdtm.REPO / "contrib" / "crit" / "crit.py"
-
-
-@pytest.fixture(autouse=True)
-def _need_criu():
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+CRIT = buildpaths.CRIT
 
 
 def tree_pids(root: int) -> list[int]:
@@ -118,15 +114,5 @@ def test_cow_pages_stay_shared_when_left_running():
 def test_sysvipc_host_refused():
     """A segment in criu's IPC namespace: refused, the task untouched."""
     with zdtm.Run("sysvipc_host", "refused") as r:
-        r.start()
-        snap = r.snapshot()
-        img = r.imgdir("img")
-        res = r.dump(img)
-        if res.returncode == 0:
-            r.fail("criu dumped a System V segment of the host's IPC namespace", res)
-        errs = zdtm.error_lines(res.stderr)
-        if len(errs) != 1 or "ipc namespace" not in errs[0].lower() or \
-                str(r.pid) not in errs[0]:
-            r.fail("expected one Error line naming the task and the IPC namespace", res)
-        r.check_running("after the refused dump", snap)
-        r.finish()
+        check_refused_dump(r, "a System V segment of the host's IPC namespace",
+                           ("ipc namespace",))

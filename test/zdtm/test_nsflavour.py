@@ -54,7 +54,7 @@ def descendants() -> set[int]:
 
 
 @pytest.mark.parametrize("name", SAMPLE)
-def test_ns_selfcheck(name: str):
+def test_ns_selfcheck(name: str) -> None:
     """The program, started in a container by the runner, becomes ready,
     gets SIGTERM and passes: its files are in the container's root, its
     host pid and its pid inside are told apart."""
@@ -67,10 +67,7 @@ def test_ns_probe():
     """Today the probe says why the flavour skips (criu's Error line naming
     a namespace); once criu dumps containers, a program goes through the
     flavour for real."""
-    if zdtm.SELFCHECK:
-        pytest.skip("ZDTM_SELFCHECK=1: no criu")
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+    zdtm.need_criu()
     before = descendants()
     why = nsflavour.probe()
     assert descendants() <= before, "the probe's container is still there"
@@ -83,7 +80,7 @@ def test_ns_probe():
     nsflavour.run(zdtm.load_desc("mem_anon"), selfcheck=False)
 
 
-def test_ns_off_by_default(monkeypatch: pytest.MonkeyPatch):
+def test_ns_off_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     """No ns parameters unless ZDTM_NS=1; with it, one per program."""
     monkeypatch.setattr(nsflavour, "ENABLED", False)
     assert not [p for p in test_zdtm._params() if p.id.endswith("-ns")]

@@ -17,24 +17,24 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import pytest
 
+import buildpaths
 import rpcclient as rpc
 import zdtm
 
-pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
+sys.path.insert(0, str(buildpaths.CRIT.parent))
+import crit  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("need_criu")
 
 CLONE_NEWNET = 0x40000000
-
-
-@pytest.fixture(autouse=True)
-def _need_criu():
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+CLONE_NEWNS = 0x00020000
 
 
 # ------------------------------------------------------------ helpers
@@ -119,6 +119,12 @@ def expect_ok(r: zdtm.Run, resp: Any, what: str, log: Path) -> None:
                f"--- tail of {log}:\n{zdtm.tail(log)}")
 
 
+def expect_dumped(r: zdtm.Run, resp: Any, log: Path) -> None:
+    """The dump worked and, without leave_running, killed the task."""
+    expect_ok(r, resp, "dump", log)
+    r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
+
+
 def adopt(r: zdtm.Run, pid: int) -> None:
     """The restored root is ours again (rst_sibling) or reparented to us."""
     if pid != r.pid:
@@ -129,31 +135,11 @@ def adopt(r: zdtm.Run, pid: int) -> None:
 # ------------------------------------------------------------ the wire
 
 def varints(data: bytes) -> dict[int, list[Any]]:
-    """A protobuf message decoded by hand: field -> values (ints or bytes)."""
+    """A protobuf message without a schema: field -> values (ints or bytes)."""
     out: dict[int, list[Any]] = {}
-    i = 0
-
-    def varint() -> int:
-        nonlocal i
-        v = shift = 0
-        while True:
-            b = data[i]
-            i += 1
-            v |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                return v
-    while i < len(data):
-        key = varint()
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            out.setdefault(field, []).append(varint())
-        elif wire == 2:
-            n = varint()
-            out.setdefault(field, []).append(data[i:i + n])
-            i += n
-        else:
-            raise AssertionError(f"wire type {wire} in a CRIU message")
+    for number, wire, v in crit.raw_fields(data, "a CRIU message"):
+        assert wire in (crit.WIRE_VARINT, crit.WIRE_LEN), f"wire type {wire} in a CRIU message"
+        out.setdefault(number, []).append(v)
     return out
 
 
@@ -271,7 +257,7 @@ def test_version():
 
 
 @pytest.mark.parametrize("ask", [True, False])
-def test_feature_check(ask: bool):
+def test_feature_check(ask: bool) -> None:
     """Every feature is in the answer (runc reads it without a nil check),
     and none is claimed: no dirty tracking, lazy pages or pidfd store."""
     req = simple("FEATURE_CHECK")
@@ -291,7 +277,7 @@ def test_check():
     assert rc == 0 and resp.success, resp
 
 
-def test_keep_open(tmp_path: Path):
+def test_keep_open(tmp_path: Path) -> None:
     """Several requests on one connection; criu exits 0 after the last."""
     fd = dir_fd(tmp_path)
     s = swrk()
@@ -353,7 +339,7 @@ MALFORMED = {
 
 
 @pytest.mark.parametrize("what", list(MALFORMED))
-def test_malformed_request(what: str):
+def test_malformed_request(what: str) -> None:
     """Each gets an error response with one line saying what is wrong, and
     criu exits by itself, never by a signal."""
     s = swrk()
@@ -399,10 +385,9 @@ def test_dump_restore_notifications():
             resp = rpc_dump(r, img, notes, work_dir_fd=wfd)
         finally:
             os.close(wfd)
-        expect_ok(r, resp, "dump", work / "dump.log")
+        expect_dumped(r, resp, work / "dump.log")
         assert resp.dump.HasField("restored") and not resp.dump.restored
         assert notes.seen == [("pre-dump", None), ("post-dump", None)], notes.seen
-        r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
         st = rpc.read_stats(work / "stats-dump")
         d = st.dump
         assert not st.HasField("restore")
@@ -436,8 +421,7 @@ def test_pidns_notifications():
         r.start()
         img = r.imgdir("img")
         resp = rpc_dump(r, img)
-        expect_ok(r, resp, "dump", img / "dump.log")
-        r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
+        expect_dumped(r, resp, img / "dump.log")
         notes = Notes()
         resp = rpc_restore(r, img, notes)
         expect_ok(r, resp, "restore", img / "restore.log")
@@ -472,8 +456,7 @@ def test_notification_refused_at_pre_resume():
     with zdtm.Run("mem_anon", "rpc-no-resume") as r:
         r.start()
         img = r.imgdir("img")
-        expect_ok(r, rpc_dump(r, img), "dump", img / "dump.log")
-        r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
+        expect_dumped(r, rpc_dump(r, img), img / "dump.log")
         notes = Notes(no="pre-resume")
         resp = rpc_restore(r, img, notes)
         assert not resp.success and "pre-resume" in resp.cr_errmsg, resp
@@ -487,35 +470,102 @@ def test_notification_refused_at_pre_resume():
         r.finish()
 
 
-def test_network_lock_around_a_refused_dump(tmp_path: Path):
-    """A tree with its own network namespace: network-lock after the freeze,
-    then the dump is refused (network namespaces are not supported yet) and
-    network-unlock follows, as CRIU does; the task runs on."""
-    proc = subprocess.Popen(["unshare", "--net", "sleep", "1000"],
-                            start_new_session=True)
+def netns_tree(*setup: str) -> subprocess.Popen:
+    """A sleeping session leader in a network namespace of its own."""
+    proc = subprocess.Popen(["unshare", "--net", "sleep", "1000"], start_new_session=True,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while os.readlink(f"/proc/{proc.pid}/exe").endswith("unshare"):
+        assert time.monotonic() < deadline, "unshare did not exec"
+        time.sleep(0.01)
+    for cmd in setup:
+        subprocess.run(["nsenter", f"--net=/proc/{proc.pid}/ns/net", "sh", "-c", cmd],
+                       check=True, env=dict(os.environ, PATH="/usr/sbin:/usr/bin:/sbin:/bin"))
+    return proc
+
+
+def dump_notes(tmp_path: Path, pid: int, **opts: Any) -> tuple[Any, Notes]:
+    fd = dir_fd(tmp_path)
     try:
-        deadline = time.monotonic() + 10
-        while os.readlink(f"/proc/{proc.pid}/exe").endswith("unshare"):
-            assert time.monotonic() < deadline, "unshare did not exec"
-            time.sleep(0.01)
-        fd = dir_fd(tmp_path)
+        req = rpc.request("DUMP", images_dir_fd=fd, pid=pid, notify_scripts=True,
+                          log_file="dump.log", **opts)
+        notes = Notes()
+        s = swrk()
         try:
-            req = rpc.request("DUMP", images_dir_fd=fd, pid=proc.pid, notify_scripts=True,
-                              log_file="dump.log")
-            notes = Notes()
-            s = swrk()
-            try:
-                resp = s.call(req, notes)
-            finally:
-                s.wait()
+            resp = s.call(req, notes)
         finally:
-            os.close(fd)
-        assert not resp.success and "network namespace" in resp.cr_errmsg, resp
+            s.wait()
+    finally:
+        os.close(fd)
+    return resp, notes
+
+
+def test_network_lock_notifications(tmp_path: Path) -> None:
+    """A tree with its own network namespace: network-lock before the freeze;
+    a refused dump (a bridge inside) is followed by network-unlock, as is a
+    dump that leaves the tree running (after post-dump); the task runs on."""
+    proc = netns_tree("ip link add br9 type bridge")
+    try:
+        resp, notes = dump_notes(tmp_path, proc.pid)
+        assert not resp.success and "br9" in resp.cr_errmsg, resp
         assert notes.names() == ["pre-dump", "network-lock", "network-unlock"], notes.seen
+        assert zdtm.proc_state(proc.pid) in ("S", "R") and zdtm.tracer_pid(proc.pid) == 0
+        subprocess.run(["nsenter", f"--net=/proc/{proc.pid}/ns/net", "ip", "link", "del",
+                        "br9"], check=True)
+        resp, notes = dump_notes(tmp_path, proc.pid, leave_running=True)
+        assert resp.success, resp
+        assert notes.names() == ["pre-dump", "network-lock", "post-dump",
+                                 "network-unlock"], notes.seen
         assert zdtm.proc_state(proc.pid) in ("S", "R") and zdtm.tracer_pid(proc.pid) == 0
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def test_external_netns_over_rpc():
+    """podman's and CRI-O's way: external net[INODE]:KEY at the dump,
+    inherit_fd {KEY, fd} (an fd of the client's) at the restore: the tree
+    is back in that very namespace; empty_ns (runc's) gives a new one."""
+    holder = subprocess.Popen(["unshare", "--net", "sleep", "1000"])
+    try:
+        deadline = time.monotonic() + 10
+        while os.readlink(f"/proc/{holder.pid}/exe").endswith("unshare"):
+            assert time.monotonic() < deadline, "unshare did not exec"
+            time.sleep(0.01)
+        ns = f"/proc/{holder.pid}/ns/net"
+        ino = os.stat(ns).st_ino
+        with zdtm.Run("mem_anon", "rpc-external-net") as r:
+            r.start_prefix = ["nsenter", f"--net={ns}"]
+            r.start()
+            img = r.imgdir("img")
+            expect_ok(r, rpc_dump(r, img, external=[f"net[{ino}]:extnet"]), "dump",
+                      img / "dump.log")
+            r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
+            fd = os.open(ns, os.O_RDONLY)
+            try:
+                resp = rpc_restore(r, img, inherit_fd=[{"key": "extnet", "fd": fd}])
+            finally:
+                os.close(fd)
+            expect_ok(r, resp, "restore", img / "restore.log")
+            adopt(r, resp.restore.pid)
+            assert os.stat(f"/proc/{r.pid}/ns/net").st_ino == ino
+            r.finish()
+        with zdtm.Run("mem_anon", "rpc-empty-ns") as r:
+            r.start_prefix = ["unshare", "--net"]
+            r.start()
+            img = r.imgdir("img")
+            expect_ok(r, rpc_dump(r, img, empty_ns=CLONE_NEWNET), "dump", img / "dump.log")
+            r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
+            resp = rpc_restore(r, img, empty_ns=CLONE_NEWNET)
+            expect_ok(r, resp, "restore", img / "restore.log")
+            adopt(r, resp.restore.pid)
+            assert os.stat(f"/proc/{r.pid}/ns/net").st_ino not in (
+                ino, os.stat("/proc/self/ns/net").st_ino)
+            r.finish()
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_status_fd():
@@ -523,8 +573,7 @@ def test_status_fd():
     with zdtm.Run("mem_anon", "rpc-status") as r:
         r.start()
         img = r.imgdir("img")
-        expect_ok(r, rpc_dump(r, img), "dump", img / "dump.log")
-        r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
+        expect_dumped(r, rpc_dump(r, img), img / "dump.log")
         rd, wr = os.pipe()
         try:
             resp = rpc_restore(r, img, status_fd=wr)
@@ -542,25 +591,22 @@ def test_status_fd():
 
 # --------------------------------------------------------- options
 
-REFUSED = {
+REFUSED: dict[str, tuple[Any, str]] = {
     # option -> (value, words the refusal line must contain)
-    "root": ("/tmp", "mount namespaces"),
     "tcp_established": (True, "tcp"),
     "cgroup_props": ('"cpu": []', "cgroup"),
-    "ext_mnt": ([{"key": "/a", "val": "/b"}], "mount namespaces"),
-    "empty_ns": (CLONE_NEWNET, "network namespace"),
+    "empty_ns": (CLONE_NEWNS, "network namespace"),
     "cgroup_yard": ("/tmp/yard", "yard"),
     "lazy_pages": (True, "lazy"),
     "ps": ({"address": "127.0.0.1", "port": 1234}, "page server"),
     "parent_img": ("../p", "dirty-page"),
-    "external": (["net[1234]:extRootNetNS"], "external"),
-    "inherit_fd": ([{"key": "pipe:[1]", "fd": 0}], "inherited"),
+    "external": (["dev[1/2]:x"], "external"),
     "file_locks": (True, "locks"),
 }
 
 
 @pytest.mark.parametrize("opt", list(REFUSED))
-def test_refused_option(opt: str):
+def test_refused_option(opt: str) -> None:
     """Each is refused with a line naming it and what is missing, in the
     response and in the request's log; the task is not touched."""
     value, words = REFUSED[opt]
@@ -582,15 +628,15 @@ def test_refused_options_all_named():
     with zdtm.Run("mem_anon", "rpc-refused-many") as r:
         r.start()
         img = r.imgdir("img")
-        resp = rpc_dump(r, img, root="/tmp", cgroup_props="x", tcp_established=True,
+        resp = rpc_dump(r, img, lazy_pages=True, cgroup_props="x", tcp_established=True,
                         cgroup_yard="/x")
         assert not resp.success
-        for opt in ("root", "cgroup_props", "tcp_established", "cgroup_yard"):
+        for opt in ("lazy_pages", "cgroup_props", "tcp_established", "cgroup_yard"):
             assert opt in resp.cr_errmsg, resp.cr_errmsg
         r.finish()
 
 
-def test_config_file(tmp_path: Path):
+def test_config_file(tmp_path: Path) -> None:
     """CRIU's config syntax: long options without dashes, # comments; what
     a config asks is honoured or refused like the request's own options; a
     missing file (runc names /etc/criu/runc.conf always) is fine."""
@@ -623,7 +669,7 @@ def test_config_file(tmp_path: Path):
 # --------------------------------------------------------- the service
 
 @pytest.fixture
-def service(tmp_path: Path):
+def service(tmp_path: Path) -> Iterator[Path]:
     address = tmp_path / "criu.sock"
     pidfile = tmp_path / "criu.pid"
     subprocess.run([zdtm.CRIU, "service", "--address", str(address), "-d",
@@ -649,7 +695,7 @@ class Conn(rpc.Swrk):
         return 0
 
 
-def test_service(service: Path):
+def test_service(service: Path) -> None:
     """criu service -d: one worker per connection, the same protocol; the
     worker is not the client's child, so rst_sibling is refused there."""
     c = Conn(service)
@@ -669,9 +715,8 @@ def test_service(service: Path):
                               notify_scripts=True)
             resp = c.call(req, notes)
             c.wait()
-            expect_ok(r, resp, "dump", img / "dump.log")
+            expect_dumped(r, resp, img / "dump.log")
             assert notes.names() == ["pre-dump", "post-dump"]
-            r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
             c = Conn(service)
             resp = c.call(rpc.request("RESTORE", images_dir_fd=fd, rst_sibling=True))
             c.wait()
@@ -706,7 +751,7 @@ def test_fds_from_the_client_are_dropped():
 
 # ------------------------------------------------- the CLI's side of it
 
-def test_action_scripts(tmp_path: Path):
+def test_action_scripts(tmp_path: Path) -> None:
     """--action-script: the same hooks on the command line, with CRIU's
     environment; a script that exits 1 at post-dump fails the dump and the
     task runs on."""
@@ -732,11 +777,11 @@ def test_action_scripts(tmp_path: Path):
         assert lines == [f"pre-dump {r.pid} {img}", f"post-dump {r.pid} {img}"], lines
         log.unlink()
         r.restore_ok(img, ["--action-script", str(script)])
-        lines = [line.split() for line in log.read_text().split("\n")[:-1]]
-        assert [x[0] for x in lines] == ["pre-restore", "post-restore", "pre-resume",
-                                         "post-resume"], lines
-        assert all(x[-1] == str(img) for x in lines)
-        assert [x[1] for x in lines[1:]] == [str(r.pid)] * 3, lines
+        calls = [line.split() for line in log.read_text().split("\n")[:-1]]
+        assert [x[0] for x in calls] == ["pre-restore", "post-restore", "pre-resume",
+                                         "post-resume"], calls
+        assert all(x[-1] == str(img) for x in calls)
+        assert [x[1] for x in calls[1:]] == [str(r.pid)] * 3, calls
         assert (img / "stats-restore").exists() and (img / "stats-dump").exists()
         r.check_running("after the restore", snap)
         r.finish()
@@ -748,11 +793,11 @@ def test_check_feature():
     def run(name: str) -> subprocess.CompletedProcess:
         return subprocess.run([zdtm.CRIU, "check", "--feature", name],
                               capture_output=True, text=True, timeout=30)
-    for name in ("timens", "clone3_set_tid", "kcmp_epoll", "cgroupns", "userns"):
+    for name in ("timens", "clone3_set_tid", "kcmp_epoll", "cgroupns", "userns",
+                 "external_net_ns", "network_lock_nftables"):
         p = run(name)
         assert p.returncode == 0 and name in p.stdout, (name, p)
-    for name in ("mem_dirty_track", "uffd-noncoop", "uffd", "external_net_ns",
-                 "pidfd_store"):
+    for name in ("mem_dirty_track", "uffd-noncoop", "uffd", "pidfd_store"):
         p = run(name)
         errs = zdtm.error_lines(p.stderr)
         assert p.returncode == 1 and len(errs) == 1 and name in errs[0], (name, p)
@@ -763,7 +808,7 @@ def test_check_feature():
 
 @pytest.mark.parametrize("args", [["swrk"], ["swrk", "1"], ["swrk", "x"], ["service"],
                                   ["service", "--address", "/nonexistent/dir/criu.sock"]])
-def test_bad_command_line(args: list[str]):
+def test_bad_command_line(args: list[str]) -> None:
     """swrk without a SOCK_SEQPACKET fd, service without a socket it can
     bind: one Error line, exit 1."""
     p = subprocess.run([zdtm.CRIU, *args], capture_output=True, text=True, timeout=30,

@@ -15,16 +15,10 @@ import pytest
 
 import zdtm
 
-pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
+pytestmark = pytest.mark.usefixtures("need_criu")
 
 CLIENT = zdtm.BUILD.parent / "rpc" / "libcriu_test"
 BUILD_DIR = zdtm.BUILD.parents[1]
-
-
-@pytest.fixture(autouse=True)
-def _need_criu():
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
 
 
 def tap(out: str) -> tuple[int, list[str]]:
@@ -33,7 +27,7 @@ def tap(out: str) -> tuple[int, list[str]]:
     return len(oks), bad
 
 
-def test_libcriu_client(tmp_path: Path):
+def test_libcriu_client(tmp_path: Path) -> None:
     if not CLIENT.exists():
         pytest.fail(f"{CLIENT} not built (ninja -C build)")
     address = tmp_path / "criu.sock"
@@ -82,7 +76,7 @@ int main(int argc, char **argv)
 """
 
 
-def test_installed_library(tmp_path: Path):
+def test_installed_library(tmp_path: Path) -> None:
     """meson install puts libcriu.so.2, include/criu/{criu.h,rpc.pb-c.h,
     version.h,rpc.proto} and criu.pc where pkg-config finds them."""
     for tool in ("meson", "pkg-config", "cc"):

@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pytest
 
+import buildpaths
 import zdtm
 from test_errors import check_clean_error
 
-pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
+pytestmark = pytest.mark.usefixtures("need_criu")
 
-CRIT = Path(__file__).resolve().parents[2] / "contrib" / "crit" / "crit.py"
+CRIT = buildpaths.CRIT
 SECCOMP_FILTER_FLAG_LOG = 2
 
 # Runs criu (argv[1:]) under no_new_privs and a filter that allows everything.
@@ -38,12 +39,6 @@ if libc.prctl(38, 1, 0, 0, 0) or libc.syscall(317, 1, 0, ctypes.byref(prog)):
     sys.exit("seccomp wrapper: %s" % os.strerror(ctypes.get_errno()))
 os.execv(sys.argv[1], sys.argv[1:])
 '''
-
-
-@pytest.fixture(autouse=True)
-def _need_criu():
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -19,21 +18,16 @@ from typing import Optional
 
 import pytest
 
+import buildpaths
 import zdtm
 from test_errors import check_clean_error
 
-sys.path.insert(0, str(zdtm.REPO / "contrib" / "crit"))
+sys.path.insert(0, str(buildpaths.CRIT.parent))
 import crit  # noqa: E402
 
-pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
+pytestmark = pytest.mark.usefixtures("need_criu")
 
 SECRET = "secret contents\n"
-
-
-@pytest.fixture(autouse=True)
-def _need_criu() -> None:
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
 
 
 def run_criu(r: zdtm.Run, args: list[str], prefix: Optional[list[str]] = None,

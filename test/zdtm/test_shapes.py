@@ -22,9 +22,10 @@ from typing import Optional
 
 import pytest
 
+import buildpaths
 import zdtm
 
-pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
+pytestmark = pytest.mark.usefixtures("need_criu")
 
 # Past: the restore batch held 897 entries (memfds), the dump's 256 (timers),
 # restore took 4,096 threads a task and 128 own seccomp filters a thread,
@@ -36,12 +37,6 @@ BIG = [
 ]
 
 LIMIT_INOTIFY_WD = 1 << 20      # core/limits.h
-
-
-@pytest.fixture(autouse=True)
-def _need_criu():
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
 
 
 def sysctl(name: str) -> int:
@@ -194,7 +189,7 @@ def test_threads_past_threads_max() -> None:
         img = r.imgdir("img")
         r.dump_ok(img, leave_running=True)
         r.kill()
-        crit = [str(zdtm.REPO / "contrib" / "crit" / "crit.py")]
+        crit = [str(buildpaths.CRIT)]
         js = subprocess.run(["python3"] + crit + ["decode", "--full", "-i",
                                                   str(img / "pstree.img")],
                             capture_output=True, text=True, check=True).stdout

@@ -20,11 +20,7 @@ import zdtm
 from test_tree import TreeRun
 
 
-def need_criu() -> None:
-    if zdtm.SELFCHECK:
-        pytest.skip("ZDTM_SELFCHECK=1: no criu")
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+pytestmark = pytest.mark.usefixtures("need_criu")
 
 
 def wait_stopped(r: TreeRun, what: str) -> None:
@@ -66,7 +62,6 @@ def cont_and_finish(r: TreeRun, what: str, snap: zdtm.Snapshot) -> None:
 def test_stopped_root_restore() -> None:
     """A stopped root comes back stopped; its new parent (criu exits, we
     are the subreaper) finds its stop to report, as we did before."""
-    need_criu()
     with TreeRun("stop_root", "plain") as r:
         start_stopped_root(r)
         snap = r.snapshot()
@@ -84,7 +79,6 @@ def test_stopped_root_restore() -> None:
 def test_stopped_root_left(opt: str, waited: bool) -> None:
     """A dump that lets a stopped root go leaves it stopped, its report as
     it was: still pending, or collected by us before the dump."""
-    need_criu()
     with TreeRun("stop_root", opt.strip("-")) as r:
         start_stopped_root(r)
         snap = r.snapshot()
@@ -108,7 +102,6 @@ def test_stopped_root_left(opt: str, waited: bool) -> None:
 def test_stopped_children_left(name: str, opt: str) -> None:
     """The stopped children of a tree a dump lets go: their parent checks
     after SIGTERM that it sees them as before."""
-    need_criu()
     with TreeRun(name, opt.strip("-")) as r:
         r.start()
         r.record()

@@ -23,17 +23,11 @@ import pytest
 
 import zdtm
 
-pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
+pytestmark = pytest.mark.usefixtures("need_criu")
 
 DAY_NS = 86400 * 10**9
 GAP = 3.0       # > 1.5 s: the program's own continuity checks apply
 CYCLES = 4
-
-
-@pytest.fixture(autouse=True)
-def _need_criu():
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
 
 
 def offsets(pid: int) -> tuple[int, int]:

@@ -25,13 +25,12 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import pytest
 
 import zdtm
 
-FLAVOURS = ["plain", "leave-running", "twice"]
 STABLE_FILE = "tree.stable"
 
 
@@ -179,11 +178,12 @@ def tree_diff(before: dict[int, TaskView], now: dict[int, TaskView]) -> list[str
     out = []
     for pid in sorted(set(before) | set(now)):
         a, b = before.get(pid), now.get(pid)
+        if b is None:
+            if a is not None:
+                out.append(f"task {pid}: missing (was {a.describe()})")
+            continue
         if a is None:
             out.append(f"task {pid}: new: {b.describe()}")
-            continue
-        if b is None:
-            out.append(f"task {pid}: missing (was {a.describe()})")
             continue
         for f in ("ppid", "pgid", "sid", "zombie", "stopped"):
             if getattr(a, f) != getattr(b, f):
@@ -202,7 +202,9 @@ def tree_diff(before: dict[int, TaskView], now: dict[int, TaskView]) -> list[str
 class TreeRun(zdtm.Run):
     """A Run that knows the whole tree: compares it, and kills all of it."""
 
-    def __init__(self, *a, **kw):
+    SETTLE = 0.2
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
         super().__init__(*a, **kw)
         self.seen: set[int] = set()
         self.before: dict[int, TaskView] = {}
@@ -219,6 +221,10 @@ class TreeRun(zdtm.Run):
         self.before = restrict(self.tree(), self.stable())
         self.note(f"tree of {len(self.before)} tasks, "
                   f"{sum(len(t.threads) for t in self.before.values())} threads")
+
+    def check(self, what: str, snap: zdtm.Snapshot) -> None:
+        self.check_running(what, snap)
+        self.compare(what)
 
     def compare(self, what: str) -> None:
         # a restored tree can take a moment to look settled (a thread that was
@@ -270,53 +276,9 @@ class TreeRun(zdtm.Run):
             self.fail(f"tasks of the dumped tree still there: {sorted(left)}", res)
 
 
-def run_tree(name: str, flavour: str) -> None:
-    desc = zdtm.load_desc(name)
-    gap = 0.0 if flavour == "none" else zdtm.GAP
-    env = dict(os.environ, **desc.restore_env) if desc.restore_env else None
-    with TreeRun(name, flavour, args=desc.args, gap=gap) as r:
-        r.start()
-        r.record()
-        snap = r.snapshot()
-        if flavour == "none":
-            time.sleep(0.2)
-            r.check_running("self-check", snap)
-            r.compare("self-check")
-        elif flavour == "plain":
-            img = r.imgdir("img")
-            r.dump_ok(img, desc.dump_opts)
-            time.sleep(zdtm.GAP)
-            r.restore_ok(img, desc.restore_opts, env)
-            r.check_running("after restore", snap)
-            r.compare("after restore")
-        elif flavour == "leave-running":
-            img = r.imgdir("img")
-            r.dump_ok(img, desc.dump_opts, leave_running=True)
-            r.check_running("after dump --leave-running", snap)
-            r.compare("after dump --leave-running")
-            r.kill()
-            time.sleep(zdtm.GAP)
-            r.restore_ok(img, desc.restore_opts, env)
-            r.check_running("after restore", snap)
-            r.compare("after restore")
-        elif flavour == "twice":
-            img1 = r.imgdir("img1")
-            r.dump_ok(img1, desc.dump_opts)
-            time.sleep(zdtm.GAP)
-            r.restore_ok(img1, desc.restore_opts, env)
-            r.check_running("after the first restore", snap)
-            r.compare("after the first restore")
-            img2 = r.imgdir("img2")
-            r.dump_ok(img2, desc.dump_opts)
-            r.restore_ok(img2, desc.restore_opts, env)
-            r.check_running("after the second restore", snap)
-            r.compare("after the second restore")
-        r.finish(desc.expect)
-
-
 def _params():
     for name in tree_programs():
-        for fl in (["none"] if zdtm.SELFCHECK else FLAVOURS):
+        for fl in (["none"] if zdtm.SELFCHECK else zdtm.FLAVOURS):
             yield pytest.param(name, fl, id=f"{name}-{fl}")
 
 
@@ -324,9 +286,9 @@ def _params():
 def test_tree(name: str, flavour: str) -> None:
     if name in NOT_YET:
         pytest.skip(f"not supported yet: {NOT_YET[name]}")
-    if flavour != "none" and not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
-    run_tree(name, flavour)
+    if flavour != "none":
+        zdtm.need_criu()
+    zdtm.run_flavour(zdtm.load_desc(name), flavour, TreeRun)
 
 
 @pytest.mark.parametrize("name", ["tree_orphan_session", "tree_zombie_leader"])
@@ -335,8 +297,7 @@ def test_restore_sigchld_blocked(name: str) -> None:
     the stand-in leaders and zombies it makes exit while the tasks still
     run criu's code, and their SIGCHLDs must not stay pending in the
     restored parents (the root of both programs checks)."""
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+    zdtm.need_criu()
     desc = zdtm.load_desc(name)
     with TreeRun(name, "sigchld-blocked", args=desc.args) as r:
         r.start()
@@ -363,10 +324,7 @@ def test_dump_during_churn(name: str) -> None:
     (--leave-running, back to back) must succeed, and the tree must go on
     unharmed. A single dump meets a task or thread in the middle of its
     exit only now and then; this many make it likely."""
-    if zdtm.SELFCHECK:
-        pytest.skip("ZDTM_SELFCHECK=1: no criu")
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
+    zdtm.need_criu()
     with TreeRun(name, "churn") as r:
         r.start()
         r.record()

@@ -18,12 +18,15 @@ import subprocess
 import sys
 import time
 
+from typing import Optional
+
 import pytest
 
 import zdtm
+from test_errors import check_clean_error
 from test_tree import TreeRun, read_stat
 
-pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
+pytestmark = pytest.mark.usefixtures("need_criu")
 
 # A tracer of its own: PTRACE_SEIZE (no stop), say so, hold on until killed.
 TRACER = r"""
@@ -38,30 +41,6 @@ print("ok", flush=True)
 while True:
     time.sleep(60)
 """
-
-
-@pytest.fixture(autouse=True)
-def _need_criu():
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
-
-
-def check_refused(r: TreeRun, res: zdtm.CriuResult, what: str, culprits: list[int],
-                  words: tuple[str, ...]) -> str:
-    """criu refused cleanly and named the task at fault; returns the line."""
-    if res.returncode == 0:
-        r.fail(f"{what}: criu succeeded but must refuse", res)
-    if res.returncode < 0:
-        r.fail(f"{what}: criu died of signal {-res.returncode}", res)
-    errs = zdtm.error_lines(res.stderr)
-    if len(errs) != 1:
-        r.fail(f"{what}: expected exactly one 'Error' line on stderr, got {len(errs)}", res)
-    line = errs[0]
-    if not any(str(p) in line for p in culprits):
-        r.fail(f"{what}: the Error line names none of {culprits}: {line!r}", res)
-    if words and not any(w in line.lower() for w in words):
-        r.fail(f"{what}: the Error line says none of {words}: {line!r}", res)
-    return line
 
 
 def check_tree_released(r: TreeRun, what: str, allowed_tracer: int = 0) -> None:
@@ -85,10 +64,10 @@ def check_tree_released(r: TreeRun, what: str, allowed_tracer: int = 0) -> None:
         r.fail(f"{what}: the tree is not released:\n  " + "\n  ".join(bad))
 
 
-def start_tracer(r: TreeRun, tid: int) -> subprocess.Popen:
+def start_tracer(r: TreeRun, tid: int) -> subprocess.Popen[str]:
     p = subprocess.Popen([sys.executable, "-c", TRACER, str(tid)], stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    line = p.stdout.readline().strip()
+    line = p.stdout.readline().strip() if p.stdout else ""
     if line != "ok":
         p.kill()
         p.wait()
@@ -97,78 +76,71 @@ def start_tracer(r: TreeRun, tid: int) -> subprocess.Popen:
     return p
 
 
-def stop_tracer(r: TreeRun, p: subprocess.Popen) -> None:
+def stop_tracer(r: TreeRun, p: subprocess.Popen[str]) -> None:
     p.kill()
     p.wait()
     r.note("tracer gone")
 
 
-def by_comm(r: TreeRun, comm: str) -> tuple[int, int]:
-    """(pid, tid) of the thread named comm in the tree."""
-    for pid, t in r.tree().items():
-        for tid, c in t.threads:
-            if c == comm:
-                return pid, tid
-    r.fail(f"no thread named {comm} in the tree")
-    raise AssertionError
-
-
-@pytest.mark.parametrize("prog,comm", [
-    ("tree_session", "ts-b1"),      # a task two levels down, in another session
-    ("thread_state", "w-spin"),     # a thread that is not the leader
-])
-def test_dump_traced(prog: str, comm: str) -> None:
-    """A task or thread of the tree is traced by another process: the dump
-    is refused, and whatever criu had seized already goes free."""
-    with TreeRun(prog, f"traced-{comm}") as r:
-        r.start()
-        r.record()
-        snap = r.snapshot()
-        pid, tid = by_comm(r, comm)
-        tracer = start_tracer(r, tid)
-        try:
-            img = r.imgdir("img")
-            res = r.dump(img)
-            check_refused(r, res, f"dump of {prog} with {comm} traced", [pid, tid],
-                          ())
-            check_tree_released(r, "after the refused dump", allowed_tracer=tracer.pid)
-        finally:
-            stop_tracer(r, tracer)
-        r.check_running("after the refused dump", snap)
-        r.compare("after the refused dump")
-        r.finish()
+def culprits_of(r: TreeRun, comm: Optional[str], thread: bool) -> list[int]:
+    """The tasks at fault: with thread, (pid, tid) of the thread named comm;
+    else the tasks whose main thread is named comm, or with comm None every
+    task but the root."""
+    views = r.tree()
+    if thread:
+        for pid, t in views.items():
+            for tid, c in t.threads:
+                if c == comm:
+                    return [pid, tid]
+        r.fail(f"no thread named {comm} in the tree")
+    culprits = [pid for pid, t in views.items()
+                if (t.threads[0][1] == comm if comm else pid != r.pid)]
+    if not culprits:
+        r.fail(f"no task named {comm} in the tree")
+    return culprits
 
 
 # program, comm of the task at fault (None: every task but the root),
-# what is refused, words one of which the error line must say
+# whether that thread is traced by another process (the tree itself is
+# fine then), what is refused, words one of which the error line must say
+# (none: any reason will do)
 REFUSED_TREES = [
-    ("refuse_userns", "ru-child", "a child in its own user namespace", ("user",)),
-    ("thread_leader_exit", None, "a process whose main thread exited", ("main thread",)),
+    # a task two levels down, in another session
+    ("tree_session", "ts-b1", True, "tree_session with ts-b1 traced", ()),
+    # a thread that is not the leader
+    ("thread_state", "w-spin", True, "thread_state with w-spin traced", ()),
+    ("refuse_userns", "ru-child", False, "a child in its own user namespace", ("user",)),
+    ("thread_leader_exit", None, False, "a process whose main thread exited",
+     ("main thread",)),
     # an orphan in a session whose leader lives but is no sibling of it:
     # nothing could fork it at restore
-    ("tree_session_cousin", "tsc-cousin", "an orphan its session's leader can't fork",
-     ("session",)),
+    ("tree_session_cousin", "tsc-cousin", False,
+     "an orphan its session's leader can't fork", ("session",)),
 ]
 
 
-@pytest.mark.parametrize("prog,comm,what,words", REFUSED_TREES,
-                         ids=[t[0] for t in REFUSED_TREES])
-def test_dump_refused_tree(prog: str, comm: str | None, what: str,
+@pytest.mark.parametrize("prog,comm,traced,what,words", REFUSED_TREES,
+                         ids=[f"{t[0]}-traced" if t[2] else t[0] for t in REFUSED_TREES])
+def test_dump_refused_tree(prog: str, comm: Optional[str], traced: bool, what: str,
                            words: tuple[str, ...]) -> None:
-    """Refused, naming the task at fault, and the tree goes on untouched."""
-    with TreeRun(prog, "refused") as r:
+    """Refused, naming the task at fault, and the tree goes on untouched;
+    when the refusal is that a thread is traced by another process,
+    whatever criu had seized already goes free."""
+    with TreeRun(prog, f"traced-{comm}" if traced else "refused") as r:
         r.start()
         r.record()
         snap = r.snapshot()
-        views = r.tree()
-        culprits = [pid for pid, t in views.items()
-                    if (t.threads[0][1] == comm if comm else pid != r.pid)]
-        if not culprits:
-            r.fail(f"no task named {comm} in the tree")
-        img = r.imgdir("img")
-        res = r.dump(img)
-        check_refused(r, res, f"dump of {what}", culprits, words)
-        check_tree_released(r, "after the refused dump")
+        culprits = culprits_of(r, comm, traced)
+        tracer = start_tracer(r, culprits[-1]) if traced else None
+        try:
+            img = r.imgdir("img")
+            res = r.dump(img)
+            check_clean_error(r, res, f"dump of {what}", words, culprits)
+            check_tree_released(r, "after the refused dump",
+                                allowed_tracer=tracer.pid if tracer else 0)
+        finally:
+            if tracer:
+                stop_tracer(r, tracer)
         r.check_running("after the refused dump", snap)
         r.compare("after the refused dump")
         r.finish()
@@ -219,8 +191,8 @@ def test_restore_gone_leader_pid_taken() -> None:
             if said[:1] != ["ok"]:
                 r.fail(f"could not take pid {gone[0]}: {said}")
             res, _ = r.restore(img)
-            line = check_refused(r, res, "restore with a gone leader's pid taken",
-                                 [gone[0]], ("session", "group"))
+            line = check_clean_error(r, res, "restore with a gone leader's pid taken",
+                                     ("session", "group"), [gone[0]])
             left = [pid for pid in views if zdtm.pid_exists(pid)]
             if left:
                 r.fail(f"tasks left behind by the failed restore: {left} ({line})")

@@ -54,7 +54,7 @@ def view(pid: int) -> dict[str, list[str]]:
 
 
 @pytest.mark.parametrize("setgroups", ["allow", "deny"])
-def test_round_trip(setgroups: str):
+def test_round_trip(setgroups: str) -> None:
     with zdtm.Run("userns_maps", f"userns-{setgroups}", args=[setgroups, "uts"]) as r:
         r.start()
         before = view(r.pid)

@@ -20,25 +20,18 @@ def _params():
             yield pytest.param(desc, nsflavour.FLAVOUR, id=f"{desc.name}-ns")
 
 
-def _need_criu():
-    if zdtm.SELFCHECK:
-        pytest.skip("ZDTM_SELFCHECK=1: no criu")
-    if not zdtm.criu_available():
-        pytest.fail(f"criu not found at {zdtm.CRIU} (build it or set CRIU)")
-
-
 @pytest.mark.parametrize("desc,flavour", list(_params()))
 def test_static(desc, flavour):
     if flavour == nsflavour.FLAVOUR:
         nsflavour.run_or_skip(desc)
         return
     if flavour != "none":
-        _need_criu()
+        zdtm.need_criu()
     zdtm.run_flavour(desc, flavour)
 
 
 def test_criu_version_and_check():
-    _need_criu()
+    zdtm.need_criu()
     with zdtm.Run("file_stdio", "basics") as r:
         res = r.criu(["--version"])
         if res.returncode != 0 or not res.stdout.strip():
@@ -50,7 +43,7 @@ def test_criu_version_and_check():
 
 def test_shell_job():
     """A task that is not a session leader checkpoints with --shell-job."""
-    _need_criu()
+    zdtm.need_criu()
     with zdtm.Run("mem_anon", "shell-job", session_leader=False) as r:
         r.start()
         snap = r.snapshot()

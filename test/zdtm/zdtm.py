@@ -21,7 +21,6 @@ Environment:
 """
 from __future__ import annotations
 
-import ctypes
 import difflib
 import hashlib
 import json
@@ -33,14 +32,15 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn, Optional
+from types import TracebackType
+from typing import Any, NoReturn, Optional, TypeVar
 
 import pytest
 
 import buildpaths
+from reap import become_subreaper, is_child, proc_state, reap_leftovers, wait_gone
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 STATIC = HERE / "static"
 
 CRIU = str(buildpaths.criu())
@@ -55,7 +55,6 @@ READY_TIMEOUT = 20.0
 EXIT_TIMEOUT = 20.0
 CRIU_TIMEOUT = float(os.environ.get("ZDTM_CRIU_TIMEOUT", "60"))
 
-PR_SET_CHILD_SUBREAPER = 36
 SKIP_EXIT = 77          # lib/zdtm.h TEST_EXIT_SKIP
 
 
@@ -81,14 +80,7 @@ def end_session() -> None:
             print(f"\nzdtm: work directories kept in {_session_dir}")
 
 
-def become_subreaper() -> None:
-    """Restored tasks are reparented to us when criu exits: reap them."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, "prctl(PR_SET_CHILD_SUBREAPER): " + os.strerror(err))
-
-
+# Restored tasks are reparented to us when criu exits: reap them.
 become_subreaper()
 
 
@@ -134,15 +126,6 @@ def tail(path: Path, lines: int = 40) -> str:
     return "\n".join(data[-lines:])
 
 
-def proc_state(pid: int) -> Optional[str]:
-    """The state letter of /proc/PID/stat, None when there is no such task."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    return stat[stat.rindex(")") + 2]
-
-
 def tracer_pid(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -181,13 +164,35 @@ def shm_label(labels: dict[str, str], ino: str) -> str:
     return labels.setdefault(ino, f"shm#{len(labels)}")
 
 
+def own_filesystems(pid: int) -> dict[int, str]:
+    """Mount id -> device of the mounts of the task's namespace whose
+    filesystem the runner's namespace does not have (a tmpfs the test
+    mounted in a mount namespace of its own): restore makes them anew, so
+    their inode numbers (and device) are new too."""
+    def devs(p: str) -> dict[int, str]:
+        try:
+            lines = Path(f"/proc/{p}/mountinfo").read_text().splitlines()
+        except OSError:
+            return {}
+        return {int(w[0]): w[2] for w in (line.split() for line in lines)}
+    ours = set(devs("self").values())
+    return {i: d for i, d in devs(str(pid)).items() if d not in ours}
+
+
+def fs_label(labels: dict[str, str], dev: str, ino: str) -> str:
+    """An inode of a filesystem made anew: the same one, the same label."""
+    return labels.setdefault(f"{dev}/{ino}", f"newfs#{len(labels)}")
+
+
 def read_maps(pid: int) -> list[str]:
     """/proc/PID/maps with adjacent VMAs that only differ in where a
     boundary lies merged, so that a different but equivalent split is not
     reported as a change, and the inode numbers of shared memory objects
     replaced by labels that still tell which areas map the same one."""
-    out: list[list] = []
+    out: list[list[Any]] = []
     labels: dict[str, str] = {}
+    new_devs = {"%02x:%02x" % tuple(int(x) for x in d.split(":"))
+                for d in own_filesystems(pid).values()}
     for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
         parts = line.split(maxsplit=5)
         start, end = (int(x, 16) for x in parts[0].split("-"))
@@ -195,6 +200,8 @@ def read_maps(pid: int) -> list[str]:
         path = parts[5] if len(parts) > 5 else ""
         if is_shm_object(path):
             ino = shm_label(labels, ino)
+        elif dev in new_devs:
+            dev, ino = "new", fs_label(labels, dev, ino)
         if out:
             p = out[-1]
             anon = ino == "0"
@@ -210,6 +217,7 @@ def read_maps(pid: int) -> list[str]:
 def read_fds(pid: int) -> dict[int, str]:
     fds: dict[int, str] = {}
     labels: dict[str, str] = {}
+    new_fs = own_filesystems(pid)
     base = Path(f"/proc/{pid}")
     for name in sorted(os.listdir(base / "fd"), key=int):
         fd = int(name)
@@ -222,6 +230,9 @@ def read_fds(pid: int) -> dict[int, str]:
             continue
         if is_shm_object(target) and "ino" in info:
             info["ino"] = shm_label(labels, info["ino"].strip())
+        mnt = int(info.get("mnt_id", "0").strip() or 0)
+        if mnt in new_fs and "ino" in info:
+            info["ino"] = fs_label(labels, new_fs[mnt], info["ino"].strip())
         if is_pipe_or_socket(target):
             # made anew on restore, with a new inode: the label still
             # tells which fds are on the same one
@@ -292,12 +303,18 @@ class CriuResult:
         return s
 
 
+RunT = TypeVar("RunT", bound="Run")
+
+
 class Run:
     """One test program through one flavour, in its own directory.
 
     Use as a context manager: whatever happens, the task is killed and
     reaped on exit, and the directory is removed unless the run failed
     (or ZDTM_KEEP=1)."""
+
+    # seconds the "none" flavour gives the program before it checks
+    SETTLE = 0.0
 
     def __init__(self, name: str, flavour: str, extra: Optional[str] = None,
                  session_leader: bool = True, args: Optional[list[str]] = None,
@@ -306,30 +323,35 @@ class Run:
         # --pidns: the program forks the test as the init of a pid namespace
         # and waits for it (the launcher); the dumped tree is that init's
         self.pidns = pidns
-        self.launcher: Optional[subprocess.Popen] = None
+        self.launcher: Optional[subprocess.Popen[bytes]] = None
         self.flavour = flavour
         self.extra = extra
         self.session_leader = session_leader
         self.args = args or []
         self.gap = gap
+        # commands the program and criu run under (nsenter, unshare: pid kept)
+        self.start_prefix: list[str] = []
+        self.criu_prefix: list[str] = []
+        self.criu_fds: tuple[int, ...] = ()     # fds criu inherits (--inherit-fd)
         self.dir = Path(tempfile.mkdtemp(prefix=f"{name}.{flavour}.", dir=session_dir()))
         self.out = self.dir / f"{name}.out"
         self.ready = self.dir / f"{name}.ready"
         self.log = self.dir / f"{name}.log"
-        self.proc: Optional[subprocess.Popen] = None
+        self.proc: Optional[subprocess.Popen[bytes]] = None
         self.pid = 0
         self.alive = False
         self.ours = False       # the task is our child (reapable)
-        self.history: list[list] = []
+        self.history: list[tuple[str, int]] = []
         self.problems: list[str] = []
         self.ncriu = 0
         self.failed = True
 
     # -- context
-    def __enter__(self) -> "Run":
+    def __enter__(self: RunT) -> RunT:
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: Optional[type[BaseException]],
+                 exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
         self.kill()
         if self.launcher is not None:
             self.launcher.kill()
@@ -344,9 +366,9 @@ class Run:
     def note(self, msg: str) -> None:
         """Record a step; repeats of the last step are counted, not listed."""
         if self.history and self.history[-1][0] == msg:
-            self.history[-1][1] += 1
+            self.history[-1] = (msg, self.history[-1][1] + 1)
         else:
-            self.history.append([msg, 1])
+            self.history.append((msg, 1))
 
     def steps(self) -> str:
         return "; ".join(m if n == 1 else f"{m} (x{n})" for m, n in self.history)
@@ -370,7 +392,8 @@ class Run:
         binary = self.binary()
         if not binary.exists():
             self.fail(f"test program {binary} not built (ninja -C build?)")
-        cmd = [str(binary), "--outfile", str(self.out), "--readyfile", str(self.ready)]
+        cmd = self.start_prefix + [str(binary), "--outfile", str(self.out),
+                                   "--readyfile", str(self.ready)]
         if self.extra:
             cmd += ["--extra", self.extra]
         if self.pidns:
@@ -436,6 +459,14 @@ class Run:
             self.fail(f"cannot read the task's /proc files: {e} "
                       f"(state {proc_state(self.pid)})")
 
+    def record(self) -> None:
+        """Note what check() compares besides the snapshot, once the
+        program is ready: nothing for a single task (TreeRun: the tree)."""
+
+    def check(self, what: str, snap: Snapshot) -> None:
+        """All that must hold after a step of a flavour."""
+        self.check_running(what, snap)
+
     def check_running(self, what: str, snap: Optional[Snapshot] = None) -> None:
         """The task must exist, be neither stopped nor traced, and look as in
         snap."""
@@ -463,40 +494,23 @@ class Run:
 
     def _wait(self, timeout: float) -> Optional[int]:
         """Reap the task; returns its wait status, or None on timeout."""
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc is not None:
-                try:
-                    rc = self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    return None
-                self.alive = False
-                self.proc = None
-                return rc
+        # the program we started, or (only one of them is ever set) the
+        # launcher of a pid namespace's first init, which relays its status
+        p = self.proc
+        if p is None and self.launcher is not None and not is_child(self.pid):
+            p = self.launcher
+        if p is not None:
             try:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:
-                if self.launcher is not None:
-                    # a pid namespace's first init: its launcher tells its status
-                    try:
-                        rc = self.launcher.wait(
-                            timeout=max(0.0, deadline - time.monotonic()))
-                    except subprocess.TimeoutExpired:
-                        return None
-                    self.launcher = None
-                    self.alive = False
-                    return rc
-                # not ours: all we can do is wait for it to vanish
-                if proc_state(self.pid) in (None, "X"):
-                    self.alive = False
-                    return 0
-                pid, status = 0, 0
-            if pid == self.pid:
-                self.alive = False
-                return os.waitstatus_to_exitcode(status)
-            if time.monotonic() > deadline:
+                rc = p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
                 return None
-            time.sleep(0.01)
+            self.proc = self.launcher = None
+            self.alive = False
+            return rc
+        got = wait_gone(self.pid, timeout)
+        if got is not None:
+            self.alive = False
+        return got
 
     def kill(self) -> None:
         if not self.alive or not self.pid:
@@ -529,14 +543,15 @@ class Run:
 
     # -- criu
     def criu(self, args: list[str], log: Optional[Path] = None,
-             env: Optional[dict] = None, timeout: float = CRIU_TIMEOUT) -> CriuResult:
+             env: Optional[dict[str, str]] = None, timeout: float = CRIU_TIMEOUT) -> CriuResult:
         self.ncriu += 1
         outp = self.dir / f"criu{self.ncriu}.stdout"
         errp = self.dir / f"criu{self.ncriu}.stderr"
-        cmd = [CRIU] + args
+        cmd = self.criu_prefix + [CRIU] + args
         with open(outp, "wb") as o, open(errp, "wb") as e:
             try:
                 p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=o, stderr=e,
+                                   pass_fds=self.criu_fds,
                                    env=env, timeout=timeout)
                 rc = p.returncode
             except subprocess.TimeoutExpired:
@@ -561,7 +576,7 @@ class Run:
                 "-v4"] + opts
 
     def dump(self, img: Path, opts: list[str] = [], leave_running: bool = False,
-             env: Optional[dict] = None) -> CriuResult:
+             env: Optional[dict[str, str]] = None) -> CriuResult:
         o = list(opts) + (["--leave-running"] if leave_running else [])
         return self.criu(self.dump_cmd(img, o), img / "dump.log", env=env)
 
@@ -575,7 +590,7 @@ class Run:
             self.gone_after_dump(res)
 
     def restore(self, img: Path, opts: list[str] = [],
-                env: Optional[dict] = None) -> tuple[CriuResult, Path]:
+                env: Optional[dict[str, str]] = None) -> tuple[CriuResult, Path]:
         pidfile = img / "restore.pid"
         res = self.criu(["restore", "-D", str(img), "-d", "-o", "restore.log", "-v4",
                          "--pidfile", str(pidfile)] + list(opts), img / "restore.log",
@@ -583,7 +598,7 @@ class Run:
         return res, pidfile
 
     def restore_ok(self, img: Path, opts: list[str] = [],
-                   env: Optional[dict] = None) -> None:
+                   env: Optional[dict[str, str]] = None) -> None:
         res, pidfile = self.restore(img, opts, env)
         if res.returncode != 0:
             self.fail("criu restore failed", res)
@@ -632,39 +647,41 @@ class Run:
 
 # ---------------------------------------------------------------- flavours
 
-def run_flavour(desc: Desc, flavour: str) -> None:
+def run_flavour(desc: Desc, flavour: str, run: type[Run] = Run) -> None:
+    """desc's program through one flavour, as a run (Run, or a subclass
+    that records and checks more, such as test_tree.py's TreeRun)."""
     gap = 0.0 if flavour == "none" else GAP
     # restore_env: extra environment of criu restore (test hooks)
     env = dict(os.environ, **desc.restore_env) if desc.restore_env else None
-    with Run(desc.name, flavour, args=desc.args, gap=gap, pidns=desc.pidns) as r:
+    with run(desc.name, flavour, args=desc.args, gap=gap, pidns=desc.pidns) as r:
         r.start()
+        r.record()
         snap = r.snapshot()
-        if flavour == "none":
-            r.check_running("self-check", snap)
-        elif flavour == "plain":
-            img = r.imgdir("img")
+
+        def dump_restore(tag: str, what: str, wait: bool = True) -> None:
+            img = r.imgdir(tag)
             r.dump_ok(img, desc.dump_opts)
-            time.sleep(GAP)
+            if wait:
+                time.sleep(GAP)
             r.restore_ok(img, desc.restore_opts, env)
-            r.check_running("after restore", snap)
+            r.check(what, snap)
+
+        if flavour == "none":
+            time.sleep(r.SETTLE)
+            r.check("self-check", snap)
+        elif flavour == "plain":
+            dump_restore("img", "after restore")
         elif flavour == "leave-running":
             img = r.imgdir("img")
             r.dump_ok(img, desc.dump_opts, leave_running=True)
-            r.check_running("after dump --leave-running", snap)
+            r.check("after dump --leave-running", snap)
             r.kill()
             time.sleep(GAP)
             r.restore_ok(img, desc.restore_opts, env)
-            r.check_running("after restore", snap)
+            r.check("after restore", snap)
         elif flavour == "twice":
-            img1 = r.imgdir("img1")
-            r.dump_ok(img1, desc.dump_opts)
-            time.sleep(GAP)
-            r.restore_ok(img1, desc.restore_opts, env)
-            r.check_running("after the first restore", snap)
-            img2 = r.imgdir("img2")
-            r.dump_ok(img2, desc.dump_opts)
-            r.restore_ok(img2, desc.restore_opts, env)
-            r.check_running("after the second restore", snap)
+            dump_restore("img1", "after the first restore")
+            dump_restore("img2", "after the second restore", wait=False)
         else:
             raise ValueError(f"unknown flavour {flavour}")
         r.finish(desc.expect)
@@ -674,15 +691,14 @@ def criu_available() -> bool:
     return os.access(CRIU, os.X_OK)
 
 
-def reap_leftovers() -> None:
-    """Reap whatever got reparented to us and has exited."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+def need_criu() -> None:
+    """For a test that runs criu: skipped with ZDTM_SELFCHECK=1, failed (not
+    skipped) when criu is not built. conftest.py's need_criu fixture."""
+    if SELFCHECK:
+        pytest.skip("ZDTM_SELFCHECK=1: no criu")
+    why = buildpaths.missing_criu()
+    if why:
+        pytest.fail(why)
 
 
 @dataclass
@@ -756,6 +772,6 @@ def pid_exists(pid: int) -> bool:
 
 __all__ = [
     "CRIU", "BUILD", "GAP", "SELFCHECK", "FLAVOURS", "Desc", "Run", "Snapshot",
-    "ZdtmFailure", "all_descs", "load_desc", "run_flavour", "criu_available",
+    "ZdtmFailure", "all_descs", "load_desc", "run_flavour", "criu_available", "need_criu",
     "reap_leftovers", "hash_tree", "error_lines", "proc_state", "pid_exists",
 ]

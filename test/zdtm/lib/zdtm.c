@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -523,4 +524,81 @@ const char *test_status_field(const char *key, char *buf, size_t size)
 		return buf;
 	}
 	return NULL;
+}
+
+pid_t test_find_child(const char *comm)
+{
+	char path[64], buf[4096], name[32];
+	char *p, *end;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", getpid());
+	if (test_read_file(path, buf, sizeof(buf)) < 0)
+		fail_errno("read %s", path);
+	for (p = buf; *p; p = end) {
+		pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		if (test_read_file(path, name, sizeof(name)) < 0)
+			continue;
+		name[strcspn(name, "\n")] = 0;
+		if (!strcmp(name, comm))
+			return pid;
+	}
+	return 0;
+}
+
+int test_tkill_code(void)
+{
+	struct timespec zero = { 0, 0 };
+	sigset_t set, old;
+	siginfo_t si;
+
+	sigemptyset(&set);
+	sigaddset(&set, 50);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	if (syscall(SYS_tgkill, getpid(), gettid(), 50))
+		fail_errno("tgkill");
+	if (sigtimedwait(&set, &si, &zero) != 50)
+		fail_errno("sigtimedwait");
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return si.si_code;
+}
+
+static sigjmp_buf fault_jb;
+
+static void fault_segv(int sig)
+{
+	siglongjmp(fault_jb, 1);
+}
+
+int test_faults(volatile unsigned char *addr)
+{
+	struct sigaction sa = { .sa_handler = fault_segv }, old;
+	int ret;
+
+	sigaction(SIGSEGV, &sa, &old);
+	if (sigsetjmp(fault_jb, 1) == 0) {
+		(void)*addr;
+		ret = 0;
+	} else {
+		ret = 1;
+	}
+	sigaction(SIGSEGV, &old, NULL);
+	return ret;
+}
+
+void test_task_fail(int root, const char *who, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (root)
+		fail("%s: %s", who, buf);
+	test_msg("FAIL: %s (%d): %s", who, getpid(), buf);
+	_exit(1);
 }

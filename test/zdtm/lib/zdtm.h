@@ -76,6 +76,26 @@ char test_proc_state(pid_t pid);
 /* Value of "Key:" in /proc/self/status as a string (trimmed), or NULL. */
 const char *test_status_field(const char *key, char *buf, size_t size);
 
+/* Our child named comm (the first, by /proc/self/task/PID/children), or 0. */
+pid_t test_find_child(const char *comm);
+
+/*
+ * The si_code this kernel gives a signal sent with tgkill() to ourselves
+ * (SI_TKILL, or SI_USER on some).
+ */
+int test_tkill_code(void);
+
+/* 1 when reading *addr faults (SIGSEGV, caught), 0 when it does not. */
+int test_faults(volatile unsigned char *addr);
+
+/*
+ * A failure in a test of several tasks: the root (root != 0) fails the
+ * test; any other task logs "FAIL: WHO (PID): why" and exits 1, and its
+ * parent fails when it checks its status.
+ */
+void test_task_fail(int root, const char *who, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 3, 4)));
+
 /* A deterministic 64-bit pattern for (seed, index). */
 static inline unsigned long long test_pattern(unsigned long long seed,
 					      unsigned long long idx)

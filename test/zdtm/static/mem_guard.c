@@ -3,7 +3,6 @@
  * A data area fenced by PROT_NONE guard pages (the way thread stacks are
  * laid out): the guards must still fault, the data must still be there.
  */
-#include <setjmp.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,30 +12,6 @@
 
 #define GUARD	2
 #define DATA	8
-
-static sigjmp_buf jb;
-
-static void segv(int sig)
-{
-	siglongjmp(jb, 1);
-}
-
-/* 1 if touching addr faults */
-static int faults(volatile unsigned char *addr)
-{
-	struct sigaction sa = { .sa_handler = segv }, old;
-	int ret;
-
-	sigaction(SIGSEGV, &sa, &old);
-	if (sigsetjmp(jb, 1) == 0) {
-		(void)*addr;
-		ret = 0;
-	} else {
-		ret = 1;
-	}
-	sigaction(SIGSEGV, &old, NULL);
-	return ret;
-}
 
 int main(int argc, char **argv)
 {
@@ -58,7 +33,7 @@ int main(int argc, char **argv)
 	w = (void *)data;
 	for (i = 0; i < DATA * psz / sizeof(*w); i++)
 		w[i] = test_pattern(3, i);
-	if (!faults(base) || !faults(data + DATA * psz) || faults(data))
+	if (!test_faults(base) || !test_faults(data + DATA * psz) || test_faults(data))
 		fail("guards do not work before the checkpoint");
 
 	test_ready();
@@ -67,9 +42,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < DATA * psz / sizeof(*w); i++)
 		if (w[i] != test_pattern(3, i))
 			fail("data word %zu differs", i);
-	if (!faults(base) || !faults(base + GUARD * psz - 1))
+	if (!test_faults(base) || !test_faults(base + GUARD * psz - 1))
 		fail("the lower guard does not fault");
-	if (!faults(data + DATA * psz) || !faults(data + (DATA + GUARD) * psz - 1))
+	if (!test_faults(data + DATA * psz) || !test_faults(data + (DATA + GUARD) * psz - 1))
 		fail("the upper guard does not fault");
 	pass();
 }

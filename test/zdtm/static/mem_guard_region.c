@@ -5,7 +5,6 @@
  * restore while their neighbours keep their content.
  */
 #include <errno.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,29 +17,6 @@
 #endif
 
 #define PAGES 16
-
-static sigjmp_buf jb;
-
-static void segv(int sig)
-{
-	siglongjmp(jb, 1);
-}
-
-static int faults(volatile unsigned char *addr)
-{
-	struct sigaction sa = { .sa_handler = segv }, old;
-	int ret;
-
-	sigaction(SIGSEGV, &sa, &old);
-	if (sigsetjmp(jb, 1) == 0) {
-		(void)*addr;
-		ret = 0;
-	} else {
-		ret = 1;
-	}
-	sigaction(SIGSEGV, &old, NULL);
-	return ret;
-}
 
 /* Skips unless this kernel installs guard regions (EINVAL before 6.13). */
 static void need_guard_regions(long psz)
@@ -90,11 +66,11 @@ int main(int argc, char **argv)
 		long i;
 
 		if (is_guard(p)) {
-			if (!faults(pg))
+			if (!test_faults(pg))
 				fail("page %d is no longer a guard", p);
 			continue;
 		}
-		if (faults(pg))
+		if (test_faults(pg))
 			fail("page %d faults", p);
 		for (i = 0; i < psz; i++)
 			if (pg[i] != 'a' + p)

@@ -31,22 +31,7 @@ static const char *mt_kid_names[MT_MAX_KIDS];
 static int mt_nr_kids;
 static const char *mt_me = "root";
 
-static void mt_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-
-/* A failure: the root fails the test, a child says why and exits 1. */
-static void mt_die(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (!strcmp(mt_me, "root"))
-		fail("%s", buf);
-	test_msg("FAIL: %s (%d): %s", mt_me, getpid(), buf);
-	_exit(1);
-}
+#define mt_die(...) test_task_fail(!strcmp(mt_me, "root"), mt_me, __VA_ARGS__)
 
 /*
  * /proc/self/maps as the runner compares it: adjacent areas that differ

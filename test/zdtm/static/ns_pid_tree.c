@@ -47,21 +47,7 @@ static struct self me;
 static volatile int stop_threads;
 static int setup[2];
 
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-
-static void die(const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (getpid() == 1)
-		fail("init: %s", buf);
-	test_msg("FAIL: %s: %s", me.name, buf);
-	_exit(1);
-}
+#define die(...) test_task_fail(getpid() == 1, me.name, __VA_ARGS__)
 
 static pid_t gettid_(void)
 {

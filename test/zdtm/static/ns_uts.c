@@ -29,21 +29,7 @@
 static const char *name = "root";
 static int setup[2];
 
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-
-static void die(const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (!strcmp(name, "root"))
-		fail("%s", buf);
-	test_msg("FAIL: %s: %s", name, buf);
-	_exit(1);
-}
+#define die(...) test_task_fail(!strcmp(name, "root"), name, __VA_ARGS__)
 
 static void set_names(const char *host, const char *domain)
 {

@@ -53,23 +53,6 @@ static const struct pend pends[] = {
 /* the si_code the kernel gives tgkill(): SI_TKILL, or SI_USER on some */
 static int tkill_code;
 
-static int probe_tkill_code(void)
-{
-	struct timespec zero = { 0, 0 };
-	sigset_t set, old;
-	siginfo_t si;
-
-	sigemptyset(&set);
-	sigaddset(&set, 50);
-	sigprocmask(SIG_BLOCK, &set, &old);
-	if (syscall(SYS_tgkill, getpid(), gettid(), 50))
-		fail_errno("tgkill");
-	if (sigtimedwait(&set, &si, &zero) != 50)
-		fail_errno("sigtimedwait");
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return si.si_code;
-}
-
 static void send(const struct pend *p)
 {
 	pid_t pid = getpid(), tid = gettid();
@@ -114,7 +97,7 @@ int main(int argc, char **argv)
 	siginfo_t si;
 
 	test_init(argc, argv);
-	tkill_code = probe_tkill_code();
+	tkill_code = test_tkill_code();
 	for (i = 0; i < ARRAY_SIZE(pends); i++) {
 		blocked |= BIT(pends[i].sig);
 		if (pends[i].shared)

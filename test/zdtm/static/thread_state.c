@@ -422,23 +422,6 @@ static void usr2(int sig)
 	usr2_seen = 1;
 }
 
-static int probe_tkill_code(void)
-{
-	struct timespec zero = { 0, 0 };
-	sigset_t set, old;
-	siginfo_t si;
-
-	sigemptyset(&set);
-	sigaddset(&set, 50);
-	sigprocmask(SIG_BLOCK, &set, &old);
-	if (syscall(SYS_tgkill, getpid(), gettid(), 50))
-		fail_errno("tgkill");
-	if (sigtimedwait(&set, &si, &zero) != 50)
-		fail_errno("sigtimedwait");
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return si.si_code;
-}
-
 int main(int argc, char **argv)
 {
 	unsigned long long main_mask, m, before_n = 0;
@@ -452,7 +435,7 @@ int main(int argc, char **argv)
 	int i, sig;
 
 	test_init(argc, argv);
-	tkill_code = probe_tkill_code();
+	tkill_code = test_tkill_code();
 
 	if (!sched_getaffinity(0, sizeof(cs), &cs))
 		for (i = 0; i < CPU_SETSIZE; i++)

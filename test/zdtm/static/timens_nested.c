@@ -70,21 +70,7 @@ struct msg {
 	pid_t pid;
 };
 
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-
-static void die(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (who == R)
-		fail("%s", buf);
-	test_msg("FAIL: %s: %s", names[who], buf);
-	_exit(1);
-}
+#define die(...) test_task_fail(who == R, names[who], __VA_ARGS__)
 
 static long long now(clockid_t clk)
 {

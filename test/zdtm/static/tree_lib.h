@@ -90,22 +90,8 @@ static int tree_done[2] = { -1, -1 };
 static struct tree_self self;
 static int tree_thread_word;
 
-static void tree_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-
-/* A failure in a task that is not the root: say why, exit 1. */
-static void tree_die(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (self.idx == 0)
-		fail("%s", buf);
-	test_msg("FAIL: %s: %s", tree_nodes[self.idx].name, buf);
-	_exit(1);
-}
+#define tree_die(...) \
+	test_task_fail(self.idx == 0, tree_nodes[self.idx].name, __VA_ARGS__)
 
 static long tree_futex(int *uaddr, int op, int val)
 {
@@ -395,6 +381,18 @@ static void tree_check(void)
 {
 	tree_check_self();
 	tree_reap_kids();
+}
+
+/* The whole test of a tree the table says all about. */
+static void __attribute__((noreturn)) tree_test(int argc, char **argv,
+						 const struct node *nodes, int nr)
+{
+	test_init(argc, argv);
+	tree_build(nodes, nr);
+	test_ready();
+	test_waitsig();
+	tree_check();
+	pass();
 }
 
 #endif

@@ -88,29 +88,6 @@ static void on_chld(int sig)
 {
 }
 
-static pid_t find_child(const char *name)
-{
-	char path[64], buf[4096], comm[32];
-	char *p, *end;
-	pid_t pid;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/children", getpid());
-	if (test_read_file(path, buf, sizeof(buf)) < 0)
-		fail_errno("read %s", path);
-	for (p = buf; *p; p = end) {
-		pid = strtol(p, &end, 10);
-		if (end == p)
-			break;
-		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-		if (test_read_file(path, comm, sizeof(comm)) < 0)
-			continue;
-		comm[strcspn(comm, "\n")] = 0;
-		if (!strcmp(comm, name))
-			return pid;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	sigset_t chld, pend;
@@ -131,7 +108,7 @@ int main(int argc, char **argv)
 			fail("an orphan died while setting up");
 	close(done_pipe[0]);
 	for (i = 0; i < ARRAY_SIZE(orphans); i++) {
-		orphans[i].pid = find_child(orphans[i].name);
+		orphans[i].pid = test_find_child(orphans[i].name);
 		if (!orphans[i].pid)
 			fail("%s is not our child", orphans[i].name);
 		if (getsid(orphans[i].pid) != orphans[i].sid ||
@@ -160,7 +137,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < ARRAY_SIZE(orphans); i++) {
 		struct orphan *o = &orphans[i];
 
-		if (find_child(o->name) != o->pid)
+		if (test_find_child(o->name) != o->pid)
 			fail("%s (%d) is no longer our child", o->name, o->pid);
 		if (getsid(o->pid) != o->sid || getpgid(o->pid) != o->pgid)
 			fail("%s: sid %d pgid %d, were %d %d", o->name, getsid(o->pid),

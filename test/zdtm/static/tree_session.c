@@ -33,10 +33,5 @@ static const struct node nodes[] = {
 
 int main(int argc, char **argv)
 {
-	test_init(argc, argv);
-	tree_build(nodes, ARRAY_SIZE(nodes));
-	test_ready();
-	test_waitsig();
-	tree_check();
-	pass();
+	tree_test(argc, argv, nodes, ARRAY_SIZE(nodes));
 }

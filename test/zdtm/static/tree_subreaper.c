@@ -115,30 +115,6 @@ static void orphan(const char *name, pid_t root, int late, int code)
 		fail("the go-between of %s: status %#x", name, status);
 }
 
-/* Our children by name, from /proc */
-static pid_t find_child(const char *name)
-{
-	char path[64], buf[4096], comm[32];
-	char *p, *end;
-	pid_t pid;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/children", getpid());
-	if (test_read_file(path, buf, sizeof(buf)) < 0)
-		fail_errno("read %s", path);
-	for (p = buf; *p; p = end) {
-		pid = strtol(p, &end, 10);
-		if (end == p)
-			break;
-		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-		if (test_read_file(path, comm, sizeof(comm)) < 0)
-			continue;
-		comm[strcspn(comm, "\n")] = 0;
-		if (!strcmp(comm, name))
-			return pid;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	int i, status, zstatus, is;
@@ -171,7 +147,7 @@ int main(int argc, char **argv)
 	close(done_pipe[0]);
 
 	for (i = 0; i < NR_KIDS; i++) {
-		kids[i] = find_child(kid_names[i]);
+		kids[i] = test_find_child(kid_names[i]);
 		if (!kids[i])
 			fail("%s is not our child", kid_names[i]);
 	}
@@ -186,7 +162,7 @@ int main(int argc, char **argv)
 	if (prctl(PR_GET_CHILD_SUBREAPER, (unsigned long)&is) || is != 1)
 		fail("no longer a child subreaper (%d)", is);
 	for (i = 0; i < NR_KIDS; i++)
-		if (find_child(kid_names[i]) != kids[i])
+		if (test_find_child(kid_names[i]) != kids[i])
 			fail("%s (%d) is no longer our child", kid_names[i], kids[i]);
 	if (waitpid(kids[K_ZORPHAN], &status, WNOHANG) != kids[K_ZORPHAN] ||
 	    status != zstatus)
@@ -201,7 +177,7 @@ int main(int argc, char **argv)
 	}
 	/* sr-orphan left sr-late to us */
 	for (i = 0; i < 2000 && !late; i++) {
-		late = find_child("sr-late");
+		late = test_find_child("sr-late");
 		if (!late)
 			usleep(1000);
 	}
