@@ -68,7 +68,6 @@ struct cg_rst {
 	struct cg_made *made;	/* what criu created, in order */
 	int nr_made;
 	int ignore;		/* --manage-cgroups=ignore */
-	int root_set;		/* where criu put the root (forked hook), -1: nowhere */
 };
 
 /* A path for openat() on a hierarchy's root. */
@@ -220,7 +219,6 @@ int cg_load_tree(struct rst_ctx *rc)
 	memcpy(r->by_pid, r->e->tasks, r->e->n_tasks * sizeof(*r->by_pid));
 	qsort(r->by_pid, r->e->n_tasks, sizeof(*r->by_pid), cmp_task);
 	r->ignore = rc->opts->manage_cgroups == CG_MODE_IGNORE;
-	r->root_set = -1;
 	if (r->ignore) {
 		pr_info("--manage-cgroups=ignore: the tree stays in criu's cgroups");
 		return 0;
@@ -434,35 +432,40 @@ static int join(struct cg_rst *r, struct rtask *t, int to, int from, pid_t host_
 }
 
 /* The root's first cgroups: its namespace's root, or its own. */
+static int first_set(const CgroupTask *root)
+{
+	return root->has_ns_root ? (int)root->ns_root - 1 : (int)root->set;
+}
+
 int cg_forked(struct rst_ctx *rc, struct rtask *root)
 {
 	struct cg_rst *r = rc->shared[PART_CGROUP];
 	CgroupTask *ct = root->img[PART_CGROUP];
-	int to;
 
 	if (!ct || r->ignore)
 		return 0;
-	to = ct->has_ns_root ? (int)ct->ns_root - 1 : (int)ct->set;
-	if (join(r, root, to, -1, root->host_pid))
-		return -1;
-	r->root_set = to;
-	return 0;
+	return join(r, root, first_set(ct), -1, root->host_pid);
 }
 
 int cg_early(struct rst_ctx *rc, struct rtask *t)
 {
 	struct cg_rst *r = rc->shared[PART_CGROUP];
 	CgroupTask *ct = t->img[PART_CGROUP], *born;
-	int from = r ? r->root_set : -1;
+	int from;
 
 	if (!ct)
 		return 0;
-	/* born where whoever forked it is; the root, where criu put it */
+	/*
+	 * Born where whoever forked it is; the root, where criu's forked hook
+	 * put it (that ran in criu: the root's copy of criu's memory can't say).
+	 */
 	born = t->creator ? t->creator->img[PART_CGROUP] : NULL;
 	if (born)
 		from = born->set;
 	else if (t->creator)
 		from = -2;	/* a stand-in forked it: where, is not known */
+	else
+		from = r->ignore ? -1 : first_set(ct);
 	if (ct->has_ns_root) {
 		if (!r->ignore && join(r, t, ct->ns_root - 1, from, 0))
 			return -1;
