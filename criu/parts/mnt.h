@@ -75,6 +75,7 @@ struct mnt_restore {
 	int proc_fd;		/* criu's /proc */
 	int host_root;		/* criu's root, for files on criu's mounts */
 	int *hidden_fd;		/* ns->hidden[i], opened while the tree is built */
+	struct rst_ctx *rc;	/* for the ids of the tree's user namespace */
 };
 
 /* mnt-build.c: in the maker, first thing: the whole tree, entered. */
@@ -98,6 +99,7 @@ struct tmpfs_dump {
 /* Dump, in criu: the files of every tmpfs of @pid's mount namespace. */
 int tmpfs_dump_all(int dirfd, pid_t pid, const struct tmpfs_dump *t, int nr);
 /* Restore: fills the new (empty) tmpfs @mntfd with tmpfs-@id.img. */
-int tmpfs_restore(int dirfd, int store, uint32_t id, int mntfd, const char *mountpoint);
+int tmpfs_restore(struct rst_ctx *rc, int dirfd, int store, uint32_t id, int mntfd,
+		  const char *mountpoint);
 
 #endif

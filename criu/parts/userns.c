@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -314,8 +315,35 @@ static int userns_forked(struct rst_ctx *rc, struct rtask *root)
 	return 0;
 }
 
-int userns_id_inside(struct rst_ctx *rc, struct rtask *t, int gid, uint32_t host,
-		     uint32_t *inside)
+/* Inside id 0 if @m maps it, else the first it maps. */
+static uint32_t first_inside(UsernsExtent **m, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!m[i]->first)
+			return 0;
+	return m[0]->first;
+}
+
+int userns_take_fs_ids(struct rst_ctx *rc)
+{
+	UsernsEntry *e = rc->shared[PART_USERNS];
+	uint32_t uid, gid;
+
+	if (!e)
+		return 0;
+	uid = first_inside(e->uid_map, e->n_uid_map);
+	gid = first_inside(e->gid_map, e->n_gid_map);
+	setfsgid(gid);
+	setfsuid(uid);
+	if ((uint32_t)setfsuid(-1) == uid && (uint32_t)setfsgid(-1) == gid)
+		return 0;
+	pr_err("Can't take the filesystem ids %u:%u in the tree's user namespace", uid, gid);
+	return -1;
+}
+
+int userns_map_in(struct rst_ctx *rc, int gid, uint32_t host, uint32_t *inside)
 {
 	UsernsEntry *e = rc->shared[PART_USERNS];
 	UsernsExtent **m;
@@ -331,6 +359,14 @@ int userns_id_inside(struct rst_ctx *rc, struct rtask *t, int gid, uint32_t host
 			*inside = m[i]->first + (host - m[i]->lower_first);
 			return 0;
 		}
+	return -1;
+}
+
+int userns_id_inside(struct rst_ctx *rc, struct rtask *t, int gid, uint32_t host,
+		     uint32_t *inside)
+{
+	if (!userns_map_in(rc, gid, host, inside))
+		return 0;
 	pr_err("Task %d: its %s %u is not mapped into its user namespace", t->pid,
 	       gid ? "group id" : "user id", host);
 	return -1;
