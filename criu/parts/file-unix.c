@@ -5,7 +5,8 @@
  * What is supported: connected unnamed unix sockets, stream, datagram and
  * seqpacket, as socketpair() makes them, with the data queued in both
  * directions; also one whose peer was closed. Each socket is saved with
- * its inode, its peer's inode (from NETLINK_SOCK_DIAG; 0 once the peer is
+ * its inode, its peer's inode (from NETLINK_SOCK_DIAG, asked in the
+ * socket's own network namespace, a container's; 0 once the peer is
  * closed), its shutdown state, buffer sizes, SO_PEEK_OFF, SO_PASSCRED and
  * what waits in its receive queue. Everything else (network sockets,
  * listening or bound unix sockets, sockets connected to a named one,
@@ -31,10 +32,12 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <linux/netlink.h>
+#include <linux/sockios.h>
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
@@ -42,6 +45,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "parts/files.h"
+#include "parts/net.h"
 
 #define TCP_ESTABLISHED	1
 #define TCP_CLOSE	7
@@ -64,7 +68,24 @@ static int unix_match(const char *link, const struct stat *st)
 
 /* ------------------------------------------------------ what it is */
 
-static int nl_ask(uint32_t ino, struct sk_diag *sd)
+/*
+ * A NETLINK_SOCK_DIAG socket of network namespace @netns (-1: criu's):
+ * unix_diag only knows the sockets of the namespace it is asked in, and a
+ * container's are in its own.
+ */
+static int diag_socket(int netns)
+{
+	int nl, back;
+
+	if (netns >= 0 && netns_enter(netns, &back))
+		return -1;
+	nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (netns >= 0)
+		netns_leave(back);
+	return nl;
+}
+
+static int nl_ask(int netns, uint32_t ino, struct sk_diag *sd)
 {
 	struct {
 		struct nlmsghdr h;
@@ -82,7 +103,7 @@ static int nl_ask(uint32_t ino, struct sk_diag *sd)
 	struct rtattr *a;
 	int nl, len;
 
-	nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	nl = diag_socket(netns);
 	if (nl < 0)
 		return -1;
 	if (send(nl, &req, sizeof(req), 0) != sizeof(req)) {
@@ -124,9 +145,9 @@ static int nl_ask(uint32_t ino, struct sk_diag *sd)
 	return 0;
 }
 
-static int sk_diag(const struct fd_dump *f, uint32_t ino, struct sk_diag *sd)
+static int sk_diag(const struct fd_dump *f, int netns, uint32_t ino, struct sk_diag *sd)
 {
-	if (!nl_ask(ino, sd))
+	if (!nl_ask(netns, ino, sd))
 		return 0;
 	pr_perror("Task %d: can't ask the kernel about the unix socket of fd %d "
 		  "(socket:[%u]; is unix_diag available?)", f->pid, f->fd, ino);
@@ -186,14 +207,14 @@ static void refuse_inet(const struct fd_dump *f, int sk, int domain)
 }
 
 /* Refuses, with one line, what is not a connected pair of unnamed sockets. */
-static int check_unix(const struct fd_dump *f, int sk, struct sk_diag *sd)
+static int check_unix_in(const struct fd_dump *f, int sk, int netns, struct sk_diag *sd)
 {
 	const char *scm = fdinfo_field(f->fdinfo, "scm_fds:");
 	struct sk_diag peer;
 	int listening = 0;
 	socklen_t len = sizeof(int);
 
-	if (sk_diag(f, f->st->st_ino, sd))
+	if (sk_diag(f, netns, f->st->st_ino, sd))
 		return -1;
 	getsockopt(sk, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len);
 	if (listening || sd->state == TCP_LISTEN) {
@@ -218,7 +239,7 @@ static int check_unix(const struct fd_dump *f, int sk, struct sk_diag *sd)
 		       f->pid, f->fd, sd->type, f->link);
 		return -1;
 	}
-	if (sd->peer && sk_diag(f, sd->peer, &peer))
+	if (sd->peer && sk_diag(f, netns, sd->peer, &peer))
 		return -1;
 	if (sd->peer && peer.named) {
 		pr_err("Task %d: fd %d is a unix %s socket connected to %s (%s), which is not "
@@ -232,6 +253,22 @@ static int check_unix(const struct fd_dump *f, int sk, struct sk_diag *sd)
 		return -1;
 	}
 	return 0;
+}
+
+static int check_unix(const struct fd_dump *f, int sk, struct sk_diag *sd)
+{
+	int netns, ret;
+
+	/* its network namespace, where the kernel can tell about it */
+	netns = ioctl(sk, SIOCGSKNS);
+	if (netns < 0) {
+		pr_perror("Task %d: can't learn the network namespace of the unix socket of "
+			  "fd %d (%s)", f->pid, f->fd, f->link);
+		return -1;
+	}
+	ret = check_unix_in(f, sk, netns, sd);
+	close(netns);
+	return ret;
 }
 
 static int unix_check(const struct fd_dump *f)
