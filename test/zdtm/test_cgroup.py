@@ -189,7 +189,7 @@ def restore_fails(r: zdtm.Run, img: Path, opts: list[str], what: str,
 
 # ----------------------------------------------------------------- v1
 
-LIMITS = {
+LIMITS: dict[str, list[tuple[str, str, str]]] = {
     # ctrl -> (file, dumped value, another value), written in this order
     "cpu": [("cpu.cfs_period_us", "100000", "200000"), ("cpu.cfs_quota_us", "50000", "70000"),
             ("cpu.shares", "512", "256")],
