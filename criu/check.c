@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "commands.h"
 #include "core/caps.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "dump.h"
-#include "parts/net.h"
+#include "parts/ns-net-lock.h"
 #include "proc/proc.h"
 #include "task/ptrace.h"
 

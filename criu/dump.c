@@ -23,20 +23,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "dump.h"
-#include "freeze.h"
+#include "tree/freeze.h"
 #include "hooks.h"
 #include "image/image.h"
 #include "image/stats.h"
 #include "image/sums.h"
 #include "parts/part.h"
-#include "stop.h"
+#include "task/infect.h"
 #include "task/ptrace.h"
-#include "tree-check.h"
-#include "tree-plan.h"
+#include "tree/check.h"
+#include "tree/plan.h"
+#include "tree/stop.h"
 #include "inventory.pb-c.h"
 #include "pstree.pb-c.h"
 
@@ -124,17 +125,15 @@ static struct dtask *tree_find(struct dtree *tree, pid_t pid)
 
 static struct dtask *tree_add(struct dtree *tree, pid_t pid, struct dtask *parent)
 {
-	struct dtask **n, *t;
+	struct dtask *t;
 
 	if (limit_tasks(tree->nr + 1))
 		return NULL;
-	n = xrealloc(tree->tasks, (tree->nr + 1) * sizeof(*n));
 	t = xzalloc(sizeof(*t));
-	if (!n || !t) {
+	if (xgrow(tree->tasks, tree->nr) || !t) {
 		free(t);
 		return NULL;
 	}
-	tree->tasks = n;
 	t->pid = pid;
 	t->parent = parent;
 	tree->tasks[tree->nr++] = t;
@@ -144,13 +143,12 @@ static struct dtask *tree_add(struct dtree *tree, pid_t pid, struct dtask *paren
 
 static int add_thread(struct dtask *t, pid_t tid)
 {
-	struct dthread *n = xrealloc(t->th, (t->nr_threads + 1) * sizeof(*n));
+	struct dthread *th = xpush(t->th, t->nr_threads);
 
-	if (!n)
+	if (!th)
 		return -1;
-	t->th = n;
-	memset(&t->th[t->nr_threads], 0, sizeof(*n));
-	t->th[t->nr_threads++].tid = tid;
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
 	return 0;
 }
 
@@ -360,7 +358,7 @@ static int collect_children(struct dtree *tree, struct dtask *t)
 	return 0;
 }
 
-/* Refuses now a tree restore could not rebuild (see tree-plan.c). */
+/* Refuses now a tree restore could not rebuild (see tree/plan.c). */
 static int check_ids(struct dtree *tree)
 {
 	struct plan_task *pl;
@@ -759,7 +757,7 @@ static void release_tree(struct dtree *tree, int detach)
 
 	for (i = 0; i < tree->nr; i++) {
 		t = tree->tasks[i];
-		/* a stopped task goes back into its stop by itself (stop.c) */
+		/* a stopped task goes back into its stop by itself (tree/stop.c) */
 		for (j = 0; detach && j < t->nr_threads; j++)
 			if (t->th[j].seized && ptrace(PTRACE_DETACH, t->th[j].tid, 0, 0))
 				pr_perror("Task %d: can't detach from thread %d", t->pid,
@@ -852,7 +850,7 @@ static int finish(const struct opts *o, struct dtree *tree)
 		if (o->leave_running || o->leave_stopped) {
 			/*
 			 * A stopped task sinks back into its stop, unreported:
-			 * a SIGSTOP would be a new stop (stop.c).
+			 * a SIGSTOP would be a new stop (tree/stop.c).
 			 */
 			for (j = 0; j < t->nr_threads; j++)
 				if (ptrace(PTRACE_DETACH, t->th[j].tid, 0,
@@ -893,7 +891,7 @@ static int check_fd_room(struct dump_ctx *dc, struct dtree *tree)
 
 /*
  * CRIU's notion: the tree's network is locked around the dump when its
- * root has a network namespace of its own (parts/net.c locks it).
+ * root has a network namespace of its own (parts/ns-net.c locks it).
  */
 static int own_netns(pid_t pid)
 {

@@ -22,7 +22,7 @@ BUILD_PKGS=(
 	protobuf-c-compiler
 	libprotobuf-c-dev
 	libcap-dev
-	libnl-3-dev		# network namespaces: rtnetlink (criu/parts/net*.c)
+	libnl-3-dev		# network namespaces: rtnetlink (criu/parts/ns-net*.c)
 	libnl-route-3-dev
 	clang			# the libFuzzer target (test/fuzz)
 	libclang-rt-14-dev	# libFuzzer and sanitizer runtimes for clang 14

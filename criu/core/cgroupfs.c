@@ -256,3 +256,55 @@ const char *cg_root_for(const struct opts *o, const char *controllers)
 	}
 	return named ? named : any;
 }
+
+/* ------------------------------------------------------- cgroup paths */
+
+int cg_path_ok(const char *p, int absolute)
+{
+	const char *c = p;
+	size_t n;
+
+	if (absolute ? *p != '/' : *p == '/')
+		return 0;
+	if (absolute && !strcmp(p, "/"))
+		return 1;
+	c += absolute;
+	if (!absolute && !*c)
+		return 1;
+	while (*c) {
+		n = strcspn(c, "/");
+		if (!n || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		c += n;
+		if (*c == '/' && !*++c)
+			return 0;	/* a trailing slash */
+	}
+	return strlen(p) < 2048;
+}
+
+int cg_is_under(const char *path, const char *root)
+{
+	size_t len = strlen(root);
+
+	if (!strcmp(root, "/"))
+		return 1;
+	return !strncmp(path, root, len) && (path[len] == '\0' || path[len] == '/');
+}
+
+const char *cg_rel(const char *path, const char *root)
+{
+	if (!strcmp(root, "/"))
+		return path + 1;
+	return path[strlen(root)] ? path + strlen(root) + 1 : "";
+}
+
+char *cg_join(const char *root, const char *rel)
+{
+	char *s;
+
+	if (!*rel)
+		return xstrdup(root);
+	if (asprintf(&s, "%s/%s", strcmp(root, "/") ? root : "", rel) < 0)
+		return NULL;
+	return s;
+}

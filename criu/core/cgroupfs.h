@@ -41,4 +41,12 @@ int cg_root_parse(char *arg, struct cg_root *r);
  */
 const char *cg_root_for(const struct opts *o, const char *controllers);
 
+/* A cgroup path: absolute ("/a/b", "/") or relative to a root ("a/b", ""). */
+int cg_path_ok(const char *p, int absolute);
+int cg_is_under(const char *path, const char *root);
+/* @path (under @root) relative to it; "" for the root itself. */
+const char *cg_rel(const char *path, const char *root);
+/* @root and a relative path joined, malloc'ed. */
+char *cg_join(const char *root, const char *rel);
+
 #endif

@@ -13,10 +13,10 @@
 #include "core/util.h"
 
 static const char *const kinds[] = {
-	"net",		/* parts/net.c */
-	"veth",		/* parts/net-link.c */
-	"macvlan",	/* parts/net-link.c */
-	"mnt",		/* parts/mnt.c */
+	"net",		/* parts/ns-net.c */
+	"veth",		/* parts/ns-net-link.c */
+	"macvlan",	/* parts/ns-net-link.c */
+	"mnt",		/* parts/ns-mnt.c */
 };
 
 static int kind_known(const char *arg, size_t n)

@@ -6,7 +6,8 @@
  * this table are ever written, whatever an image says.
  *
  * Values are kept as the kernel shows them, which is what it takes back,
- * except: cpuset.cpus goes through --cpu-map (cpumap.h); multi-line files
+ * except: cpuset.cpus goes through --cpu-map (the cpu part's rules, which
+ * it offers through the context: rst_ctx.map_cpus); multi-line files
  * (io.max, blkio throttles) are written a line at a time; devices.list
  * (v1) is made again by denying all, then allowing each line. A value
  * equal to the present one is not written. A write refused with EINVAL is
@@ -25,8 +26,7 @@
 #include "core/cgroupfs.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/cgroup.h"
-#include "parts/cpumap.h"
+#include "parts/cgroup-props.h"
 
 #define P_LINES		1	/* one setting per line, written one by one */
 #define P_CPUS		2	/* a CPU list, through --cpu-map */
@@ -317,8 +317,10 @@ static int write_prop(int dirfd, const char *controllers, const CgroupProp *p,
 	int ret, flags = pr ? pr->flags : 0;
 	const char *val = p->value;
 	char cpus[1024], *now;
+
 	if ((flags & P_CPUS) && *val) {
-		if (cpu_map_list(ctx->opts, ctx->online_then, val, cpus, sizeof(cpus), what))
+		if (!ctx->map_cpus ||
+		    ctx->map_cpus(ctx->opts, ctx->online_then, val, cpus, sizeof(cpus), what))
 			return -1;
 		val = cpus;
 	}

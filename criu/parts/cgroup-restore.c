@@ -41,7 +41,8 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/cgroup.h"
+#include "parts/cgroup-props.h"
+#include "parts/cgroup-restore.h"
 #include "parts/part.h"
 
 #define RMDIR_WAIT_MS	2000	/* for the last tasks of a failed restore to leave */
@@ -305,7 +306,7 @@ static int make_parents(struct cg_rst *r, int h)
 
 static int one_dir(struct rst_ctx *rc, struct cg_rst *r, int h, const CgroupDir *d)
 {
-	struct cgprops_ctx ctx = { rc->opts, r->e->online_cpus };
+	struct cgprops_ctx ctx = { rc->opts, r->e->online_cpus, rc->map_cpus };
 	struct cg_hier *ch = &r->h[h];
 	enum cg_mode mode = rc->opts->manage_cgroups;
 	char *abs = cg_join(ch->root, d->path);

@@ -39,8 +39,8 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/cgroup.h"
-#include "parts/cpuinfo.h"
+#include "parts/cgroup-props.h"
+#include "parts/cgroup-restore.h"
 #include "parts/part.h"
 
 #define CG_MAX_DIRS	10000	/* recorded per dump, all hierarchies */
@@ -64,56 +64,6 @@ struct cg_dump {
 	int root_set, root_ns;		/* the root task's set, its namespace's root set + 1 */
 	int nr_dirs;
 };
-
-int cg_path_ok(const char *p, int absolute)
-{
-	const char *c = p;
-	size_t n;
-
-	if (absolute ? *p != '/' : *p == '/')
-		return 0;
-	if (absolute && !strcmp(p, "/"))
-		return 1;
-	c += absolute;
-	if (!absolute && !*c)
-		return 1;
-	while (*c) {
-		n = strcspn(c, "/");
-		if (!n || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-			return 0;
-		c += n;
-		if (*c == '/' && !*++c)
-			return 0;	/* a trailing slash */
-	}
-	return strlen(p) < 2048;
-}
-
-int cg_is_under(const char *path, const char *root)
-{
-	size_t len = strlen(root);
-
-	if (!strcmp(root, "/"))
-		return 1;
-	return !strncmp(path, root, len) && (path[len] == '\0' || path[len] == '/');
-}
-
-const char *cg_rel(const char *path, const char *root)
-{
-	if (!strcmp(root, "/"))
-		return path + 1;
-	return path[strlen(root)] ? path + strlen(root) + 1 : "";
-}
-
-char *cg_join(const char *root, const char *rel)
-{
-	char *s;
-
-	if (!*rel)
-		return xstrdup(root);
-	if (asprintf(&s, "%s/%s", strcmp(root, "/") ? root : "", rel) < 0)
-		return NULL;
-	return s;
-}
 
 /* ------------------------------------------------------------------ dump */
 
@@ -674,9 +624,13 @@ static int write_image(struct dump_ctx *dc, struct cg_dump *d, CgroupHierarchy *
 	e.sets = psets;
 	e.n_tasks = d->nr_tasks;
 	e.tasks = pt;
-	e.online_cpus = cpuinfo_read_online();
-	if (!e.online_cpus)
+	/* the CPUs online here: cpuset.cpus naming them all is "all" on restore */
+	e.online_cpus = read_file(AT_FDCWD, "/sys/devices/system/cpu/online", NULL);
+	if (!e.online_cpus) {
+		pr_perror("Can't read the CPUs online");
 		goto out;
+	}
+	e.online_cpus[strcspn(e.online_cpus, "\n")] = '\0';
 	ret = img_write(dc->dirfd, IMG_CGROUP, 0, &e.base);
 	free(e.online_cpus);
 out:

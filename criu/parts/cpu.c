@@ -9,7 +9,7 @@
  * Scheduling policy, priority and nice are the sched part's (sched-PID.img).
  *
  * Restore refuses, in load and so before anything is created, a CPU that
- * lacks what the task may use (--cpu-cap; parts/cpuinfo.c has the rules),
+ * lacks what the task may use (--cpu-cap; parts/cpu-info.c has the rules),
  * and maps each saved affinity to the CPUs online here:
  *  - a mask that held every CPU online at dump time means "not pinned":
  *    the thread gets every CPU here, whatever their number;
@@ -57,8 +57,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/cpuinfo.h"
-#include "parts/cpumap.h"
+#include "parts/cpu-info.h"
 #include "parts/part.h"
 #include "task/ptrace.h"
 #include "cpu.pb-c.h"
@@ -546,7 +545,6 @@ static int parse_map(const char *arg, const struct cpus *online, struct cpu_map 
 {
 	char *copy = xstrdup(arg), *tok, *save = NULL, *end, buf[256];
 	long src, dst;
-	void *n;
 	int ret = -1;
 
 	if (!copy)
@@ -571,10 +569,8 @@ static int parse_map(const char *arg, const struct cpus *online, struct cpu_map 
 			       cpus_str(online, buf, sizeof(buf)));
 			goto out;
 		}
-		n = xrealloc(map->m, (map->nr + 1) * sizeof(*map->m));
-		if (!n)
+		if (xgrow(map->m, map->nr))
 			goto out;
-		map->m = n;
 		map->m[map->nr].src = src;
 		map->m[map->nr++].dst = dst;
 	}
@@ -992,10 +988,14 @@ static int validate(struct rtask *t, CpuEntry *e)
 	return 0;
 }
 
+static int cpu_map_list(const struct opts *o, const char *online_then, const char *list,
+			char *out, size_t len, const char *what);
+
 static int cpu_load(struct rst_ctx *rc, struct rtask *t)
 {
 	struct cpu_rst *r = xzalloc(sizeof(*r));
 
+	rc->map_cpus = cpu_map_list;
 	if (!r)
 		return -1;
 	t->img[PART_CPU] = r;
@@ -1145,12 +1145,13 @@ static void cpu_release_tree(struct rst_ctx *rc)
 }
 
 /*
- * For the cgroup part (cpuset.cpus): a CPU list of the dumping machine as
- * this one runs it, by the rules of the affinities above. All the CPUs
- * online at dump are all those online here.
+ * For the cgroup part (cpuset.cpus), through the context (rst_ctx.map_cpus):
+ * a CPU list of the dumping machine as this one runs it, by the rules of
+ * the affinities above. All the CPUs online at dump are all those online
+ * here.
  */
-int cpu_map_list(const struct opts *o, const char *online_then, const char *list,
-		 char *out, size_t len, const char *what)
+static int cpu_map_list(const struct opts *o, const char *online_then, const char *list,
+			char *out, size_t len, const char *what)
 {
 	struct cpus online = { 0 }, then = { 0 }, saved = { 0 }, res = { 0 };
 	struct cpu_map map = { 0 };

@@ -46,7 +46,7 @@
 #include "core/util.h"
 #include "image/image.h"
 #include "parts/part.h"
-#include "parts/userns.h"
+#include "task/idmap.h"
 #include "creds.pb-c.h"
 
 #define NGROUPS_LIMIT		65536
@@ -288,7 +288,7 @@ static int creds_load(struct rst_ctx *rc, struct rtask *t)
 		if (ce->keep_caps)
 			ce->securebits |= SECBIT_KEEP_CAPS;
 	}
-	if (check_possible(t->pid, ce, userns_of_tree(rc)))
+	if (check_possible(t->pid, ce, rc->idmap != NULL))
 		return -1;
 	/* every thread changes its own: the leader in the task's batch */
 	t->batch_entries += 16 + 2 * CAPS_MAX;
@@ -396,6 +396,13 @@ static int queue_caps(struct batch *b, const CredsEntry *ce, struct cur_creds *c
 	return 0;
 }
 
+static int unmapped(const struct rtask *t, int gid, uint32_t host)
+{
+	pr_err("Task %d: its %s %u is not mapped into its user namespace", t->pid,
+	       gid ? "group id" : "user id", host);
+	return -1;
+}
+
 /*
  * The ids to set from inside: in the tree's user namespace its own (the
  * image has them as criu saw them, and the final check compares so).
@@ -413,11 +420,11 @@ static int inside_ids(struct rst_ctx *rc, struct rtask *t, const CredsEntry *ce,
 		return -1;
 	in->groups = *groups;
 	for (i = 0; i < 8; i++)
-		if (userns_id_inside(rc, t, i >= 4, *ids[i], ids[i]))
-			return -1;
+		if (idmap_inside(rc->idmap, i >= 4, *ids[i], ids[i]))
+			return unmapped(t, i >= 4, *ids[i]);
 	for (i = 0; i < ce->n_groups; i++)
-		if (userns_id_inside(rc, t, 1, ce->groups[i], &in->groups[i]))
-			return -1;
+		if (idmap_inside(rc->idmap, 1, ce->groups[i], &in->groups[i]))
+			return unmapped(t, 1, ce->groups[i]);
 	return 0;
 }
 
@@ -493,7 +500,7 @@ static int creds_final(struct rst_ctx *rc, struct rtask *t)
 
 	bnd = read_bounding(&last);
 	/* a new user namespace gives its first task every capability, bounding too */
-	if (userns_of_tree(rc))
+	if (rc->idmap)
 		bnd = caps_known(last);
 	if (proc_read_status(t->host_pid, &st))
 		return -1;

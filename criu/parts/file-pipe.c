@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Pipes and FIFOs: a kind of open file for the fd table (fdinfo.c).
+ * Pipes and FIFOs: a kind of open file for the fd table (file.c).
  *
  * Every end (and every further open, of a FIFO or through /proc/PID/fd)
  * is an open file description of its own; they share one pipe, which
@@ -30,8 +30,8 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
-#include "parts/mnt.h"
+#include "parts/file-kind.h"
+#include "task/mounts.h"
 
 #define PIPE_MAX_SIZE	(1U << 31)
 
@@ -42,7 +42,7 @@ static int pipe_match(const char *link, const struct stat *st)
 
 static int pipe_check(const struct fd_dump *f)
 {
-	const char *v = fdinfo_field(f->fdinfo, "flags:");
+	const char *v = proc_fdinfo_field(f->fdinfo, "flags:");
 	size_t len = strlen(f->link);
 	unsigned int flags = 0;
 
@@ -162,7 +162,7 @@ static void pipe_free(FileDesc *d)
 	d->pipe = NULL;
 }
 
-static int pipe_validate(pid_t pid, const FileDesc *d)
+static int pipe_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const PipeEntry *e = d->pipe;
 	unsigned int acc = d->flags & O_ACCMODE;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Regular files, directories and character devices: kinds of open file
- * for the fd table (fdinfo.c). They are reopened by path with their
+ * for the fd table (file.c). They are reopened by path with their
  * status flags; a regular file is seeked to its offset. A file that is
  * no longer the one dumped (another device, a directory now...) is refused.
  */
@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "parts/files.h"
-#include "parts/mnt.h"
+#include "parts/file-kind.h"
+#include "task/mounts.h"
 
 /* A path that still leads to the file: not " (deleted)" (that is refused). */
 static int has_path(const char *link)
@@ -60,7 +60,7 @@ static int reg_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDes
 	return 0;
 }
 
-static int reg_open(pid_t pid, const FileDesc *d)
+static int reg_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	unsigned int flags = (d->flags & OPEN_STATUS_MASK) | O_NOCTTY;
 	struct stat st;
@@ -87,7 +87,7 @@ err:
 	return -1;
 }
 
-static int reg_validate(pid_t pid, const FileDesc *d)
+static int reg_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	if (d->path[0] != '/') {
 		pr_err("Task %d: image files.img has file #%u with a relative path", pid, d->id);

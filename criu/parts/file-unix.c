@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unix sockets: a kind of open file for the fd table (fdinfo.c).
+ * Unix sockets: a kind of open file for the fd table (file.c).
  *
  * What is supported: connected unnamed unix sockets, stream, datagram and
  * seqpacket, as socketpair() makes them, with the data queued in both
@@ -29,7 +29,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -44,8 +46,8 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
-#include "parts/net.h"
+#include "parts/file-kind.h"
+#include "task/ptrace.h"
 
 #define TCP_ESTABLISHED	1
 #define TCP_CLOSE	7
@@ -75,13 +77,26 @@ static int unix_match(const char *link, const struct stat *st)
  */
 static int diag_socket(int netns)
 {
-	int nl, back;
+	int nl, back = -1;
 
-	if (netns >= 0 && netns_enter(netns, &back))
-		return -1;
+	if (netns >= 0) {
+		back = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (back < 0 || setns(netns, CLONE_NEWNET)) {
+			pr_perror("Can't enter the network namespace of a unix socket");
+			if (back >= 0)
+				close(back);
+			return -1;
+		}
+	}
 	nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (netns >= 0)
-		netns_leave(back);
+	if (back >= 0) {
+		if (setns(back, CLONE_NEWNET)) {
+			/* criu would go on in the tree's namespace: better not go on */
+			pr_perror("Can't go back into criu's network namespace");
+			_exit(1);
+		}
+		close(back);
+	}
 	return nl;
 }
 
@@ -209,7 +224,7 @@ static void refuse_inet(const struct fd_dump *f, int sk, int domain)
 /* Refuses, with one line, what is not a connected pair of unnamed sockets. */
 static int check_unix_in(const struct fd_dump *f, int sk, int netns, struct sk_diag *sd)
 {
-	const char *scm = fdinfo_field(f->fdinfo, "scm_fds:");
+	const char *scm = proc_fdinfo_field(f->fdinfo, "scm_fds:");
 	struct sk_diag peer;
 	int listening = 0;
 	socklen_t len = sizeof(int);
@@ -277,7 +292,7 @@ static int unix_check(const struct fd_dump *f)
 	int sk, domain = 0, ret;
 	socklen_t len = sizeof(domain);
 
-	sk = files_grab_fd(f->pid, f->fd);
+	sk = ptrace_getfd(f->pid, f->fd);
 	if (sk < 0)
 		return -1;
 	if (getsockopt(sk, SOL_SOCKET, SO_DOMAIN, &domain, &len)) {
@@ -297,16 +312,17 @@ static int unix_check(const struct fd_dump *f)
 
 static int add_msg(UnixSkEntry *e, const void *data, size_t len)
 {
-	ProtobufCBinaryData *q = xrealloc(e->queue, (e->n_queue + 1) * sizeof(*q));
+	ProtobufCBinaryData *q;
 
-	if (!q)
+	if (xgrow(e->queue, e->n_queue))
 		return -1;
-	e->queue = q;
-	q[e->n_queue].data = xmalloc(len + 1);
-	if (!q[e->n_queue].data)
+	q = &e->queue[e->n_queue];
+	q->data = xmalloc(len + 1);
+	if (!q->data)
 		return -1;
-	memcpy(q[e->n_queue].data, data, len);
-	q[e->n_queue++].len = len;
+	memcpy(q->data, data, len);
+	q->len = len;
+	e->n_queue++;
 	return 0;
 }
 
@@ -443,7 +459,7 @@ static int unix_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 		return -1;
 	unix_sk_entry__init(e);
 	d->usk = e;
-	sk = files_grab_fd(f->pid, f->fd);
+	sk = ptrace_getfd(f->pid, f->fd);
 	if (sk < 0)
 		return -1;
 	/* checked before, but the peer may have closed since (a frozen peer can't) */
@@ -522,7 +538,7 @@ static int unix_dump_done(struct file_ref *files, size_t n)
 
 /* ------------------------------------------------------------- restore */
 
-static int unix_validate(pid_t pid, const FileDesc *d)
+static int unix_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const UnixSkEntry *e = d->usk;
 	uint64_t total = 0;

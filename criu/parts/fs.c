@@ -9,7 +9,7 @@
  * the namespace sees them. A name is only trusted if it still leads to the
  * directory the task holds, from criu's root or the task's: it may have
  * been deleted. The cwd's mount is kept too: restore changes to it through
- * that mount (parts/mnt.h), which another mount may cover.
+ * that mount (task/mounts.h), which another mount may cover.
  *
  * Restore changes directory in the new task itself, with the path as
  * dumped, and chroots later, in the batch: every part's child hook still
@@ -28,7 +28,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/mnt.h"
+#include "task/mounts.h"
 #include "parts/part.h"
 #include "fs.pb-c.h"
 

@@ -29,9 +29,9 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/mm.h"
-#include "parts/mnt.h"
-#include "parts/shmem.h"
+#include "parts/mm-pages.h"
+#include "parts/mm-vma.h"
+#include "task/mounts.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
@@ -53,55 +53,6 @@ struct mm_loaded {
 	struct mm_stores stores;
 };
 
-int vma_special(const struct proc_vma *v, VmaKind *kind)
-{
-	static const struct {
-		const char *name;
-		VmaKind kind;
-	} sp[] = {
-		{ "[vdso]", VMA_KIND__VMA_VDSO },
-		{ "[vvar]", VMA_KIND__VMA_VVAR },
-		{ "[vvar_vclock]", VMA_KIND__VMA_VVAR_VCLOCK },
-		{ "[vsyscall]", VMA_KIND__VMA_VSYSCALL },
-	};
-	size_t i;
-
-	for (i = 0; v->path && i < ARRAY_SIZE(sp); i++)
-		if (!strcmp(v->path, sp[i].name)) {
-			*kind = sp[i].kind;
-			return 1;
-		}
-	return 0;
-}
-
-int vma_is_anon(const struct proc_vma *v)
-{
-	return !v->path || !strcmp(v->path, "[heap]") || !strcmp(v->path, "[stack]") ||
-	       !strncmp(v->path, "[anon:", 6);
-}
-
-/* The contents of shared areas live in their file or shared object. */
-int vma_has_pages(const struct proc_vma *v)
-{
-	VmaKind k;
-
-	return !vma_special(v, &k) && !v->shared;
-}
-
-int vma_entry_has_pages(const VmaEntry *v)
-{
-	switch (v->kind) {
-	case VMA_KIND__VMA_ANON_PRIVATE:
-	case VMA_KIND__VMA_FILE_PRIVATE:
-	case VMA_KIND__VMA_MEMFD_PRIVATE:
-		return 1;
-	case VMA_KIND__VMA_ANON_SHARED:
-		return !v->has_ino;	/* images from before shmem.img */
-	default:
-		return 0;
-	}
-}
-
 static const char *vma_unsupported(const struct proc_vma *v)
 {
 	VmaKind k;
@@ -114,7 +65,7 @@ static const char *vma_unsupported(const struct proc_vma *v)
 	if (v->path[0] == '[')
 		return "special mapping";
 	len = strlen(v->path);
-	switch (shmem_vma_kind(v)) {
+	switch (proc_vma_shmem(v)) {
 	case SHMO_ANON:
 	case SHMO_MEMFD:
 	case SHMO_SYSV:
@@ -145,7 +96,7 @@ static const char *sysv_unsupported(struct dtask *t, int i)
 
 	if (v->pgoff)
 		return p && p->end == v->start && p->ino == v->ino &&
-		       shmem_vma_kind(p) == SHMO_SYSV &&
+		       proc_vma_shmem(p) == SHMO_SYSV &&
 		       p->pgoff + (p->end - p->start) == v->pgoff ? NULL :
 		       "partly unmapped System V segment";
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", t->pid, v->start, v->end);
@@ -153,7 +104,7 @@ static const char *sysv_unsupported(struct dtask *t, int i)
 		return "System V segment that can't be looked at";
 	for (j = i + 1; j < t->maps.nr && t->maps.vma[j].start == t->maps.vma[j - 1].end &&
 	     t->maps.vma[j].ino == v->ino && t->maps.vma[j].pgoff == covered &&
-	     shmem_vma_kind(&t->maps.vma[j]) == SHMO_SYSV; j++)
+	     proc_vma_shmem(&t->maps.vma[j]) == SHMO_SYSV; j++)
 		covered += t->maps.vma[j].end - t->maps.vma[j].start;
 	return covered < (((uint64_t)st.st_size + PAGE_SIZE - 1) & PAGE_MASK) ?
 	       "partly unmapped System V segment" : NULL;
@@ -190,7 +141,7 @@ static int mm_check(struct dump_ctx *dc, struct dtask *t)
 	t->restore_own = own_fds_bound(t);
 	for (i = 0; i < t->maps.nr; i++) {
 		why = vma_unsupported(&t->maps.vma[i]);
-		if (!why && shmem_vma_kind(&t->maps.vma[i]) == SHMO_SYSV)
+		if (!why && proc_vma_shmem(&t->maps.vma[i]) == SHMO_SYSV)
 			why = sysv_unsupported(t, i);
 		if (why) {
 			pr_err("Task %d: %s at %#lx-%#lx (%s) is not supported",
@@ -348,7 +299,7 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 	e->file_size = st.st_size;
 	e->has_open_flags = 1;
 	e->open_flags = (v->shared && (v->vmflags & VMF_MAYWRITE)) ? O_RDWR : O_RDONLY;
-	switch (shmem_vma_kind(v)) {
+	switch (proc_vma_shmem(v)) {
 	case SHMO_ANON:
 		e->kind = VMA_KIND__VMA_ANON_SHARED;
 		return 0;
@@ -479,17 +430,17 @@ static int is_special(VmaKind k)
 	       k == VMA_KIND__VMA_VVAR_VCLOCK || k == VMA_KIND__VMA_VSYSCALL;
 }
 
-static int bad_vma(const VmaEntry *v)
+static int bad_vma(struct rst_ctx *rc, const VmaEntry *v)
 {
 	switch (v->kind) {
 	case VMA_KIND__VMA_FILE_PRIVATE:
 	case VMA_KIND__VMA_FILE_SHARED:
 		return !v->path || v->path[0] != '/';
 	case VMA_KIND__VMA_ANON_SHARED:
-		return v->has_ino && (!v->has_dev || !shmem_known(v->dev, v->ino));
+		return v->has_ino && (!v->has_dev || !rst_object_known(rc, v->dev, v->ino));
 	case VMA_KIND__VMA_MEMFD_SHARED:
 	case VMA_KIND__VMA_MEMFD_PRIVATE:
-		return !v->has_ino || !v->has_dev || !shmem_known(v->dev, v->ino);
+		return !v->has_ino || !v->has_dev || !rst_object_known(rc, v->dev, v->ino);
 	case VMA_KIND__VMA_SYSV_SHM:
 		return !v->has_ino || v->ino > INT_MAX || !v->has_pgoff;
 	default:
@@ -497,7 +448,7 @@ static int bad_vma(const VmaEntry *v)
 	}
 }
 
-static int validate(struct rtask *t, MmEntry *mm)
+static int validate(struct rst_ctx *rc, struct rtask *t, MmEntry *mm)
 {
 	uint64_t prev_end = 0;
 	size_t i, j = 0, nr = 0;
@@ -510,7 +461,7 @@ static int validate(struct rtask *t, MmEntry *mm)
 	for (i = 0; i < mm->n_vmas; i++) {
 		v = mm->vmas[i];
 		if ((v->start | v->end) & ~PAGE_MASK || v->start >= v->end ||
-		    v->start < prev_end || bad_vma(v)) {
+		    v->start < prev_end || bad_vma(rc, v)) {
 			pr_err("Task %d: image mm has an invalid area #%zu (%#lx-%#lx)",
 			       t->pid, i, v->start, v->end);
 			return -1;
@@ -654,7 +605,7 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 	if (img_read(rc->dirfd, IMG_MM, t->pid, (void **)&l->mm, 0) < 0 ||
 	    img_read(rc->dirfd, IMG_PAGEMAP, t->pid, (void **)&l->pm, 0) < 0)
 		return -1;
-	if (validate(t, l->mm) || mm_check_pages(rc, t, l->mm, l->pm) ||
+	if (validate(rc, t, l->mm) || mm_check_pages(rc, t, l->mm, l->pm) ||
 	    check_vdso(rc, t, l->mm))
 		return -1;
 	t->used = xzalloc(l->mm->n_vmas * sizeof(*t->used));
@@ -707,10 +658,10 @@ static int is_object(const VmaEntry *v)
  * the tree, or a read-only reopening of it for a shared area that could
  * never be made writable (as if mapped from an fd opened O_RDONLY).
  */
-static int object_fd(struct rtask *t, const VmaEntry *v)
+static int object_fd(struct rst_ctx *rc, struct rtask *t, const VmaEntry *v)
 {
 	char path[64];
-	int fd = shmem_fd(v->dev, v->ino);
+	int fd = rst_object_fd(rc, v->dev, v->ino);
 
 	if (fd < 0 || v->kind != VMA_KIND__VMA_MEMFD_SHARED || v->open_flags != O_RDONLY)
 		return fd;
@@ -747,7 +698,7 @@ static int mm_child(struct rst_ctx *rc, struct rtask *t)
 				l->fds[i] = l->fds[j];
 		}
 		if (l->fds[i] < 0)
-			l->fds[i] = is_file(v) ? open_checked(t, v) : object_fd(t, v);
+			l->fds[i] = is_file(v) ? open_checked(t, v) : object_fd(rc, t, v);
 		if (l->fds[i] < 0)
 			return -1;
 	}

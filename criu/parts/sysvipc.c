@@ -42,17 +42,12 @@
 #include "image/image.h"
 #include "image/sums.h"
 #include "parts/part.h"
-#include "parts/shmem.h"
-#include "parts/sysvipc.h"
+#include "parts/sysvipc-save.h"
 #include "sysvipc.pb-c.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23
 #endif
-
-const char *const sysvipc_limits[SYSVIPC_NR_LIMITS] = {
-	"shmmax", "shmall", "shmmni", "shm_rmid_forced", "msgmax", "msgmnb", "msgmni", "sem",
-};
 
 /* ---------------------------------------------------------------- dump */
 
@@ -73,7 +68,7 @@ static struct ipc_dump *dump_state(struct dump_ctx *dc)
 
 static int note_attach(struct ipc_dump *s, const struct proc_vma *v, pid_t pid)
 {
-	struct sysvipc_attach *n;
+	struct sysvipc_attach *a;
 	unsigned int key = 0;
 	int i;
 
@@ -82,14 +77,13 @@ static int note_attach(struct ipc_dump *s, const struct proc_vma *v, pid_t pid)
 			s->att[i].last = pid;
 			return 0;
 		}
-	n = xrealloc(s->att, (s->nr_att + 1) * sizeof(*n));
-	if (!n)
+	a = xpush(s->att, s->nr_att);
+	if (!a)
 		return -1;
-	s->att = n;
 	sscanf(v->path, "/SYSV%08x", &key);
-	s->att[s->nr_att].id = v->ino;
-	s->att[s->nr_att].key = key;
-	s->att[s->nr_att++].last = pid;
+	a->id = v->ino;
+	a->key = key;
+	a->last = pid;
 	return 0;
 }
 
@@ -126,7 +120,7 @@ static int sysvipc_check(struct dump_ctx *dc, struct dtask *t)
 	}
 	for (i = 0; i < t->maps.nr; i++) {
 		v = &t->maps.vma[i];
-		if (shmem_vma_kind(v) != SHMO_SYSV)
+		if (proc_vma_shmem(v) != SHMO_SYSV)
 			continue;
 		if (!s->own) {
 			pr_err("Task %d: System V shared memory segment %lu (%s) at %#lx is in "

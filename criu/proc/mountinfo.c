@@ -102,7 +102,6 @@ static int parse_line(char *line, struct proc_mount *m)
 
 int proc_parse_mountinfo(char *buf, struct proc_mounts *out)
 {
-	struct proc_mount *n;
 	char *line = buf, *next;
 	int nr = 0;
 
@@ -113,10 +112,8 @@ int proc_parse_mountinfo(char *buf, struct proc_mounts *out)
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
-		n = xrealloc(out->m, (nr + 1) * sizeof(*n));
-		if (!n)
+		if (xgrow(out->m, nr))
 			return -1;
-		out->m = n;
 		if (parse_line(line, &out->m[nr])) {
 			pr_err("Can't parse mountinfo line %d", nr + 1);
 			return -1;
@@ -135,11 +132,10 @@ int proc_read_mountinfo(pid_t pid, struct proc_mounts *out)
 		snprintf(path, sizeof(path), "/proc/%d/mountinfo", pid);
 	else
 		snprintf(path, sizeof(path), "/proc/self/mountinfo");
-	buf = read_file(-1, path, NULL);
-	if (!buf) {
-		pr_perror("Can't read %s", path);
+	/* not proc_read(): the list keeps the text its strings point into */
+	buf = proc_read_text(path);
+	if (!buf)
 		return -1;
-	}
 	if (proc_parse_mountinfo(buf, out)) {
 		proc_mounts_free(out);
 		return -1;

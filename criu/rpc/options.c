@@ -777,11 +777,13 @@ static int conf_plain(struct rpc_setup *rs, const struct rule *r, const char *ke
 	long v;
 
 	if (f->type == PROTOBUF_C_TYPE_STRING) {
-		*(const char **)dst = val ? keep_str(rs, xstrdup(val)) : NULL;
-		if (*(const char **)dst)
-			return 0;
-		snprintf(rs->err, sizeof(rs->err), "Config option %s needs a value", key);
-		return -1;
+		if (xgrow(rs->conf_strs, rs->nr_conf_strs) || !val ||
+		    !(rs->conf_strs[rs->nr_conf_strs] = xstrdup(val))) {
+			snprintf(rs->err, sizeof(rs->err), "Config option %s needs a value", key);
+			return -1;
+		}
+		*(const char **)dst = rs->conf_strs[rs->nr_conf_strs++];
+		return 0;
 	}
 	if (f->type == PROTOBUF_C_TYPE_BOOL) {
 		*(int *)dst = 1;

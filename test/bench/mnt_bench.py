@@ -28,7 +28,6 @@ Run as root, from the repository. Asserts nothing but that criu succeeded.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import re
 import shutil
@@ -39,17 +38,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-PR_SET_CHILD_SUBREAPER = 36
-
-
-def reap() -> None:
-    while True:
-        try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                return
-        except ChildProcessError:
-            return
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "zdtm"))
+from buildpaths import ROOT as REPO  # noqa: E402
+from reap import become_subreaper, reap_leftovers as reap  # noqa: E402
 
 
 def us_in(log: Path, pattern: str) -> float:
@@ -136,8 +127,10 @@ def main() -> None:
     ap.add_argument("--gap", type=float, default=0.0)
     a = ap.parse_args()
     build = Path(a.build_dir).resolve()
-    if ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0):
-        sys.exit("mnt_bench: can't become a child subreaper")
+    try:
+        become_subreaper()
+    except OSError as err:
+        sys.exit(f"mnt_bench: can't become a child subreaper: {err}")
     p = subprocess.run([str(REPO / "contrib" / "container" / "mkrootfs.sh"), "-b", str(build)],
                        check=True, capture_output=True, text=True)
     src = Path(p.stdout.strip().splitlines()[-1])

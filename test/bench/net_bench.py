@@ -30,12 +30,15 @@ import shutil
 import signal
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "zdtm"))
+from reap import become_subreaper  # noqa: E402
+
 CLONE_NEWNET = 0x40000000
-PR_SET_CHILD_SUBREAPER = 36
 ENV = dict(os.environ, PATH="/usr/sbin:/usr/bin:/sbin:/bin")
 
 CONFIGURED = """
@@ -159,7 +162,7 @@ def main() -> None:
     criu = os.path.abspath(a.criu)
     if not all(shutil.which(t, path=ENV["PATH"]) for t in ("ip", "nft", "nsenter")):
         raise SystemExit("net_bench: needs ip, nft and nsenter")
-    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    become_subreaper()
     base = Path(tempfile.mkdtemp(prefix="net-bench.", dir="/dev/shm"))
     setups: list[Setup] = []
     try:

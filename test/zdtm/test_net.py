@@ -1,4 +1,4 @@
-"""Network namespaces of a tree (criu/parts/net*.c, Documentation/namespaces.md),
+"""Network namespaces of a tree (criu/parts/ns-net*.c, Documentation/namespaces.md),
 set up from outside: what a zdtm program can't do alone (net_ns can).
 
 Every test makes the network namespaces it needs ("hosts": a namespace held
@@ -151,7 +151,7 @@ def criu_tables(ns: str) -> list[str]:
 
 def no_lock_left(ns: str, timeout: float = 5) -> bool:
     """criu's tables go a moment after criu (a child of its takes them away:
-    net-lock.c); the lock itself is open at once (the probes check that)."""
+    ns-net-lock.c); the lock itself is open at once (the probes check that)."""
     deadline = time.monotonic() + timeout
     while criu_tables(ns):
         if time.monotonic() > deadline:
@@ -321,6 +321,35 @@ def test_macvlan(host, given):
         mac = before.split("link/ether ")[1].split()[0]
         assert f"link/ether {mac}" in after
         assert "10.33.0.2/24" in run_in(tree_ns(r.pid), "ip -o addr show mv0").stdout
+        r.finish()
+
+
+def test_macvlan_dead_ns_lingers(host):
+    """After a dump the dumped namespace, with its mv0, lives on a little
+    (the kernel frees dead namespaces from a workqueue; here a process holds
+    it 1.5 s): the restored mv0 has the same address on the same lower link,
+    so it can't go up until the old one is gone. The restore waits for it
+    instead of failing with "Object exists"."""
+    host.sh("ip link add low0 type veth peer name low1 && ip link set low0 up && "
+            "ip link set low1 up")
+    with zdtm.Run(PROGRAM, "macvlan-linger") as r:
+        start_tree(r, host)
+        p = run_in(host.path, f"ip link add mv0 link low0 netns {r.pid} type macvlan "
+                   "mode bridge", check=False)
+        if "Unknown device type" in p.stderr:
+            pytest.skip("this kernel has no macvlan driver")
+        assert p.returncode == 0, p.stderr
+        run_in(tree_ns(r.pid), "ip link set mv0 up")
+        holder = subprocess.Popen([tool("nsenter") or "nsenter", f"--net={tree_ns(r.pid)}",
+                                   "sleep", "1.5"])
+        try:
+            img = r.imgdir("img")
+            r.dump_ok(img)
+            assert holder.poll() is None, "the holder of the old namespace ended too soon"
+            r.restore_ok(img)
+        finally:
+            holder.wait()
+        assert ",UP," in run_in(tree_ns(r.pid), "ip -o link show mv0").stdout
         r.finish()
 
 
