@@ -16,6 +16,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
+#include "proc/proc.h"
 #include "task/ptrace.h"
 
 #define XSTATE_MAX	(64 << 10)
@@ -182,12 +183,18 @@ int ptrace_seccomp_probe(int *err)
 
 int ptrace_seize_interrupt(pid_t tid)
 {
+	struct proc_status st;
 	int err;
 
 	if (ptrace_seize_opts(tid, PTRACE_O_TRACESYSGOOD)) {
 		err = errno;
 		if (gone(tid, err))
 			return 1;
+		/* a task has one tracer: name the one it has (strace, gdb...) */
+		if (err == EPERM && !proc_read_status(tid, &st) && st.tracer) {
+			pr_err("Task %d is traced by %d: can't seize it", tid, st.tracer);
+			return -1;
+		}
 		errno = err;
 		pr_perror("Task %d: can't seize it", tid);
 		return -1;
