@@ -56,11 +56,14 @@ class Guest:
         self.image = image
 
     def run(self, command, timeout=300, smp=4, selftests=True, extra=(), share=None,
-            append=None):
+            append=None, cpu=None):
         """extra: --add specs (FILE[:DEST]); share: a host directory the
-        guest sees as /shared; append: more kernel command line."""
+        guest sees as /shared; append: more kernel command line; cpu:
+        QEMU's -cpu model."""
         args = [str(BOOT), "--kernel", str(self.image / "bzImage"),
                 "--smp", str(smp), "--timeout", str(timeout)]
+        if cpu:
+            args += ["--cpu", cpu]
         if append:
             args += ["--append", append]
         if selftests:

@@ -934,7 +934,7 @@ def test_criu_dump_refused_thawed(make: Make, tmp_path: Path, kind: str, why: st
         errs = zdtm.error_lines(res.stderr)
         assert len(errs) == 1, res.describe()
         assert ct.later_refusal(res) if why == "socket" else \
-            f"Task {c.pid} is traced by " in errs[0], errs
+            f"Task {c.pid}: traced by " in errs[0], errs
         assert f"Froze cgroup {d} " in (img / "dump.log").read_text(), "not frozen"
         assert not cgroup_frozen(d), f"the failed dump left {d} frozen"
         assert counting(c), "the container does not count"
