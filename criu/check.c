@@ -38,6 +38,16 @@ static int probe_timens(void)
 	return access("/proc/self/timens_offsets", R_OK) == 0;
 }
 
+static int probe_cgroupns(void)
+{
+	return access("/proc/self/ns/cgroup", F_OK) == 0;
+}
+
+static int probe_userns(void)
+{
+	return access("/proc/self/ns/user", F_OK) == 0;
+}
+
 static int probe_kcmp(void)
 {
 	return syscall(SYS_kcmp, getpid(), getpid(), KCMP_FILE, 0, 0) >= 0 || errno != ENOSYS;
@@ -196,12 +206,12 @@ static const struct cr_feature {
 	{ "timerfd", probe_vm_readv, "timerfds need process_vm_readv" },
 	{ "tun", NULL, "tun devices are not dumped" },
 	{ "tun_ns", NULL, "tun devices are not dumped" },
-	{ "userns", NULL, "user namespaces are not supported" },
+	{ "userns", probe_userns, "the kernel has no user namespaces" },
 	{ "fdinfo_lock", NULL, "file locks are not dumped" },
 	{ "seccomp_suspend", probe_seccomp, "the kernel refuses PTRACE_O_SUSPEND_SECCOMP" },
 	{ "seccomp_filters", probe_seccomp, "the kernel refuses PTRACE_O_SUSPEND_SECCOMP" },
 	{ "loginuid", NULL, "the audit loginuid is not restored" },
-	{ "cgroupns", NULL, "cgroup namespaces are not supported" },
+	{ "cgroupns", probe_cgroupns, "the kernel has no cgroup namespaces" },
 	{ "autofs", NULL, "autofs mounts are not supported" },
 	{ "tcp_half_closed", NULL, "TCP connections are not dumped" },
 	{ "compat_cr", NULL, "32-bit tasks are not supported" },

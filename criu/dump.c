@@ -27,6 +27,7 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "tree/freeze.h"
 #include "hooks.h"
 #include "image/image.h"
 #include "image/stats.h"
@@ -193,8 +194,10 @@ static int seize_threads(struct dtask *t)
 			if (add_thread(t, tids[i]))
 				goto err;
 			th = &t->th[t->nr_threads - 1];
-			switch (ptrace_seize_stop(tids[i], tids[i] == t->pid ?
-						  &t->stop_sig : NULL)) {
+			/* a frozen thread can't clone: its stop is collected once thawed */
+			th->pending = freezer_holds(tids[i]);
+			switch (th->pending ? ptrace_seize_interrupt(tids[i]) :
+				ptrace_seize_stop(tids[i], tids[i] == t->pid ? &t->stop_sig : NULL)) {
 			case 0:
 				break;
 			case 1:
@@ -206,6 +209,7 @@ static int seize_threads(struct dtask *t)
 				free(tids);
 				return 1;	/* the whole task is exiting */
 			default:
+				th->pending = 0;
 				goto err;
 			}
 			th->seized = 1;
@@ -245,6 +249,8 @@ static int exited_meanwhile(struct dtask *t)
 	return 0;
 }
 
+static int seized(struct dtask *t);
+
 static int seize_task(struct dtask *t)
 {
 	pid_t *tids;
@@ -281,10 +287,44 @@ again:
 	/* restore would refuse more threads than there may be here: refused now */
 	if (limit_threads(t->pid, t->nr_threads))
 		return -1;
+	return t->th[0].pending ? 0 : seized(t);
+}
+
+/* Once its leader stopped: what the stop says, and its stat, read again. */
+static int seized(struct dtask *t)
+{
 	/* in a group stop (the trap shows its signal): it comes back stopped */
 	t->stopped = t->stop_sig && t->stop_sig != SIGTRAP;
 	/* stat again: the first read raced with the task */
 	return proc_read_stat(t->pid, 0, &t->stat);
+}
+
+/*
+ * --freeze-cgroup: every frozen thread is seized; thaw the cgroup and
+ * collect their stops. Also on a failure, so that they can be let go.
+ */
+static int settle_frozen(struct dtree *tree)
+{
+	struct dtask *t;
+	int i, j, r, ret = freezer_thaw();
+
+	for (i = 0; i < tree->nr; i++) {
+		t = tree->tasks[i];
+		for (j = 0; j < t->nr_threads; j++) {
+			if (!t->th[j].pending)
+				continue;
+			t->th[j].pending = 0;
+			r = ptrace_wait_interrupt(t->th[j].tid, j ? NULL : &t->stop_sig);
+			if (r > 0)
+				pr_err("Task %d: thread %d died while the tree was frozen",
+				       t->pid, t->th[j].tid);
+			if (r)
+				t->th[j].seized = 0;
+			if (r || (!j && seized(t)))
+				ret = -1;
+		}
+	}
+	return ret;
 }
 
 static int collect_children(struct dtree *tree, struct dtask *t)
@@ -360,6 +400,8 @@ static int collect_tree(const struct opts *o, struct dtree *tree)
 	for (i = 0; i < tree->nr; i++)
 		if (!tree->tasks[i]->zombie && collect_children(tree, tree->tasks[i]))
 			return -1;
+	if (o->freeze_cgroup && settle_frozen(tree))
+		return -1;
 	if (root->stat.sid != root->pid && !o->shell_job) {
 		pr_err("Task %d is not a session leader (session %d); use --shell-job",
 		       root->pid, root->stat.sid);
@@ -924,6 +966,8 @@ int cr_dump(const struct opts *o)
 			goto out;
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	ptrace_poll_waits(1);
+	if (o->freeze_cgroup && freezer_freeze(o->freeze_cgroup))
+		goto out;
 	if (collect_tree(o, &tree))
 		goto out;
 	pr_info("Frozen %d task(s)", tree.nr);
@@ -954,11 +998,20 @@ int cr_dump(const struct opts *o)
 	if (hook_run(HOOK_POST_DUMP, o->pid, -1))
 		goto out;
 	runs = o->leave_running || o->leave_stopped;
-	if (runs)
+	if (runs) {
 		after_dump(&dc, &prefrozen, 1, locked);
+		/* a cgroup frozen before is frozen again before anything is let go */
+		if (freezer_end())
+			goto out;
+	}
 	ret = finish(o, &tree);
-	if (!runs)
+	if (!runs) {
 		after_dump(&dc, &prefrozen, ret != 0, locked);
+		/* the checkpoint is whole and the tree gone: a cgroup left thawed is no failure */
+		if (freezer_end())
+			pr_warn("Cgroup %s was frozen before the dump and is thawed now",
+				o->freeze_cgroup);
+	}
 	lap(&dphase_ns[DP_FINISH], &t0);
 	log_phases(tree.nr);
 	pr_info("Dumped %d task(s)", tree.nr);
@@ -968,6 +1021,11 @@ out:
 	maps_ahead_stop(&ma);
 	if (ret)
 		unlinkat(dc.dirfd, "inventory.img", 0);
+	if (ret && o->freeze_cgroup) {
+		settle_frozen(&tree);
+		freezer_end();
+	}
+	freezer_release();
 	after_dump(&dc, &prefrozen, 1, locked);
 	release_tree(&tree, ret != 0);
 	close(dc.dirfd);

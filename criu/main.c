@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "core/cgroupfs.h"
 #include "core/external.h"
 #include "core/log.h"
 #include "core/opts.h"
@@ -61,6 +62,12 @@ static void usage(FILE *f)
 "  --address PATH          service: the socket to listen on\n"
 "  --skip-checksum         dump: no checksums of the page stores; restore: check\n"
 "                          no checksum (the images are trusted as they are)\n"
+"  --manage-cgroups[=MODE] restore: what criu does with the tree's cgroups: none,\n"
+"                          props, soft (default), full, strict, ignore\n"
+"  --cgroup-root [CTRL:]PATH  the tree's cgroup root (in hierarchy CTRL, else in\n"
+"                          every other one): where it was (dump), where it goes\n"
+"                          (restore)\n"
+"  --freeze-cgroup PATH    dump: freeze the tree with this cgroup's freezer first\n"
 "  --external net[INODE]:KEY  dump: network namespace INODE is not dumped\n"
 "  --external veth[IF]:OUT[@BR]  restore: the peer of veth IF is OUT (in bridge BR)\n"
 "  --external macvlan[IF]:LOWER  restore: macvlan/ipvlan IF sits on link LOWER\n"
@@ -92,6 +99,9 @@ enum {
 	OPT_FEATURE,
 	OPT_ADDRESS,
 	OPT_SKIP_CHECKSUM,
+	OPT_MANAGE_CGROUPS,
+	OPT_CGROUP_ROOT,
+	OPT_FREEZE_CGROUP,
 	OPT_EXTERNAL,
 	OPT_VETH_PAIR,
 	OPT_INHERIT_FD,
@@ -121,6 +131,9 @@ static const struct option long_opts[] = {
 	{ "feature", required_argument, NULL, OPT_FEATURE },
 	{ "address", required_argument, NULL, OPT_ADDRESS },
 	{ "skip-checksum", no_argument, NULL, OPT_SKIP_CHECKSUM },
+	{ "manage-cgroups", optional_argument, NULL, OPT_MANAGE_CGROUPS },
+	{ "cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT },
+	{ "freeze-cgroup", required_argument, NULL, OPT_FREEZE_CGROUP },
 	{ "external", required_argument, NULL, OPT_EXTERNAL },
 	{ "veth-pair", required_argument, NULL, OPT_VETH_PAIR },
 	{ "inherit-fd", required_argument, NULL, OPT_INHERIT_FD },
@@ -181,6 +194,41 @@ static int parse_cpu_cap(const char *s, unsigned int *caps)
 			*caps = w[i].bits ? *caps | w[i].bits : CPU_CAP_NONE;
 		s += n + (s[n] == ',');
 	}
+	return 0;
+}
+
+/* --manage-cgroups[=MODE], also "--manage-cgroups MODE"; alone: soft. */
+static int parse_cg_mode(int argc, char **argv, struct opts *o)
+{
+	int mode;
+
+	if (!optarg && optind < argc && cg_mode_parse(argv[optind]) >= 0)
+		optarg = argv[optind++];
+	mode = optarg ? cg_mode_parse(optarg) : CG_MODE_SOFT;
+	o->manage_cgroups = mode;
+	if (mode >= 0)
+		return 0;
+	fprintf(stderr, "Error: bad value '%s' for option --manage-cgroups (none, props, "
+		"soft, full, strict or ignore)\n", optarg);
+	return -1;
+}
+
+/* --cgroup-root, repeatable: the last one for a hierarchy counts. */
+static int add_cg_root(struct opts *o, char *arg)
+{
+	static struct cg_root *roots;
+	struct cg_root *n = xrealloc(roots, (o->nr_cg_roots + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	roots = n;
+	if (cg_root_parse(arg, &n[o->nr_cg_roots])) {
+		fprintf(stderr, "Error: bad value '%s' for option --cgroup-root "
+			"([CONTROLLER:]/PATH)\n", arg);
+		return -1;
+	}
+	o->cg_roots = roots;
+	o->nr_cg_roots++;
 	return 0;
 }
 
@@ -338,6 +386,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_FEATURE: o->feature = optarg; break;
 		case OPT_ADDRESS: o->address = optarg; break;
 		case OPT_SKIP_CHECKSUM: o->skip_checksum = 1; break;
+		case OPT_MANAGE_CGROUPS:
+			if (parse_cg_mode(argc, argv, o))
+				return -1;
+			break;
+		case OPT_CGROUP_ROOT:
+			if (add_cg_root(o, optarg))
+				return -1;
+			break;
+		case OPT_FREEZE_CGROUP: o->freeze_cgroup = optarg; break;
 		case OPT_EXTERNAL:
 		case OPT_EXT_MOUNT_MAP:
 			if (add_external(o, optarg, c == OPT_EXT_MOUNT_MAP))

@@ -3,7 +3,9 @@
 #
 # Dump and restore times of many tasks and of many threads (reports figures,
 # asserts nothing): a trivial single process for reference, a tree of N
-# processes (the root and N-1 sleeping children) and one process with N
+# processes (the root and N-1 sleeping children), the same tree in a
+# cgroup of its own dumped with --freeze-cgroup (the cgroup freezer stops
+# it, then criu seizes every task in one pass), and one process with N
 # threads (test/bench/tree_bench.c), N = 100 by default.
 #
 #   scripts/bench-tree.sh [N]
@@ -40,6 +42,16 @@ run_reaped bench-tree "$CRIU" "$BENCH" -- "$@"
 WORK=$(mktemp -d /dev/shm/criu-bench-tree.XXXXXX)
 PID=
 ok=
+# the freezer case's cgroup: in the v2 hierarchy (every v2 cgroup but the
+# root has cgroup.freeze), else in v1's freezer
+FREEZER=
+for d in /sys/fs/cgroup /sys/fs/cgroup/unified /sys/fs/cgroup/freezer; do
+	if [ -e "$d/cgroup.subtree_control" ] || [ -e "$d/freezer.self_freezing" ] ||
+	   [ -e "$d/tasks" -a "$d" = /sys/fs/cgroup/freezer ]; then
+		FREEZER=$d/criu-bench-tree-$$
+		break
+	fi
+done
 
 # Kills the target's whole session (every task of it is in it) and waits
 # until none is left (the reaper above us reaps them).
@@ -61,6 +73,7 @@ kill_target()
 cleanup()
 {
 	kill_target
+	[ -z "$FREEZER" ] || rmdir "$FREEZER" 2>/dev/null || true
 	if [ -n "$ok" ] && [ -z "${KEEP:-}" ]; then
 		rm -rf "$WORK"
 	else
@@ -96,16 +109,27 @@ now_us()
 # One round of a case; prints "dump_ms restore_ms", keeps the logs in $2.
 round()
 {
-	local mode=$1 dir=$2 t0 t1 t2 t3 v
+	local mode=$1 dir=$2 t0 t1 t2 t3 v fz=()
 
 	rm -rf "$dir"
 	mkdir -p "$dir/img"
-	setsid "$BENCH" $mode "$dir/ready" </dev/null >"$dir/bench.out" 2>&1 &
+	case "$mode" in
+	*freezer*)
+		# born in the cgroup: the shell joins it, then becomes the tree
+		mkdir -p "$FREEZER"
+		fz=(--freeze-cgroup "$FREEZER")
+		setsid sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" tree "$3" "$4"' sh \
+			"$FREEZER" "$BENCH" "$N" "$dir/ready" </dev/null >"$dir/bench.out" 2>&1 &
+		;;
+	*)
+		setsid "$BENCH" $mode "$dir/ready" </dev/null >"$dir/bench.out" 2>&1 &
+		;;
+	esac
 	PID=$!
 	disown "$PID"
 	wait_file "$dir/ready" || die "$mode: tree_bench did not become ready"
 	t0=$(now_us)
-	"$CRIU" dump -t "$PID" -D "$dir/img" -o dump.log -v4 ||
+	"$CRIU" dump -t "$PID" -D "$dir/img" -o dump.log -v4 "${fz[@]}" ||
 		die "$mode: criu dump failed (see $dir/img/dump.log)"
 	t1=$(now_us)
 	# the dump killed the tree; its pids must be free before the restore
@@ -188,8 +212,11 @@ phases()
 
 over=
 breakdown=
-for mode in "tree 1" "tree $N" "threads $N"; do
-	name=${mode/ /-}
+cases=("tree 1" "tree $N")
+[ -z "$FREEZER" ] || cases+=("tree $N freezer")
+cases+=("threads $N")
+for mode in "${cases[@]}"; do
+	name=${mode// /-}
 	round "$mode" "$WORK/$name.warm" >/dev/null
 	: >"$WORK/$name.times"
 	for i in $(seq "$RUNS"); do
@@ -202,7 +229,7 @@ for mode in "tree 1" "tree $N" "threads $N"; do
 	     awk -v n="$RUNS" 'NR == int((n + 1) / 2) { print $2 }')
 	printf '%-24s %10s %10s %10s %10s %12s %12s\n' \
 		"$([ "$mode" = "tree 1" ] && echo "trivial process" ||
-		   echo "$mode")" "$dmed" "$dmin" "$rmed" "$rmin" \
+		   echo "${mode/freezer/--freeze-cgroup}")" "$dmed" "$dmin" "$rmed" "$rmin" \
 		"$(log_ms "$WORK/$name.$mi/img/dump.log")" \
 		"$(log_ms "$WORK/$name.$mi/img/restore.log")"
 	if [ "$mode" != "tree 1" ]; then

@@ -10,6 +10,22 @@
 #define CPU_CAP_ALL		(CPU_CAP_FPU | CPU_CAP_CPU | CPU_CAP_INS)
 #define CPU_CAP_DEFAULT		(CPU_CAP_FPU | CPU_CAP_INS)
 
+/* --manage-cgroups[=MODE]: CRIU's modes; soft is the default, as in CRIU */
+enum cg_mode {
+	CG_MODE_SOFT,		/* create what is missing; properties of what criu created */
+	CG_MODE_IGNORE,		/* no cgroup is touched: the tree stays in criu's */
+	CG_MODE_NONE,		/* every cgroup must exist; no property is written */
+	CG_MODE_PROPS,		/* every cgroup must exist; properties written */
+	CG_MODE_FULL,		/* create what is missing; every property written */
+	CG_MODE_STRICT,		/* every cgroup is created: none may exist */
+};
+
+/* --cgroup-root [CONTROLLER:]PATH */
+struct cg_root {
+	const char *ctrl;		/* NULL: every hierarchy not named otherwise */
+	const char *path;
+};
+
 /* --network-lock: how a tree's own network namespace is kept quiet */
 #define NETLOCK_NFTABLES	0	/* the default: an nftables table of criu's */
 #define NETLOCK_IPTABLES	1	/* iptables-legacy-restore in the namespace */
@@ -41,6 +57,10 @@ struct opts {
 	const char *feature;		/* check --feature NAME */
 	const char *address;		/* service --address PATH */
 	int skip_checksum;		/* --skip-checksum */
+	enum cg_mode manage_cgroups;	/* --manage-cgroups[=MODE] */
+	const struct cg_root *cg_roots;	/* --cgroup-root, in the order given */
+	int nr_cg_roots;
+	const char *freeze_cgroup;	/* --freeze-cgroup PATH: a cgroup directory */
 	/*
 	 * --external, in order: "KIND[INSIDE]:OUTSIDE" (CRIU's forms), copies
 	 * (core/external.c); each part looks up the kinds it knows.

@@ -994,10 +994,14 @@ static int validate(struct rtask *t, CpuEntry *e)
 	return 0;
 }
 
+static int cpu_map_list(const struct opts *o, const char *online_then, const char *list,
+			char *out, size_t len, const char *what);
+
 static int cpu_load(struct rst_ctx *rc, struct rtask *t)
 {
 	struct cpu_rst *r = xzalloc(sizeof(*r));
 
+	rc->map_cpus = cpu_map_list;
 	if (!r)
 		return -1;
 	t->img[PART_CPU] = r;
@@ -1144,6 +1148,57 @@ static void cpu_release_tree(struct rst_ctx *rc)
 	free(ns->host);
 	free(ns);
 	rc->shared[PART_CPU] = NULL;
+}
+
+/*
+ * For the cgroup part (cpuset.cpus), through the context (rst_ctx.map_cpus):
+ * a CPU list of the dumping machine as this one runs it, by the rules of
+ * the affinities above. All the CPUs online at dump are all those online
+ * here.
+ */
+static int cpu_map_list(const struct opts *o, const char *online_then, const char *list,
+			char *out, size_t len, const char *what)
+{
+	struct cpus online = { 0 }, then = { 0 }, saved = { 0 }, res = { 0 };
+	struct cpu_map map = { 0 };
+	int cpu, dst, ret = -1;
+
+	if (read_online(&online) || (o->cpu_map && parse_map(o->cpu_map, &online, &map)))
+		goto out;
+	if (cpus_parse(list, &saved)) {
+		pr_err("%s: '%s' is not a CPU list", what, list);
+		goto out;
+	}
+	if (online_then && !cpus_parse(online_then, &then) && cpus_subset(&then, &saved)) {
+		ret = !cpus_copy(&res, &online) ? 0 : -1;
+		goto print;
+	}
+	for (cpu = cpus_next(&saved, 0); cpu >= 0; cpu = cpus_next(&saved, cpu + 1)) {
+		dst = map_lookup(&map, cpu);
+		if (dst < 0 && cpus_isset(&online, cpu))
+			dst = cpu;
+		else if (dst < 0 && !map.nr)
+			dst = nth_cpu(&online, cpu % cpus_count(&online));
+		if (dst >= 0 && cpus_set(&res, dst))
+			goto out;
+	}
+	ret = 0;
+print:
+	cpus_str(&res, out, len);
+	if (!ret && !cpus_count(&res)) {
+		pr_err("%s: CPUs %s map to no CPU here (online: %s; --cpu-map chooses)", what,
+		       list, cpus_str(&online, out, len));
+		ret = -1;
+	} else if (!ret && strcmp(out, list)) {
+		pr_info("%s: CPUs %s are %s here", what, list, out);
+	}
+out:
+	cpus_free(&online);
+	cpus_free(&then);
+	cpus_free(&saved);
+	cpus_free(&res);
+	free(map.m);
+	return ret;
 }
 
 const struct part part_cpu = {

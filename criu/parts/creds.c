@@ -46,6 +46,7 @@
 #include "core/util.h"
 #include "image/image.h"
 #include "parts/part.h"
+#include "task/idmap.h"
 #include "creds.pb-c.h"
 
 #define NGROUPS_LIMIT		65536
@@ -229,7 +230,7 @@ static const char *impossible(const CredsEntry *ce, const struct cur_creds *c,
  * itself. The capabilities are named, the usual cause being a criu that
  * runs without some of root's.
  */
-static int check_possible(pid_t pid, const CredsEntry *ce)
+static int check_possible(pid_t pid, const CredsEntry *ce, int own_userns)
 {
 	struct cur_creds c = { 0 };
 	const char *why;
@@ -241,6 +242,9 @@ static int check_possible(pid_t pid, const CredsEntry *ce)
 		pr_perror("Task %d: can't read criu's own credentials", pid);
 		goto out;
 	}
+	/* in a user namespace of its own a task starts with every capability */
+	if (own_userns)
+		c.prm = c.bnd = caps_known(c.last_cap);
 	why = impossible(ce, &c, &caps);
 	if (why)
 		pr_err("Task %d: image creds has %s%s%s%s", pid, why, caps ? ": " : "",
@@ -284,7 +288,7 @@ static int creds_load(struct rst_ctx *rc, struct rtask *t)
 		if (ce->keep_caps)
 			ce->securebits |= SECBIT_KEEP_CAPS;
 	}
-	if (check_possible(t->pid, ce))
+	if (check_possible(t->pid, ce, rc->idmap != NULL))
 		return -1;
 	/* every thread changes its own: the leader in the task's batch */
 	t->batch_entries += 16 + 2 * CAPS_MAX;
@@ -392,17 +396,53 @@ static int queue_caps(struct batch *b, const CredsEntry *ce, struct cur_creds *c
 	return 0;
 }
 
+static int unmapped(const struct rtask *t, int gid, uint32_t host)
+{
+	pr_err("Task %d: its %s %u is not mapped into its user namespace", t->pid,
+	       gid ? "group id" : "user id", host);
+	return -1;
+}
+
+/*
+ * The ids to set from inside: in the tree's user namespace its own (the
+ * image has them as criu saw them, and the final check compares so).
+ */
+static int inside_ids(struct rst_ctx *rc, struct rtask *t, const CredsEntry *ce,
+		      CredsEntry *in, uint32_t **groups)
+{
+	uint32_t *ids[8] = { &in->uid, &in->euid, &in->suid, &in->fsuid,
+			     &in->gid, &in->egid, &in->sgid, &in->fsgid };
+	size_t i;
+
+	*in = *ce;
+	*groups = xmalloc((ce->n_groups + 1) * sizeof(uint32_t));
+	if (!*groups)
+		return -1;
+	in->groups = *groups;
+	for (i = 0; i < 8; i++)
+		if (idmap_inside(rc->idmap, i >= 4, *ids[i], ids[i]))
+			return unmapped(t, i >= 4, *ids[i]);
+	for (i = 0; i < ce->n_groups; i++)
+		if (idmap_inside(rc->idmap, 1, ce->groups[i], &in->groups[i]))
+			return unmapped(t, 1, ce->groups[i]);
+	return 0;
+}
+
 /*
  * Credentials belong to each thread: every thread, the leader last of all
  * its steps, changes its own (they start as criu's, all the same).
  */
 static int creds_thread_batch(struct rst_ctx *rc, struct rtask *t, int th, struct batch *b)
 {
-	CredsEntry *ce = t->img[PART_CREDS];
+	CredsEntry *ce = t->img[PART_CREDS], in;
 	struct cur_creds c = { 0 };
+	uint32_t *groups = NULL;
 	uint64_t lost;
 	int uid_chg, reset, get = -1, set, ret = -1;
 
+	if (inside_ids(rc, t, ce, &in, &groups))
+		goto out;
+	ce = &in;
 	if (read_cur(&c)) {
 		pr_perror("Task %d: can't read the credentials it starts with", t->pid);
 		goto out;
@@ -443,6 +483,7 @@ static int creds_thread_batch(struct rst_ctx *rc, struct rtask *t, int th, struc
 	ret = 0;
 out:
 	free(c.groups);
+	free(groups);
 	return ret;
 }
 
@@ -458,6 +499,9 @@ static int creds_final(struct rst_ctx *rc, struct rtask *t)
 	int last;
 
 	bnd = read_bounding(&last);
+	/* a new user namespace gives its first task every capability, bounding too */
+	if (rc->idmap)
+		bnd = caps_known(last);
 	if (proc_read_status(t->host_pid, &st))
 		return -1;
 	if (memcmp(st.uid, uid, sizeof(uid)) || memcmp(st.gid, gid, sizeof(gid)))

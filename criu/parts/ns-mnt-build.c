@@ -26,6 +26,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -40,6 +41,7 @@
 #include "parts/ns-mnt-build.h"
 #include "parts/ns-mnt-tmpfs.h"
 #include "proc/proc.h"
+#include "task/idmap.h"
 
 static struct rmount *find(struct mnt_restore *r, uint32_t id)
 {
@@ -115,10 +117,34 @@ static int propagate(struct rmount *m, struct rmount *src)
 	return ret;
 }
 
-/* "k=v,flag,..." of a superblock, one fsconfig() each. */
-static int configure(int fs, const MountEntry *e)
+/*
+ * An option uid=N or gid=N (tmpfs, devpts, proc) as the tree's user
+ * namespace names the id: mountinfo shows them as criu's namespace does,
+ * the kernel parses them in the mounter's, and the tree mounts its own.
+ */
+static int id_option(struct mnt_restore *r, const MountEntry *e, const char *w, char **v,
+		     char *buf, size_t len)
 {
-	char *opts = xstrdup(e->options), *w, *save = NULL, *v;
+	uint32_t id;
+	char *end;
+
+	if (strcmp(w, "uid") && strcmp(w, "gid"))
+		return 0;
+	id = strtoul(*v, &end, 10);
+	if (*end || idmap_inside(r->ids, *w == 'g', id, &id)) {
+		pr_err("Mount %u at %s: its option %s=%s is no id mapped into the tree's user "
+		       "namespace", e->id, e->mountpoint, w, *v);
+		return -1;
+	}
+	snprintf(buf, len, "%u", id);
+	*v = buf;
+	return 0;
+}
+
+/* "k=v,flag,..." of a superblock, one fsconfig() each. */
+static int configure(struct mnt_restore *r, int fs, const MountEntry *e)
+{
+	char *opts = xstrdup(e->options), *w, *save = NULL, *v, id[16];
 	int ret = 0;
 
 	if (!opts)
@@ -132,6 +158,10 @@ static int configure(int fs, const MountEntry *e)
 		v = strchr(w, '=');
 		if (v)
 			*v++ = '\0';
+		if (v && id_option(r, e, w, &v, id, sizeof(id))) {
+			ret = -1;
+			break;
+		}
 		ret = v ? fsconfig(fs, FSCONFIG_SET_STRING, w, v, 0) :
 			  fsconfig(fs, FSCONFIG_SET_FLAG, w, NULL, 0);
 		if (ret)
@@ -240,7 +270,7 @@ static int new_fs(struct mnt_restore *r, struct rmount *m)
 	}
 	/* its attributes at once, but read-only once its files are in */
 	m->attrs = e->attrs & MNT_ATTR_MASK & ~(contents ? MOUNT_ATTR_RDONLY : 0);
-	if (configure(fs, e) ||
+	if (configure(r, fs, e) ||
 	    (e->sb_ro && !contents && fsconfig(fs, FSCONFIG_SET_FLAG, "ro", NULL, 0)) ||
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) ||
 	    (whole = fsmount(fs, FSMOUNT_CLOEXEC, m->attrs)) < 0) {
@@ -251,7 +281,8 @@ static int new_fs(struct mnt_restore *r, struct rmount *m)
 	}
 	close(fs);
 	m->fd = whole;
-	if (contents && (tmpfs_restore(r->dirfd, r->store, e->contents, whole, e->mountpoint) ||
+	if (contents && (tmpfs_restore(r->ids, r->dirfd, r->store, e->contents, whole,
+					 e->mountpoint) ||
 			 (e->sb_ro && make_ro(m))))
 		return -1;
 	if (!strcmp(e->root, "/"))

@@ -12,6 +12,7 @@
 #include <sys/mount.h>
 #include <sys/types.h>
 
+#include "task/idmap.h"
 #include "mnt.pb-c.h"
 
 struct proc_mounts;
@@ -44,6 +45,7 @@ struct mnt_restore {
 	int proc_fd;		/* criu's /proc */
 	int host_root;		/* criu's root, for files on criu's mounts */
 	int *hidden_fd;		/* ns->hidden[i], opened while the tree is built */
+	const struct idmap *ids;	/* the tree's user namespace's (rst_ctx.idmap) */
 };
 
 /* In the maker, first thing: the whole tree, entered. */

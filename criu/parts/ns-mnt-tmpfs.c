@@ -43,6 +43,7 @@
 #include "image/sums.h"
 #include "parts/ns-mnt-tmpfs.h"
 #include "task/mounts.h"
+#include "task/idmap.h"
 #include "tmpfs.pb-c.h"
 
 /* The *xattrat() calls (Linux 6.13): xattrs of any node, without /proc. */
@@ -669,7 +670,59 @@ static int fill(int root, int store, const TmpfsEntry *e, const char *mountpoint
 	return ret;
 }
 
-int tmpfs_restore(int dirfd, int store, uint32_t id, int mntfd, const char *mountpoint)
+/*
+ * The owners as the tree's user namespace names them (the files are made
+ * from inside it; the images hold criu's view), in memory only.
+ */
+static int owners_inside(const struct idmap *ids, TmpfsEntry *e, const char *mountpoint)
+{
+	uint32_t uid, gid;
+	TmpfsNode *n;
+	size_t i;
+
+	for (i = 0; i < e->n_nodes; i++) {
+		n = e->nodes[i];
+		uid = n->uid;
+		gid = n->gid;
+		if (idmap_inside(ids, 0, uid, &n->uid) || idmap_inside(ids, 1, gid, &n->gid)) {
+			pr_err("Tmpfs at %s: %s is owned by %u:%u, not mapped into the tree's "
+			       "user namespace", mountpoint, *n->path ? n->path : ".", uid, gid);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * In the tree's user namespace, a child makes the files, with that
+ * namespace's ids as its filesystem ids (idmap_take_fs_ids()); the task
+ * keeps criu's, for the images and host files it opens later.
+ */
+static int fill_in_userns(const struct idmap *ids, int root, int store, const TmpfsEntry *e,
+			  const char *mountpoint)
+{
+	int status;
+	pid_t h;
+
+	if (!ids)
+		return fill(root, store, e, mountpoint);
+	h = fork();
+	if (h == 0)
+		_exit(idmap_take_fs_ids(ids) || fill(root, store, e, mountpoint) ? 1 : 0);
+	if (h < 0 || waitpid(h, &status, 0) != h) {
+		pr_perror("Can't run the helper that fills the tmpfs at %s", mountpoint);
+		return -1;
+	}
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return 0;
+	if (!WIFEXITED(status))
+		pr_err("The helper that fills the tmpfs at %s died of signal %d", mountpoint,
+		       WTERMSIG(status));
+	return -1;
+}
+
+int tmpfs_restore(const struct idmap *ids, int dirfd, int store, uint32_t id, int mntfd,
+		  const char *mountpoint)
 {
 	TmpfsEntry *e;
 	mode_t mask;
@@ -677,8 +730,12 @@ int tmpfs_restore(int dirfd, int store, uint32_t id, int mntfd, const char *moun
 
 	if (img_read(dirfd, IMG_TMPFS, id, (void **)&e, 0) < 0)
 		return -1;
+	if (owners_inside(ids, e, mountpoint)) {
+		img_free(IMG_TMPFS, e);
+		return -1;
+	}
 	mask = umask(0);	/* the modes as they are */
-	ret = fill(mntfd, store, e, mountpoint);
+	ret = fill_in_userns(ids, mntfd, store, e, mountpoint);
 	umask(mask);
 	img_free(IMG_TMPFS, e);
 	return ret;

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "task/idmap.h"
+
 /* A tmpfs of the tree's namespace, as the dump reads it. */
 struct tmpfs_dump {
 	uint32_t id;		/* mount_entry.contents */
@@ -17,6 +19,7 @@ struct tmpfs_dump {
 /* Dump, in criu: the files of every tmpfs of @pid's mount namespace. */
 int tmpfs_dump_all(int dirfd, pid_t pid, const struct tmpfs_dump *t, int nr);
 /* Restore: fills the new (empty) tmpfs @mntfd with tmpfs-@id.img. */
-int tmpfs_restore(int dirfd, int store, uint32_t id, int mntfd, const char *mountpoint);
+int tmpfs_restore(const struct idmap *ids, int dirfd, int store, uint32_t id, int mntfd,
+		  const char *mountpoint);
 
 #endif

@@ -864,6 +864,7 @@ static int mnt_early(struct rst_ctx *rc, struct rtask *t)
 		return 0;
 	r->proc_fd = rc->proc_fd;
 	r->dirfd = rc->dirfd;
+	r->ids = rc->idmap;
 	if (mnt_build(r))
 		return -1;
 	pr_info("Task %d: mount tree of %d mounts built and entered in %ld us", t->pid, r->nr,

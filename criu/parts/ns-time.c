@@ -42,6 +42,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -456,6 +457,15 @@ static int tn_prefork(struct rst_ctx *rc)
 	return 0;
 }
 
+/* We are in the time namespace of @fd, and so are the children we fork. */
+static int in_ns(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && st.st_ino == proc_ns_id(0, 0, "time") &&
+	       st.st_ino == proc_ns_id(0, 0, "time_for_children");
+}
+
 /* In the new task, before it forks: into its namespace; then its children's. */
 static int tn_early(struct rst_ctx *rc, struct rtask *t)
 {
@@ -469,8 +479,13 @@ static int tn_early(struct rst_ctx *rc, struct rtask *t)
 		       "ancestors", t->pid, n->id, n->maker);
 		return -1;
 	}
-	/* also ends any namespace for children we were born with */
-	if (setns(n->fd, CLONE_NEWTIME)) {
+	/*
+	 * Also ends any namespace for children we were born with. One already
+	 * ours (the root, born into criu's namespace for children) is not
+	 * entered again: a root in a user namespace of its own may not (the
+	 * namespace belongs to criu's).
+	 */
+	if (!in_ns(n->fd) && setns(n->fd, CLONE_NEWTIME)) {
 		pr_perror("Task %d: can't enter its time namespace %u", t->pid, n->id);
 		return -1;
 	}

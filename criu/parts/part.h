@@ -49,6 +49,13 @@ struct part {
 	/* restore, in criu, right before the root is forked (after every load) */
 	int (*prefork)(struct rst_ctx *rc);
 	/*
+	 * restore, in criu, right after the root exists, before it runs any
+	 * early hook (it waits until every part's forked hook is done): what
+	 * only criu can do to it, from outside (its user namespace's maps, the
+	 * cgroups it starts in). @root->host_pid is set.
+	 */
+	int (*forked)(struct rst_ctx *rc, struct rtask *root);
+	/*
 	 * restore, in the new task, first of all, before it creates its
 	 * children: the namespaces it lives in and they are born into.
 	 */

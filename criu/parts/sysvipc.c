@@ -286,12 +286,52 @@ static int sysvipc_load_tree(struct rst_ctx *rc)
  */
 static int proc_fd = -1;
 
+/* @s with its words one space apart, in @out. */
+static void words(const char *s, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (; *s && n + 1 < len; s++)
+		if (!strchr(" \t\n", *s))
+			out[n++] = *s;
+		else if (n && out[n - 1] != ' ')
+			out[n++] = ' ';
+	if (n && out[n - 1] == ' ')
+		n--;
+	out[n] = '\0';
+}
+
+/* Does sysctl @path hold @value already ("1\t2\n" is "1 2")? */
+static int holds(const char *path, const char *value)
+{
+	char buf[128], now[128], want[128];
+	ssize_t len;
+	int fd;
+
+	fd = openat(proc_fd >= 0 ? proc_fd : AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	len = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0 || strlen(value) >= sizeof(want))
+		return 0;
+	buf[len] = '\0';
+	words(buf, now, sizeof(now));
+	words(value, want, sizeof(want));
+	return !strcmp(now, want);
+}
+
+/*
+ * Only a value that differs is written: a new namespace has the defaults,
+ * and in a user namespace only its root uid may write the limits.
+ */
 static int write_sysctl(const char *name, const char *value)
 {
 	char path[64];
 	int fd, ret = 0;
 
 	snprintf(path, sizeof(path), "%ssys/kernel/%s", proc_fd >= 0 ? "" : "/proc/", name);
+	if (holds(path, value))
+		return 0;
 	fd = openat(proc_fd >= 0 ? proc_fd : AT_FDCWD, path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, value, strlen(value)) != (ssize_t)strlen(value)) {
 		pr_perror("Can't write %s to %s", value, path);

@@ -215,6 +215,22 @@ int proc_shmem_kind(const char *path, uint64_t dev);
 char *proc_memfd_name(const char *link);
 
 /*
+ * /proc/PID/cgroup: one line per hierarchy, its controllers ("" for the
+ * unified one) and the path, relative to the reader's cgroup namespace.
+ * Strings point into buf.
+ */
+struct proc_cgroup_line {
+	const char *controllers;
+	const char *path;
+};
+
+struct proc_cgroup {
+	struct proc_cgroup_line *line;
+	int nr;
+	char *buf;
+};
+
+/*
  * One line of /proc/PID/mountinfo; the strings point into the buffer the
  * list keeps, unescaped (a mount point with a space has a space).
  */
@@ -235,6 +251,14 @@ struct proc_mounts {
 	int nr;
 	char *buf;
 };
+
+/* Takes @buf (malloc'ed) on success. */
+int proc_parse_cgroup(char *buf, struct proc_cgroup *cg);
+/* Of task @pid (0: criu), or of its thread @tid; -1 logged. */
+int proc_read_cgroup(pid_t pid, pid_t tid, struct proc_cgroup *cg);
+/* The path in the hierarchy of @controllers, or NULL. */
+const char *proc_cgroup_path(const struct proc_cgroup *cg, const char *controllers);
+void proc_cgroup_free(struct proc_cgroup *cg);
 
 /* @buf is taken over (freed by proc_mounts_free()), also on error. */
 int proc_parse_mountinfo(char *buf, struct proc_mounts *out);

@@ -127,6 +127,7 @@ static int plan_tree(struct rtree *tree)
 
 		n->parent = &tree->nodes[pl[i].parent];
 		n->creator = &tree->nodes[pl[i].creator];
+		n->t.creator = &n->creator->t;
 		if (add_kid(n->creator, n))
 			goto out;
 	}
@@ -500,6 +501,12 @@ static int restore_tree(struct rst_ctx *rc, struct rtree *tree, int *forked)
 		return -1;
 	tree->nodes[0].t.host_pid = root;
 	*forked = 1;
+	/* what only criu can do to the root, before it goes on */
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->forked && parts[i]->forked(rc, &tree->nodes[0].t))
+			return -1;
+	__atomic_store_n(&tree->nodes[0].rep->go, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &tree->nodes[0].rep->go, FUTEX_WAKE, 1, NULL, NULL, 0);
 	if (wait_ready(tree))
 		return -1;
 	stats_set_time(STAT_FORKING, clock_ns(CLOCK_MONOTONIC) - t0);
@@ -585,6 +592,7 @@ out:
 	img_verify_stop();
 	if (!released && tree.ready)
 		kill_tree(&tree, forked);
+	rc.failed = !released;
 	free_tree(&rc, &tree);
 	img_free(IMG_PSTREE, pe);
 	close(rc.dirfd);

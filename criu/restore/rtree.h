@@ -25,6 +25,7 @@ enum {
 struct child_report {
 	int state;
 	pid_t host_pid;		/* the task's pid in criu's view, its first write */
+	int go;			/* the root: criu's forked hooks are done */
 	char error[1016];
 };
 

@@ -302,6 +302,9 @@ static void __attribute__((noreturn)) child_main(struct rst_ctx *rc, struct rtre
 			_exit(0);
 		become_zombie(n);
 	}
+	/* the root waits for criu's forked hooks (restore.c) */
+	while (n == &tree->nodes[0] && !__atomic_load_n(&n->rep->go, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &n->rep->go, FUTEX_WAIT, 0, NULL, NULL, 0);
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->early && parts[i]->early(rc, t))
 			child_fail(tree, n);

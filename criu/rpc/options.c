@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/cgroupfs.h"
 #include "core/external.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -49,7 +50,8 @@ struct rule {
 #define AT(member)	(offsetof(struct rpc_setup, member) + 1)
 
 #define MNTNS	"is not implemented (Documentation/mounts.md says what is)"
-#define CGROUPS	"cgroups are neither dumped nor restored yet (ignore and none only)"
+#define CGROUPS	"criu keeps its own set of cgroup properties; other sets and cgroup yards " \
+		"are not supported"
 #define TCP	"TCP connections are not dumped yet"
 #define ITER	"iterative dumps need dirty-page tracking, not there yet"
 #define TLS	"the page server and its TLS are not implemented"
@@ -159,8 +161,6 @@ static int set_log_stderr(struct rpc_setup *rs, const CriuOpts *ro)
 	return 0;
 }
 
-/* ---------------------------------------------------- network namespaces */
-
 /* A string the setup keeps (freed with it): values made up from the request. */
 static const char *keep_str(struct rpc_setup *rs, char *s)
 {
@@ -174,6 +174,90 @@ static const char *keep_str(struct rpc_setup *rs, char *s)
 	n[rs->nr_conf_strs++] = s;
 	return s;
 }
+
+/* manage_cgroups alone is CRIU's soft mode (the default here anyway). */
+static int set_manage_cgroups(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	if (ro->manage_cgroups && !ro->has_manage_cgroups_mode)
+		rs->o.manage_cgroups = CG_MODE_SOFT;
+	return 0;
+}
+
+static int set_cg_mode(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	static const int modes[] = {
+		[CRIU_CG_MODE__IGNORE] = CG_MODE_IGNORE, [CRIU_CG_MODE__CG_NONE] = CG_MODE_NONE,
+		[CRIU_CG_MODE__PROPS] = CG_MODE_PROPS, [CRIU_CG_MODE__SOFT] = CG_MODE_SOFT,
+		[CRIU_CG_MODE__FULL] = CG_MODE_FULL, [CRIU_CG_MODE__STRICT] = CG_MODE_STRICT,
+		[CRIU_CG_MODE__DEFAULT] = CG_MODE_SOFT,
+	};
+
+	if ((unsigned int)ro->manage_cgroups_mode >= ARRAY_SIZE(modes)) {
+		snprintf(rs->err, sizeof(rs->err), "Option manage_cgroups_mode %d is no mode",
+			 ro->manage_cgroups_mode);
+		return -1;
+	}
+	rs->o.manage_cgroups = modes[ro->manage_cgroups_mode];
+	return 0;
+}
+
+/* "manage-cgroups [MODE]" in a config file: CRIU's names, soft alone. */
+static int conf_cg_mode(struct rpc_setup *rs, const char *val)
+{
+	int mode = val ? cg_mode_parse(val) : CG_MODE_SOFT;
+
+	if (mode < 0) {
+		snprintf(rs->err, sizeof(rs->err), "Config option manage-cgroups: bad mode '%.64s'",
+			 val);
+		return -1;
+	}
+	rs->o.manage_cgroups = mode;
+	return 0;
+}
+
+static int add_cg_root(struct rpc_setup *rs, const char *ctrl, const char *path)
+{
+	struct cg_root *n = xrealloc(rs->cg_roots, (rs->o.nr_cg_roots + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	rs->cg_roots = n;
+	rs->o.cg_roots = n;
+	if (!path || path[0] != '/' || (ctrl && !*ctrl)) {
+		snprintf(rs->err, sizeof(rs->err), "Option cg_root: '%.64s%s%.200s' is not "
+			 "[CONTROLLER:]/PATH", ctrl ? ctrl : "", ctrl ? ":" : "", path ? path : "");
+		return -1;
+	}
+	n[rs->o.nr_cg_roots].ctrl = ctrl;
+	n[rs->o.nr_cg_roots++].path = path;
+	return 0;
+}
+
+static int set_cg_root(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	size_t i;
+
+	for (i = 0; i < ro->n_cg_root; i++)
+		if (add_cg_root(rs, ro->cg_root[i]->ctrl && *ro->cg_root[i]->ctrl ?
+				ro->cg_root[i]->ctrl : NULL, ro->cg_root[i]->path))
+			return -1;
+	return 0;
+}
+
+static int conf_cg_root(struct rpc_setup *rs, const char *val)
+{
+	struct cg_root r;
+	char *copy = val ? (char *)keep_str(rs, xstrdup(val)) : NULL;
+
+	if (!copy || cg_root_parse(copy, &r)) {
+		snprintf(rs->err, sizeof(rs->err), "Config option cgroup-root: '%.200s' is not "
+			 "[CONTROLLER:]/PATH", val ? val : "");
+		return -1;
+	}
+	return add_cg_root(rs, r.ctrl, r.path);
+}
+
+/* ---------------------------------------------------- network namespaces */
 
 /* --external and --ext-mount-map: criu's own list, whatever sent them. */
 static int add_external(struct rpc_setup *rs, const char *v, int map)
@@ -361,12 +445,6 @@ static int set_auto_ext_mnt(struct rpc_setup *rs, const CriuOpts *ro)
 
 /* ------------------------------------------------ refused for some values */
 
-static int cg_mode_refused(const CriuOpts *ro)
-{
-	return ro->has_manage_cgroups_mode && ro->manage_cgroups_mode != CRIU_CG_MODE__IGNORE &&
-	       ro->manage_cgroups_mode != CRIU_CG_MODE__CG_NONE;
-}
-
 static const struct rule rules[] = {
 	{ "images_dir_fd", NULL, HONOURED, NULL, 0, set_images_fd, NULL, NULL },
 	{ "images_dir", "images-dir", HONOURED, NULL, AT(images_dir), NULL, NULL, NULL },
@@ -401,8 +479,9 @@ static const struct rule rules[] = {
 	{ "exec_cmd", "exec-cmd", REFUSED, "running a command after the restore is not "
 	  "implemented", 0, NULL, NULL, NULL },
 	{ "ext_mnt", "ext-mount-map", HONOURED, NULL, 0, set_ext_mnt, conf_ext_mnt, NULL },
-	{ "manage_cgroups", "manage-cgroups", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
-	{ "cg_root", "cgroup-root", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
+	{ "manage_cgroups", "manage-cgroups", HONOURED, NULL, 0, set_manage_cgroups,
+	  conf_cg_mode, NULL },
+	{ "cg_root", "cgroup-root", HONOURED, NULL, 0, set_cg_root, conf_cg_root, NULL },
 	{ "rst_sibling", NULL, HONOURED, NULL, 0, set_sibling, NULL, NULL },
 	{ "inherit_fd", "inherit-fd", HONOURED, NULL, 0, set_inherit_fd, conf_inherit_fd, NULL },
 	{ "auto_ext_mnt", NULL, HONOURED, NULL, 0, set_auto_ext_mnt, NULL, NULL },
@@ -414,7 +493,7 @@ static const struct rule rules[] = {
 	{ "enable_fs", "enable-fs", REFUSED, "filesystems to mount " MNTNS, 0, NULL, NULL,
 	  NULL },
 	{ "unix_sk_ino", NULL, REFUSED, UNIXEXT, 0, NULL, NULL, NULL },
-	{ "manage_cgroups_mode", NULL, REFUSED, CGROUPS, 0, NULL, NULL, cg_mode_refused },
+	{ "manage_cgroups_mode", NULL, HONOURED, NULL, 0, set_cg_mode, NULL, NULL },
 	{ "ghost_limit", "ghost-limit", ACCEPTED,
 	  "open unlinked files are refused at any size: no ghost file is ever saved",
 	  0, NULL, NULL, NULL },
@@ -428,8 +507,8 @@ static const struct rule rules[] = {
 	{ "cgroup_props_file", "cgroup-props-file", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
 	{ "cgroup_dump_controller", "cgroup-dump-controller", REFUSED, CGROUPS, 0, NULL, NULL,
 	  NULL },
-	{ "freeze_cgroup", "freeze-cgroup", REFUSED, "the tree is frozen with ptrace; the "
-	  "cgroup freezer is not used yet", 0, NULL, NULL, NULL },
+	{ "freeze_cgroup", "freeze-cgroup", HONOURED, NULL, AT(o.freeze_cgroup), NULL, NULL,
+	  NULL },
 	{ "timeout", "timeout", REFUSED, "a time limit on freezing is not implemented", 0,
 	  NULL, NULL, NULL },
 	{ "tcp_skip_in_flight", "skip-in-flight", REFUSED, TCP, 0, NULL, NULL, NULL },
@@ -691,15 +770,6 @@ static char *line_value(char *p)
 	return *p ? p : NULL;
 }
 
-/* --manage-cgroups[=MODE]: CRIU's default mode is soft. */
-static int conf_cgroups(struct rpc_setup *rs, const char *val, int *refused)
-{
-	if (val && (!strcmp(val, "ignore") || !strcmp(val, "none")))
-		return 0;
-	refuse(rs, rule_by_cli("manage-cgroups"), val ? " (from the config file)" : "", refused);
-	return 0;
-}
-
 static int conf_plain(struct rpc_setup *rs, const struct rule *r, const char *key,
 		      const char *val)
 {
@@ -751,8 +821,6 @@ static int conf_line(struct rpc_setup *rs, char *line, int *refused)
 	*eq = '\0';
 	if (!strcmp(key, "v"))
 		key = "verbosity";
-	if (!strcmp(key, "manage-cgroups"))
-		return conf_cgroups(rs, val, refused);
 	if (!strcmp(key, "work-dir")) {
 		snprintf(rs->err, sizeof(rs->err), "Config option work-dir: give work_dir_fd "
 			 "in the request instead");
@@ -844,6 +912,8 @@ void rpc_setup_free(struct rpc_setup *rs)
 	free(rs->o.inherit_fds);
 	rs->o.inherit_fds = NULL;
 	free(rs->conf_buf);
+	free(rs->cg_roots);
+	rs->cg_roots = NULL;
 	rs->conf_strs = NULL;
 	rs->conf_buf = NULL;
 	rs->nr_conf_strs = 0;

@@ -207,10 +207,10 @@ int ptrace_seccomp_probe(int *err)
 	return ret;
 }
 
-int ptrace_seize_stop(pid_t tid, int *stopsig)
+int ptrace_seize_interrupt(pid_t tid)
 {
-	int status, err;
-	pid_t ret, tracer;
+	pid_t tracer;
+	int err;
 
 	if (ptrace_seize_opts(tid, PTRACE_O_TRACESYSGOOD)) {
 		err = errno;
@@ -228,10 +228,19 @@ int ptrace_seize_stop(pid_t tid, int *stopsig)
 	}
 	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0)) {
 		if (errno == ESRCH)
-			goto dead;
+			return 1;
 		pr_perror("Task %d: can't interrupt it", tid);
-		goto detach;
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		return -1;
 	}
+	return 0;
+}
+
+int ptrace_wait_interrupt(pid_t tid, int *stopsig)
+{
+	int status;
+	pid_t ret;
+
 	for (;;) {
 		ret = wait_tracee(tid, &status);
 		if (ret < 0 || !WIFSTOPPED(status))
@@ -258,6 +267,13 @@ dead:
 detach:
 	ptrace(PTRACE_DETACH, tid, 0, 0);
 	return -1;
+}
+
+int ptrace_seize_stop(pid_t tid, int *stopsig)
+{
+	int ret = ptrace_seize_interrupt(tid);
+
+	return ret ? ret : ptrace_wait_interrupt(tid, stopsig);
 }
 
 int ptrace_get_regs(pid_t tid, struct user_regs_struct *regs)

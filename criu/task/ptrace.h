@@ -54,6 +54,14 @@ int ptrace_seccomp_probe(int *err);
  */
 int ptrace_seize_stop(pid_t tid, int *stopsig);
 /*
+ * Its two halves, for a tree frozen by its cgroup (--freeze-cgroup): seize
+ * and interrupt every thread while they are frozen, thaw, then wait for
+ * each stop. The same returns; a thread interrupted and then not waited
+ * for can't be detached.
+ */
+int ptrace_seize_interrupt(pid_t tid);
+int ptrace_wait_interrupt(pid_t tid, int *stopsig);
+/*
  * On: waits poll briefly before they sleep (ptrace.c says why); for a
  * dump, whose tracees are all frozen but the one waited for.
  */

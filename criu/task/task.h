@@ -24,6 +24,8 @@ enum part_id {
 	PART_NR,
 };
 
+struct idmap;
+
 struct dump_ctx {
 	int dirfd;			/* the images directory */
 	const struct opts *opts;
@@ -42,6 +44,7 @@ struct dthread {
 	struct user_regs_struct regs;	/* as it stopped */
 	uint64_t sigmask;
 	int seized;
+	int pending;			/* interrupted, its stop not collected (--freeze-cgroup) */
 	struct batch b;			/* its in-task questions and answers */
 };
 
@@ -81,6 +84,7 @@ struct rst_ctx {
 	const struct opts *opts;
 	void *shared[PART_NR];		/* a part's tree-wide data during a restore */
 	unsigned long root_flags;	/* extra clone3 flags for the root (CLONE_NEW*) */
+	int failed;			/* at release_tree: undo what the parts made */
 	/*
 	 * criu's /proc (O_PATH), inherited by every task, when /proc inside
 	 * may become the tree's own, whose pids are not criu's (the tree has a
@@ -107,6 +111,17 @@ struct rst_ctx {
 	/* CLONE_NEW* of namespaces the root joins (setns) rather than makes */
 	unsigned long joined_ns;
 	int released;		/* the tree was let go: release_tree undoes nothing */
+	const struct idmap *idmap;	/* the tree's user namespace's maps (task/idmap.h) */
+	/*
+	 * A CPU list of the dumping machine as this one runs it (a cgroup's
+	 * cpuset.cpus), by the rules the cpu part applies to affinities
+	 * (every CPU online at dump, @online_then, may be NULL, becomes every
+	 * CPU online here; --cpu-map; one online here stays...): offered by
+	 * that part in its load (parts/cpu.c), NULL before. @what names the
+	 * list in messages. 0 with @out, -1 logged.
+	 */
+	int (*map_cpus)(const struct opts *o, const char *online_then, const char *list,
+			char *out, size_t len, const char *what);
 };
 
 /*
@@ -123,6 +138,11 @@ struct rtask {
 	int nr_threads;
 	pid_t host_pid;
 	pid_t *host_tids;
+	/*
+	 * Who forks it: its parent, or a sibling on the parent's behalf
+	 * (restore/task.c); its early hooks ran before. NULL for the root.
+	 */
+	struct rtask *creator;
 	int *task_fds;		/* the task's fd numbers, sorted (fdinfo load) */
 	int nr_task_fds;
 	int next_slot;		/* criu's own fds take free slots from the top */

@@ -237,7 +237,9 @@ static int more_once(criu_predump_info pi)
 
 /*
  * Every setter, in its local and its global form, sent alone with a dump
- * of a task left running: REFUSED says whether criu must refuse it.
+ * of a task left running: REFUSED says whether criu must refuse it (1),
+ * take it (0), or take it and fail the dump for what it names (2: a
+ * cgroup that is not there), the task running on either way.
  */
 #define SETTERS(X)								\
 	X(ext_unix_sk, 1, set_ext_unix_sk(O true))				\
@@ -261,11 +263,11 @@ static int more_once(criu_predump_info pi)
 	X(root_slash, 0, set_root(O "/"))					\
 	X(root, 0, set_root(O "/tmp"))						\
 	X(manage_cgroups_off, 0, set_manage_cgroups(O false))			\
-	X(manage_cgroups, 1, set_manage_cgroups(O true))			\
+	X(manage_cgroups, 0, set_manage_cgroups(O true))			\
 	X(cg_mode_ignore, 0, set_manage_cgroups_mode(O CRIU_CG_MODE_IGNORE))	\
 	X(cg_mode_none, 0, set_manage_cgroups_mode(O CRIU_CG_MODE_NONE))	\
-	X(cg_mode_soft, 1, set_manage_cgroups_mode(O CRIU_CG_MODE_SOFT))	\
-	X(freeze_cgroup, 1, set_freeze_cgroup(O "/sys/fs/cgroup/x"))		\
+	X(cg_mode_soft, 0, set_manage_cgroups_mode(O CRIU_CG_MODE_SOFT))	\
+	X(freeze_cgroup, 2, set_freeze_cgroup(O "/sys/fs/cgroup/no-such-cgroup"))	\
 	X(lsm_profile, 1, set_lsm_profile(O "apparmor:x"))			\
 	X(lsm_mount_context, 1, set_lsm_mount_context(O "ctx"))			\
 	X(timeout, 1, set_timeout(O 10))					\
@@ -275,7 +277,7 @@ static int more_once(criu_predump_info pi)
 	X(exec_cmd, 1, set_exec_cmd(O 1, argv_cmd))				\
 	X(ext_mount, 0, add_ext_mount(O "/a", "/b"))				\
 	X(veth_pair, 0, add_veth_pair(O "eth0", "veth0"))			\
-	X(cg_root, 1, add_cg_root(O "cpu", "/x"))				\
+	X(cg_root, 0, add_cg_root(O "cpu", "/"))				\
 	X(enable_fs, 1, add_enable_fs(O "tmpfs"))				\
 	X(skip_mnt, 1, add_skip_mnt(O "/x"))					\
 	X(ghost_limit, 0, set_ghost_limit(O 1 << 20))				\
@@ -342,7 +344,11 @@ static int nr_global(void)
 
 static void check_setter(int i, const char *form, int ret, pid_t victim)
 {
-	if (setters[i].refused)
+	if (setters[i].refused == 2)
+		ok(ret == -EBADE && errno != EBADRQC && victim_runs(victim),
+		   "%s %s: taken, and the dump fails (%d, errno %d)", form, setters[i].name,
+		   ret, errno);
+	else if (setters[i].refused)
 		ok(ret == -EBADE && errno == EBADRQC && victim_runs(victim),
 		   "%s %s: refused (%d, errno %d)", form, setters[i].name, ret, errno);
 	else

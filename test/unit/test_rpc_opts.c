@@ -38,8 +38,12 @@ static void every_field_has_one_rule(void)
 static void honoured_options_land(void)
 {
 	CriuOpts ro = CRIU_OPTS__INIT;
+	CgroupRoot r0 = CGROUP_ROOT__INIT, r1 = CGROUP_ROOT__INIT, *roots[] = { &r0, &r1 };
 	struct rpc_setup rs;
 
+	r0.path = "/ct";
+	r1.ctrl = "cpu";
+	r1.path = "/x";
 	ro.images_dir_fd = 7;
 	ro.has_work_dir_fd = ro.has_pid = ro.has_leave_running = ro.has_shell_job = 1;
 	ro.work_dir_fd = 8;
@@ -53,8 +57,18 @@ static void honoured_options_land(void)
 	ro.has_evasive_devices = ro.evasive_devices = 1;
 	ro.has_manage_cgroups_mode = 1;
 	ro.manage_cgroups_mode = CRIU_CG_MODE__CG_NONE;
+	ro.has_manage_cgroups = ro.manage_cgroups = 1;
+	ro.n_cg_root = 2;
+	ro.cg_root = roots;
+	ro.freeze_cgroup = "/sys/fs/cgroup/freezer/ct";
 	ro.root = "/";
 	require(!rpc_setup_from_opts(&rs, &ro, CRIU_REQ_TYPE__DUMP, RPC_SWRK), "%s", rs.err);
+	expect(rs.o.manage_cgroups == CG_MODE_NONE, "mode %d", rs.o.manage_cgroups);
+	expect(rs.o.nr_cg_roots == 2 && !rs.o.cg_roots[0].ctrl &&
+	       !strcmp(rs.o.cg_roots[0].path, "/ct") && !strcmp(rs.o.cg_roots[1].ctrl, "cpu") &&
+	       !strcmp(rs.o.cg_roots[1].path, "/x"), "cg_root");
+	expect(rs.o.freeze_cgroup && !strcmp(rs.o.freeze_cgroup, "/sys/fs/cgroup/freezer/ct"),
+	       "freeze_cgroup");
 	expect(rs.images_dir_fd == 7 && rs.work_dir_fd == 8, "fds %d %d", rs.images_dir_fd,
 	       rs.work_dir_fd);
 	expect(rs.o.pid == 1234 && rs.has_pid && rs.o.leave_running && rs.o.shell_job, "flags");
@@ -70,15 +84,16 @@ static void refusals_name_everything(void)
 	struct rpc_setup rs;
 
 	ro.root = "/run/runc/x/rootfs";
-	ro.has_manage_cgroups = ro.manage_cgroups = 1;
+	ro.cgroup_props = "\"cpu\": []";
 	ro.n_ext_mnt = 1;
 	ro.ext_mnt = &mp;
 	m.key = m.val = "/proc/sys";
 	ro.has_tcp_established = 1;	/* false: nothing asked */
 	expect(rpc_setup_from_opts(&rs, &ro, CRIU_REQ_TYPE__DUMP, RPC_SWRK) == -1, "accepted");
 	expect(rs.cr_errno == EBADRQC, "cr_errno %d", rs.cr_errno);
-	expect(strstr(rs.err, "manage_cgroups refused") && !strstr(rs.err, "root") &&
-	       !strstr(rs.err, "ext_mnt") && !strstr(rs.err, "tcp"), "%s", rs.err);
+	expect(strstr(rs.err, "cgroup_props") && strstr(rs.err, "refused") &&
+	       !strstr(rs.err, "root") && !strstr(rs.err, "ext_mnt") && !strstr(rs.err, "tcp"),
+	       "%s", rs.err);
 	rpc_setup_free(&rs);
 }
 
@@ -139,8 +154,8 @@ static void service_refuses_rst_sibling(void)
 static void config_text(void)
 {
 	char good[] = "# runc.conf\n\n   leave-running  # here\nv 3\nlog-file \"x y.log\"\n"
-		      "tree 42\nmanage-cgroups=ignore\nghost-limit 10\n";
-	char refused[] = "shell-job\ntcp-established\nmanage-cgroups soft\n";
+		      "tree 42\nmanage-cgroups=ignore\nghost-limit 10\ncgroup-root cpu:/a b\n";
+	char refused[] = "shell-job\ntcp-established\ncgroup-yard /y\n";
 	char unknown[] = "leave-running\n\nfoo-bar 1\n";
 	char bad[] = "verbosity lots\n";
 	char secret[] = "root:$6$salt$hash:19000:0:99999:7:::\n";
@@ -151,11 +166,14 @@ static void config_text(void)
 	require(!rpc_setup_config_text(&rs, good, "good.conf"), "%s", rs.err);
 	expect(rs.o.leave_running && rs.log_level == 3 && rs.o.pid == 42 && rs.has_pid, "values");
 	expect(rs.log_file && !strcmp(rs.log_file, "x y.log"), "log-file '%s'", rs.log_file);
+	expect(rs.o.manage_cgroups == CG_MODE_IGNORE && rs.o.nr_cg_roots == 1 &&
+	       !strcmp(rs.o.cg_roots[0].ctrl, "cpu") && !strcmp(rs.o.cg_roots[0].path, "/a b"),
+	       "manage-cgroups, cgroup-root");
 	rpc_setup_free(&rs);
 	rpc_setup_from_opts(&rs, NULL, CRIU_REQ_TYPE__DUMP, RPC_SWRK);
 	expect(rpc_setup_config_text(&rs, refused, "r.conf") && rs.o.shell_job &&
 	       strstr(rs.err, "tcp_established") && strstr(rs.err, "config") &&
-	       strstr(rs.err, "manage_cgroups"), "%s", rs.err);
+	       strstr(rs.err, "cgroup_yard"), "%s", rs.err);
 	rpc_setup_free(&rs);
 	rpc_setup_from_opts(&rs, NULL, CRIU_REQ_TYPE__DUMP, RPC_SWRK);
 	expect(rpc_setup_config_text(&rs, unknown, "u.conf") &&

@@ -1,9 +1,11 @@
 """The state of the host that tests must leave as they found it: the mounts
 (mount points, file systems, options, propagation), the IPC sysctls and
 the UTS names of the namespaces the runner is in, the runner's cgroup, and
-its network namespace's links (name, flags, MTU, MAC, master) and nftables
-ruleset. A test that changes any of them must do it in namespaces of its
-own.
+the cgroups this session's tests make (those below a 'zdtm-*-PID'
+directory, PID the runner's: other sessions make and remove their own
+meanwhile), its network namespace's links (name, flags, MTU, MAC, master)
+and nftables ruleset. A test that changes any of them must do it in
+namespaces of its own, or undo it.
 
 snapshot() takes the state, diff() names what changed between two. The
 two fixtures compare it around every test (naming the test that changed
@@ -67,6 +69,34 @@ def mounts(mountinfo: str) -> State:
     return out
 
 
+def cgroup_mounts(mountinfo: str) -> list[str]:
+    """Mount points of whole cgroup hierarchies (v1 and v2)."""
+    out = []
+    for line in mountinfo.splitlines():
+        pre, _, post = line.partition(" - ")
+        f = pre.split()
+        if len(f) >= 5 and post.split()[:1] in (["cgroup"], ["cgroup2"]) and f[3] == "/":
+            if unescape(f[4]) not in out:
+                out.append(unescape(f[4]))
+    return out
+
+
+def session_cgroups(mountinfo: str) -> State:
+    """Every cgroup directory below a 'zdtm-*-PID' one (this runner's PID),
+    at the top of a hierarchy or in the runner's own cgroup there."""
+    own = [line.split(":", 2)[2] for line in read("/proc/self/cgroup").splitlines()
+           if line.count(":") >= 2]
+    tops: set[str] = set()
+    for mnt in cgroup_mounts(mountinfo):
+        for base in [mnt] + [mnt + p for p in own if p != "/"]:
+            tops.update(glob.glob(f"{glob.escape(base)}/zdtm-*-{os.getpid()}"))
+    out: State = {}
+    for top in sorted(tops):
+        for dirpath, dirnames, _files in os.walk(top):
+            out[f"cgroup {dirpath}"] = "dir"
+    return out
+
+
 def tool(name: str) -> str | None:
     """A tool of the host, also where PATH has no sbin."""
     for path in (shutil.which(name), f"/usr/sbin/{name}", f"/sbin/{name}"):
@@ -112,7 +142,9 @@ def nft_ruleset() -> State:
 
 
 def snapshot() -> State:
-    state = mounts(read("/proc/self/mountinfo"))
+    mountinfo = read("/proc/self/mountinfo")
+    state = mounts(mountinfo)
+    state.update(session_cgroups(mountinfo))
     names = IPC_SYSCTLS + UTS_SYSCTLS + sorted(
         str(Path(p).relative_to(SYSCTL)) for p in glob.glob(str(SYSCTL / "fs/mqueue/*")))
     for name in names:

@@ -103,6 +103,7 @@ class NsRun(zdtm.Run):
         self.log = self.dir / f"{self.name}.log"
         self.as_init = desc.pidns
         self.init = 0
+        self.inside_pid = 0     # the program's pid in the container
         self.ctr = ct.Container(self.dir, self.root, container_name())
 
     def __enter__(self) -> "NsRun":
@@ -158,6 +159,7 @@ class NsRun(zdtm.Run):
             self.pid = kids[0]
         if zdtm.ns_pid(self.pid) != inside:
             self.fail(f"task {self.pid} is not {inside} in the container")
+        self.inside_pid = inside
 
     def dump_cmd(self, img: Path, opts: list[str]) -> list[str]:
         return ["dump", "-t", str(self.init), "-D", str(img), "-o", "dump.log",
@@ -184,7 +186,8 @@ class NsRun(zdtm.Run):
 
     def restore_ok(self, img: Path, opts: list[str] = [],
                    env: Optional[dict] = None) -> None:
-        inside = zdtm.ns_pid(self.pid)
+        # the dump may have killed the task: its pid inside as it was found
+        inside = self.inside_pid
         res, pidfile = self.restore(img, ["--root", str(self.root)] + list(opts), env)
         if res.returncode != 0:
             self.fail("criu restore --root failed", res)

@@ -6,6 +6,8 @@ their own, in UTS, IPC and mount namespaces of its own, so the host never
 sees the changes."""
 from __future__ import annotations
 
+import glob
+import os
 import shutil
 import subprocess
 import sys
@@ -56,6 +58,15 @@ def test_proc_sys_read_only():
     subprocess.run(["mount", "-o", "remount,bind,ro", "/proc/sys"], check=True)
 
 
+def test_cgroup():
+    # a cgroup below a directory named after this session: a real one of
+    # the host, which the outer test removes
+    import os
+    import hoststate
+    mnt = hoststate.cgroup_mounts(Path("/proc/self/mountinfo").read_text())[0]
+    os.makedirs(f"{mnt}/zdtm-leak-{os.getpid()}/x")
+
+
 def test_last_clean():
     # the session's check fails at its teardown (pytest 7 shows only one
     # error of a teardown: this one changes nothing itself)
@@ -93,11 +104,18 @@ def test_leaks_are_caught(tmp_path):
         pytest.fail("unshare and mount (util-linux) are needed")
     (tmp_path / "conftest.py").write_text(INNER_CONFTEST)
     (tmp_path / "test_leaks.py").write_text(INNER_TESTS)
-    r = subprocess.run(
-        ["unshare", "--uts", "--ipc", "--mount", "--propagation", "private",
-         sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "--rootdir", str(tmp_path), "--basetemp", str(tmp_path / "base"), str(tmp_path)],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    try:
+        r = subprocess.run(
+            ["unshare", "--uts", "--ipc", "--mount", "--propagation", "private",
+             sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+             "--rootdir", str(tmp_path), "--basetemp", str(tmp_path / "base"),
+             str(tmp_path)],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    finally:
+        mnt = hoststate.cgroup_mounts(Path("/proc/self/mountinfo").read_text())[0]
+        for d in glob.glob(f"{mnt}/zdtm-leak-*/x"):
+            os.rmdir(d)
+            os.rmdir(os.path.dirname(d))
     out = r.stdout + r.stderr
     assert r.returncode != 0, out
     # each leaking test fails at its teardown, naming what it changed
@@ -107,14 +125,15 @@ def test_leaks_are_caught(tmp_path):
             ("test_ipc_sysctl", "sysctl kernel/msgmnb: "),
             ("test_mount", "appeared: tmpfs zdtm-leak"),
             ("test_proc_sys_read_only", "mount /proc/sys: appeared: proc proc "
-                                        "root=/sys ro,")]:
+                                        "root=/sys ro,"),
+            ("test_cgroup", f"cgroup {mnt}/zdtm-leak-")]:
         assert f"ERROR at teardown of {test}" in out, out
         assert f"test_leaks.py::{test} left the host changed" in out, out
         assert change in out, f"{test}: no line with {change!r}:\n{out}"
     assert "-> 'zdtm-leak'" in out, out
     assert "teardown of test_clean " not in out, out
     assert "test_last_clean left" not in out, out
-    assert " 6 errors" in out, out
+    assert " 7 errors" in out, out
     # and the session as a whole, with every change
     assert "ERROR at teardown of test_last_clean" in out, out
     session = out[out.index("the session left the host changed"):]

@@ -594,9 +594,9 @@ def test_status_fd():
 REFUSED: dict[str, tuple[Any, str]] = {
     # option -> (value, words the refusal line must contain)
     "tcp_established": (True, "tcp"),
-    "manage_cgroups": (True, "cgroups"),
+    "cgroup_props": ('"cpu": []', "cgroup"),
     "empty_ns": (CLONE_NEWNS, "network namespace"),
-    "freeze_cgroup": ("/sys/fs/cgroup/freezer/x", "freezer"),
+    "cgroup_yard": ("/tmp/yard", "yard"),
     "lazy_pages": (True, "lazy"),
     "ps": ({"address": "127.0.0.1", "port": 1234}, "page server"),
     "parent_img": ("../p", "dirty-page"),
@@ -628,10 +628,10 @@ def test_refused_options_all_named():
     with zdtm.Run("mem_anon", "rpc-refused-many") as r:
         r.start()
         img = r.imgdir("img")
-        resp = rpc_dump(r, img, lazy_pages=True, manage_cgroups=True, tcp_established=True,
-                        freeze_cgroup="/x")
+        resp = rpc_dump(r, img, lazy_pages=True, cgroup_props="x", tcp_established=True,
+                        cgroup_yard="/x")
         assert not resp.success
-        for opt in ("lazy_pages", "manage_cgroups", "tcp_established", "freeze_cgroup"):
+        for opt in ("lazy_pages", "cgroup_props", "tcp_established", "cgroup_yard"):
             assert opt in resp.cr_errmsg, resp.cr_errmsg
         r.finish()
 
@@ -793,11 +793,11 @@ def test_check_feature():
     def run(name: str) -> subprocess.CompletedProcess:
         return subprocess.run([zdtm.CRIU, "check", "--feature", name],
                               capture_output=True, text=True, timeout=30)
-    for name in ("timens", "clone3_set_tid", "kcmp_epoll", "external_net_ns",
-                 "network_lock_nftables"):
+    for name in ("timens", "clone3_set_tid", "kcmp_epoll", "cgroupns", "userns",
+                 "external_net_ns", "network_lock_nftables"):
         p = run(name)
         assert p.returncode == 0 and name in p.stdout, (name, p)
-    for name in ("mem_dirty_track", "uffd-noncoop", "uffd", "pidfd_store", "userns"):
+    for name in ("mem_dirty_track", "uffd-noncoop", "uffd", "pidfd_store"):
         p = run(name)
         errs = zdtm.error_lines(p.stderr)
         assert p.returncode == 1 and len(errs) == 1 and name in errs[0], (name, p)

@@ -2,13 +2,10 @@
 of `runc spec` (pid, network, ipc, uts and mount namespaces) with a
 counter inside.
 
-Today runc gets past the VERSION check and its dump request is refused
-before anything is touched: the container's root, its bind mounts, its
-cgroups and its empty network namespace all need the container support of
-issue 12. test_runc_checkpoint_refused_cleanly holds that refusal to the
-contract (one Error line naming the options criu can't honour yet, the
-container runs on, its counter counting); test_runc_round_trip is the real
-thing, and says why it skips while criu refuses.
+runc checkpoints it through criu swrk (the root, its bind mounts and
+masked paths as external mounts, its cgroups with manage_cgroups and
+freeze_cgroup, its empty network namespace) and restores it:
+test_runc_round_trip.
 """
 from __future__ import annotations
 
@@ -28,7 +25,6 @@ pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no cri
 
 RUNC = shutil.which("runc")
 BUSYBOX = next((p for p in ("/bin/busybox", "/usr/bin/busybox") if os.path.exists(p)), None)
-EBADRQC = 56
 
 COUNTER = "i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done"
 
@@ -130,45 +126,11 @@ def checkpoint(c: Container, *extra: str) -> subprocess.CompletedProcess:
                   *extra, c.name, check=False)
 
 
-def refused(p: subprocess.CompletedProcess) -> bool:
-    return p.returncode != 0 and f"errno {EBADRQC}" in p.stderr
-
-
-def test_runc_checkpoint_refused_cleanly(container: Container) -> None:
-    """runc's VERSION check passes (runc reads our 4.0), its DUMP is refused
-    with EBADRQC and one Error line in dump.log that names every container
-    option criu can't honour yet (the root and the external mounts it can);
-    the container runs on."""
-    c = container
-    p = checkpoint(c)
-    if p.returncode == 0:
-        pytest.skip("criu dumps runc containers now: test_runc_round_trip covers it")
-    assert "version check failed" not in p.stderr, p.stderr
-    assert f"criu failed: type DUMP errno {EBADRQC}" in p.stderr, p.stderr
-    log = (c.base / "work" / "dump.log").read_text()
-    errors = zdtm.error_lines(log)
-    assert len(errors) == 1, log
-    line = errors[0]
-    for opt in ("manage_cgroups", "freeze_cgroup"):
-        assert opt in line, line
-    assert "root" not in line and "ext_mnt" not in line, line
-    assert "RPC DUMP from client" in log and "opts.root:" in log, log
-    assert not (c.base / "img" / "inventory.img").exists()
-    assert c.status() == "running" and c.counting(), "the container stopped"
-    # and again with --leave-running: the same refusal, nothing touched
-    p = checkpoint(c, "--leave-running")
-    assert refused(p) and c.status() == "running" and c.counting(), p.stderr
-
-
 def test_runc_round_trip(container: Container) -> None:
     """checkpoint, restore -d, the counter goes on, exec works in the
     restored container, kill and delete clean up."""
     c = container
     p = checkpoint(c)
-    if refused(p):
-        pytest.skip("criu refuses runc's dump until containers are supported (issue 12: "
-                    "mount, network, cgroup namespaces, external mounts); see "
-                    "test_runc_checkpoint_refused_cleanly")
     assert p.returncode == 0, p.stderr
     before = c.count()
     assert c.status() in ("stopped", "gone")
