@@ -4,7 +4,7 @@
  * state lives in its processes' memory, so that a restart can be told from
  * a restore.
  *
- *	ctr-service [--count FILE] [--socket PATH|none] [--interval MS]
+ *	ctr-service [--count FILE] [--socket PATH|none] [--interval MS] [--tcp PORT]
  *
  * Runs as the container's init (pid 1) with two children:
  *  - the counter: every interval (50 ms) counts one up and writes the
@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -117,6 +119,24 @@ static __attribute__((noreturn)) void server(const char *sock_path, const char *
 	}
 }
 
+/*
+ * --tcp PORT: the init also holds a TCP socket listening on 127.0.0.1:PORT
+ * (nothing is served on it): a network socket, state that criu does not
+ * dump yet, for the tests of a refused dump of a whole container.
+ */
+static void listen_tcp(const char *port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd, one = 1;
+
+	sin.sin_port = htons((unsigned short)atoi(port));
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 4))
+		die("tcp");
+}
+
 static pid_t spawn(void (*fn)(const char *, const char *), const char *a, const char *b)
 {
 	pid_t pid = fork();
@@ -174,10 +194,11 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'c' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "tcp", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *count = "/dev/shm/count", *sock = "/run/service.sock";
-	const char *interval = "50";
+	const char *interval = "50", *tcp = NULL;
 	struct sigaction sa = { .sa_handler = on_term };
 	pid_t a, b;
 	int opt;
@@ -189,12 +210,16 @@ int main(int argc, char **argv)
 			sock = optarg;
 		else if (opt == 'i' && atol(optarg) > 0)
 			interval = optarg;
+		else if (opt == 't' && atoi(optarg) > 0 && atoi(optarg) < 65536)
+			tcp = optarg;
 		else {
 			fprintf(stderr, "usage: ctr-service [--count FILE] [--socket PATH|none] "
-				"[--interval MS]\n");
+				"[--interval MS] [--tcp PORT]\n");
 			return 2;
 		}
 	}
+	if (tcp)
+		listen_tcp(tcp);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);	/* no SA_RESTART: wait() must see it */
 	a = spawn(counter_main, count, interval);

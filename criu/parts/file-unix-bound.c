@@ -27,6 +27,8 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/fsuid.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -340,12 +342,103 @@ static int clear_stale(const UnixSkEntry *e, const char *path)
 	return -1;
 }
 
+/*
+ * @host as this task's user namespace names it, from /proc/self/[ug]id_map
+ * ("inside outside count" lines). The images hold criu's ids; a container
+ * with a user namespace binds its sockets from inside, where only mapped
+ * ids can be given (else EINVAL). -1: unmapped.
+ */
+static int id_inside(int gid, uint32_t host, uint32_t *inside)
+{
+	unsigned long in, out, count;
+	FILE *f = fopen(gid ? "/proc/self/gid_map" : "/proc/self/uid_map", "re");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%lu %lu %lu", &in, &out, &count) == 3)
+		if (host >= out && host - out < count) {
+			*inside = (uint32_t)(in + (host - out));
+			ret = 0;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
+static int chown_inside(const char *path, uint32_t uid, uint32_t gid)
+{
+	if (id_inside(0, uid, &uid) || id_inside(1, gid, &gid)) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	return fchownat(AT_FDCWD, path, uid, gid, AT_SYMLINK_NOFOLLOW);
+}
+
+/* In a user namespace of its own: criu's root (0) is not root inside. */
+static int in_user_ns(void)
+{
+	uint32_t id;
+
+	return id_inside(0, 0, &id) || id != 0;
+}
+
+/* 0: bound and given its mode and owner; 1: not bound; 2: bound, not given. */
+static int bind_and_own(int sk, const struct sockaddr_un *sa, socklen_t len,
+			const UnixSkEntry *e, const char *path)
+{
+	if (bind(sk, (const struct sockaddr *)sa, len)) {
+		pr_perror("Can't bind unix %s socket:[%lu] to %s", unix_type_name(e->type),
+			  e->ino, name_of(e));
+		return 1;
+	}
+	if (!path[0])
+		return 0;
+	if ((e->has_mode && fchmodat(AT_FDCWD, path, e->mode, 0)) ||
+	    (e->has_uid && chown_inside(path, e->uid, e->gid))) {
+		pr_perror("Can't give the socket file %s of socket:[%lu] its mode and owner",
+			  path, e->ino);
+		return 2;
+	}
+	return 0;
+}
+
+/*
+ * In a user namespace of the tree's, the restoring task still has criu's
+ * filesystem ids, which the namespace does not map: a socket file it binds
+ * would belong to an id the namespace can't name, and no chown could move
+ * it (EPERM). A child binds the shared socket as the namespace's root and
+ * gives the file its owner; the task's own ids stay criu's, which the
+ * images directory needs, until the creds part sets them.
+ */
+static int bind_in_child(int sk, const struct sockaddr_un *sa, socklen_t len,
+			 const UnixSkEntry *e, const char *path)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		pr_perror("Can't fork to bind socket:[%lu] to %s", e->ino, name_of(e));
+		return 1;
+	}
+	if (!pid) {
+		setfsuid(0);
+		setfsgid(0);
+		_exit(bind_and_own(sk, sa, len, e, path));
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+		pr_err("The child binding socket:[%lu] to %s died", e->ino, name_of(e));
+		return 2;
+	}
+	return WEXITSTATUS(status);
+}
+
 static int bind_one(struct created *c, int sk, const UnixSkEntry *e)
 {
 	char path[UNIX_NAME_MAX + 1] = "";
 	struct sockaddr_un sa;
 	socklen_t len = sk_addr(e, &sa);
-	int stale = 0;
+	int stale = 0, ret;
 
 	if (e->name.data[0]) {
 		memcpy(path, e->name.data, e->name.len);
@@ -353,22 +446,15 @@ static int bind_one(struct created *c, int sk, const UnixSkEntry *e)
 		if (stale < 0)
 			return -1;
 	}
-	if (bind(sk, (struct sockaddr *)&sa, len)) {
-		pr_perror("Can't bind unix %s socket:[%lu] to %s", unix_type_name(e->type),
-			  e->ino, name_of(e));
+	if (path[0] && in_user_ns())
+		ret = bind_in_child(sk, &sa, len, e, path);
+	else
+		ret = bind_and_own(sk, &sa, len, e, path);
+	if (ret == 1)
 		return -1;
-	}
-	if (!path[0])
-		return 0;
-	if (!stale && remember_created(c, path))
+	if (path[0] && !stale && remember_created(c, path))
 		return -1;
-	if ((e->has_mode && fchmodat(AT_FDCWD, path, e->mode, 0)) ||
-	    (e->has_uid && fchownat(AT_FDCWD, path, e->uid, e->gid, AT_SYMLINK_NOFOLLOW))) {
-		pr_perror("Can't give the socket file %s of socket:[%lu] its mode and owner",
-			  path, e->ino);
-		return -1;
-	}
-	return 0;
+	return ret ? -1 : 0;
 }
 
 struct graph {
