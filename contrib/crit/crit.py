@@ -111,6 +111,7 @@ IMAGES: list[ImageKind] = [
     ImageKind("uts", "uts-%d.img", 0x55540040, "uts_entry"),
     ImageKind("seccomp", "seccomp.img", 0x53430050, "seccomp_entry"),
     ImageKind("seccomp_task", "seccomp-%d.img", 0x53430051, "seccomp_task_entry"),
+    ImageKind("vdso", "vdso.img", 0x56440060, "vdso_entry"),
 ]
 BY_NAME = {k.name: k for k in IMAGES}
 BY_MAGIC = {k.magic: k for k in IMAGES if k.magic}

@@ -39,6 +39,7 @@
 #include "sysvipc.pb-c.h"
 #include "uts.pb-c.h"
 #include "seccomp.pb-c.h"
+#include "vdso.pb-c.h"
 
 struct img_desc {
 	const char *fmt;	/* file name; %d is the task's pid */
@@ -74,6 +75,7 @@ static const struct img_desc descs[IMG_NR] = {
 	[IMG_UTS]	= { "uts-%d.img", 0x55540040, &uts_entry__descriptor },
 	[IMG_SECCOMP]	= { "seccomp.img", 0x53430050, &seccomp_entry__descriptor },
 	[IMG_SECCOMP_TASK] = { "seccomp-%d.img", 0x53430051, &seccomp_task_entry__descriptor },
+	[IMG_VDSO]	= { "vdso.img", 0x56440060, &vdso_entry__descriptor },
 };
 
 const char *img_name(enum img_type t, int id, char *buf, size_t len)

@@ -43,6 +43,7 @@ enum img_type {
 	IMG_UTS,
 	IMG_SECCOMP,		/* one per checkpoint, id 0 */
 	IMG_SECCOMP_TASK,
+	IMG_VDSO,		/* one per checkpoint, id 0 */
 	IMG_NR,
 };
 

@@ -31,6 +31,7 @@
 #include "image/image.h"
 #include "parts/mm.h"
 #include "parts/shmem.h"
+#include "parts/vdso.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
@@ -219,39 +220,6 @@ static int mm_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	return (p->brk_idx < 0 || p->thp_idx < 0 || p->dumpable_idx < 0) ? -1 : 0;
 }
 
-static uint64_t fnv1a(const uint8_t *p, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	while (len--)
-		h = (h ^ *p++) * 0x100000001b3ULL;
-	return h;
-}
-
-/* A fingerprint of the vDSO text, compared with the restoring kernel's. */
-static uint64_t vdso_hash(pid_t pid, uint64_t start, uint64_t end)
-{
-	size_t len = end - start;
-	struct iovec l, r;
-	uint64_t h = 0;
-	uint8_t *buf;
-
-	buf = xmalloc(len);
-	if (!buf)
-		return 0;
-	l.iov_base = buf;
-	l.iov_len = len;
-	r.iov_base = (void *)start;
-	r.iov_len = len;
-	if (pid ? process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len : 1) {
-		if (!pid)
-			memcpy(buf, (void *)start, len);
-		h = fnv1a(buf, len) ^ len;
-	}
-	free(buf);
-	return h;
-}
-
 /*
  * What stat() of a mapped file gave, by the device and inode maps shows
  * for the area. The tasks of a tree map the same binary and libraries,
@@ -424,7 +392,8 @@ static int mm_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 			goto out;
 		if (vmas[i].kind == VMA_KIND__VMA_VDSO) {
 			mm.has_vdso_hash = 1;
-			mm.vdso_hash = vdso_hash(t->pid, vmas[i].start, vmas[i].end);
+			if (vdso_note(dc, t->pid, vmas[i].start, vmas[i].end, &mm.vdso_hash))
+				goto out;
 		}
 		pv[i] = &vmas[i];
 	}
@@ -529,11 +498,7 @@ static int validate(struct rtask *t, MmEntry *mm)
  */
 struct mm_self {
 	int nr;
-	struct {
-		VmaKind kind;
-		uint64_t start, size;
-		uint64_t hash;		/* of the text, for the [vdso] */
-	} sp[8];
+	struct vdso_area sp[8];
 	uint64_t top;			/* the end of criu's highest area, [vsyscall] aside */
 };
 
@@ -557,46 +522,11 @@ static struct mm_self *self_special(struct rst_ctx *rc)
 		ms->sp[ms->nr].kind = k;
 		ms->sp[ms->nr].start = self.vma[j].start;
 		ms->sp[ms->nr].size = self.vma[j].end - self.vma[j].start;
-		if (k == VMA_KIND__VMA_VDSO)
-			ms->sp[ms->nr].hash = vdso_hash(0, self.vma[j].start, self.vma[j].end);
 		ms->nr++;
 	}
 	proc_maps_free(&self);
 	rc->shared[PART_MM] = ms;
 	return ms;
-}
-
-/* The vDSO we have must be the one the task used: same code, same layout. */
-static int check_vdso(struct rst_ctx *rc, struct rtask *t, MmEntry *mm)
-{
-	struct mm_self *ms = self_special(rc);
-	VmaKind want;
-	size_t i;
-	int j, found;
-
-	if (!ms)
-		return -1;
-	for (i = 0; i < mm->n_vmas; i++) {
-		want = mm->vmas[i]->kind;
-		if (!is_special(want) || want == VMA_KIND__VMA_VSYSCALL)
-			continue;
-		found = 0;
-		for (j = 0; j < ms->nr; j++) {
-			if (ms->sp[j].kind != want)
-				continue;
-			found = ms->sp[j].size == mm->vmas[i]->end - mm->vmas[i]->start;
-			if (found && want == VMA_KIND__VMA_VDSO && mm->has_vdso_hash &&
-			    mm->vdso_hash != ms->sp[j].hash)
-				found = 0;
-		}
-		if (!found) {
-			pr_err("Task %d: the vDSO of this kernel differs from the dumped one "
-			       "(area %#lx-%#lx); restore on another kernel is not supported yet",
-			       t->pid, mm->vmas[i]->start, mm->vmas[i]->end);
-			return -1;
-		}
-	}
-	return 0;
 }
 
 static int is_file(const VmaEntry *v);
@@ -633,6 +563,7 @@ static int own_fds(const struct mm_loaded *l)
 static int mm_load(struct rst_ctx *rc, struct rtask *t)
 {
 	struct mm_loaded *l = xzalloc(sizeof(*l));
+	struct mm_self *ms;
 	size_t i;
 
 	if (!l)
@@ -642,8 +573,10 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 	if (img_read(rc->dirfd, IMG_MM, t->pid, (void **)&l->mm, 0) < 0 ||
 	    img_read(rc->dirfd, IMG_PAGEMAP, t->pid, (void **)&l->pm, 0) < 0)
 		return -1;
-	if (validate(t, l->mm) || mm_check_pages(rc, t, l->mm, l->pm) ||
-	    check_vdso(rc, t, l->mm))
+	if (validate(t, l->mm) || mm_check_pages(rc, t, l->mm, l->pm))
+		return -1;
+	ms = self_special(rc);
+	if (!ms)
 		return -1;
 	t->used = xzalloc(l->mm->n_vmas * sizeof(*t->used));
 	if (!t->used)
@@ -653,6 +586,9 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 		t->used[i].end = l->mm->vmas[i]->end;
 	}
 	t->nr_used = l->mm->n_vmas;
+	/* where the kernel's [vvar], [vdso] go; it may take a place in t->used */
+	if (vdso_plan(rc, t, l->mm, ms->sp, ms->nr))
+		return -1;
 	t->own_fds += own_fds(l);
 	t->batch_entries += 16 + 12 * l->mm->n_vmas + 2 * l->pm->n_runs + l->mm->n_guards;
 	t->batch_data += 1024 + l->mm->n_auxv * 8;
@@ -791,27 +727,25 @@ static int unmap_criu(struct rtask *t, struct batch *b, struct mm_self *ms, uint
 }
 
 /*
- * Move the kernel's [vvar], [vvar_vclock] and [vdso] where the task had
- * them, through slots at the top of the trampoline: an old place of one may
- * be the new place of another.
+ * Move the kernel's [vvar], [vvar_vclock] and [vdso] where vdso.c says
+ * (where the task had them, or a place of their own), through slots at
+ * the top of the trampoline: an old place of one may be the new place of
+ * another.
  */
-static int move_specials(struct rtask *t, struct batch *b, struct mm_self *ms, MmEntry *mm)
+static int move_specials(struct rtask *t, struct batch *b, struct mm_self *ms)
 {
-	uint64_t slot = t->area + t->area_size, size;
+	uint64_t slot = t->area + t->area_size, size, to;
 	struct {
 		uint64_t slot, to, size;
 	} moves[SPECIAL_SLOTS];
 	int j, n = 0;
-	size_t i;
 
 	for (j = 0; j < ms->nr; j++) {
 		if (ms->sp[j].kind == VMA_KIND__VMA_VSYSCALL)
 			continue;
 		size = ms->sp[j].size;
-		for (i = 0; i < mm->n_vmas; i++)
-			if (mm->vmas[i]->kind == ms->sp[j].kind)
-				break;
-		if (i == mm->n_vmas) {
+		to = vdso_dest(t, j);
+		if (!to) {
 			if (BATCH(b, "munmap of an unused vDSO area", __NR_munmap,
 				  ms->sp[j].start, size) < 0)
 				return -1;
@@ -826,7 +760,7 @@ static int move_specials(struct rtask *t, struct batch *b, struct mm_self *ms, M
 		 */
 		slot -= size;
 		moves[n].slot = slot;
-		moves[n].to = mm->vmas[i]->start;
+		moves[n].to = to;
 		moves[n++].size = size;
 		if (BATCH(b, "mremap of the vDSO aside", __NR_mremap, ms->sp[j].start,
 			  size, size, MREMAP_MAYMOVE | MREMAP_FIXED, slot) < 0)
@@ -984,12 +918,16 @@ static int mm_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 	for (i = 0; i < l->mm->n_vmas; i++)
 		if (l->mm->vmas[i]->kind != VMA_KIND__VMA_VSYSCALL)
 			top = max(top, l->mm->vmas[i]->end);
-	if (unmap_criu(t, b, ms, top) || move_specials(t, b, ms, l->mm))
+	if (unmap_criu(t, b, ms, top) || move_specials(t, b, ms))
 		return -1;
 	for (i = 0; i < l->mm->n_vmas; i++) {
-		if (map_area(t, b, l, i, &run, &off) || advise_area(b, l->mm->vmas[i]))
+		/* the kernel's own areas came with their flags */
+		if (map_area(t, b, l, i, &run, &off) ||
+		    (!is_special(l->mm->vmas[i]->kind) && advise_area(b, l->mm->vmas[i])))
 			return -1;
 	}
+	if (vdso_batch(t, b))
+		return -1;
 	for (i = 0; i < l->mm->n_guards; i++)
 		if (BATCH(b, "madvise(MADV_GUARD_INSTALL)", __NR_madvise,
 			  l->mm->guards[i]->start, l->mm->guards[i]->nr_pages * PAGE_SIZE,

@@ -27,6 +27,7 @@ enum part_id {
 	PART_FS,
 	PART_SCHED,
 	PART_CPU,
+	PART_VDSO,		/* before mm: it says where the kernel's vDSO goes */
 	PART_MM,
 	PART_SYSVIPC,
 	PART_RLIMIT,
@@ -151,6 +152,12 @@ struct rtask {
 struct part {
 	const char *name;
 	enum part_id id;
+	/*
+	 * dump: each task once the whole tree is frozen, before any check
+	 * (the first takes the dump's moment, timens.c): the one place a
+	 * task may still run a few instructions of its own (vdso.c)
+	 */
+	int (*frozen)(struct dump_ctx *dc, struct dtask *t);
 	/* dump: refuse what is not supported, before anything is changed */
 	int (*check)(struct dump_ctx *dc, struct dtask *t);
 	/* dump: queue system calls to run inside the task (its leader) */

@@ -14,6 +14,7 @@ extern const struct part part_posix_timer;
 extern const struct part part_ns, part_ns_pid, part_ns_uts, part_timens;
 extern const struct part part_shmem, part_sysvipc;
 extern const struct part part_seccomp, part_seccomp_strict;
+extern const struct part part_vdso;
 
 const struct part *const parts[PART_NR] = {
 	[PART_NS] = &part_ns,
@@ -25,6 +26,7 @@ const struct part *const parts[PART_NR] = {
 	[PART_SCHED] = &part_sched,
 	[PART_CPU] = &part_cpu,
 	[PART_SHMEM] = &part_shmem,
+	[PART_VDSO] = &part_vdso,
 	[PART_MM] = &part_mm,
 	[PART_SYSVIPC] = &part_sysvipc,
 	[PART_RLIMIT] = &part_rlimit,

@@ -18,6 +18,7 @@
 #include "core/util.h"
 #include "image/image.h"
 #include "parts/part.h"
+#include "parts/vdso.h"
 #include "task/ptrace.h"
 #include "regs.pb-c.h"
 
@@ -192,7 +193,8 @@ static int regs_load(struct rst_ctx *rc, struct rtask *t)
 		return -1;
 	t->img[PART_REGS] = l;
 	for (i = 0; i < t->nr_threads; i++)
-		if (load_thread(rc, t->pid, t->tids[i], &l[i]))
+		if (load_thread(rc, t->pid, t->tids[i], &l[i]) ||
+		    vdso_check_ip(t, t->tids[i], l[i].regs.rip))
 			return -1;
 	return 0;
 }

@@ -40,6 +40,7 @@
 #include "timens.pb-c.h"
 #include "uts.pb-c.h"
 #include "seccomp.pb-c.h"
+#include "vdso.pb-c.h"
 #include "shmem.pb-c.h"
 #include "sysvipc.pb-c.h"
 
@@ -220,6 +221,7 @@ static const struct {
 	{ IMG_SYSVIPC, &sysvipc_entry__descriptor },
 	{ IMG_SECCOMP, &seccomp_entry__descriptor },
 	{ IMG_SECCOMP_TASK, &seccomp_task_entry__descriptor },
+	{ IMG_VDSO, &vdso_entry__descriptor },
 };
 
 static const ProtobufCMessageDescriptor *desc_of(enum img_type t)
