@@ -25,6 +25,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/build-id.h"
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -230,6 +231,9 @@ struct mapped_file {
 	unsigned int dev_major, dev_minor;
 	uint64_t ino;
 	struct stat st;
+	int bid_read;			/* the build-id below was looked for */
+	size_t bid_len;			/* 0: none */
+	uint8_t bid[BUILD_ID_MAX];
 	struct mapped_file *next;
 };
 
@@ -237,7 +241,7 @@ struct mapped_file {
 
 static struct mapped_file *mapped[MAPPED_HASH];
 
-static int stat_mapped(pid_t pid, const struct proc_vma *v, struct stat *st)
+static struct mapped_file *stat_mapped(pid_t pid, const struct proc_vma *v)
 {
 	size_t h = (v->ino ^ v->dev_minor * 31 ^ v->dev_major * 1021) % MAPPED_HASH;
 	struct mapped_file *f;
@@ -245,23 +249,56 @@ static int stat_mapped(pid_t pid, const struct proc_vma *v, struct stat *st)
 
 	for (f = mapped[h]; f; f = f->next)
 		if (f->ino == v->ino && f->dev_minor == v->dev_minor &&
-		    f->dev_major == v->dev_major) {
-			*st = f->st;
-			return 0;
-		}
+		    f->dev_major == v->dev_major)
+			return f;
+	f = xzalloc(sizeof(*f));
+	if (!f)
+		return NULL;
 	/* map_files names the very file mapped, even if its path was reused */
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, v->start, v->end);
-	if (stat(path, st))
-		return -1;
-	f = xmalloc(sizeof(*f));
-	if (f) {
-		f->dev_major = v->dev_major;
-		f->dev_minor = v->dev_minor;
-		f->ino = v->ino;
-		f->st = *st;
-		f->next = mapped[h];
-		mapped[h] = f;
+	if (stat(path, &f->st)) {
+		pr_perror("Task %d: can't stat the file mapped at %#lx (%s)", pid, v->start,
+			  v->path);
+		free(f);
+		return NULL;
 	}
+	f->dev_major = v->dev_major;
+	f->dev_minor = v->dev_minor;
+	f->ino = v->ino;
+	f->next = mapped[h];
+	mapped[h] = f;
+	return f;
+}
+
+/*
+ * The build-id of a mapped file, read once per file and dump: a restore
+ * that finds another mtime accepts a file of the same build-id and size.
+ */
+static int mapped_build_id(pid_t pid, const struct proc_vma *v, struct mapped_file *f,
+			   VmaEntry *e)
+{
+	char path[64];
+	int fd, ret;
+
+	if (!f->bid_read) {
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, v->start,
+			 v->end);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		ret = fd < 0 ? -1 : file_build_id(fd, f->bid, &f->bid_len);
+		if (fd >= 0)
+			close(fd);
+		if (ret < 0) {
+			pr_perror("Task %d: can't read the file mapped at %#lx (%s)", pid,
+				  v->start, v->path);
+			return -1;
+		}
+		if (ret)
+			f->bid_len = 0;
+		f->bid_read = 1;
+	}
+	e->has_file_build_id = f->bid_len != 0;
+	e->file_build_id.data = f->bid;
+	e->file_build_id.len = f->bid_len;
 	return 0;
 }
 
@@ -279,7 +316,7 @@ static void forget_mapped(void)
 
 static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 {
-	struct stat st;
+	struct mapped_file *f;
 
 	e->start = v->start;
 	e->end = v->end;
@@ -299,15 +336,13 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 	}
 	e->has_pgoff = 1;
 	e->pgoff = v->pgoff;
-	if (stat_mapped(pid, v, &st)) {
-		pr_perror("Task %d: can't stat the file mapped at %#lx (%s)", pid,
-			  v->start, v->path);
+	f = stat_mapped(pid, v);
+	if (!f)
 		return -1;
-	}
 	e->has_dev = e->has_ino = e->has_file_size = 1;
-	e->dev = st.st_dev;
-	e->ino = st.st_ino;		/* the shmid of a System V segment */
-	e->file_size = st.st_size;
+	e->dev = f->st.st_dev;
+	e->ino = f->st.st_ino;		/* the shmid of a System V segment */
+	e->file_size = f->st.st_size;
 	e->has_open_flags = 1;
 	e->open_flags = (v->shared && (v->vmflags & VMF_MAYWRITE)) ? O_RDWR : O_RDONLY;
 	switch (shmem_vma_kind(v)) {
@@ -326,8 +361,8 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 	e->kind = v->shared ? VMA_KIND__VMA_FILE_SHARED : VMA_KIND__VMA_FILE_PRIVATE;
 	e->path = v->path;
 	e->has_file_mtime_ns = 1;
-	e->file_mtime_ns = ts_to_ns(&st.st_mtim);
-	return 0;
+	e->file_mtime_ns = ts_to_ns(&f->st.st_mtim);
+	return mapped_build_id(pid, v, f, e);
 }
 
 static int read_auxv(pid_t pid, MmEntry *mm)
@@ -595,6 +630,44 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 	return 0;
 }
 
+/*
+ * The file at the dumped path is the one the task mapped: the same size
+ * and mtime, or, another mtime (a copy: a container image unpacked on
+ * another host), the same build-id. One line names a file that is not.
+ */
+static int same_file(struct rtask *t, const VmaEntry *v, int fd, const struct stat *st)
+{
+	uint8_t id[BUILD_ID_MAX];
+	size_t len = 0;
+	int ret;
+
+	if (v->has_file_size && (uint64_t)st->st_size != v->file_size) {
+		pr_err("Task %d: %s mapped at %#lx changed since the dump: %lld bytes, were %lu",
+		       t->pid, v->path, v->start, (long long)st->st_size, v->file_size);
+		return 0;
+	}
+	if (!v->has_file_mtime_ns || ts_to_ns(&st->st_mtim) == v->file_mtime_ns)
+		return 1;
+	if (!v->has_file_build_id) {
+		pr_err("Task %d: %s mapped at %#lx changed since the dump: another mtime, and "
+		       "no build-id to tell a copy", t->pid, v->path, v->start);
+		return 0;
+	}
+	ret = file_build_id(fd, id, &len);
+	if (ret < 0) {
+		pr_perror("Task %d: can't read %s mapped at %#lx", t->pid, v->path, v->start);
+		return 0;
+	}
+	if (ret || len != v->file_build_id.len || memcmp(id, v->file_build_id.data, len)) {
+		pr_err("Task %d: %s mapped at %#lx changed since the dump: another mtime and "
+		       "%s build-id", t->pid, v->path, v->start, ret ? "no" : "another");
+		return 0;
+	}
+	pr_info("Task %d: %s mapped at %#lx has another mtime, the same size and build-id: "
+		"a copy", t->pid, v->path, v->start);
+	return 1;
+}
+
 static int open_checked(struct rtask *t, const VmaEntry *v)
 {
 	struct stat st;
@@ -605,10 +678,7 @@ static int open_checked(struct rtask *t, const VmaEntry *v)
 		pr_perror("Task %d: can't open %s mapped at %#lx", t->pid, v->path, v->start);
 		return -1;
 	}
-	if (fstat(fd, &st) || (v->has_file_size && (uint64_t)st.st_size != v->file_size) ||
-	    (v->has_file_mtime_ns && ts_to_ns(&st.st_mtim) != v->file_mtime_ns)) {
-		pr_err("Task %d: %s mapped at %#lx changed since the dump (size or mtime)",
-		       t->pid, v->path, v->start);
+	if (fstat(fd, &st) || !same_file(t, v, fd, &st)) {
 		close(fd);
 		return -1;
 	}
