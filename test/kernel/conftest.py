@@ -56,10 +56,11 @@ class Guest:
         self.image = image
 
     def run(self, command, timeout=300, smp=4, selftests=True, extra=(), share=None,
-            append=None):
+            append=None, kernel=None):
         """extra: --add specs (FILE[:DEST]); share: a host directory the
-        guest sees as /shared; append: more kernel command line."""
-        args = [str(BOOT), "--kernel", str(self.image / "bzImage"),
+        guest sees as /shared; append: more kernel command line; kernel:
+        another kernel to boot than the patched one."""
+        args = [str(BOOT), "--kernel", str(kernel or self.image / "bzImage"),
                 "--smp", str(smp), "--timeout", str(timeout)]
         if append:
             args += ["--append", append]

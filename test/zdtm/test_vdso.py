@@ -1,8 +1,9 @@
 """The vDSO across kernels (Documentation/design.md, section 7): the
 restoring kernel's vDSO put elsewhere and the dumped one back as a
 redirect to it, forced on this one kernel with the test hook
-CRIU_VDSO_REDIRECT=1 (test/unit/test_vdso_elf.c redirects between the
-vDSOs of three real kernels); threads stepped out of the vDSO at the dump; what a
+CRIU_VDSO_REDIRECT=1 (test/kernel/test_two_kernels.py does it between
+two real kernels, test/unit/test_vdso_elf.c between the vDSOs of three);
+threads stepped out of the vDSO at the dump; what a
 restore refuses; the runner's rule for the maps a redirect changes.
 Run: python3 -m pytest -q test/zdtm/test_vdso.py"""
 from __future__ import annotations
