@@ -14,10 +14,11 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "commands.h"
 #include "core/caps.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "dump.h"
+#include "parts/ns-net-lock.h"
 #include "proc/proc.h"
 #include "task/ptrace.h"
 
@@ -148,6 +149,27 @@ static int probe_openat2(void)
 	return syscall(SYS_openat2, AT_FDCWD, NULL, NULL, 0) < 0 && errno != ENOSYS;
 }
 
+/* network namespaces: RTM_GETNSID, IFLA_LINK_NETNSID, a new link's ifindex */
+static int probe_netns(void)
+{
+	return access("/proc/self/ns/net", F_OK) == 0;
+}
+
+/* the lock's table is made over nfnetlink: nf_tables must answer */
+static int probe_nftables(void)
+{
+	struct net_who w = { getpid(), 0 };
+
+	return net_nft_has_tables(&w) >= 0;
+}
+
+static int probe_ipt_legacy(void)
+{
+	return access("/proc/net/ip_tables_names", F_OK) == 0 &&
+	       (access("/usr/sbin/iptables-legacy-restore", X_OK) == 0 ||
+		access("/sbin/iptables-legacy-restore", X_OK) == 0);
+}
+
 static int probe_fdinfo_mnt_id(void)
 {
 	char *buf = read_file(-1, "/proc/self/fdinfo/0", NULL);
@@ -186,22 +208,23 @@ static const struct cr_feature {
 	{ "uffd", NULL, "lazy restore with userfaultfd is not implemented" },
 	{ "uffd-noncoop", NULL, "lazy restore with userfaultfd is not implemented" },
 	{ "can_map_vdso", probe_mm_map, "the vDSO is moved with mremap and PR_SET_MM_MAP" },
-	{ "sk_ns", NULL, "network namespaces are not supported" },
+	{ "sk_ns", NULL, "network sockets are not dumped" },
 	{ "sk_unix_file", NULL, "unix sockets bound to files are not dumped" },
 	{ "net_diag_raw", NULL, "raw sockets are not dumped" },
-	{ "nsid", NULL, "network namespaces are not supported" },
-	{ "link_nsid", NULL, "network namespaces are not supported" },
+	{ "nsid", probe_netns, "the kernel has no network namespaces" },
+	{ "link_nsid", probe_netns, "the kernel has no network namespaces" },
 	{ "kcmp_epoll", probe_kcmp, "kcmp is missing" },
 	{ "timens", probe_timens, "the kernel has no time namespaces" },
-	{ "external_net_ns", NULL, "external network namespaces are not supported yet" },
+	{ "external_net_ns", probe_netns, "the kernel has no network namespaces" },
 	{ "clone3_set_tid", probe_clone3, "the kernel has no clone3 set_tid" },
-	{ "newifindex", NULL, "network namespaces are not supported" },
-	{ "nftables", NULL, "network locking is not implemented" },
-	{ "has_ipt_legacy", NULL, "network locking is not implemented" },
+	{ "newifindex", probe_netns, "the kernel has no network namespaces" },
+	{ "nftables", probe_nftables, "nf_tables does not answer (for --network-lock nftables)" },
+	{ "has_ipt_legacy", probe_ipt_legacy, "no legacy iptables (iptables-legacy-restore and "
+	  "the kernel's ip_tables)" },
 	{ "pidfd_store", NULL, "the pidfd store serves iterative pre-dumps, not implemented" },
 	{ "ns_pid", probe_rseq_conf, "/proc is missing" },
 	{ "apparmor_stacking", NULL, "LSM profiles are not restored" },
-	{ "network_lock_nftables", NULL, "network locking is not implemented" },
+	{ "network_lock_nftables", probe_nftables, "nf_tables does not answer" },
 	{ "sockopt_buf_lock", NULL, "TCP connections are not dumped" },
 	{ "memfd_hugetlb", NULL, "hugetlb memfds are not dumped" },
 	{ "move_mount_set_group", NULL, "mount namespaces are not supported" },

@@ -19,7 +19,7 @@ int cr_check(const struct opts *o);
  * anything is created or changed: one error naming what is missing.
  */
 int check_privileges(const struct opts *o, const char *cmd);
-/* criu cpuinfo dump|check (parts/cpuinfo.c) */
+/* criu cpuinfo dump|check (cpuinfo.c) in o->images_dirfd, which dump created */
 int cr_cpuinfo(const struct opts *o, const char *sub);
 /*
  * criu swrk FD: CRIU's RPC with the client at the other end of FD

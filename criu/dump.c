@@ -23,19 +23,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "dump.h"
 #include "hooks.h"
 #include "image/image.h"
 #include "image/stats.h"
 #include "image/sums.h"
 #include "parts/part.h"
-#include "stop.h"
+#include "task/infect.h"
 #include "task/ptrace.h"
-#include "tree-check.h"
-#include "tree-plan.h"
+#include "tree/check.h"
+#include "tree/plan.h"
+#include "tree/stop.h"
 #include "inventory.pb-c.h"
 #include "pstree.pb-c.h"
 
@@ -123,17 +124,15 @@ static struct dtask *tree_find(struct dtree *tree, pid_t pid)
 
 static struct dtask *tree_add(struct dtree *tree, pid_t pid, struct dtask *parent)
 {
-	struct dtask **n, *t;
+	struct dtask *t;
 
 	if (limit_tasks(tree->nr + 1))
 		return NULL;
-	n = xrealloc(tree->tasks, (tree->nr + 1) * sizeof(*n));
 	t = xzalloc(sizeof(*t));
-	if (!n || !t) {
+	if (xgrow(tree->tasks, tree->nr) || !t) {
 		free(t);
 		return NULL;
 	}
-	tree->tasks = n;
 	t->pid = pid;
 	t->parent = parent;
 	tree->tasks[tree->nr++] = t;
@@ -143,13 +142,12 @@ static struct dtask *tree_add(struct dtree *tree, pid_t pid, struct dtask *paren
 
 static int add_thread(struct dtask *t, pid_t tid)
 {
-	struct dthread *n = xrealloc(t->th, (t->nr_threads + 1) * sizeof(*n));
+	struct dthread *th = xpush(t->th, t->nr_threads);
 
-	if (!n)
+	if (!th)
 		return -1;
-	t->th = n;
-	memset(&t->th[t->nr_threads], 0, sizeof(*n));
-	t->th[t->nr_threads++].tid = tid;
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
 	return 0;
 }
 
@@ -320,7 +318,7 @@ static int collect_children(struct dtree *tree, struct dtask *t)
 	return 0;
 }
 
-/* Refuses now a tree restore could not rebuild (see tree-plan.c). */
+/* Refuses now a tree restore could not rebuild (see tree/plan.c). */
 static int check_ids(struct dtree *tree)
 {
 	struct plan_task *pl;
@@ -727,7 +725,7 @@ static void release_tree(struct dtree *tree, int detach)
 
 	for (i = 0; i < tree->nr; i++) {
 		t = tree->tasks[i];
-		/* a stopped task goes back into its stop by itself (stop.c) */
+		/* a stopped task goes back into its stop by itself (tree/stop.c) */
 		for (j = 0; detach && j < t->nr_threads; j++)
 			if (t->th[j].seized && ptrace(PTRACE_DETACH, t->th[j].tid, 0, 0))
 				pr_perror("Task %d: can't detach from thread %d", t->pid,
@@ -820,7 +818,7 @@ static int finish(const struct opts *o, struct dtree *tree)
 		if (o->leave_running || o->leave_stopped) {
 			/*
 			 * A stopped task sinks back into its stop, unreported:
-			 * a SIGSTOP would be a new stop (stop.c).
+			 * a SIGSTOP would be a new stop (tree/stop.c).
 			 */
 			for (j = 0; j < t->nr_threads; j++)
 				if (ptrace(PTRACE_DETACH, t->th[j].tid, 0,
@@ -861,13 +859,31 @@ static int check_fd_room(struct dump_ctx *dc, struct dtree *tree)
 
 /*
  * CRIU's notion: the tree's network is locked around the dump when its
- * root has a network namespace of its own (a refused one, for now).
+ * root has a network namespace of its own (parts/ns-net.c locks it).
  */
 static int own_netns(pid_t pid)
 {
 	uint64_t its = proc_ns_id(pid, 0, "net");
 
 	return its && its != proc_ns_id(0, 0, "net");
+}
+
+/*
+ * Once per dump, after pre_freeze began: the parts undo what holds the
+ * tree (the network lock), then the client hears of it; see part.h.
+ */
+static void after_dump(struct dump_ctx *dc, int *prefrozen, int runs, int locked)
+{
+	int i;
+
+	if (!*prefrozen)
+		return;
+	*prefrozen = 0;
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->after_dump)
+			parts[i]->after_dump(dc, runs);
+	if (locked && runs)
+		hook_run(HOOK_NETWORK_UNLOCK, dc->opts->pid, -1);
 }
 
 /* stats-dump in the work directory, with the phases' times. */
@@ -891,7 +907,7 @@ int cr_dump(const struct opts *o)
 	struct dtree tree = { 0 };
 	struct maps_ahead ma = { 0 };
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
-	int i, ret = -1, locked = 0;
+	int i, ret = -1, locked = 0, prefrozen = 0, runs = 0;
 
 	if (o->pid <= 1 || o->pid == getpid()) {
 		pr_err("Can't dump task %d", o->pid);
@@ -908,15 +924,20 @@ int cr_dump(const struct opts *o)
 	hooks_set_images_dir(o->images_dir);
 	if (hook_run(HOOK_PRE_DUMP, o->pid, -1))
 		goto out;
+	/* the network is locked before the first task stops, and told first */
+	locked = hooks_wanted() && own_netns(o->pid);
+	if (locked && hook_run(HOOK_NETWORK_LOCK, o->pid, -1))
+		goto out;
+	prefrozen = 1;
+	for (i = 0; i < PART_NR; i++)
+		if (parts[i]->pre_freeze && parts[i]->pre_freeze(&dc))
+			goto out;
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	ptrace_poll_waits(1);
 	if (collect_tree(o, &tree))
 		goto out;
 	pr_info("Frozen %d task(s)", tree.nr);
 	lap(&dphase_ns[DP_FREEZE], &t0);
-	locked = hooks_wanted() && own_netns(o->pid);
-	if (locked && hook_run(HOOK_NETWORK_LOCK, o->pid, -1))
-		goto out;
 	maps_ahead_start(&ma, &tree);
 	for (i = 0; i < tree.nr; i++)
 		if (read_ns_ids(tree.tasks[i]) || parts_frozen(&dc, tree.tasks[i]))
@@ -942,9 +963,12 @@ int cr_dump(const struct opts *o)
 	/* a "no" here still lets the tree go: the images are not a checkpoint */
 	if (hook_run(HOOK_POST_DUMP, o->pid, -1))
 		goto out;
-	if (locked && (o->leave_running || o->leave_stopped))
-		hook_run(HOOK_NETWORK_UNLOCK, o->pid, -1);
+	runs = o->leave_running || o->leave_stopped;
+	if (runs)
+		after_dump(&dc, &prefrozen, 1, locked);
 	ret = finish(o, &tree);
+	if (!runs)
+		after_dump(&dc, &prefrozen, ret != 0, locked);
 	lap(&dphase_ns[DP_FINISH], &t0);
 	log_phases(tree.nr);
 	pr_info("Dumped %d task(s)", tree.nr);
@@ -952,10 +976,9 @@ int cr_dump(const struct opts *o)
 		write_stats(o);
 out:
 	maps_ahead_stop(&ma);
-	if (ret && locked)
-		hook_run(HOOK_NETWORK_UNLOCK, o->pid, -1);
 	if (ret)
 		unlinkat(dc.dirfd, "inventory.img", 0);
+	after_dump(&dc, &prefrozen, 1, locked);
 	release_tree(&tree, ret != 0);
 	close(dc.dirfd);
 	return ret;

@@ -55,11 +55,8 @@ void hooks_set_notifier(hook_notifier fn, void *arg)
 
 int hooks_add_script(const char *path)
 {
-	char **n = xrealloc(hk.scripts, (hk.nr_scripts + 1) * sizeof(*n));
-
-	if (!n)
+	if (xgrow(hk.scripts, hk.nr_scripts))
 		return -1;
-	hk.scripts = n;
 	hk.scripts[hk.nr_scripts] = xstrdup(path);
 	return hk.scripts[hk.nr_scripts++] ? 0 : -1;
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <limits.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "core/external.h"
 #include "core/log.h"
 #include "core/opts.h"
 #include "core/util.h"
@@ -59,6 +61,18 @@ static void usage(FILE *f)
 "  --address PATH          service: the socket to listen on\n"
 "  --skip-checksum         dump: no checksums of the page stores; restore: check\n"
 "                          no checksum (the images are trusted as they are)\n"
+"  --external net[INODE]:KEY  dump: network namespace INODE is not dumped\n"
+"  --external veth[IF]:OUT[@BR]  restore: the peer of veth IF is OUT (in bridge BR)\n"
+"  --external macvlan[IF]:LOWER  restore: macvlan/ipvlan IF sits on link LOWER\n"
+"  --veth-pair IF=OUT[@BR] restore: as --external veth[IF]:OUT[@BR]\n"
+"  --inherit-fd fd[N]:KEY  restore: fd N is the resource KEY (a network namespace)\n"
+"  --empty-ns net          restore: an empty network namespace (loopback up)\n"
+"  --network-lock METHOD   nftables (default), iptables or skip\n"
+"  --root DIR              restore: the root filesystem of the tree's mount namespace\n"
+"  --external mnt[MNT]:KEY dump: the mount at MNT comes from outside, named KEY;\n"
+"                          mnt[] names every such mount by its path\n"
+"  --external mnt[KEY]:PATH  restore: mount KEY is bound from PATH\n"
+"  --ext-mount-map A:B     the same as --external mnt[A]:B (auto: mnt[])\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -75,6 +89,13 @@ enum {
 	OPT_FEATURE,
 	OPT_ADDRESS,
 	OPT_SKIP_CHECKSUM,
+	OPT_EXTERNAL,
+	OPT_VETH_PAIR,
+	OPT_INHERIT_FD,
+	OPT_EMPTY_NS,
+	OPT_NETWORK_LOCK,
+	OPT_ROOT,
+	OPT_EXT_MOUNT_MAP,
 };
 
 static const struct option long_opts[] = {
@@ -96,6 +117,13 @@ static const struct option long_opts[] = {
 	{ "feature", required_argument, NULL, OPT_FEATURE },
 	{ "address", required_argument, NULL, OPT_ADDRESS },
 	{ "skip-checksum", no_argument, NULL, OPT_SKIP_CHECKSUM },
+	{ "external", required_argument, NULL, OPT_EXTERNAL },
+	{ "veth-pair", required_argument, NULL, OPT_VETH_PAIR },
+	{ "inherit-fd", required_argument, NULL, OPT_INHERIT_FD },
+	{ "empty-ns", required_argument, NULL, OPT_EMPTY_NS },
+	{ "network-lock", required_argument, NULL, OPT_NETWORK_LOCK },
+	{ "root", required_argument, NULL, OPT_ROOT },
+	{ "ext-mount-map", required_argument, NULL, OPT_EXT_MOUNT_MAP },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -149,6 +177,77 @@ static int parse_cpu_cap(const char *s, unsigned int *caps)
 		s += n + (s[n] == ',');
 	}
 	return 0;
+}
+
+/* --external KIND[ID]:VALUE, or --ext-mount-map (@map): core/external.c */
+static int add_external(struct opts *o, const char *arg, int map)
+{
+	char err[256];
+
+	if (external_add(o, arg, map, err, sizeof(err))) {
+		fprintf(stderr, "Error: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* CRIU's older --veth-pair IF=OUT[@BRIDGE] */
+static int add_veth_pair(struct opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char *ext;
+	int ret;
+
+	if (!eq || eq == arg || !eq[1]) {
+		fprintf(stderr, "Error: --veth-pair %s: not IF=OUT[@BRIDGE]\n", arg);
+		return -1;
+	}
+	if (asprintf(&ext, "veth[%.*s]:%s", (int)(eq - arg), arg, eq + 1) < 0)
+		return -1;
+	ret = add_external(o, ext, 0);
+	free(ext);
+	return ret;
+}
+
+/* --inherit-fd fd[N]:KEY: N is one of our own fds, from whoever started us */
+static int add_inherit_fd(struct opts *o, const char *arg)
+{
+	struct inherit_fd ifd, *n;
+	char err[256];
+
+	if (inherit_fd_parse(arg, &ifd, err, sizeof(err))) {
+		fprintf(stderr, "Error: %s\n", err);
+		return -1;
+	}
+	if (fcntl(ifd.fd, F_GETFD) < 0) {
+		fprintf(stderr, "Error: --inherit-fd %s: fd %d is not open\n", arg, ifd.fd);
+		return -1;
+	}
+	n = xrealloc(o->inherit_fds, (o->nr_inherit_fds + 1) * sizeof(*n));
+	if (!n)
+		return -1;
+	o->inherit_fds = n;
+	o->inherit_fds[o->nr_inherit_fds++] = ifd;
+	return 0;
+}
+
+static int parse_network_lock(const char *arg, struct opts *o)
+{
+	static const char *const names[] = {
+		[NETLOCK_NFTABLES] = "nftables",
+		[NETLOCK_IPTABLES] = "iptables",
+		[NETLOCK_SKIP] = "skip",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(arg, names[i])) {
+			o->network_lock = i;
+			return 0;
+		}
+	fprintf(stderr, "Error: bad value '%s' for option --network-lock (nftables, "
+		"iptables or skip)\n", arg);
+	return -1;
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -207,6 +306,34 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_FEATURE: o->feature = optarg; break;
 		case OPT_ADDRESS: o->address = optarg; break;
 		case OPT_SKIP_CHECKSUM: o->skip_checksum = 1; break;
+		case OPT_EXTERNAL:
+		case OPT_EXT_MOUNT_MAP:
+			if (add_external(o, optarg, c == OPT_EXT_MOUNT_MAP))
+				return -1;
+			break;
+		case OPT_VETH_PAIR:
+			if (add_veth_pair(o, optarg))
+				return -1;
+			break;
+		case OPT_INHERIT_FD:
+			if (add_inherit_fd(o, optarg))
+				return -1;
+			break;
+		case OPT_EMPTY_NS:
+			/* CRIU's only value: the network namespace */
+			if (strcmp(optarg, "net")) {
+				fprintf(stderr, "Error: bad value '%s' for option --empty-ns "
+					"(only net)\n", optarg);
+				return -1;
+			}
+			o->empty_ns |= CLONE_NEWNET;
+			break;
+		case OPT_NETWORK_LOCK:
+			if (parse_network_lock(optarg, o))
+				return -1;
+			break;
+		case OPT_ROOT: o->root = optarg;
+			break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("Version: %s\n", CRIU_VERSION); exit(0);
 		case ':':

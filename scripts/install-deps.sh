@@ -22,6 +22,8 @@ BUILD_PKGS=(
 	protobuf-c-compiler
 	libprotobuf-c-dev
 	libcap-dev
+	libnl-3-dev		# network namespaces: rtnetlink (criu/parts/ns-net*.c)
+	libnl-route-3-dev
 	clang			# the libFuzzer target (test/fuzz)
 	libclang-rt-14-dev	# libFuzzer and sanitizer runtimes for clang 14
 )
@@ -36,6 +38,9 @@ TEST_PKGS=(
 	util-linux		# setsid
 	runc			# a real RPC client: test/zdtm/test_rpc_runc.py
 	busybox-static		# the root filesystem of that test's container
+	nftables		# nft: network namespaces' rulesets (criu dump/restore run it)
+	iptables		# --network-lock iptables (iptables-legacy-restore)
+	iproute2		# ip: the network tests set namespaces up with it
 )
 
 # ---------------------------------------------------------------------------

@@ -59,13 +59,15 @@ static const char run_usage[] =
 "                             slave (default, as runc) or private\n"
 "      --read-only            the root read-only (runc spec's root.readonly)\n"
 "      --restrict             runc spec's process: 3 capabilities, no_new_privs,\n"
-"                             RLIMIT_NOFILE 1024\n";
+"                             RLIMIT_NOFILE 1024\n"
+"      --share KIND[,KIND]    keep the host's net and/or cgroup namespace (as a spec\n"
+"                             without them does), to test the other pieces alone\n";
 
 enum {
 	OPT_INIT = 256, OPT_STATE, OPT_PIDFILE, OPT_HOSTNAME, OPT_USERNS, OPT_UIDMAP,
 	OPT_GIDMAP, OPT_CGFS, OPT_CGROUP, OPT_CGCTL, OPT_MEMORY, OPT_PIDS, OPT_CPUQ,
 	OPT_CPUP, OPT_CPUS, OPT_VETH, OPT_IP, OPT_HOSTIP, OPT_GW, OPT_CONSOLE, OPT_PROP,
-	OPT_RO, OPT_RESTRICT, OPT_PID, OPT_KEEP,
+	OPT_RO, OPT_RESTRICT, OPT_PID, OPT_KEEP, OPT_SHARE,
 };
 
 static const struct option run_opts[] = {
@@ -98,6 +100,7 @@ static const struct option run_opts[] = {
 	{ "propagation", required_argument, NULL, OPT_PROP },
 	{ "read-only", no_argument, NULL, OPT_RO },
 	{ "restrict", no_argument, NULL, OPT_RESTRICT },
+	{ "share", required_argument, NULL, OPT_SHARE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -222,6 +225,23 @@ static int parse_cgfs(struct ctr_config *c, const char *arg)
 	return usage_error("bad --cgroupfs %s (auto, v1, v2 or none)", arg);
 }
 
+/* --share net,cgroup: namespaces the container keeps from the host */
+static int parse_share(struct ctr_config *c, const char *arg)
+{
+	const char *w, *e;
+
+	for (w = arg; *w; w = *e ? e + 1 : e) {
+		e = strchrnul(w, ',');
+		if (e - w == 3 && !strncmp(w, "net", 3))
+			c->share_net = true;
+		else if (e - w == 6 && !strncmp(w, "cgroup", 6))
+			c->share_cgroup = true;
+		else
+			return usage_error("bad --share %s (net, cgroup)", arg);
+	}
+	return 0;
+}
+
 static int parse_run_opt(struct ctr_config *c, int opt, char *arg)
 {
 	switch (opt) {
@@ -272,6 +292,7 @@ static int parse_run_opt(struct ctr_config *c, int opt, char *arg)
 		return 0;
 	case OPT_RO: c->readonly = true; return 0;
 	case OPT_RESTRICT: c->restrict_process = true; return 0;
+	case OPT_SHARE: return parse_share(c, arg);
 	case 'h': fputs(run_usage, stdout); exit(0);
 	}
 	return usage_error("%s", "unknown option");
@@ -292,6 +313,8 @@ static int check_run(struct ctr_config *c)
 			return usage_error("bad name %s ([A-Za-z0-9._-], at most 64)", c->name);
 	if ((c->nr_ips || c->host_ip || c->gw) && !c->veth_host)
 		return usage_error("%s needs --veth", c->gw ? "--gw" : "--ip");
+	if (c->veth_host && c->share_net)
+		return usage_error("%s", "--veth needs a network namespace (not --share net)");
 	if (c->lim.cpu_quota && !c->lim.cpu_period)
 		c->lim.cpu_period = 100000;
 	if ((c->lim.memory || c->lim.pids || c->lim.cpu_quota || c->lim.cpu_shares) &&

@@ -80,6 +80,7 @@ struct ctr_config {
 	int nr_vols;
 	const char *console_socket;
 	unsigned long propagation;	/* MS_SLAVE or MS_PRIVATE */
+	bool share_net, share_cgroup;	/* --share: the host's namespaces */
 };
 
 /* One cgroup hierarchy mounted on the host, and ctr's place in it. */

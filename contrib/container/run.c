@@ -39,6 +39,8 @@ static int init_network(const struct ctr_config *c)
 {
 	int i;
 
+	if (c->share_net)
+		return 0;	/* the host's: not ours to change */
 	if (net_link_up("lo"))
 		return -1;
 	if (!c->veth_host)
@@ -77,7 +79,7 @@ static int init_setup(const struct ctr_config *c, const struct ctr_host *h, int 
 	const char *hostname = c->hostname ? c->hostname : c->name;
 
 	/* now in the container's cgroups: they become its cgroup namespace's root */
-	if (unshare(CLONE_NEWCGROUP)) {
+	if (!c->share_cgroup && unshare(CLONE_NEWCGROUP)) {
 		ctr_perr("unshare the cgroup namespace");
 		return -1;
 	}
@@ -207,6 +209,8 @@ int ctr_start(struct ctr_config *c, struct ctr_host *h)
 
 	if (c->userns)
 		flags |= CLONE_NEWUSER;
+	if (c->share_net)
+		flags &= ~CLONE_NEWNET;
 	if (cg_discover(h, c->cg_controllers) || rootfs_prepare_host(c))
 		return -1;
 	if (c->console_socket) {

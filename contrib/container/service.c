@@ -4,7 +4,7 @@
  * state lives in its processes' memory, so that a restart can be told from
  * a restore.
  *
- *	ctr-service [--count FILE] [--socket PATH] [--interval MS]
+ *	ctr-service [--count FILE] [--socket PATH|none] [--interval MS]
  *
  * Runs as the container's init (pid 1) with two children:
  *  - the counter: every interval (50 ms) counts one up and writes the
@@ -14,7 +14,9 @@
  *    (/run/service.sock) with one line "count N served K\n", N read from
  *    FILE and K the connections it served before this one.
  * After a restore the count goes on from where it was and K from where it
- * was; a restarted service would begin again at 1 and 0.
+ * was; a restarted service would begin again at 1 and 0. --socket none:
+ * no server (a listening socket is a piece of state of its own: the
+ * mount tests check the counter alone).
  *
  * SIGTERM: the children are killed with it, the init exits 0.  If a child dies
  * otherwise, the init exits 1 (the test sees the container gone).
@@ -143,7 +145,7 @@ static void server_main(const char *sock, const char *count)
 /* Waits for the children; reaps orphans (it may be pid 1). */
 static int supervise(pid_t a, pid_t b)
 {
-	int status, left = 2, ret = 0;
+	int status, left = b ? 2 : 1, ret = 0;
 	pid_t pid;
 
 	while (left) {
@@ -159,7 +161,8 @@ static int supervise(pid_t a, pid_t b)
 			fprintf(stderr, "ctr-service: child %d ended (status %#x)\n", pid, status);
 			ret = 1;
 			stop = 1;
-			kill(pid == a ? b : a, SIGTERM);
+			if (left)
+				kill(pid == a ? b : a, SIGTERM);
 		}
 	}
 	return ret;
@@ -187,7 +190,7 @@ int main(int argc, char **argv)
 		else if (opt == 'i' && atol(optarg) > 0)
 			interval = optarg;
 		else {
-			fprintf(stderr, "usage: ctr-service [--count FILE] [--socket PATH] "
+			fprintf(stderr, "usage: ctr-service [--count FILE] [--socket PATH|none] "
 				"[--interval MS]\n");
 			return 2;
 		}
@@ -196,11 +199,12 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);	/* no SA_RESTART: wait() must see it */
 	a = spawn(counter_main, count, interval);
 	children[0] = a;
-	b = spawn(server_main, sock, count);
+	b = strcmp(sock, "none") ? spawn(server_main, sock, count) : 0;
 	children[1] = b;
 	if (stop) {		/* SIGTERM came before the pids were known */
 		kill(a, SIGTERM);
-		kill(b, SIGTERM);
+		if (b)
+			kill(b, SIGTERM);
 	}
 	return supervise(a, b);
 }

@@ -81,38 +81,37 @@ class ImageKind:
     message: Optional[str]
 
 
-# Must match descs[] in criu/image/image.c, in the order of enum img_type
-# (test_crit.py checks both against the C sources).
-IMAGES: list[ImageKind] = [
-    ImageKind("inventory", "inventory.img", 0x58313116, "inventory_entry"),
-    ImageKind("pstree", "pstree.img", 0x50273030, "pstree_entry"),
-    ImageKind("timens", "timens.img", 0x54490001, "timens_entry"),
-    ImageKind("regs", "regs-%d.img", 0x52470002, "regs_entry"),
-    ImageKind("mm", "mm-%d.img", 0x4D4D0003, "mm_entry"),
-    ImageKind("pagemap", "pagemap-%d.img", 0x50470004, "pagemap_entry"),
-    ImageKind("pages", "pages-%d.img", 0, None),
-    ImageKind("sigact", "sigact-%d.img", 0x53410005, "sigact_entry"),
-    ImageKind("signal", "signal-%d.img", 0x53470006, "signal_entry"),
-    ImageKind("itimer", "itimer-%d.img", 0x49540007, "itimer_entry"),
-    ImageKind("rlimit", "rlimit-%d.img", 0x524C0008, "rlimit_entry"),
-    ImageKind("sched", "sched-%d.img", 0x53430009, "sched_entry"),
-    ImageKind("creds", "creds-%d.img", 0x4352000A, "creds_entry"),
-    ImageKind("fs", "fs-%d.img", 0x4653000B, "fs_entry"),
-    ImageKind("task", "task-%d.img", 0x5441000C, "task_entry"),
-    ImageKind("fdinfo", "fdinfo-%d.img", 0x4644000D, "fdinfo_entry"),
-    ImageKind("cpuinfo", "cpuinfo.img", 0x43490020, "cpuinfo_entry"),
-    ImageKind("cpu", "cpu-%d.img", 0x43500021, "cpu_entry"),
-    ImageKind("posix_timer", "posix_timer-%d.img", 0x50540030, "posix_timer_entry"),
-    ImageKind("files", "files.img", 0x464C0040, "files_entry"),
-    ImageKind("shmem", "shmem.img", 0x53480040, "shmem_entry"),
-    ImageKind("shmem_pages", "shmem-pages.img", 0, None),
-    ImageKind("sysvipc", "sysvipc.img", 0x53560041, "sysvipc_entry"),
-    ImageKind("sysvipc_pages", "sysvipc-pages.img", 0, None),
-    ImageKind("uts", "uts-%d.img", 0x55540040, "uts_entry"),
-    ImageKind("seccomp", "seccomp.img", 0x53430050, "seccomp_entry"),
-    ImageKind("seccomp_task", "seccomp-%d.img", 0x53430051, "seccomp_task_entry"),
-    ImageKind("vdso", "vdso.img", 0x56440060, "vdso_entry"),
-]
+def default_proto_dir() -> Path:
+    env = os.environ.get("CRIT_PROTO_DIR")
+    if env:
+        return Path(env)
+    return ROOT / "images"
+
+
+# A line of the registry, images/kinds.def: KIND or IMAGE (name, NAME, nr,
+# file, magic, message), RAW (name, NAME, nr, file); PART lines name no image.
+_REGISTRY_LINE = re.compile(r"^(KIND|IMAGE|RAW)\(([^)]*)\)", re.M)
+
+
+def read_registry(path: Path) -> list[ImageKind]:
+    """The image kinds of the registry criu is built from, by number."""
+    try:
+        text = re.sub(r"/\*.*?\*/", "", path.read_text(), flags=re.S)
+    except OSError as err:
+        raise CritError(f"can't read the registry of image kinds: {err}") from None
+    kinds: dict[int, ImageKind] = {}
+    for m in _REGISTRY_LINE.finditer(text):
+        f = [x.strip() for x in m.group(2).split(",")]
+        if len(f) != (4 if m.group(1) == "RAW" else 6):
+            raise CritError(f"{path}: can't read {m.group(0)}")
+        raw = m.group(1) == "RAW"
+        kinds[int(f[2])] = ImageKind(f[0], f[3].strip('"'), 0 if raw else int(f[4], 0),
+                                     None if raw else f[5])
+    return [kinds[nr] for nr in sorted(kinds)]
+
+
+# In criu's order (enum img_type), from the registry beside the .proto files.
+IMAGES: list[ImageKind] = read_registry(default_proto_dir() / "kinds.def")
 BY_NAME = {k.name: k for k in IMAGES}
 BY_MAGIC = {k.magic: k for k in IMAGES if k.magic}
 
@@ -737,13 +736,6 @@ def encode_message(schema: Schema, name: str, obj: Any) -> bytes:
 
 
 # ------------------------------------------------------------- image files
-
-def default_proto_dir() -> Path:
-    env = os.environ.get("CRIT_PROTO_DIR")
-    if env:
-        return Path(env)
-    return ROOT / "images"
-
 
 _schemas: dict[str, Schema] = {}
 

@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "core/log.h"
-#include "core/util.h"
 
 #define MSG_MAX		1024
 

@@ -10,6 +10,17 @@
 #define CPU_CAP_ALL		(CPU_CAP_FPU | CPU_CAP_CPU | CPU_CAP_INS)
 #define CPU_CAP_DEFAULT		(CPU_CAP_FPU | CPU_CAP_INS)
 
+/* --network-lock: how a tree's own network namespace is kept quiet */
+#define NETLOCK_NFTABLES	0	/* the default: an nftables table of criu's */
+#define NETLOCK_IPTABLES	1	/* iptables-legacy-restore in the namespace */
+#define NETLOCK_SKIP		2	/* not at all (the caller does it) */
+
+/* --inherit-fd fd[N]:KEY: an fd criu was given, for the resource KEY */
+struct inherit_fd {
+	int fd;
+	const char *key;
+};
+
 /* The parsed command line; read-only for everything below main.c. */
 struct opts {
 	int pid;			/* -t */
@@ -30,6 +41,17 @@ struct opts {
 	const char *feature;		/* check --feature NAME */
 	const char *address;		/* service --address PATH */
 	int skip_checksum;		/* --skip-checksum */
+	/*
+	 * --external, in order: "KIND[INSIDE]:OUTSIDE" (CRIU's forms), copies
+	 * (core/external.c); each part looks up the kinds it knows.
+	 */
+	const char **external;
+	int nr_external;
+	struct inherit_fd *inherit_fds;	/* --inherit-fd */
+	int nr_inherit_fds;
+	unsigned int empty_ns;		/* --empty-ns net: CLONE_NEWNET */
+	int network_lock;		/* --network-lock: NETLOCK_* */
+	const char *root;		/* --root: restore: the tree's root filesystem */
 	/* opened once by main(): every file criu writes is created in these */
 	int images_dirfd;		/* -D, or -1 */
 	int work_dirfd;			/* -W, else -D, else AT_FDCWD */

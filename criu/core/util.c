@@ -48,96 +48,6 @@ char *xstrdup(const char *s)
 	return n;
 }
 
-char *read_fd(int fd, size_t *len)
-{
-	size_t size = 4096, off = 0;
-	char *buf = NULL, *n;
-	ssize_t ret;
-
-	for (;;) {
-		n = realloc(buf, size + 1);
-		if (!n)
-			goto err;
-		buf = n;
-		ret = read(fd, buf + off, size - off);
-		if (ret < 0) {
-			if (errno == EINTR)
-				continue;
-			goto err;
-		}
-		if (ret == 0)
-			break;
-		off += ret;
-		if (off == size)
-			size *= 2;
-	}
-	close(fd);
-	buf[off] = '\0';
-	if (len)
-		*len = off;
-	return buf;
-err:
-	ret = errno;
-	close(fd);
-	free(buf);
-	errno = ret;
-	return NULL;
-}
-
-char *read_file(int dirfd, const char *path, size_t *len)
-{
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-
-	return fd < 0 ? NULL : read_fd(fd, len);
-}
-
-/* A name can be taken again between our unlink and our create: try again. */
-#define CREATE_TRIES	8
-
-static int create_in(int dirfd, const char *name, int flags)
-{
-	int i, fd = -1;
-
-	for (i = 0; i < CREATE_TRIES && fd < 0; i++) {
-		if (unlinkat(dirfd, name, 0) && errno != ENOENT)
-			return -1;
-		fd = openat(dirfd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			    0600);
-		if (fd < 0 && errno != EEXIST)
-			return -1;
-	}
-	/* the umask may have taken bits away */
-	if (fd >= 0 && fchmod(fd, 0600)) {
-		i = errno;
-		close(fd);
-		errno = i;
-		return -1;
-	}
-	return fd;
-}
-
-int create_file_at(int dirfd, const char *path, int flags)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir;
-	int dfd, fd, err;
-
-	if (!slash)
-		return create_in(dirfd, path, flags);
-	dir = slash == path ? strdup("/") : strndup(path, slash - path);
-	if (!dir)
-		return -1;
-	dfd = openat(dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	if (dfd < 0)
-		return -1;
-	fd = create_in(dfd, slash + 1, flags);
-	err = errno;
-	close(dfd);
-	errno = err;
-	return fd;
-}
-
 int open_dir(const char *path, int create, const char *what)
 {
 	int made = create && !mkdir(path, 0700);
@@ -195,42 +105,6 @@ void opts_warn_dirs(const struct opts *o)
 		dir_check_shared(o->images_dirfd, o->images_dir, "images");
 	if (o->work_dir && o->work_dirfd >= 0)
 		dir_check_shared(o->work_dirfd, o->work_dir, "work");
-}
-
-int read_full(int fd, void *buf, size_t len, off_t off)
-{
-	ssize_t ret;
-
-	while (len) {
-		ret = pread(fd, buf, len, off);
-		if (ret < 0 && errno == EINTR)
-			continue;
-		if (ret <= 0) {
-			if (ret == 0)
-				errno = ENODATA;
-			return -1;
-		}
-		buf = (char *)buf + ret;
-		len -= ret;
-		off += ret;
-	}
-	return 0;
-}
-
-int write_full(int fd, const void *buf, size_t len)
-{
-	ssize_t ret;
-
-	while (len) {
-		ret = write(fd, buf, len);
-		if (ret < 0 && errno == EINTR)
-			continue;
-		if (ret < 0)
-			return -1;
-		buf = (const char *)buf + ret;
-		len -= ret;
-	}
-	return 0;
 }
 
 int64_t ts_to_ns(const struct timespec *ts)

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <sys/types.h>
 
+/* the file helpers that log nothing, which every user of these wants too */
+#include "core/file.h"
+
 #define PAGE_SIZE	4096UL
 #define PAGE_MASK	(~(PAGE_SIZE - 1))
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -18,21 +21,21 @@ void *xzalloc(size_t size);
 void *xrealloc(void *p, size_t size);
 char *xstrdup(const char *s);
 
-/* Reads a whole small file (a /proc one) into a NUL-terminated buffer. */
-char *read_file(int dirfd, const char *path, size_t *len);
-/* The same from an open fd, which it closes. */
-char *read_fd(int fd, size_t *len);
-
 /*
- * Creates @path (relative to @dirfd unless absolute) for writing as a new
- * file of mode 0600 that is ours: whatever has the name (an old file, or a
- * symlink or hard link someone planted in a directory others can write
- * to) is removed first and the file is made with O_CREAT | O_EXCL |
- * O_NOFOLLOW, so nothing else is ever followed, truncated or written
- * through. @flags: O_WRONLY or O_RDWR, maybe O_APPEND. Returns the fd, or
- * -1 with errno set (nothing logged).
+ * Room for one more element at the end of array @arr of @nr elements:
+ * xrealloc() to @nr + 1 of them. 0, or -1 (logged) with @arr as it was.
  */
-int create_file_at(int dirfd, const char *path, int flags);
+#define xgrow(arr, nr)							\
+	({								\
+		typeof(arr) __grown = xrealloc((arr), ((nr) + 1) * sizeof(*(arr))); \
+									\
+		if (__grown)						\
+			(arr) = __grown;				\
+		__grown ? 0 : -1;					\
+	})
+/* The same, and the new element (not zeroed), counted in @nr; NULL on error. */
+#define xpush(arr, nr)	(xgrow(arr, nr) ? NULL : &(arr)[(nr)++])
+
 /* Opens the directory @path (made 0700 if @create and absent); -1 logged. */
 int open_dir(const char *path, int create, const char *what);
 /*
@@ -51,8 +54,6 @@ struct opts;
 int opts_open_dirs(struct opts *o, int create);
 /* One warning for each of those directories others may plant files in. */
 void opts_warn_dirs(const struct opts *o);
-int read_full(int fd, void *buf, size_t len, off_t off);
-int write_full(int fd, const void *buf, size_t len);
 
 int64_t ts_to_ns(const struct timespec *ts);
 int64_t clock_ns(int clk);

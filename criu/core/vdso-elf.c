@@ -6,7 +6,7 @@
  * at start, and keep their addresses. A task restored on a kernel whose
  * vDSO differs goes on calling those addresses: the old image is put back
  * where it was with each entry rewritten into a jump to the function of
- * the same name in the new vDSO (vdso.c maps it). Only entries are ever
+ * the same name in the new vDSO (parts/mm-vdso.c maps it). Only entries are ever
  * reached from outside, and only they are changed; the rest of the old
  * image stays as it was, so its ELF headers, symbol table and unwind
  * tables still describe it for whoever parses it later

@@ -16,30 +16,6 @@
 #include "core/util.h"
 #include "image/crc32c.h"
 #include "image/image.h"
-#include "image/sums.h"
-
-#include "inventory.pb-c.h"
-#include "pstree.pb-c.h"
-#include "timens.pb-c.h"
-#include "regs.pb-c.h"
-#include "mm.pb-c.h"
-#include "pagemap.pb-c.h"
-#include "sigact.pb-c.h"
-#include "signal.pb-c.h"
-#include "itimer.pb-c.h"
-#include "rlimit.pb-c.h"
-#include "sched.pb-c.h"
-#include "creds.pb-c.h"
-#include "fs.pb-c.h"
-#include "task.pb-c.h"
-#include "fdinfo.pb-c.h"
-#include "cpu.pb-c.h"
-#include "posix_timer.pb-c.h"
-#include "shmem.pb-c.h"
-#include "sysvipc.pb-c.h"
-#include "uts.pb-c.h"
-#include "seccomp.pb-c.h"
-#include "vdso.pb-c.h"
 
 struct img_desc {
 	const char *fmt;	/* file name; %d is the task's pid */
@@ -47,35 +23,35 @@ struct img_desc {
 	const ProtobufCMessageDescriptor *pb;
 };
 
+/* protobuf-c's descriptor of each message an image holds */
+#define IMAGE(name, NAME, nr, file, magic, message) \
+	extern const ProtobufCMessageDescriptor message##__descriptor;
+#define KIND IMAGE
+#include "kinds.def"
+
 static const struct img_desc descs[IMG_NR] = {
-	[IMG_INVENTORY] = { "inventory.img", 0x58313116, &inventory_entry__descriptor },
-	[IMG_PSTREE]	= { "pstree.img", 0x50273030, &pstree_entry__descriptor },
-	[IMG_TIMENS]	= { "timens.img", 0x54490001, &timens_entry__descriptor },
-	[IMG_REGS]	= { "regs-%d.img", 0x52470002, &regs_entry__descriptor },
-	[IMG_MM]	= { "mm-%d.img", 0x4d4d0003, &mm_entry__descriptor },
-	[IMG_PAGEMAP]	= { "pagemap-%d.img", 0x50470004, &pagemap_entry__descriptor },
-	[IMG_PAGES]	= { "pages-%d.img", 0, NULL },
-	[IMG_SIGACT]	= { "sigact-%d.img", 0x53410005, &sigact_entry__descriptor },
-	[IMG_SIGNAL]	= { "signal-%d.img", 0x53470006, &signal_entry__descriptor },
-	[IMG_ITIMER]	= { "itimer-%d.img", 0x49540007, &itimer_entry__descriptor },
-	[IMG_RLIMIT]	= { "rlimit-%d.img", 0x524c0008, &rlimit_entry__descriptor },
-	[IMG_SCHED]	= { "sched-%d.img", 0x53430009, &sched_entry__descriptor },
-	[IMG_CREDS]	= { "creds-%d.img", 0x4352000a, &creds_entry__descriptor },
-	[IMG_FS]	= { "fs-%d.img", 0x4653000b, &fs_entry__descriptor },
-	[IMG_TASK]	= { "task-%d.img", 0x5441000c, &task_entry__descriptor },
-	[IMG_FDINFO]	= { "fdinfo-%d.img", 0x4644000d, &fdinfo_entry__descriptor },
-	[IMG_CPUINFO]	= { "cpuinfo.img", 0x43490020, &cpuinfo_entry__descriptor },
-	[IMG_CPU]	= { "cpu-%d.img", 0x43500021, &cpu_entry__descriptor },
-	[IMG_POSIX_TIMER] = { "posix_timer-%d.img", 0x50540030, &posix_timer_entry__descriptor },
-	[IMG_FILES]	= { "files.img", 0x464c0040, &files_entry__descriptor },
-	[IMG_SHMEM]	= { "shmem.img", 0x53480040, &shmem_entry__descriptor },
-	[IMG_SHMEM_PAGES] = { "shmem-pages.img", 0, NULL },
-	[IMG_SYSVIPC]	= { "sysvipc.img", 0x53560041, &sysvipc_entry__descriptor },
-	[IMG_SYSVIPC_PAGES] = { "sysvipc-pages.img", 0, NULL },
-	[IMG_UTS]	= { "uts-%d.img", 0x55540040, &uts_entry__descriptor },
-	[IMG_SECCOMP]	= { "seccomp.img", 0x53430050, &seccomp_entry__descriptor },
-	[IMG_SECCOMP_TASK] = { "seccomp-%d.img", 0x53430051, &seccomp_task_entry__descriptor },
-	[IMG_VDSO]	= { "vdso.img", 0x56440060, &vdso_entry__descriptor },
+#define IMAGE(name, NAME, nr, file, magic, message) \
+	[IMG_##NAME] = { file, magic, &message##__descriptor },
+#define KIND IMAGE
+#define RAW(name, NAME, nr, file) [IMG_##NAME] = { file, 0, NULL },
+#include "kinds.def"
+};
+
+/*
+ * The registry's numbers leave no gap: each is below the count, and two
+ * kinds with one number (or one magic) would declare one enumerator twice.
+ */
+#define IMAGE(name, NAME, nr, ...) \
+	_Static_assert(nr < IMG_NR, "images/kinds.def: " #name ": number past the end");
+#define KIND IMAGE
+#define RAW IMAGE
+#include "kinds.def"
+enum {
+#define IMAGE(name, NAME, nr, file, magic, message) \
+	IMG_NUMBER_TAKEN_##nr, IMG_MAGIC_TAKEN_##magic,
+#define KIND IMAGE
+#define RAW(name, NAME, nr, file) IMG_NUMBER_TAKEN_##nr,
+#include "kinds.def"
 };
 
 const char *img_name(enum img_type t, int id, char *buf, size_t len)
@@ -208,25 +184,6 @@ int img_open_read(int dirfd, const char *name)
 	return fd;
 }
 
-int64_t img_raw_size(int dirfd, enum img_type t, int id)
-{
-	char name[64];
-	struct stat st;
-	int fd;
-
-	img_name(t, id, name, sizeof(name));
-	fd = img_open_read(dirfd, name);
-	if (fd < 0 || fstat(fd, &st)) {
-		if (errno != ELOOP && errno != EINVAL)
-			pr_perror("Can't stat image %s", name);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return st.st_size;
-}
-
 int img_read(int dirfd, enum img_type t, int id, void **msg, int optional)
 {
 	char name[64];
@@ -254,24 +211,4 @@ void img_free(enum img_type t, void *msg)
 {
 	if (msg)
 		protobuf_c_message_free_unpacked(msg, NULL);
-}
-
-int img_open_raw(int dirfd, enum img_type t, int id, int write)
-{
-	char name[64];
-	int fd;
-
-	img_name(t, id, name, sizeof(name));
-	if (write) {
-		fd = create_file_at(dirfd, name, O_RDWR);
-		if (fd < 0)
-			pr_perror("Can't create image %s", name);
-		return fd;
-	}
-	if (img_sums_expect(name))
-		return -1;
-	fd = img_open_read(dirfd, name);
-	if (fd < 0 && errno != ELOOP && errno != EINVAL)
-		pr_perror("Can't open image %s", name);
-	return fd;
 }

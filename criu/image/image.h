@@ -15,36 +15,18 @@
 #define IMG_HDR_SIZE		12
 #define IMG_OLD_HDR_SIZE	8
 
+/* The image kinds, numbered as the registry (images/kinds.def) says. */
 enum img_type {
-	IMG_INVENTORY,
-	IMG_PSTREE,
-	IMG_TIMENS,
-	IMG_REGS,
-	IMG_MM,
-	IMG_PAGEMAP,
-	IMG_PAGES,	/* raw page store, no framing */
-	IMG_SIGACT,
-	IMG_SIGNAL,
-	IMG_ITIMER,
-	IMG_RLIMIT,
-	IMG_SCHED,
-	IMG_CREDS,
-	IMG_FS,
-	IMG_TASK,
-	IMG_FDINFO,
-	IMG_CPUINFO,	/* one per checkpoint, id 0 */
-	IMG_CPU,
-	IMG_POSIX_TIMER,
-	IMG_FILES,	/* the tree's open file descriptions, id 0 */
-	IMG_SHMEM,		/* one per checkpoint, id 0 */
-	IMG_SHMEM_PAGES,	/* raw, no framing */
-	IMG_SYSVIPC,		/* one per checkpoint, id 0 */
-	IMG_SYSVIPC_PAGES,	/* raw, no framing */
-	IMG_UTS,
-	IMG_SECCOMP,		/* one per checkpoint, id 0 */
-	IMG_SECCOMP_TASK,
-	IMG_VDSO,		/* one per checkpoint, id 0 */
-	IMG_NR,
+#define IMAGE(name, NAME, nr, file, magic, message)	IMG_##NAME = nr,
+#define KIND IMAGE
+#define RAW(name, NAME, nr, file)			IMG_##NAME = nr,
+#include "kinds.def"
+	/* how many: image.c checks that the numbers leave no gap */
+	IMG_NR = 0
+#define IMAGE(...) + 1
+#define KIND IMAGE
+#define RAW IMAGE
+#include "kinds.def"
 };
 
 /* Largest framed message we accept; protects restore from absurd lengths. */
@@ -75,16 +57,9 @@ void *img_unpack(enum img_type t, const uint8_t *buf, size_t len, const char *na
 void img_free(enum img_type t, void *msg);
 
 /*
- * The raw page store: created 0600 for writing (as create_file_at() does),
- * opened read-only otherwise (only one the inventory has sums of).
- */
-int img_open_raw(int dirfd, enum img_type t, int id, int write);
-/*
  * Opens image @name for reading: never through a symbolic link, only a
  * regular file (a refusal is logged; errno ELOOP or EINVAL then).
  */
 int img_open_read(int dirfd, const char *name);
-/* The size of raw store @t/@id, checked as img_open_read() does; -1 logged. */
-int64_t img_raw_size(int dirfd, enum img_type t, int id);
 
 #endif

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <sys/sendfile.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -224,4 +226,64 @@ int pstore_close(struct pstore *ps, uint64_t *total)
 	ret = pstore_flush(ps, total);
 	pstore_free(ps);
 	return ret;
+}
+
+/*
+ * Up to @len bytes at @at of @fd to the end of @out, by the kernel. Past
+ * the biggest file the store's filesystem can hold (16 TiB on ext4), the
+ * kernel refuses to read the object at all (EOVERFLOW): those go through
+ * a buffer here.
+ */
+static ssize_t copy_out(int out, int fd, off_t at, size_t len)
+{
+	char buf[64 << 10];
+	ssize_t n = sendfile(out, fd, &at, len);
+
+	if (n >= 0 || errno != EOVERFLOW)
+		return n;
+	n = pread(fd, buf, min(len, sizeof(buf)), at);
+	if (n > 0 && write_full(out, buf, n))
+		return -1;
+	return n;
+}
+
+int pstore_copy_file(int out, int fd, uint64_t size,
+		     int (*run)(void *arg, uint64_t off, uint64_t len), void *arg,
+		     const char *what, uint64_t *total)
+{
+	off_t data, hole, from;
+	uint64_t len, chunk;
+	ssize_t n;
+
+	for (data = 0; data < (off_t)size; data = hole) {
+		data = lseek(fd, data, SEEK_DATA);
+		if (data < 0 && errno == ENXIO)
+			break;
+		hole = data < 0 ? -1 : lseek(fd, data, SEEK_HOLE);
+		if (hole < 0) {
+			pr_perror("Can't find the data of %s", what);
+			return -1;
+		}
+		data &= PAGE_MASK;
+		hole = min((uint64_t)hole + PAGE_SIZE - 1, size + PAGE_SIZE - 1) & PAGE_MASK;
+		for (from = data; from < hole; from += len) {
+			len = min((uint64_t)(hole - from), STORE_MAX_RUN);
+			if (run(arg, from, len))
+				return -1;
+			for (chunk = 0; chunk < len; chunk += n) {
+				n = copy_out(out, fd, from + chunk, len - chunk);
+				if (n < 0) {
+					pr_perror("Can't copy %s into the store", what);
+					return -1;
+				}
+				if (!n)
+					break;	/* the end of the file, in its last page */
+			}
+			/* the store stays page-aligned: the tail of a last page is a hole */
+			if (chunk < len && lseek(out, len - chunk, SEEK_CUR) < 0)
+				return -1;
+			*total += len;
+		}
+	}
+	return 0;
 }

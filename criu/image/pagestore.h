@@ -45,4 +45,20 @@ void pstore_free(struct pstore *ps);
 struct pstore *pstore_create(int dirfd, int id);
 int pstore_close(struct pstore *ps, uint64_t *total);
 
+/* The most one run of pages holds: every image counts them in 32 bits. */
+#define STORE_MAX_RUN	((uint64_t)(1U << 31) * 4096)
+
+/*
+ * A file's pages that hold data (SEEK_DATA knows them: in memory or
+ * swapped), copied by the kernel to the end of the raw store @out (a
+ * shmem object, a System V segment), which stays page-aligned. @fd's
+ * first @size bytes are looked at; each run of them (at most
+ * STORE_MAX_RUN) is told to @run, its offset in the file and its length,
+ * before it is copied; *@total counts the store's bytes. @what names the
+ * file in errors. 0, or -1 logged.
+ */
+int pstore_copy_file(int out, int fd, uint64_t size,
+		     int (*run)(void *arg, uint64_t off, uint64_t len), void *arg,
+		     const char *what, uint64_t *total);
+
 #endif

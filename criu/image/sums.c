@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Checksums of the raw stores: summed at dump while the pages are written,
+ * The raw stores, opened only here (a store read must have sums), and
+ * their checksums: summed at dump while the pages are written,
  * checked at restore by a second thread that reads every store once more
  * through a mapping, while the main thread loads the images and forks the
  * tree. The restore waits for it before it releases a single task.
@@ -86,7 +87,7 @@ void store_sum_free(struct store_sum *s)
 int img_sums_record(enum img_type t, int id, struct store_sum *s)
 {
 	char name[64];
-	StoreChecksum *c, **n;
+	StoreChecksum *c;
 	size_t i;
 
 	if (s->fill)
@@ -100,10 +101,8 @@ int img_sums_record(enum img_type t, int id, struct store_sum *s)
 		if (!strcmp(dumped.v[i]->name, name))
 			break;
 	if (i == dumped.nr) {
-		n = xrealloc(dumped.v, (dumped.nr + 1) * sizeof(*n));
-		if (!n)
+		if (xgrow(dumped.v, dumped.nr))
 			goto err;
-		dumped.v = n;
 		c = xmalloc(sizeof(*c));
 		if (!c)
 			goto err;
@@ -272,7 +271,8 @@ static void *verifier(void *arg)
 /* A file name of one of the raw stores, nothing else (no path). */
 static int raw_store_name(const char *name)
 {
-	static const enum img_type raw[] = { IMG_PAGES, IMG_SHMEM_PAGES, IMG_SYSVIPC_PAGES };
+	static const enum img_type raw[] = { IMG_PAGES, IMG_SHMEM_PAGES, IMG_SYSVIPC_PAGES,
+						 IMG_TMPFS_DATA };
 	char want[64];
 	size_t i;
 	int id, n;
@@ -455,4 +455,43 @@ void img_verify_stop(void)
 {
 	ver.stop = 1;
 	join();
+}
+
+int img_open_raw(int dirfd, enum img_type t, int id, int write)
+{
+	char name[64];
+	int fd;
+
+	img_name(t, id, name, sizeof(name));
+	if (write) {
+		fd = create_file_at(dirfd, name, O_RDWR);
+		if (fd < 0)
+			pr_perror("Can't create image %s", name);
+		return fd;
+	}
+	if (img_sums_expect(name))
+		return -1;
+	fd = img_open_read(dirfd, name);
+	if (fd < 0 && errno != ELOOP && errno != EINVAL)
+		pr_perror("Can't open image %s", name);
+	return fd;
+}
+
+int64_t img_raw_size(int dirfd, enum img_type t, int id)
+{
+	char name[64];
+	struct stat st;
+	int fd;
+
+	img_name(t, id, name, sizeof(name));
+	fd = img_open_read(dirfd, name);
+	if (fd < 0 || fstat(fd, &st)) {
+		if (errno != ELOOP && errno != EINVAL)
+			pr_perror("Can't stat image %s", name);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return st.st_size;
 }

@@ -3,10 +3,10 @@
 #define CRIU_IMAGE_SUMS_H
 
 /*
- * Checksums of the raw stores (pages-PID.img, shmem-pages.img,
- * sysvipc-pages.img): a CRC32C per 1 MiB chunk, computed at dump as the
- * bytes are written and kept in inventory.img (written last, itself
- * framed with a checksum like every other image). Restore checks every
+ * The raw stores (pages-PID.img, shmem-pages.img, sysvipc-pages.img):
+ * opening them, and their checksums, a CRC32C per 1 MiB chunk, computed
+ * at dump as the bytes are written and kept in inventory.img (written
+ * last, itself framed with a checksum like every other image). Restore checks every
  * store against them on a thread of its own while it loads and forks,
  * and waits for the verdict before it lets any task go.
  */
@@ -17,6 +17,14 @@
 #include "inventory.pb-c.h"
 
 #define IMG_SUM_CHUNK	(1U << 20)
+
+/*
+ * The raw page store: created 0600 for writing (as create_file_at() does),
+ * opened read-only otherwise (only one the inventory has sums of).
+ */
+int img_open_raw(int dirfd, enum img_type t, int id, int write);
+/* The size of raw store @t/@id, checked as img_open_read() does; -1 logged. */
+int64_t img_raw_size(int dirfd, enum img_type t, int id);
 
 /* A store being written, summed chunk by chunk. */
 struct store_sum {

@@ -9,7 +9,7 @@
  * Scheduling policy, priority and nice are the sched part's (sched-PID.img).
  *
  * Restore refuses, in load and so before anything is created, a CPU that
- * lacks what the task may use (--cpu-cap; parts/cpuinfo.c has the rules),
+ * lacks what the task may use (--cpu-cap; parts/cpu-info.c has the rules),
  * and maps each saved affinity to the CPUs online here:
  *  - a mask that held every CPU online at dump time means "not pinned":
  *    the thread gets every CPU here, whatever their number;
@@ -57,7 +57,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/cpuinfo.h"
+#include "parts/cpu-info.h"
 #include "parts/part.h"
 #include "task/ptrace.h"
 #include "cpu.pb-c.h"
@@ -545,7 +545,6 @@ static int parse_map(const char *arg, const struct cpus *online, struct cpu_map 
 {
 	char *copy = xstrdup(arg), *tok, *save = NULL, *end, buf[256];
 	long src, dst;
-	void *n;
 	int ret = -1;
 
 	if (!copy)
@@ -570,10 +569,8 @@ static int parse_map(const char *arg, const struct cpus *online, struct cpu_map 
 			       cpus_str(online, buf, sizeof(buf)));
 			goto out;
 		}
-		n = xrealloc(map->m, (map->nr + 1) * sizeof(*map->m));
-		if (!n)
+		if (xgrow(map->m, map->nr))
 			goto out;
-		map->m = n;
 		map->m[map->nr].src = src;
 		map->m[map->nr++].dst = dst;
 	}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * epoll: a kind of open file for the fd table (fdinfo.c).
+ * epoll: a kind of open file for the fd table (file.c).
  *
  * An epoll instance watches (file, fd number) pairs: /proc/PID/fdinfo
  * lists each watch with its fd number, events and data. A watch names a
@@ -30,7 +30,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
 
 static int epoll_match(const char *link, const struct stat *st)
 {
@@ -40,7 +40,7 @@ static int epoll_match(const char *link, const struct stat *st)
 static int parse_watches(const struct fd_dump *f, EpollEntry *e)
 {
 	const char *p;
-	EpollTfdEntry *w, **pw;
+	EpollTfdEntry *w;
 	unsigned int tfd, events;
 	unsigned long long data;
 
@@ -51,10 +51,8 @@ static int parse_watches(const struct fd_dump *f, EpollEntry *e)
 			pr_err("Task %d: can't parse a watch of epoll fd %d", f->pid, f->fd);
 			return -1;
 		}
-		pw = xrealloc(e->tfds, (e->n_tfds + 1) * sizeof(*pw));
-		if (!pw)
+		if (xgrow(e->tfds, e->n_tfds))
 			return -1;
-		e->tfds = pw;
 		w = xmalloc(sizeof(*w));
 		if (!w)
 			return -1;
@@ -148,7 +146,7 @@ static void epoll_free(FileDesc *d)
 	d->epoll = NULL;
 }
 
-static int epoll_validate(pid_t pid, const FileDesc *d)
+static int epoll_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	size_t i, j;
 
@@ -166,7 +164,7 @@ static int epoll_validate(pid_t pid, const FileDesc *d)
 	return 0;
 }
 
-static int epoll_open(pid_t pid, const FileDesc *d)
+static int epoll_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	int fd = epoll_create1(EPOLL_CLOEXEC);
 

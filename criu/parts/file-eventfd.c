@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * eventfd: a kind of open file for the fd table (fdinfo.c).
+ * eventfd: a kind of open file for the fd table (file.c).
  *
  * Its whole state is in /proc/PID/fdinfo: the counter (in hex) and, since
  * Linux 6.5, whether it counts as a semaphore (EFD_SEMAPHORE: a read takes
@@ -16,7 +16,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
 
 /* a write that would take the counter past this blocks (or fails) */
 #define EFD_MAX		(UINT64_MAX - 1)
@@ -28,8 +28,8 @@ static int efd_match(const char *link, const struct stat *st)
 
 static int efd_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
 {
-	const char *count = fdinfo_field(f->fdinfo, "eventfd-count:");
-	const char *sem = fdinfo_field(f->fdinfo, "eventfd-semaphore:");
+	const char *count = proc_fdinfo_field(f->fdinfo, "eventfd-count:");
+	const char *sem = proc_fdinfo_field(f->fdinfo, "eventfd-semaphore:");
 	EventfdEntry *e;
 	unsigned long long c;
 	int s = 0;
@@ -61,7 +61,7 @@ static void efd_free(FileDesc *d)
 	d->efd = NULL;
 }
 
-static int efd_validate(pid_t pid, const FileDesc *d)
+static int efd_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	if (!d->efd || d->efd->count > EFD_MAX) {
 		pr_err("Task %d: image files.img has an invalid eventfd #%u", pid, d->id);
@@ -70,7 +70,7 @@ static int efd_validate(pid_t pid, const FileDesc *d)
 	return 0;
 }
 
-static int efd_open(pid_t pid, const FileDesc *d)
+static int efd_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	int flags = EFD_CLOEXEC | (d->flags & O_NONBLOCK ? EFD_NONBLOCK : 0);
 	uint64_t count = d->efd->count;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * inotify: a kind of open file for the fd table (fdinfo.c).
+ * inotify: a kind of open file for the fd table (file.c).
  *
  * /proc/PID/fdinfo lists each watch: its watch descriptor (wd), mask, the
  * watched inode and a file handle for it. The path comes from the handle:
@@ -31,7 +31,8 @@
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
+#include "task/ptrace.h"
 
 #define HANDLE_MAX	128
 
@@ -149,18 +150,16 @@ static char *watch_path(const struct fd_dump *f, const struct wd_line *w)
 
 static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path)
 {
-	InotifyWdEntry **pw, *n;
+	InotifyWdEntry *n;
 	struct stat st;
 	size_t i;
 
-	pw = xrealloc(e->wds, (e->n_wds + 1) * sizeof(*pw));
 	n = xmalloc(sizeof(*n));
-	if (!pw || !n || lstat(path, &st)) {
+	if (xgrow(e->wds, e->n_wds) || !n || lstat(path, &st)) {
 		free(n);
 		free(path);
 		return -1;
 	}
-	e->wds = pw;
 	inotify_wd_entry__init(n);
 	n->wd = w->wd;
 	n->mask = w->mask;
@@ -177,7 +176,7 @@ static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path)
 
 static void warn_pending(const struct fd_dump *f)
 {
-	int fd = files_grab_fd(f->pid, f->fd), queued = 0;
+	int fd = ptrace_getfd(f->pid, f->fd), queued = 0;
 
 	if (fd >= 0 && !ioctl(fd, FIONREAD, &queued) && queued)
 		pr_warn("Task %d: inotify fd %d has %d bytes of events not read yet; they are "
@@ -244,7 +243,7 @@ static void inotify_free(FileDesc *d)
 
 /* --------------------------------------------------------------- restore */
 
-static int inotify_validate(pid_t pid, const FileDesc *d)
+static int inotify_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const InotifyEntry *e = d->inotify;
 	size_t i;
@@ -330,7 +329,7 @@ static int drain(pid_t pid, int fd)
 	return 0;
 }
 
-static int inotify_open(pid_t pid, const FileDesc *d)
+static int inotify_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const InotifyEntry *e = d->inotify;
 	int fd, got, next = 1, skipped = 0;

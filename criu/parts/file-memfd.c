@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * memfd_create() files held open: a kind of open file for the fd table
- * (fdinfo.c). The object itself (contents, size, name, seals, mode) is
+ * (file.c). The object itself (contents, size, name, seals, mode) is
  * saved once for the tree by shmem.c, which also finds every memfd fd
  * of every task; a description only names its object by the dev/ino it
  * had. Restore reopens the object criu created through /proc/self/fd, a
@@ -18,12 +18,11 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
-#include "parts/shmem.h"
+#include "parts/file-kind.h"
 
 static int memfd_match(const char *link, const struct stat *st)
 {
-	return S_ISREG(st->st_mode) && shmem_link_kind(link, st->st_dev) == SHMO_MEMFD;
+	return S_ISREG(st->st_mode) && proc_shmem_kind(link, st->st_dev) == SHMO_MEMFD;
 }
 
 static int memfd_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
@@ -45,9 +44,9 @@ static void memfd_free(FileDesc *d)
 	d->memfd = NULL;
 }
 
-static int memfd_validate(pid_t pid, const FileDesc *d)
+static int memfd_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
-	if (!d->memfd || !shmem_known(d->memfd->dev, d->memfd->ino)) {
+	if (!d->memfd || !rst_object_known(rc, d->memfd->dev, d->memfd->ino)) {
 		pr_err("Task %d: image files.img has memfd #%u without its object in shmem.img",
 		       pid, d->id);
 		return -1;
@@ -55,9 +54,9 @@ static int memfd_validate(pid_t pid, const FileDesc *d)
 	return 0;
 }
 
-static int memfd_open(pid_t pid, const FileDesc *d)
+static int memfd_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
-	int obj = shmem_fd(d->memfd->dev, d->memfd->ino), fd;
+	int obj = rst_object_fd(rc, d->memfd->dev, d->memfd->ino), fd;
 	char path[64];
 
 	if (obj < 0)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Pipes and FIFOs: a kind of open file for the fd table (fdinfo.c).
+ * Pipes and FIFOs: a kind of open file for the fd table (file.c).
  *
  * Every end (and every further open, of a FIFO or through /proc/PID/fd)
  * is an open file description of its own; they share one pipe, which
@@ -30,7 +30,8 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
+#include "task/mounts.h"
 
 #define PIPE_MAX_SIZE	(1U << 31)
 
@@ -41,7 +42,7 @@ static int pipe_match(const char *link, const struct stat *st)
 
 static int pipe_check(const struct fd_dump *f)
 {
-	const char *v = fdinfo_field(f->fdinfo, "flags:");
+	const char *v = proc_fdinfo_field(f->fdinfo, "flags:");
 	size_t len = strlen(f->link);
 	unsigned int flags = 0;
 
@@ -128,6 +129,12 @@ static int pipe_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 	d->pipe = e;
 	e->pipe_id = f->st->st_ino;
 	e->fifo = f->link[0] == '/';
+	if (e->fifo) {
+		d->has_mnt_id = 1;
+		d->mnt_id = f->mnt_id;
+		if (!mnt_dump_reaches(f->pid, f->mnt_id, f->link))
+			return -1;
+	}
 	ours = open_pipe(f->pid, f->fd);
 	if (ours < 0)
 		return -1;
@@ -155,7 +162,7 @@ static void pipe_free(FileDesc *d)
 	d->pipe = NULL;
 }
 
-static int pipe_validate(pid_t pid, const FileDesc *d)
+static int pipe_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const PipeEntry *e = d->pipe;
 	unsigned int acc = d->flags & O_ACCMODE;
@@ -234,7 +241,7 @@ static int pipe_open_object(FileDesc **d, int n, int *fds)
 		return -1;
 	if (d[0]->pipe->fifo) {
 		/* read and write: never blocks */
-		p[0] = open(d[0]->path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		p[0] = mnt_open(0, d[0]->mnt_id, d[0]->path, O_RDWR | O_NONBLOCK);
 		if (p[0] < 0) {
 			pr_perror("Can't open the FIFO %s", d[0]->path);
 			return -1;
@@ -255,7 +262,8 @@ static int pipe_open_object(FileDesc **d, int n, int *fds)
 			fds[i] = p[acc == O_WRONLY];
 			p[acc == O_WRONLY] = -1;
 		} else {
-			fds[i] = d[0]->pipe->fifo ? open(d[i]->path, acc | O_NONBLOCK | O_CLOEXEC) :
+			fds[i] = d[0]->pipe->fifo ?
+				 mnt_open(0, d[i]->mnt_id, d[i]->path, acc | O_NONBLOCK) :
 				 reopen(d[i]->path, base, acc);
 		}
 		if (fds[i] < 0) {

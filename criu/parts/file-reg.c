@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Regular files, directories and character devices: kinds of open file
- * for the fd table (fdinfo.c). They are reopened by path with their
+ * for the fd table (file.c). They are reopened by path with their
  * status flags; a regular file is seeked to its offset. A file that is
  * no longer the one dumped (another device, a directory now...) is refused.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/log.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
+#include "task/mounts.h"
 
 /* A path that still leads to the file: not " (deleted)" (that is refused). */
 static int has_path(const char *link)
@@ -32,8 +34,22 @@ static int chr_match(const char *link, const struct stat *st)
 	return has_path(link) && S_ISCHR(st->st_mode);
 }
 
+static int reg_check(const struct fd_dump *f)
+{
+	char what[PATH_MAX + 32];
+
+	snprintf(what, sizeof(what), "fd %d (%s)", f->fd, f->link);
+	return mnt_dump_reaches(f->pid, f->mnt_id, what) ? 0 : -1;
+}
+
 static int reg_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
 {
+	int hidden = mnt_dump_hidden(f->pid, f->mnt_id, f->link, d->flags);
+
+	if (hidden < 0)
+		return -1;
+	d->has_hidden = !!hidden;
+	d->hidden = hidden;
 	if (S_ISCHR(f->st->st_mode)) {
 		d->has_rdev = 1;
 		d->rdev = f->st->st_rdev;
@@ -44,13 +60,14 @@ static int reg_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDes
 	return 0;
 }
 
-static int reg_open(pid_t pid, const FileDesc *d)
+static int reg_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	unsigned int flags = (d->flags & OPEN_STATUS_MASK) | O_NOCTTY;
 	struct stat st;
 	int fd;
 
-	fd = open(d->path, flags);
+	fd = d->hidden ? mnt_open_hidden(pid, d->hidden, d->path) :
+			 mnt_open(pid, d->mnt_id, d->path, flags);
 	if (fd < 0) {
 		pr_perror("Task %d: can't reopen %s", pid, d->path);
 		return -1;
@@ -70,7 +87,7 @@ err:
 	return -1;
 }
 
-static int reg_validate(pid_t pid, const FileDesc *d)
+static int reg_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	if (d->path[0] != '/') {
 		pr_err("Task %d: image files.img has file #%u with a relative path", pid, d->id);
@@ -83,16 +100,20 @@ const struct file_kind fk_reg = {
 	.name = "regular file",
 	.kind = FILE_KIND__FILE_REG,
 	.match = reg_match,
+	.check = reg_check,
 	.dump = reg_dump,
 	.validate = reg_validate,
 	.open = reg_open,
+	.on_mount = 1,
 };
 
 const struct file_kind fk_chr = {
 	.name = "character device",
 	.kind = FILE_KIND__FILE_CHR,
 	.match = chr_match,
+	.check = reg_check,
 	.dump = reg_dump,
 	.validate = reg_validate,
 	.open = reg_open,
+	.on_mount = 1,
 };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * signalfd: a kind of open file for the fd table (fdinfo.c).
+ * signalfd: a kind of open file for the fd table (file.c).
  *
  * A signalfd holds only the set of signals it reads (fdinfo "sigmask:");
  * the signals themselves wait in the pending queues of whoever reads it,
@@ -16,7 +16,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
 
 static int sfd_match(const char *link, const struct stat *st)
 {
@@ -25,7 +25,7 @@ static int sfd_match(const char *link, const struct stat *st)
 
 static int sfd_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
 {
-	const char *mask = fdinfo_field(f->fdinfo, "sigmask:");
+	const char *mask = proc_fdinfo_field(f->fdinfo, "sigmask:");
 	SignalfdEntry *e;
 	unsigned long long m;
 
@@ -49,7 +49,7 @@ static void sfd_free(FileDesc *d)
 	d->sfd = NULL;
 }
 
-static int sfd_validate(pid_t pid, const FileDesc *d)
+static int sfd_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	if (!d->sfd) {
 		pr_err("Task %d: image files.img has a signalfd #%u without its mask", pid, d->id);
@@ -58,7 +58,7 @@ static int sfd_validate(pid_t pid, const FileDesc *d)
 	return 0;
 }
 
-static int sfd_open(pid_t pid, const FileDesc *d)
+static int sfd_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	int flags = SFD_CLOEXEC | (d->flags & O_NONBLOCK ? SFD_NONBLOCK : 0);
 	uint64_t mask = d->sfd->sigmask;	/* the kernel's sigset_t */

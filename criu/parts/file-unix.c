@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unix sockets: a kind of open file for the fd table (fdinfo.c).
+ * Unix sockets: a kind of open file for the fd table (file.c).
  *
  * What is supported: connected unnamed unix sockets, stream, datagram and
  * seqpacket, as socketpair() makes them, with the data queued in both
@@ -41,7 +41,8 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/files.h"
+#include "parts/file-kind.h"
+#include "task/ptrace.h"
 
 #define TCP_ESTABLISHED	1
 #define TCP_CLOSE	7
@@ -188,7 +189,7 @@ static void refuse_inet(const struct fd_dump *f, int sk, int domain)
 /* Refuses, with one line, what is not a connected pair of unnamed sockets. */
 static int check_unix(const struct fd_dump *f, int sk, struct sk_diag *sd)
 {
-	const char *scm = fdinfo_field(f->fdinfo, "scm_fds:");
+	const char *scm = proc_fdinfo_field(f->fdinfo, "scm_fds:");
 	struct sk_diag peer;
 	int listening = 0;
 	socklen_t len = sizeof(int);
@@ -240,7 +241,7 @@ static int unix_check(const struct fd_dump *f)
 	int sk, domain = 0, ret;
 	socklen_t len = sizeof(domain);
 
-	sk = files_grab_fd(f->pid, f->fd);
+	sk = ptrace_getfd(f->pid, f->fd);
 	if (sk < 0)
 		return -1;
 	if (getsockopt(sk, SOL_SOCKET, SO_DOMAIN, &domain, &len)) {
@@ -260,16 +261,17 @@ static int unix_check(const struct fd_dump *f)
 
 static int add_msg(UnixSkEntry *e, const void *data, size_t len)
 {
-	ProtobufCBinaryData *q = xrealloc(e->queue, (e->n_queue + 1) * sizeof(*q));
+	ProtobufCBinaryData *q;
 
-	if (!q)
+	if (xgrow(e->queue, e->n_queue))
 		return -1;
-	e->queue = q;
-	q[e->n_queue].data = xmalloc(len + 1);
-	if (!q[e->n_queue].data)
+	q = &e->queue[e->n_queue];
+	q->data = xmalloc(len + 1);
+	if (!q->data)
 		return -1;
-	memcpy(q[e->n_queue].data, data, len);
-	q[e->n_queue++].len = len;
+	memcpy(q->data, data, len);
+	q->len = len;
+	e->n_queue++;
 	return 0;
 }
 
@@ -406,7 +408,7 @@ static int unix_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 		return -1;
 	unix_sk_entry__init(e);
 	d->usk = e;
-	sk = files_grab_fd(f->pid, f->fd);
+	sk = ptrace_getfd(f->pid, f->fd);
 	if (sk < 0)
 		return -1;
 	/* checked before, but the peer may have closed since (a frozen peer can't) */
@@ -485,7 +487,7 @@ static int unix_dump_done(struct file_ref *files, size_t n)
 
 /* ------------------------------------------------------------- restore */
 
-static int unix_validate(pid_t pid, const FileDesc *d)
+static int unix_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const UnixSkEntry *e = d->usk;
 	uint64_t total = 0;

@@ -4,9 +4,12 @@
  * its umask.
  *
  * Both directories are read from /proc/PID/{root,cwd}, which name them as
- * criu sees them, i.e. relative to criu's root, not the task's. A name is
- * only trusted if it still leads to the directory the task holds: it may
- * have been deleted, or be reachable only from another mount namespace.
+ * criu sees them, i.e. relative to criu's root, not the task's; or, in a
+ * mount namespace of the tree's own that criu's root does not reach, as
+ * the namespace sees them. A name is only trusted if it still leads to the
+ * directory the task holds, from criu's root or the task's: it may have
+ * been deleted. The cwd's mount is kept too: restore changes to it through
+ * that mount (task/mounts.h), which another mount may cover.
  *
  * Restore changes directory in the new task itself, with the path as
  * dumped, and chroots later, in the batch: every part's child hook still
@@ -14,6 +17,7 @@
  * the working directory alone, so "chdir(cwd); chroot(root)" gives the
  * task both directories exactly as it had them, even a cwd outside root.
  */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,16 +28,26 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "task/mounts.h"
 #include "parts/part.h"
 #include "fs.pb-c.h"
 
 /* ---------------------------------------------------------------- dump */
 
-/* Reads /proc/PID/@link into @buf and checks that the path leads there. */
-static int read_dir_link(pid_t pid, const char *link, char *buf, size_t size)
+static int same_dir(const char *path, const struct stat *held)
 {
+	struct stat named;
+
+	return !stat(path, &named) && named.st_dev == held->st_dev &&
+	       named.st_ino == held->st_ino;
+}
+
+/* Reads /proc/PID/@link into @buf and checks that the path leads there. */
+static int read_dir_link(pid_t pid, const char *link, char *buf, size_t size,
+			 uint64_t *mnt)
+{
+	char path[64], inside[PATH_MAX + 64];
 	struct stat held, named;
-	char path[64];
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", pid, link);
@@ -47,13 +61,14 @@ static int read_dir_link(pid_t pid, const char *link, char *buf, size_t size)
 		pr_err("Task %d: its %s %s is not supported", pid, link, buf);
 		return -1;
 	}
-	if (buf[0] != '/' || stat(buf, &named) || named.st_dev != held.st_dev ||
-	    named.st_ino != held.st_ino) {
-		pr_err("Task %d: its %s %s names another directory for criu "
-		       "(another mount namespace?); not supported", pid, link, buf);
+	snprintf(inside, sizeof(inside), "/proc/%d/root%s", pid, buf);
+	if (buf[0] != '/' || (!same_dir(buf, &held) && !same_dir(inside, &held))) {
+		pr_err("Task %d: its %s %s names another directory for criu and for "
+		       "itself; not supported", pid, link, buf);
 		return -1;
 	}
-	return 0;
+	*mnt = mnt_id_of(path);
+	return mnt_dump_reaches(pid, *mnt, link) ? 0 : -1;
 }
 
 /*
@@ -62,6 +77,7 @@ static int read_dir_link(pid_t pid, const char *link, char *buf, size_t size)
  */
 struct fs_dirs {
 	char cwd[PATH_MAX], root[PATH_MAX];
+	uint64_t cwd_mnt, root_mnt;
 };
 
 static int fs_check(struct dump_ctx *dc, struct dtask *t)
@@ -75,8 +91,8 @@ static int fs_check(struct dump_ctx *dc, struct dtask *t)
 	d = xmalloc(sizeof(*d));
 	if (!d)
 		return -1;
-	if (read_dir_link(t->pid, "cwd", d->cwd, sizeof(d->cwd)) ||
-	    read_dir_link(t->pid, "root", d->root, sizeof(d->root))) {
+	if (read_dir_link(t->pid, "cwd", d->cwd, sizeof(d->cwd), &d->cwd_mnt) ||
+	    read_dir_link(t->pid, "root", d->root, sizeof(d->root), &d->root_mnt)) {
 		free(d);
 		return -1;
 	}
@@ -93,6 +109,8 @@ static int fs_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	fe.cwd = d->cwd;
 	fe.root = d->root;
 	fe.umask = t->status.umask;
+	fe.has_cwd_mnt = !!d->cwd_mnt;
+	fe.cwd_mnt = d->cwd_mnt;
 	ret = img_write(dc->dirfd, IMG_FS, t->ns_pid, &fe.base);
 	free(d);
 	t->priv[PART_FS] = NULL;
@@ -134,12 +152,16 @@ static int fs_load(struct rst_ctx *rc, struct rtask *t)
 static int fs_child(struct rst_ctx *rc, struct rtask *t)
 {
 	FsEntry *fe = t->img[PART_FS];
+	int fd = mnt_open(t->pid, fe->cwd_mnt, fe->cwd, O_PATH | O_DIRECTORY);
 
-	if (chdir(fe->cwd)) {
+	if (fd < 0 || fchdir(fd)) {
 		pr_perror("Task %d: can't change to its working directory %s", t->pid,
 			  fe->cwd);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
+	close(fd);
 	umask(fe->umask);
 	return 0;
 }

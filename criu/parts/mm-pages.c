@@ -26,9 +26,11 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "image/sums.h"
 #include "image/pagestore.h"
 #include "image/stats.h"
-#include "parts/mm.h"
+#include "parts/mm-pages.h"
+#include "parts/mm-vma.h"
 
 /* Linux 5.14; Debian 12's headers have it, older ones may not. */
 #ifndef MADV_POPULATE_WRITE
@@ -317,12 +319,10 @@ static int pw_cb(void *arg, uint64_t start, uint64_t end)
 static int guard_cb(void *arg, uint64_t start, uint64_t end)
 {
 	MmEntry *mm = arg;
-	GuardRange **n, *g;
+	GuardRange *g;
 
-	n = xrealloc(mm->guards, (mm->n_guards + 1) * sizeof(*n));
-	if (!n)
+	if (xgrow(mm->guards, mm->n_guards))
 		return -1;
-	mm->guards = n;
 	g = xmalloc(sizeof(*g));
 	if (!g)
 		return -1;
@@ -343,15 +343,13 @@ static struct mm_tree *tree_state(struct dump_ctx *dc)
 /* Remembers where @pid's pages went (and their PFNs), for its children. */
 static int remember(struct mm_tree *tr, pid_t pid, PagemapEntry *pm, struct page_writer *w)
 {
-	struct stored_task *n, *s;
+	struct stored_task *s;
 	uint64_t off = 0;
 	size_t i, first = 0;
 
-	n = xrealloc(tr->tasks, (tr->nr + 1) * sizeof(*n));
-	if (!n)
+	s = xpush(tr->tasks, tr->nr);
+	if (!s)
 		return -1;
-	tr->tasks = n;
-	s = &tr->tasks[tr->nr++];
 	s->pid = pid;
 	s->nr = pm->n_runs;
 	s->pfns = w->pfns;
@@ -567,7 +565,6 @@ int mm_open_stores(struct rst_ctx *rc, struct rtask *t, PagemapEntry *pm,
 		return -1;
 	for (i = 0; i < pm->n_runs; i++) {
 		pid_t pid = pm->runs[i]->in_pid;
-		void *n;
 
 		if (!pm->runs[i]->has_in_pid)
 			continue;
@@ -576,14 +573,8 @@ int mm_open_stores(struct rst_ctx *rc, struct rtask *t, PagemapEntry *pm,
 				break;
 		if (j < s->nr)
 			continue;
-		n = xrealloc(s->pids, (s->nr + 1) * sizeof(pid_t));
-		if (!n)
+		if (xgrow(s->pids, s->nr) || xgrow(s->fds, s->nr))
 			return -1;
-		s->pids = n;
-		n = xrealloc(s->fds, (s->nr + 1) * sizeof(int));
-		if (!n)
-			return -1;
-		s->fds = n;
 		s->pids[s->nr] = pid;
 		s->fds[s->nr] = open_store(rc, t, pid);
 		if (s->fds[s->nr++] < 0)

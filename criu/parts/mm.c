@@ -30,9 +30,10 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/mm.h"
-#include "parts/shmem.h"
-#include "parts/vdso.h"
+#include "parts/mm-pages.h"
+#include "parts/mm-vdso.h"
+#include "parts/mm-vma.h"
+#include "task/mounts.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
@@ -54,55 +55,6 @@ struct mm_loaded {
 	struct mm_stores stores;
 };
 
-int vma_special(const struct proc_vma *v, VmaKind *kind)
-{
-	static const struct {
-		const char *name;
-		VmaKind kind;
-	} sp[] = {
-		{ "[vdso]", VMA_KIND__VMA_VDSO },
-		{ "[vvar]", VMA_KIND__VMA_VVAR },
-		{ "[vvar_vclock]", VMA_KIND__VMA_VVAR_VCLOCK },
-		{ "[vsyscall]", VMA_KIND__VMA_VSYSCALL },
-	};
-	size_t i;
-
-	for (i = 0; v->path && i < ARRAY_SIZE(sp); i++)
-		if (!strcmp(v->path, sp[i].name)) {
-			*kind = sp[i].kind;
-			return 1;
-		}
-	return 0;
-}
-
-int vma_is_anon(const struct proc_vma *v)
-{
-	return !v->path || !strcmp(v->path, "[heap]") || !strcmp(v->path, "[stack]") ||
-	       !strncmp(v->path, "[anon:", 6);
-}
-
-/* The contents of shared areas live in their file or shared object. */
-int vma_has_pages(const struct proc_vma *v)
-{
-	VmaKind k;
-
-	return !vma_special(v, &k) && !v->shared;
-}
-
-int vma_entry_has_pages(const VmaEntry *v)
-{
-	switch (v->kind) {
-	case VMA_KIND__VMA_ANON_PRIVATE:
-	case VMA_KIND__VMA_FILE_PRIVATE:
-	case VMA_KIND__VMA_MEMFD_PRIVATE:
-		return 1;
-	case VMA_KIND__VMA_ANON_SHARED:
-		return !v->has_ino;	/* images from before shmem.img */
-	default:
-		return 0;
-	}
-}
-
 static const char *vma_unsupported(const struct proc_vma *v)
 {
 	VmaKind k;
@@ -115,7 +67,7 @@ static const char *vma_unsupported(const struct proc_vma *v)
 	if (v->path[0] == '[')
 		return "special mapping";
 	len = strlen(v->path);
-	switch (shmem_vma_kind(v)) {
+	switch (proc_vma_shmem(v)) {
 	case SHMO_ANON:
 	case SHMO_MEMFD:
 	case SHMO_SYSV:
@@ -146,7 +98,7 @@ static const char *sysv_unsupported(struct dtask *t, int i)
 
 	if (v->pgoff)
 		return p && p->end == v->start && p->ino == v->ino &&
-		       shmem_vma_kind(p) == SHMO_SYSV &&
+		       proc_vma_shmem(p) == SHMO_SYSV &&
 		       p->pgoff + (p->end - p->start) == v->pgoff ? NULL :
 		       "partly unmapped System V segment";
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", t->pid, v->start, v->end);
@@ -154,7 +106,7 @@ static const char *sysv_unsupported(struct dtask *t, int i)
 		return "System V segment that can't be looked at";
 	for (j = i + 1; j < t->maps.nr && t->maps.vma[j].start == t->maps.vma[j - 1].end &&
 	     t->maps.vma[j].ino == v->ino && t->maps.vma[j].pgoff == covered &&
-	     shmem_vma_kind(&t->maps.vma[j]) == SHMO_SYSV; j++)
+	     proc_vma_shmem(&t->maps.vma[j]) == SHMO_SYSV; j++)
 		covered += t->maps.vma[j].end - t->maps.vma[j].start;
 	return covered < (((uint64_t)st.st_size + PAGE_SIZE - 1) & PAGE_MASK) ?
 	       "partly unmapped System V segment" : NULL;
@@ -191,7 +143,7 @@ static int mm_check(struct dump_ctx *dc, struct dtask *t)
 	t->restore_own = own_fds_bound(t);
 	for (i = 0; i < t->maps.nr; i++) {
 		why = vma_unsupported(&t->maps.vma[i]);
-		if (!why && shmem_vma_kind(&t->maps.vma[i]) == SHMO_SYSV)
+		if (!why && proc_vma_shmem(&t->maps.vma[i]) == SHMO_SYSV)
 			why = sysv_unsupported(t, i);
 		if (why) {
 			pr_err("Task %d: %s at %#lx-%#lx (%s) is not supported",
@@ -231,6 +183,7 @@ struct mapped_file {
 	unsigned int dev_major, dev_minor;
 	uint64_t ino;
 	struct stat st;
+	uint64_t mnt;		/* the mount it is mapped from (the first area's) */
 	int bid_read;			/* the build-id below was looked for */
 	size_t bid_len;			/* 0: none */
 	uint8_t bid[BUILD_ID_MAX];
@@ -262,6 +215,7 @@ static struct mapped_file *stat_mapped(pid_t pid, const struct proc_vma *v)
 		free(f);
 		return NULL;
 	}
+	f->mnt = mnt_id_of(path);
 	f->dev_major = v->dev_major;
 	f->dev_minor = v->dev_minor;
 	f->ino = v->ino;
@@ -345,7 +299,7 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 	e->file_size = f->st.st_size;
 	e->has_open_flags = 1;
 	e->open_flags = (v->shared && (v->vmflags & VMF_MAYWRITE)) ? O_RDWR : O_RDONLY;
-	switch (shmem_vma_kind(v)) {
+	switch (proc_vma_shmem(v)) {
 	case SHMO_ANON:
 		e->kind = VMA_KIND__VMA_ANON_SHARED;
 		return 0;
@@ -362,7 +316,11 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 	e->path = v->path;
 	e->has_file_mtime_ns = 1;
 	e->file_mtime_ns = ts_to_ns(&f->st.st_mtim);
-	return mapped_build_id(pid, v, f, e);
+	e->has_mnt_id = !!f->mnt;
+	e->mnt_id = f->mnt;
+	if (mapped_build_id(pid, v, f, e))
+		return -1;
+	return mnt_dump_reaches(pid, f->mnt, v->path) ? 0 : -1;
 }
 
 static int read_auxv(pid_t pid, MmEntry *mm)
@@ -416,6 +374,10 @@ static int mm_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	}
 	exe[n] = '\0';
 	mm.exe_path = exe;
+	mm.exe_mnt = mnt_id_of(path);
+	mm.has_exe_mnt = !!mm.exe_mnt;
+	if (!mnt_dump_reaches(t->pid, mm.exe_mnt, "its executable"))
+		goto out;
 
 	vmas = xzalloc(t->maps.nr * sizeof(*vmas));
 	pv = xzalloc(t->maps.nr * sizeof(*pv));
@@ -471,17 +433,17 @@ static int is_special(VmaKind k)
 	       k == VMA_KIND__VMA_VVAR_VCLOCK || k == VMA_KIND__VMA_VSYSCALL;
 }
 
-static int bad_vma(const VmaEntry *v)
+static int bad_vma(struct rst_ctx *rc, const VmaEntry *v)
 {
 	switch (v->kind) {
 	case VMA_KIND__VMA_FILE_PRIVATE:
 	case VMA_KIND__VMA_FILE_SHARED:
 		return !v->path || v->path[0] != '/';
 	case VMA_KIND__VMA_ANON_SHARED:
-		return v->has_ino && (!v->has_dev || !shmem_known(v->dev, v->ino));
+		return v->has_ino && (!v->has_dev || !rst_object_known(rc, v->dev, v->ino));
 	case VMA_KIND__VMA_MEMFD_SHARED:
 	case VMA_KIND__VMA_MEMFD_PRIVATE:
-		return !v->has_ino || !v->has_dev || !shmem_known(v->dev, v->ino);
+		return !v->has_ino || !v->has_dev || !rst_object_known(rc, v->dev, v->ino);
 	case VMA_KIND__VMA_SYSV_SHM:
 		return !v->has_ino || v->ino > INT_MAX || !v->has_pgoff;
 	default:
@@ -489,7 +451,7 @@ static int bad_vma(const VmaEntry *v)
 	}
 }
 
-static int validate(struct rtask *t, MmEntry *mm)
+static int validate(struct rst_ctx *rc, struct rtask *t, MmEntry *mm)
 {
 	uint64_t prev_end = 0;
 	size_t i, j = 0, nr = 0;
@@ -502,7 +464,7 @@ static int validate(struct rtask *t, MmEntry *mm)
 	for (i = 0; i < mm->n_vmas; i++) {
 		v = mm->vmas[i];
 		if ((v->start | v->end) & ~PAGE_MASK || v->start >= v->end ||
-		    v->start < prev_end || bad_vma(v)) {
+		    v->start < prev_end || bad_vma(rc, v)) {
 			pr_err("Task %d: image mm has an invalid area #%zu (%#lx-%#lx)",
 			       t->pid, i, v->start, v->end);
 			return -1;
@@ -608,7 +570,7 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 	if (img_read(rc->dirfd, IMG_MM, t->pid, (void **)&l->mm, 0) < 0 ||
 	    img_read(rc->dirfd, IMG_PAGEMAP, t->pid, (void **)&l->pm, 0) < 0)
 		return -1;
-	if (validate(t, l->mm) || mm_check_pages(rc, t, l->mm, l->pm))
+	if (validate(rc, t, l->mm) || mm_check_pages(rc, t, l->mm, l->pm))
 		return -1;
 	ms = self_special(rc);
 	if (!ms)
@@ -673,7 +635,7 @@ static int open_checked(struct rtask *t, const VmaEntry *v)
 	struct stat st;
 	int fd;
 
-	fd = open(v->path, (v->has_open_flags ? v->open_flags : O_RDONLY) | O_CLOEXEC);
+	fd = mnt_open(t->pid, v->mnt_id, v->path, v->has_open_flags ? v->open_flags : O_RDONLY);
 	if (fd < 0) {
 		pr_perror("Task %d: can't open %s mapped at %#lx", t->pid, v->path, v->start);
 		return -1;
@@ -701,10 +663,10 @@ static int is_object(const VmaEntry *v)
  * the tree, or a read-only reopening of it for a shared area that could
  * never be made writable (as if mapped from an fd opened O_RDONLY).
  */
-static int object_fd(struct rtask *t, const VmaEntry *v)
+static int object_fd(struct rst_ctx *rc, struct rtask *t, const VmaEntry *v)
 {
 	char path[64];
-	int fd = shmem_fd(v->dev, v->ino);
+	int fd = rst_object_fd(rc, v->dev, v->ino);
 
 	if (fd < 0 || v->kind != VMA_KIND__VMA_MEMFD_SHARED || v->open_flags != O_RDONLY)
 		return fd;
@@ -741,12 +703,12 @@ static int mm_child(struct rst_ctx *rc, struct rtask *t)
 				l->fds[i] = l->fds[j];
 		}
 		if (l->fds[i] < 0)
-			l->fds[i] = is_file(v) ? open_checked(t, v) : object_fd(t, v);
+			l->fds[i] = is_file(v) ? open_checked(t, v) : object_fd(rc, t, v);
 		if (l->fds[i] < 0)
 			return -1;
 	}
 	if (l->mm->exe_path) {
-		l->exe_fd = open(l->mm->exe_path, O_RDONLY | O_CLOEXEC);
+		l->exe_fd = mnt_open(t->pid, l->mm->exe_mnt, l->mm->exe_path, O_RDONLY);
 		if (l->exe_fd < 0) {
 			pr_perror("Task %d: can't open its executable %s", t->pid,
 				  l->mm->exe_path);
@@ -797,7 +759,7 @@ static int unmap_criu(struct rtask *t, struct batch *b, struct mm_self *ms, uint
 }
 
 /*
- * Move the kernel's [vvar], [vvar_vclock] and [vdso] where vdso.c says
+ * Move the kernel's [vvar], [vvar_vclock] and [vdso] where mm-vdso.c says
  * (where the task had them, or a place of their own), through slots at
  * the top of the trampoline: an old place of one may be the new place of
  * another.

@@ -5,8 +5,9 @@
  * namespace and criu's own named. Restoring it in criu's namespace instead
  * would quietly give it other mounts, other users, other interfaces.
  *
- * The others have parts of their own: ns_pid.c, ns_uts.c, timens.c (and
- * the IPC namespace, with SysV IPC). See Documentation/namespaces.md.
+ * The others have parts of their own: ns-pid.c, ns-uts.c, ns-time.c,
+ * ns-mnt.c, ns-net.c (and the IPC namespace, with SysV IPC). See
+ * Documentation/namespaces.md.
  */
 #include <stdint.h>
 
@@ -18,8 +19,6 @@ static const struct {
 	const char *what;
 } refused[] = {
 	{ "user", "user" },
-	{ "mnt", "mount" },
-	{ "net", "network" },
 	{ "cgroup", "cgroup" },
 };
 

@@ -18,7 +18,6 @@
 #include "core/util.h"
 #include "image/image.h"
 #include "parts/part.h"
-#include "parts/vdso.h"
 #include "task/ptrace.h"
 #include "regs.pb-c.h"
 
@@ -94,30 +93,27 @@ static int fixup_rseq(pid_t tid, struct user_regs_struct *r)
 	return 0;
 }
 
-#define R(f, g) e->f = r->g
+/* Each field of the image (UserRegsX86) and of struct user_regs_struct it holds. */
+#define GP_REGS(X)								\
+	X(r15, r15) X(r14, r14) X(r13, r13) X(r12, r12) X(bp, rbp) X(bx, rbx)	\
+	X(r11, r11) X(r10, r10) X(r9, r9) X(r8, r8) X(ax, rax) X(cx, rcx)	\
+	X(dx, rdx) X(si, rsi) X(di, rdi) X(orig_ax, orig_rax) X(ip, rip)	\
+	X(cs, cs) X(flags, eflags) X(sp, rsp) X(ss, ss) X(fs_base, fs_base)	\
+	X(gs_base, gs_base) X(ds, ds) X(es, es) X(fs, fs) X(gs, gs)
 
 static void to_image(const struct user_regs_struct *r, UserRegsX86 *e)
 {
-	R(r15, r15); R(r14, r14); R(r13, r13); R(r12, r12); R(bp, rbp); R(bx, rbx);
-	R(r11, r11); R(r10, r10); R(r9, r9); R(r8, r8); R(ax, rax); R(cx, rcx);
-	R(dx, rdx); R(si, rsi); R(di, rdi); R(orig_ax, orig_rax); R(ip, rip);
-	R(cs, cs); R(flags, eflags); R(sp, rsp); R(ss, ss); R(fs_base, fs_base);
-	R(gs_base, gs_base); R(ds, ds); R(es, es); R(fs, fs); R(gs, gs);
+#define TO_IMAGE(f, g)		e->f = r->g;
+	GP_REGS(TO_IMAGE)
+#undef TO_IMAGE
 }
-
-#undef R
-#define R(f, g) r->g = e->f
 
 static void from_image(const UserRegsX86 *e, struct user_regs_struct *r)
 {
-	R(r15, r15); R(r14, r14); R(r13, r13); R(r12, r12); R(bp, rbp); R(bx, rbx);
-	R(r11, r11); R(r10, r10); R(r9, r9); R(r8, r8); R(ax, rax); R(cx, rcx);
-	R(dx, rdx); R(si, rsi); R(di, rdi); R(orig_ax, orig_rax); R(ip, rip);
-	R(cs, cs); R(flags, eflags); R(sp, rsp); R(ss, ss); R(fs_base, fs_base);
-	R(gs_base, gs_base); R(ds, ds); R(es, es); R(fs, fs); R(gs, gs);
+#define FROM_IMAGE(f, g)	r->g = e->f;
+	GP_REGS(FROM_IMAGE)
+#undef FROM_IMAGE
 }
-
-#undef R
 
 static int dump_thread(struct dump_ctx *dc, pid_t tid, pid_t ns_tid,
 		       struct user_regs_struct r)
@@ -193,8 +189,7 @@ static int regs_load(struct rst_ctx *rc, struct rtask *t)
 		return -1;
 	t->img[PART_REGS] = l;
 	for (i = 0; i < t->nr_threads; i++)
-		if (load_thread(rc, t->pid, t->tids[i], &l[i]) ||
-		    vdso_check_ip(t, t->tids[i], l[i].regs.rip))
+		if (load_thread(rc, t->pid, t->tids[i], &l[i]))
 			return -1;
 	return 0;
 }

@@ -106,13 +106,12 @@ static uint32_t intern(struct sc_table *tb, struct sc_filter *f)
 			return i + 1;
 		}
 	}
-	n = xrealloc(tb->f, (tb->nr + 1) * sizeof(*n));
+	n = xpush(tb->f, tb->nr);
 	if (!n) {
 		free(f->insns);
 		return 0;
 	}
-	tb->f = n;
-	tb->f[tb->nr++] = *f;
+	*n = *f;
 	return tb->nr;
 }
 

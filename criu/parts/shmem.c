@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -29,9 +28,9 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "image/pagestore.h"
 #include "image/sums.h"
 #include "parts/part.h"
-#include "parts/shmem.h"
 #include "shmem.pb-c.h"
 
 /* Linux 6.3; Debian 12's headers are 6.1's. */
@@ -46,78 +45,9 @@
 #define MADV_POPULATE_WRITE	23
 #endif
 
-#define MEMFD_PREFIX		"/memfd:"
-#define DELETED			" (deleted)"
 #define MEMFD_NAME_MAX		249	/* NAME_MAX minus "memfd:" */
-/* nr_pages is 32-bit */
-#define MAX_RUN			((uint64_t)(1U << 31) * PAGE_SIZE)
 #define SEALS_KNOWN		(F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | \
 				 F_SEAL_WRITE | F_SEAL_FUTURE_WRITE | F_SEAL_EXEC)
-
-/* ------------------------------------------------------------ naming */
-
-/*
- * The device of the kernel's internal shmem mount, which both kinds live
- * on: a deleted file of a tmpfs someone mounted shows the same names but
- * another device.
- */
-static int shm_dev(uint64_t *dev)
-{
-	static uint64_t cached;
-	static int known;
-	struct stat st;
-	int fd;
-
-	if (!known) {
-		fd = memfd_create("criu-probe", MFD_CLOEXEC);
-		if (fd < 0 || fstat(fd, &st)) {
-			pr_perror("Can't create a memfd to learn the shmem device");
-			if (fd >= 0)
-				close(fd);
-			return -1;
-		}
-		close(fd);
-		cached = st.st_dev;
-		known = 1;
-	}
-	*dev = cached;
-	return 0;
-}
-
-static int ends_deleted(const char *s)
-{
-	size_t len = strlen(s), d = strlen(DELETED);
-
-	return len > d && !strcmp(s + len - d, DELETED);
-}
-
-static int kind_of(const char *path, uint64_t dev)
-{
-	uint64_t shm;
-
-	if (!path || !ends_deleted(path) || shm_dev(&shm))
-		return SHMO_NONE;
-	if (!strncmp(path, MEMFD_PREFIX, strlen(MEMFD_PREFIX)))
-		return dev == shm ? SHMO_MEMFD : SHMO_HUGETLB;
-	if (!strncmp(path, "/SYSV", 5) && strlen(path) == 13 + strlen(DELETED))
-		return dev == shm ? SHMO_SYSV : SHMO_HUGETLB;
-	if (dev == shm && !strcmp(path, "/dev/zero" DELETED))
-		return SHMO_ANON;
-	return SHMO_NONE;
-}
-
-int shmem_vma_kind(const struct proc_vma *v)
-{
-	int k = kind_of(v->path, makedev(v->dev_major, v->dev_minor));
-
-	/* a private mapping of the file behind a shared anonymous area is rare: refuse it */
-	return k == SHMO_ANON && !v->shared ? SHMO_NONE : k;
-}
-
-int shmem_link_kind(const char *link, uint64_t dev)
-{
-	return kind_of(link, dev);
-}
 
 /* ---------------------------------------------------------------- dump */
 
@@ -138,23 +68,11 @@ static struct shm_dump *dump_state(struct dump_ctx *dc)
 	return dc->shared[PART_SHMEM];
 }
 
-static char *memfd_name(const char *link)
-{
-	size_t len = strlen(link) - strlen(MEMFD_PREFIX) - strlen(DELETED);
-	char *name = xmalloc(len + 1);
-
-	if (name) {
-		memcpy(name, link + strlen(MEMFD_PREFIX), len);
-		name[len] = '\0';
-	}
-	return name;
-}
-
 static int add_object(struct dump_ctx *dc, pid_t pid, const char *src, int kind,
 		      const char *link)
 {
 	struct shm_dump *s = dump_state(dc);
-	struct shm_dump_obj *n, *d;
+	struct shm_dump_obj *d;
 	struct stat st;
 	int i, fd, seals;
 
@@ -168,10 +86,8 @@ static int add_object(struct dump_ctx *dc, pid_t pid, const char *src, int kind,
 	for (i = 0; i < s->nr; i++)
 		if (s->objs[i].o.dev == st.st_dev && s->objs[i].o.ino == st.st_ino)
 			return 0;
-	n = xrealloc(s->objs, (s->nr + 1) * sizeof(*n));
-	if (!n)
+	if (xgrow(s->objs, s->nr))
 		return -1;
-	s->objs = n;
 	d = &s->objs[s->nr];
 	memset(d, 0, sizeof(*d));
 	shmem_object__init(&d->o);
@@ -185,7 +101,7 @@ static int add_object(struct dump_ctx *dc, pid_t pid, const char *src, int kind,
 	s->nr++;
 	if (kind != SHMO_MEMFD)
 		return 0;
-	d->o.name = memfd_name(link);
+	d->o.name = proc_memfd_name(link);
 	if (!d->o.name)
 		return -1;
 	if (strlen(d->o.name) > MEMFD_NAME_MAX) {
@@ -234,12 +150,12 @@ static int dump_fds(struct dump_ctx *dc, pid_t pid)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		len = readlink(path, link, sizeof(link) - 1);
-		if (len < 0 || strncmp(link, MEMFD_PREFIX, strlen(MEMFD_PREFIX)))
+		if (len < 0 || strncmp(link, PROC_MEMFD_PREFIX, strlen(PROC_MEMFD_PREFIX)))
 			continue;
 		link[len] = '\0';
 		if (stat(path, &st))
 			continue;	/* the fd table part names what it can't read */
-		if (shmem_link_kind(link, st.st_dev) == SHMO_MEMFD)
+		if (proc_shmem_kind(link, st.st_dev) == SHMO_MEMFD)
 			ret = add_object(dc, pid, path, SHMO_MEMFD, link);
 	}
 	closedir(d);
@@ -254,7 +170,7 @@ static int shmem_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 
 	for (i = 0; i < t->maps.nr; i++) {
 		v = &t->maps.vma[i];
-		k = shmem_vma_kind(v);
+		k = proc_vma_shmem(v);
 		if (k != SHMO_ANON && k != SHMO_MEMFD)
 			continue;
 		snprintf(src, sizeof(src), "/proc/%d/map_files/%lx-%lx", t->pid, v->start,
@@ -265,14 +181,13 @@ static int shmem_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	return dump_fds(dc, t->pid);
 }
 
-static int add_run(ShmemObject *o, uint64_t off, uint64_t len)
+static int add_run(void *arg, uint64_t off, uint64_t len)
 {
-	ShmemRun **n, *r;
+	ShmemObject *o = arg;
+	ShmemRun *r;
 
-	n = xrealloc(o->runs, (o->n_runs + 1) * sizeof(*n));
-	if (!n)
+	if (xgrow(o->runs, o->n_runs))
 		return -1;
-	o->runs = n;
 	r = xmalloc(sizeof(*r));
 	if (!r)
 		return -1;
@@ -283,78 +198,18 @@ static int add_run(ShmemObject *o, uint64_t off, uint64_t len)
 	return 0;
 }
 
-/*
- * Up to @len bytes at @at of @fd to the end of @out, by the kernel. Past
- * the biggest file the store's filesystem can hold (16 TiB on ext4), the
- * kernel refuses to read the object at all (EOVERFLOW): those go through
- * a buffer here.
- */
-static ssize_t copy_out(int out, int fd, off_t at, size_t len)
-{
-	char buf[64 << 10];
-	ssize_t n = sendfile(out, fd, &at, len);
-
-	if (n >= 0 || errno != EOVERFLOW)
-		return n;
-	n = pread(fd, buf, min(len, sizeof(buf)), at);
-	if (n > 0 && write_full(out, buf, n))
-		return -1;
-	return n;
-}
-
-/*
- * The pages of one object that hold data (SEEK_DATA knows them: in memory
- * or swapped), copied by the kernel from the object into the store.
- */
+/* The pages of one object that hold data, into the store. */
 static int dump_contents(struct shm_dump_obj *d, int out, uint64_t *total)
 {
-	ShmemObject *o = &d->o;
-	off_t data, hole, size = o->size, from;
-	uint64_t len, chunk;
-	ssize_t n;
-	int fd, ret = -1;
+	int fd, ret;
 
-	o->pages_off = *total;
+	d->o.pages_off = *total;
 	fd = open(d->src, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		pr_perror("Can't open the shared memory object %s", d->src);
 		return -1;
 	}
-	for (data = 0; data < size; data = hole) {
-		data = lseek(fd, data, SEEK_DATA);
-		if (data < 0 && errno == ENXIO)
-			break;
-		hole = data < 0 ? -1 : lseek(fd, data, SEEK_HOLE);
-		if (hole < 0) {
-			pr_perror("Can't find the data of %s", d->src);
-			goto out;
-		}
-		data &= PAGE_MASK;
-		hole = min((uint64_t)hole + PAGE_SIZE - 1, (uint64_t)size + PAGE_SIZE - 1) &
-		       PAGE_MASK;
-		for (from = data; from < hole; from += len) {
-			len = min((uint64_t)(hole - from), MAX_RUN);
-			if (add_run(o, from, len))
-				goto out;
-			for (chunk = 0; chunk < len; chunk += n) {
-				off_t at = from + chunk;
-
-				n = copy_out(out, fd, at, len - chunk);
-				if (n < 0) {
-					pr_perror("Can't copy %s into the store", d->src);
-					goto out;
-				}
-				if (!n)
-					break;	/* the end of the file, in its last page */
-			}
-			/* the store stays page-aligned: the tail of a last page is a hole */
-			if (chunk < len && lseek(out, len - chunk, SEEK_CUR) < 0)
-				goto out;
-			*total += len;
-		}
-	}
-	ret = 0;
-out:
+	ret = pstore_copy_file(out, fd, d->o.size, add_run, &d->o, d->src, total);
 	close(fd);
 	return ret;
 }
@@ -411,16 +266,13 @@ out:
 
 /* ------------------------------------------------------------- restore */
 
+/* rc->shared[PART_SHMEM]; areas and fds find the objects by rst_object_fd() */
 struct shm_rst {
-	struct rst_ctx *rc;
 	ShmemEntry *e;
 	int *fds;		/* per object: the inherited fd, -1 until created */
 	int pages_fd;
 	int tasks, finished;	/* live tasks loaded, and through their batches */
 };
-
-/* One restore per criu process: the fd kinds find the objects here too. */
-static struct shm_rst *rst;
 
 static int validate(ShmemEntry *e, uint64_t store_size)
 {
@@ -466,6 +318,7 @@ bad:
 
 static int shmem_load_tree(struct rst_ctx *rc)
 {
+	struct shm_rst *rst;
 	struct stat st;
 	ShmemEntry *e;
 	size_t i;
@@ -480,7 +333,6 @@ static int shmem_load_tree(struct rst_ctx *rc)
 		return -1;
 	}
 	rc->shared[PART_SHMEM] = rst;
-	rst->rc = rc;
 	rst->e = e;
 	rst->pages_fd = img_open_raw(rc->dirfd, IMG_SHMEM_PAGES, 0, 0);
 	rst->fds = xmalloc(e->n_objects * sizeof(int));
@@ -492,11 +344,16 @@ static int shmem_load_tree(struct rst_ctx *rc)
 		pr_perror("Can't stat shmem-pages.img");
 		return -1;
 	}
-	return validate(e, st.st_size);
+	if (validate(e, st.st_size))
+		return -1;
+	for (i = 0; i < e->n_objects; i++)
+		if (rst_object_name(rc, e->objects[i]->dev, e->objects[i]->ino))
+			return -1;
+	return 0;
 }
 
 /* A run of saved pages at @p, where the object is mapped shared in criu. */
-static int fill_run(uint8_t *p, uint64_t len, uint64_t pos)
+static int fill_run(struct shm_rst *rst, uint8_t *p, uint64_t len, uint64_t pos)
 {
 	/* allocating in one go is much cheaper than a fault per page */
 	madvise(p, len, MADV_POPULATE_WRITE);
@@ -508,14 +365,14 @@ static int fill_run(uint8_t *p, uint64_t len, uint64_t pos)
 }
 
 /* The saved pages into @p, the object mapped shared in criu. */
-static int fill(ShmemObject *o, uint8_t *p)
+static int fill(struct shm_rst *rst, ShmemObject *o, uint8_t *p)
 {
 	uint64_t pos = o->pages_off, len;
 	size_t i;
 
 	for (i = 0; i < o->n_runs; i++) {
 		len = (uint64_t)o->runs[i]->nr_pages * PAGE_SIZE;
-		if (fill_run(p + o->runs[i]->off, len, pos))
+		if (fill_run(rst, p + o->runs[i]->off, len, pos))
 			return -1;
 		pos += len;
 	}
@@ -526,7 +383,7 @@ static int fill(ShmemObject *o, uint8_t *p)
  * A memfd's pages, run by run: a memfd may be far bigger than an address
  * space (ftruncate to 2^62 bytes), only what holds data is mapped.
  */
-static int fill_memfd(ShmemObject *o, int fd)
+static int fill_memfd(struct shm_rst *rst, ShmemObject *o, int fd)
 {
 	uint64_t pos = o->pages_off, len;
 	uint8_t *p;
@@ -541,7 +398,7 @@ static int fill_memfd(ShmemObject *o, int fd)
 				  o->runs[i]->off);
 			return -1;
 		}
-		ret = fill_run(p, len, pos);
+		ret = fill_run(rst, p, len, pos);
 		munmap(p, len);
 		if (ret)
 			return -1;
@@ -550,7 +407,7 @@ static int fill_memfd(ShmemObject *o, int fd)
 	return 0;
 }
 
-static int create_anon(ShmemObject *o)
+static int create_anon(struct shm_rst *rst, ShmemObject *o)
 {
 	char path[96];
 	uint8_t *p;
@@ -562,7 +419,7 @@ static int create_anon(ShmemObject *o)
 		pr_perror("Can't create a shared memory object of %lu bytes", o->size);
 		return -1;
 	}
-	if (!fill(o, p)) {
+	if (!fill(rst, o, p)) {
 		snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx",
 			 (unsigned long)p, (unsigned long)p + o->size);
 		fd = open(path, O_RDWR | O_CLOEXEC);
@@ -596,7 +453,7 @@ static int add_seals(int fd, ShmemObject *o, unsigned int seals)
 	return 0;
 }
 
-static int create_memfd(ShmemObject *o)
+static int create_memfd(struct shm_rst *rst, ShmemObject *o)
 {
 	unsigned int flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
 	struct stat st;
@@ -614,7 +471,7 @@ static int create_memfd(ShmemObject *o)
 		pr_perror("Can't size memfd %s to %lu", o->name, o->size);
 		goto err;
 	}
-	if (fill_memfd(o, fd))
+	if (fill_memfd(rst, o, fd))
 		goto err;
 	if (fstat(fd, &st) ||
 	    (o->has_mode && (st.st_mode & 07777) != o->mode && fchmod(fd, o->mode)) ||
@@ -632,65 +489,28 @@ err:
 	return -1;
 }
 
-static int create(size_t i)
-{
-	ShmemObject *o = rst->e->objects[i];
-	int fd;
-
-	if (rst->fds[i] >= 0)
-		return 0;
-	fd = o->kind == SHMEM_KIND__SHMEM_MEMFD ? create_memfd(o) : create_anon(o);
-	fd = rst_inherit_fd(rst->rc, fd);
-	if (fd < 0)
-		return -1;
-	rst->fds[i] = fd;
-	return 0;
-}
-
-static int find(uint64_t dev, uint64_t ino)
-{
-	size_t i;
-
-	for (i = 0; rst && i < rst->e->n_objects; i++)
-		if (rst->e->objects[i]->dev == dev && rst->e->objects[i]->ino == ino)
-			return i;
-	return -1;
-}
-
-int shmem_known(uint64_t dev, uint64_t ino)
-{
-	return find(dev, ino) >= 0;
-}
-
-int shmem_fd(uint64_t dev, uint64_t ino)
-{
-	int i = find(dev, ino);
-
-	if (i < 0) {
-		pr_err("No shared memory object %lu:%lu in shmem.img", dev, ino);
-		return -1;
-	}
-	/*
-	 * Only criu, before the first fork, can find it missing (the fd
-	 * table's prefork may come first): every object exists by the fork.
-	 */
-	if (rst->fds[i] < 0 && create(i))
-		return -1;
-	return rst->fds[i];
-}
-
+/* Every object, filled, inherited by every task (rst_object_set). */
 static int shmem_prefork(struct rst_ctx *rc)
 {
+	struct shm_rst *rst = rc->shared[PART_SHMEM];
+	ShmemObject *o;
 	size_t i;
+	int fd;
 
-	for (i = 0; rst && i < rst->e->n_objects; i++)
-		if (create(i))
+	for (i = 0; rst && i < rst->e->n_objects; i++) {
+		o = rst->e->objects[i];
+		fd = o->kind == SHMEM_KIND__SHMEM_MEMFD ? create_memfd(rst, o) : create_anon(rst, o);
+		rst->fds[i] = rst_object_set(rc, o->dev, o->ino, fd);
+		if (rst->fds[i] < 0)
 			return -1;
+	}
 	return 0;
 }
 
 static int shmem_load(struct rst_ctx *rc, struct rtask *t)
 {
+	struct shm_rst *rst = rc->shared[PART_SHMEM];
+
 	if (rst)
 		rst->tasks++;
 	return 0;
@@ -699,6 +519,7 @@ static int shmem_load(struct rst_ctx *rc, struct rtask *t)
 /* In criu, once the last task's batch has mapped what it maps: the rest of the seals. */
 static int shmem_final(struct rst_ctx *rc, struct rtask *t)
 {
+	struct shm_rst *rst = rc->shared[PART_SHMEM];
 	ShmemObject *o;
 	size_t i;
 
@@ -715,6 +536,8 @@ static int shmem_final(struct rst_ctx *rc, struct rtask *t)
 
 static void shmem_release_tree(struct rst_ctx *rc)
 {
+	struct shm_rst *rst = rc->shared[PART_SHMEM];
+
 	if (!rst)
 		return;
 	if (rst->pages_fd >= 0)
@@ -723,7 +546,6 @@ static void shmem_release_tree(struct rst_ctx *rc)
 	free(rst->fds);
 	img_free(IMG_SHMEM, rst->e);
 	free(rst);
-	rst = NULL;
 	rc->shared[PART_SHMEM] = NULL;
 }
 

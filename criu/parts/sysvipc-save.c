@@ -15,7 +15,6 @@
 #include <sys/ipc.h>
 #include <sys/msg.h>
 #include <sys/sem.h>
-#include <sys/sendfile.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,13 +22,19 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/shmem.h"
-#include "parts/sysvipc.h"
+#include "image/pagestore.h"
+#include "image/sums.h"
+#include "parts/sysvipc-save.h"
+#include "proc/proc.h"
 #include "sysvipc.pb-c.h"
 
 #ifndef MSG_COPY
 #define MSG_COPY		040000	/* read by index, leave it queued */
 #endif
+
+const char *const sysvipc_limits[SYSVIPC_NR_LIMITS] = {
+	"shmmax", "shmall", "shmmni", "shm_rmid_forced", "msgmax", "msgmnb", "msgmni", "sem",
+};
 
 static int read_limits(SysvipcEntry *e)
 {
@@ -73,16 +78,29 @@ static void perm_of(SysvipcPerm *p, int id, const struct ipc_perm *ip)
 	p->mode = ip->mode;
 }
 
+static int add_run(void *arg, uint64_t off, uint64_t len)
+{
+	SysvipcShm *m = arg;
+	SysvipcRun *r = xmalloc(sizeof(*r));
+
+	if (!r || xgrow(m->runs, m->n_runs)) {
+		free(r);
+		return -1;
+	}
+	sysvipc_run__init(r);
+	r->off = off;
+	r->nr_pages = len / PAGE_SIZE;
+	m->runs[m->n_runs++] = r;
+	return 0;
+}
+
 /* The pages of a segment that hold data, through an attachment of ours. */
 static int shm_contents(SysvipcShm *m, int out, uint64_t *total)
 {
-	off_t data, hole, size = m->size, from;
-	uint64_t len, chunk;
-	char path[96], name[32];
+	char path[96], name[32], what[48];
 	struct stat st;
 	int fd = -1, ret = -1;
 	void *p;
-	ssize_t n;
 
 	m->pages_off = *total;
 	p = shmat(m->perm->id, NULL, SHM_RDONLY);
@@ -93,59 +111,17 @@ static int shm_contents(SysvipcShm *m, int out, uint64_t *total)
 	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", (unsigned long)p,
 		 (unsigned long)p + ((m->size + PAGE_SIZE - 1) & PAGE_MASK));
 	snprintf(name, sizeof(name), "/SYSV%08x (deleted)", m->perm->key);
+	snprintf(what, sizeof(what), "System V segment %d", m->perm->id);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st)) {
-		pr_perror("Can't open System V segment %d", m->perm->id);
+		pr_perror("Can't open %s", what);
 		goto out;
 	}
-	if (shmem_link_kind(name, st.st_dev) != SHMO_SYSV) {
-		pr_err("System V segment %d is on hugetlbfs (SHM_HUGETLB): not supported",
-		       m->perm->id);
+	if (proc_shmem_kind(name, st.st_dev) != SHMO_SYSV) {
+		pr_err("%s is on hugetlbfs (SHM_HUGETLB): not supported", what);
 		goto out;
 	}
-	for (data = 0; data < size; data = hole) {
-		data = lseek(fd, data, SEEK_DATA);
-		if (data < 0 && errno == ENXIO)
-			break;
-		hole = data < 0 ? -1 : lseek(fd, data, SEEK_HOLE);
-		if (hole < 0) {
-			pr_perror("Can't find the data of System V segment %d", m->perm->id);
-			goto out;
-		}
-		data &= PAGE_MASK;
-		hole = min((uint64_t)hole + PAGE_SIZE - 1, (uint64_t)size + PAGE_SIZE - 1) &
-		       PAGE_MASK;
-		for (from = data; from < hole; from += len) {
-			SysvipcRun **nr, *r = xmalloc(sizeof(*r));
-
-			len = min((uint64_t)(hole - from), SYSVIPC_MAX_RUN);
-			nr = xrealloc(m->runs, (m->n_runs + 1) * sizeof(*nr));
-			if (!r || !nr) {
-				free(r);
-				goto out;
-			}
-			m->runs = nr;
-			sysvipc_run__init(r);
-			r->off = from;
-			r->nr_pages = len / PAGE_SIZE;
-			m->runs[m->n_runs++] = r;
-			for (chunk = 0; chunk < len; chunk += n) {
-				off_t at = from + chunk;
-
-				n = sendfile(out, fd, &at, len - chunk);
-				if (n < 0) {
-					pr_perror("Can't copy System V segment %d", m->perm->id);
-					goto out;
-				}
-				if (!n)
-					break;
-			}
-			if (chunk < len && lseek(out, len - chunk, SEEK_CUR) < 0)
-				goto out;
-			*total += len;
-		}
-	}
-	ret = 0;
+	ret = pstore_copy_file(out, fd, m->size, add_run, m, what, total);
 out:
 	if (fd >= 0)
 		close(fd);

@@ -42,17 +42,12 @@
 #include "image/image.h"
 #include "image/sums.h"
 #include "parts/part.h"
-#include "parts/shmem.h"
-#include "parts/sysvipc.h"
+#include "parts/sysvipc-save.h"
 #include "sysvipc.pb-c.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23
 #endif
-
-const char *const sysvipc_limits[SYSVIPC_NR_LIMITS] = {
-	"shmmax", "shmall", "shmmni", "shm_rmid_forced", "msgmax", "msgmnb", "msgmni", "sem",
-};
 
 /* ---------------------------------------------------------------- dump */
 
@@ -73,7 +68,7 @@ static struct ipc_dump *dump_state(struct dump_ctx *dc)
 
 static int note_attach(struct ipc_dump *s, const struct proc_vma *v, pid_t pid)
 {
-	struct sysvipc_attach *n;
+	struct sysvipc_attach *a;
 	unsigned int key = 0;
 	int i;
 
@@ -82,14 +77,13 @@ static int note_attach(struct ipc_dump *s, const struct proc_vma *v, pid_t pid)
 			s->att[i].last = pid;
 			return 0;
 		}
-	n = xrealloc(s->att, (s->nr_att + 1) * sizeof(*n));
-	if (!n)
+	a = xpush(s->att, s->nr_att);
+	if (!a)
 		return -1;
-	s->att = n;
 	sscanf(v->path, "/SYSV%08x", &key);
-	s->att[s->nr_att].id = v->ino;
-	s->att[s->nr_att].key = key;
-	s->att[s->nr_att++].last = pid;
+	a->id = v->ino;
+	a->key = key;
+	a->last = pid;
 	return 0;
 }
 
@@ -126,7 +120,7 @@ static int sysvipc_check(struct dump_ctx *dc, struct dtask *t)
 	}
 	for (i = 0; i < t->maps.nr; i++) {
 		v = &t->maps.vma[i];
-		if (shmem_vma_kind(v) != SHMO_SYSV)
+		if (proc_vma_shmem(v) != SHMO_SYSV)
 			continue;
 		if (!s->own) {
 			pr_err("Task %d: System V shared memory segment %lu (%s) at %#lx is in "
@@ -285,13 +279,20 @@ static int sysvipc_load_tree(struct rst_ctx *rc)
 	return 0;
 }
 
+/*
+ * criu's /proc (rst_ctx.proc_fd) when the tree's own may be mounted by
+ * now, with /proc/sys read-only as containers have it. A sysctl of the IPC
+ * namespace is the writer's, whichever /proc it is written through.
+ */
+static int proc_fd = -1;
+
 static int write_sysctl(const char *name, const char *value)
 {
 	char path[64];
 	int fd, ret = 0;
 
-	snprintf(path, sizeof(path), "/proc/sys/kernel/%s", name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%ssys/kernel/%s", proc_fd >= 0 ? "" : "/proc/", name);
+	fd = openat(proc_fd >= 0 ? proc_fd : AT_FDCWD, path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, value, strlen(value)) != (ssize_t)strlen(value)) {
 		pr_perror("Can't write %s to %s", value, path);
 		ret = -1;
@@ -571,6 +572,7 @@ static int sysvipc_child(struct rst_ctx *rc, struct rtask *t)
 
 	if (!e || (uint32_t)t->pid != e->root_pid)
 		return 0;
+	proc_fd = rc->proc_fd;
 	pick_name_keys(e);
 	pages = img_open_raw(rc->dirfd, IMG_SYSVIPC_PAGES, 0, 0);
 	if (pages < 0 || open_limits(e))

@@ -112,18 +112,9 @@ err:
 int proc_read_maps(pid_t pid, int smaps, struct proc_maps *maps)
 {
 	char path[64];
-	char *buf;
-	int ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", pid, smaps ? "smaps" : "maps");
-	buf = read_file(-1, path, NULL);
-	if (!buf) {
-		pr_perror("Can't read %s", path);
-		return -1;
-	}
-	ret = proc_parse_maps(buf, maps);
-	free(buf);
-	return ret;
+	return proc_read(path, proc_parse_maps, maps);
 }
 
 void proc_maps_free(struct proc_maps *maps)

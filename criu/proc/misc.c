@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* /proc/PID/limits, fdinfo, task/ and children. */
+/* Reading a /proc file (proc_read); /proc/PID/limits, fdinfo, task/ and children. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -9,6 +9,20 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "proc/proc.h"
+
+char *proc_read_text(const char *path)
+{
+	char *buf = read_file(-1, path, NULL);
+
+	if (!buf)
+		pr_perror("Can't read %s", path);
+	return buf;
+}
+
+void proc_parse_failed(const char *path)
+{
+	pr_err("Can't parse %s", path);
+}
 
 static const struct {
 	const char *name;
@@ -77,20 +91,9 @@ int proc_parse_limits(const char *buf, struct proc_rlimit *lim, int nr)
 int proc_read_limits(pid_t pid, struct proc_rlimit *lim, int nr)
 {
 	char path[64];
-	char *buf;
-	int ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/limits", pid);
-	buf = read_file(-1, path, NULL);
-	if (!buf) {
-		pr_perror("Can't read %s", path);
-		return -1;
-	}
-	ret = proc_parse_limits(buf, lim, nr);
-	if (ret < 0)
-		pr_err("Can't parse %s", path);
-	free(buf);
-	return ret;
+	return proc_read(path, proc_parse_limits, lim, nr);
 }
 
 int proc_parse_fdinfo(const char *buf, struct proc_fdinfo *fi)
@@ -112,20 +115,20 @@ int proc_parse_fdinfo(const char *buf, struct proc_fdinfo *fi)
 int proc_read_fdinfo(pid_t pid, int fd, struct proc_fdinfo *fi)
 {
 	char path[64];
-	char *buf;
-	int ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
-	buf = read_file(-1, path, NULL);
-	if (!buf) {
-		pr_perror("Can't read %s", path);
-		return -1;
-	}
-	ret = proc_parse_fdinfo(buf, fi);
-	if (ret)
-		pr_err("Can't parse %s", path);
-	free(buf);
-	return ret;
+	return proc_read(path, proc_parse_fdinfo, fi);
+}
+
+const char *proc_fdinfo_field(const char *fdinfo, const char *key)
+{
+	size_t len = strlen(key);
+	const char *p;
+
+	for (p = fdinfo; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, len))
+			return p + len;
+	return NULL;
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -137,7 +140,7 @@ int proc_list_threads(pid_t pid, pid_t **tids)
 {
 	char path[64];
 	struct dirent *de;
-	pid_t *list = NULL, *n;
+	pid_t *list = NULL, *slot;
 	int nr = 0;
 	DIR *d;
 
@@ -150,14 +153,13 @@ int proc_list_threads(pid_t pid, pid_t **tids)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		n = xrealloc(list, (nr + 1) * sizeof(*list));
-		if (!n) {
+		slot = xpush(list, nr);
+		if (!slot) {
 			free(list);
 			closedir(d);
 			return -1;
 		}
-		list = n;
-		list[nr++] = atoi(de->d_name);
+		*slot = atoi(de->d_name);
 	}
 	closedir(d);
 	qsort(list, nr, sizeof(*list), cmp_pid);
@@ -165,34 +167,32 @@ int proc_list_threads(pid_t pid, pid_t **tids)
 	return nr;
 }
 
-int proc_list_children(pid_t pid, pid_t tid, pid_t **pids)
+static int parse_pids(char *buf, pid_t **pids)
 {
-	char path[80];
-	char *buf, *p, *end;
-	pid_t *list = NULL, *n;
+	pid_t *list = NULL, *slot;
+	char *p, *end;
 	int nr = 0;
 	long v;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, tid);
-	buf = read_file(-1, path, NULL);
-	if (!buf) {
-		pr_perror("Can't read %s", path);
-		return -1;
-	}
 	for (p = buf;; p = end) {
 		v = strtol(p, &end, 10);
 		if (end == p)
 			break;
-		n = xrealloc(list, (nr + 1) * sizeof(*list));
-		if (!n) {
+		slot = xpush(list, nr);
+		if (!slot) {
 			free(list);
-			free(buf);
 			return -1;
 		}
-		list = n;
-		list[nr++] = v;
+		*slot = v;
 	}
-	free(buf);
 	*pids = list;
 	return nr;
+}
+
+int proc_list_children(pid_t pid, pid_t tid, pid_t **pids)
+{
+	char path[80];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, tid);
+	return proc_read(path, parse_pids, pids);
 }

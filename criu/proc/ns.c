@@ -76,21 +76,10 @@ int proc_parse_timens_offsets(const char *buf, int64_t *mono, int64_t *boot)
 
 static int read_timens_offsets(const char *path, int64_t *mono, int64_t *boot)
 {
-	char *buf = read_file(-1, path, NULL);
-	int ret;
-
-	if (!buf) {
-		/* a kernel without time namespaces: no offsets */
-		if (errno == ENOENT && access("/proc/self/ns/time", F_OK))
-			return *mono = *boot = 0;
-		pr_perror("Can't read %s", path);
-		return -1;
-	}
-	ret = proc_parse_timens_offsets(buf, mono, boot);
-	if (ret)
-		pr_err("Can't parse %s", path);
-	free(buf);
-	return ret;
+	/* a kernel without time namespaces: no offsets */
+	if (access("/proc/self/ns/time", F_OK) && errno == ENOENT)
+		return *mono = *boot = 0;
+	return proc_read(path, proc_parse_timens_offsets, mono, boot);
 }
 
 /*

@@ -8,7 +8,31 @@
  * (unit tested); the ones taking a pid read the file first.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/types.h>
+
+/*
+ * Reads /proc file @path and hands its text to @parse(text, ...): what
+ * the parser returns, or -1 after "Can't read PATH" (errno), or after
+ * "Can't parse PATH" when the parser returned less than 0. The text is
+ * the parser's to cut up and is freed after it. Every proc_read_*() and
+ * proc_list_children() is one.
+ */
+#define proc_read(path, parse, ...)					\
+	({								\
+		char *__text = proc_read_text(path);			\
+		int __ret = -1;						\
+									\
+		if (__text) {						\
+			__ret = (parse)(__text, __VA_ARGS__);		\
+			if (__ret < 0)					\
+				proc_parse_failed(path);		\
+			free(__text);					\
+		}							\
+		__ret;							\
+	})
+char *proc_read_text(const char *path);
+void proc_parse_failed(const char *path);
 
 /* VmFlags from smaps that restore must reproduce. */
 #define VMF_GROWSDOWN	(1u << 0)	/* gd */
@@ -114,6 +138,8 @@ struct proc_fdinfo {
 
 int proc_parse_fdinfo(const char *buf, struct proc_fdinfo *fi);
 int proc_read_fdinfo(pid_t pid, int fd, struct proc_fdinfo *fi);
+/* The value after "@key" (e.g. "eventfd-count:") in an fdinfo text, or NULL. */
+const char *proc_fdinfo_field(const char *fdinfo, const char *key);
 
 /*
  * Runs of pages in [start, end): PM_SCAN_DATA, those worth saving (present
@@ -163,5 +189,54 @@ uint64_t proc_ns_id(pid_t pid, pid_t tid, const char *name);
  */
 int proc_parse_timens_offsets(const char *buf, int64_t *mono, int64_t *boot);
 int proc_timens_offsets(pid_t pid, int64_t *mono, int64_t *boot);
+
+/* Shared memory objects, by the names the kernel gives them (shmem.c). */
+#define PROC_MEMFD_PREFIX	"/memfd:"
+
+enum {
+	SHMO_NONE,
+	SHMO_ANON,	/* "/dev/zero (deleted)", MAP_SHARED|MAP_ANONYMOUS */
+	SHMO_MEMFD,	/* "/memfd:NAME (deleted)" */
+	SHMO_SYSV,	/* "/SYSV%08x (deleted)", a System V segment (key) */
+	SHMO_HUGETLB,	/* on hugetlbfs: not supported */
+};
+
+/* What kind of shared memory object an area maps, if any. */
+int proc_vma_shmem(const struct proc_vma *v);
+/* The same for @path (an fd's link) on device @dev (its st_dev). */
+int proc_shmem_kind(const char *path, uint64_t dev);
+/* NAME of a memfd's link "/memfd:NAME (deleted)", malloc'ed (SHMO_MEMFD only). */
+char *proc_memfd_name(const char *link);
+
+/*
+ * One line of /proc/PID/mountinfo; the strings point into the buffer the
+ * list keeps, unescaped (a mount point with a space has a space).
+ */
+struct proc_mount {
+	int id, parent;
+	unsigned int major, minor;
+	char *root;		/* in the filesystem */
+	char *mountpoint;	/* as the reading task's root sees it */
+	char *mnt_opts;		/* per mount: rw/ro, nosuid, relatime... */
+	char *fstype, *source;
+	char *sb_opts;		/* per superblock */
+	int shared, master, propagate_from;	/* peer groups, 0: none */
+	int unbindable;
+};
+
+struct proc_mounts {
+	struct proc_mount *m;
+	int nr;
+	char *buf;
+};
+
+/* @buf is taken over (freed by proc_mounts_free()), also on error. */
+int proc_parse_mountinfo(char *buf, struct proc_mounts *out);
+/* Of task @pid, 0: criu's own. */
+int proc_read_mountinfo(pid_t pid, struct proc_mounts *out);
+void proc_mounts_free(struct proc_mounts *ms);
+struct proc_mount *proc_mount_by_id(struct proc_mounts *ms, int id);
+/* Is @word one of the comma-separated words of @opts? */
+int proc_mount_has_opt(const char *opts, const char *word);
 
 #endif

@@ -31,7 +31,7 @@ static int last_id(const char *s, int *levels)
 
 static int parse_groups(const char *s, struct proc_status *st)
 {
-	unsigned int *g = NULL, *n;
+	unsigned int *g = NULL;
 	char *end;
 	unsigned long v;
 	int nr = 0;
@@ -44,12 +44,10 @@ static int parse_groups(const char *s, struct proc_status *st)
 		v = strtoul(s, &end, 10);
 		if (end == s)
 			break;
-		n = xrealloc(g, (nr + 1) * sizeof(*g));
-		if (!n) {
+		if (xgrow(g, nr)) {
 			free(g);
 			return -1;
 		}
-		g = n;
 		g[nr++] = v;
 		s = end;
 	}
@@ -151,18 +149,9 @@ int proc_parse_status(char *buf, struct proc_status *st)
 int proc_read_status(pid_t pid, struct proc_status *st)
 {
 	char path[64];
-	char *buf;
-	int ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	buf = read_file(-1, path, NULL);
-	if (!buf) {
-		pr_perror("Can't read %s", path);
-		return -1;
-	}
-	ret = proc_parse_status(buf, st);
-	free(buf);
-	return ret;
+	return proc_read(path, proc_parse_status, st);
 }
 
 pid_t proc_ns_pid(pid_t pid)
@@ -243,21 +232,10 @@ int proc_parse_stat(const char *buf, struct proc_stat *st)
 int proc_read_stat(pid_t pid, pid_t tid, struct proc_stat *st)
 {
 	char path[64];
-	char *buf;
-	int ret;
 
 	if (tid)
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
 	else
 		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	buf = read_file(-1, path, NULL);
-	if (!buf) {
-		pr_perror("Can't read %s", path);
-		return -1;
-	}
-	ret = proc_parse_stat(buf, st);
-	if (ret)
-		pr_err("Can't parse %s", path);
-	free(buf);
-	return ret;
+	return proc_read(path, proc_parse_stat, st);
 }

@@ -36,7 +36,7 @@ static int parse_notify(const char *s, int *notify, int *target)
 /* fs/proc/base.c: show_timer(); four lines a timer, the newest first */
 int proc_parse_timers(char *buf, struct proc_timer **out)
 {
-	struct proc_timer *pt = NULL, *n, *cur = NULL;
+	struct proc_timer *pt = NULL, *cur = NULL;
 	unsigned long long value;
 	char *line, *save = NULL;
 	int nr = 0, seen = 0;
@@ -45,11 +45,9 @@ int proc_parse_timers(char *buf, struct proc_timer **out)
 		if (!strncmp(line, "ID: ", 4)) {
 			if (cur && seen != 15)
 				goto bad;
-			n = xrealloc(pt, (nr + 1) * sizeof(*pt));
-			if (!n)
+			cur = xpush(pt, nr);
+			if (!cur)
 				goto err;
-			pt = n;
-			cur = &pt[nr++];
 			memset(cur, 0, sizeof(*cur));
 			if (sscanf(line + 4, "%d", &cur->id) != 1 || cur->id < 0)
 				goto bad;
@@ -84,16 +82,8 @@ err:
 
 int proc_read_timers(pid_t pid, struct proc_timer **out)
 {
-	char path[64], *buf;
-	int nr;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/timers", pid);
-	buf = read_file(-1, path, NULL);
-	if (!buf) {
-		pr_perror("Task %d: can't read %s", pid, path);
-		return -1;
-	}
-	nr = proc_parse_timers(buf, out);
-	free(buf);
-	return nr;
+	return proc_read(path, proc_parse_timers, out);
 }

@@ -15,11 +15,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/external.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "rpc/rpc.h"
@@ -46,8 +48,7 @@ struct rule {
 
 #define AT(member)	(offsetof(struct rpc_setup, member) + 1)
 
-#define MNTNS	"needs mount namespaces, not supported yet"
-#define NETNS	"needs network namespaces, not supported yet"
+#define MNTNS	"is not implemented (Documentation/mounts.md says what is)"
 #define CGROUPS	"cgroups are neither dumped nor restored yet (ignore and none only)"
 #define TCP	"TCP connections are not dumped yet"
 #define ITER	"iterative dumps need dirty-page tracking, not there yet"
@@ -157,12 +158,207 @@ static int set_log_stderr(struct rpc_setup *rs, const CriuOpts *ro)
 	return 0;
 }
 
-/* ------------------------------------------------ refused for some values */
+/* ---------------------------------------------------- network namespaces */
 
-static int root_refused(const CriuOpts *ro)
+/* A string the setup keeps (freed with it): values made up from the request. */
+static const char *keep_str(struct rpc_setup *rs, char *s)
 {
-	return ro->root && *ro->root && strcmp(ro->root, "/");
+	char **n = s ? xrealloc(rs->conf_strs, (rs->nr_conf_strs + 1) * sizeof(*n)) : NULL;
+
+	if (!n) {
+		free(s);
+		return NULL;
+	}
+	rs->conf_strs = n;
+	n[rs->nr_conf_strs++] = s;
+	return s;
 }
+
+/* --external and --ext-mount-map: criu's own list, whatever sent them. */
+static int add_external(struct rpc_setup *rs, const char *v, int map)
+{
+	char err[256];
+
+	if (!v || external_add(&rs->o, v, map, err, sizeof(err))) {
+		snprintf(rs->err, sizeof(rs->err), "Option %s refused: %s",
+			 map ? "ext_mnt" : "external", v ? err : "it needs a value");
+		return -1;
+	}
+	return 0;
+}
+
+/* CRIU's veth_pair {if_in, if_out} is --external veth[IF_IN]:IF_OUT */
+static int set_veths(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	char *s;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < ro->n_veths; i++) {
+		if (asprintf(&s, "veth[%s]:%s", ro->veths[i]->if_in, ro->veths[i]->if_out) < 0)
+			return -1;
+		ret = add_external(rs, s, 0);
+		free(s);
+		if (ret)
+			return -1;
+	}
+	return 0;
+}
+
+/* --veth-pair IN=OUT[@BRIDGE] */
+static int conf_veths(struct rpc_setup *rs, const char *val)
+{
+	const char *eq = val ? strchr(val, '=') : NULL;
+	char *s;
+	int ret;
+
+	if (!eq) {
+		snprintf(rs->err, sizeof(rs->err), "Config option veth-pair: not IN=OUT[@BRIDGE]");
+		return -1;
+	}
+	if (asprintf(&s, "veth[%.*s]:%s", (int)(eq - val), val, eq + 1) < 0)
+		return -1;
+	ret = add_external(rs, s, 0);
+	free(s);
+	return ret;
+}
+
+/*
+ * The client's fds (swrk: inherited, service: its own): numbers of the
+ * client's, opened as ours by the server (rpc_open_inherited()).
+ */
+static int add_inherit(struct rpc_setup *rs, const char *key, int fd)
+{
+	struct inherit_fd *n;
+
+	if (!key || !*key || fd < 0) {
+		snprintf(rs->err, sizeof(rs->err), "Option inherit_fd refused: fd %d with key "
+			 "'%.64s' is not an fd and a key", fd, key ? key : "");
+		return -1;
+	}
+	n = xrealloc(rs->o.inherit_fds, (rs->o.nr_inherit_fds + 1) * sizeof(*n));
+	if (!n)
+		return -1;
+	rs->o.inherit_fds = n;
+	n[rs->o.nr_inherit_fds].fd = fd;
+	n[rs->o.nr_inherit_fds++].key = key;
+	return 0;
+}
+
+static int set_inherit_fd(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	size_t i;
+
+	for (i = 0; i < ro->n_inherit_fd; i++)
+		if (add_inherit(rs, ro->inherit_fd[i]->key, ro->inherit_fd[i]->fd))
+			return -1;
+	return 0;
+}
+
+static int conf_inherit_fd(struct rpc_setup *rs, const char *val)
+{
+	struct inherit_fd ifd;
+	const char *v = val ? keep_str(rs, xstrdup(val)) : NULL;
+	char err[256];
+
+	if (!v || inherit_fd_parse(v, &ifd, err, sizeof(err))) {
+		snprintf(rs->err, sizeof(rs->err), "Config option inherit-fd: %s",
+			 v ? err : "needs a value");
+		return -1;
+	}
+	return add_inherit(rs, ifd.key, ifd.fd);
+}
+
+static int set_empty_ns(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	if (ro->empty_ns & ~CLONE_NEWNET) {
+		snprintf(rs->err, sizeof(rs->err), "Option empty_ns 0x%x refused: only the "
+			 "network namespace (CLONE_NEWNET) can be empty", ro->empty_ns);
+		return -1;
+	}
+	rs->o.empty_ns = ro->empty_ns;
+	return 0;
+}
+
+static int conf_empty_ns(struct rpc_setup *rs, const char *val)
+{
+	if (!val || strcmp(val, "net")) {
+		snprintf(rs->err, sizeof(rs->err), "Config option empty-ns: only net");
+		return -1;
+	}
+	rs->o.empty_ns |= CLONE_NEWNET;
+	return 0;
+}
+
+static int set_network_lock(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	switch (ro->network_lock) {
+	case CRIU_NETWORK_LOCK_METHOD__IPTABLES: rs->o.network_lock = NETLOCK_IPTABLES; break;
+	case CRIU_NETWORK_LOCK_METHOD__NFTABLES: rs->o.network_lock = NETLOCK_NFTABLES; break;
+	case CRIU_NETWORK_LOCK_METHOD__SKIP: rs->o.network_lock = NETLOCK_SKIP; break;
+	default:
+		snprintf(rs->err, sizeof(rs->err), "Option network_lock %d refused: not a "
+			 "method", ro->network_lock);
+		return -1;
+	}
+	return 0;
+}
+
+static int conf_network_lock(struct rpc_setup *rs, const char *val)
+{
+	static const char *const names[] = { "iptables", "nftables", "skip" };
+	CriuOpts ro = CRIU_OPTS__INIT;
+	size_t i;
+
+	for (i = 0; val && i < ARRAY_SIZE(names); i++)
+		if (!strcmp(val, names[i])) {
+			ro.network_lock = i + CRIU_NETWORK_LOCK_METHOD__IPTABLES;
+			return set_network_lock(rs, &ro);
+		}
+	snprintf(rs->err, sizeof(rs->err), "Config option network-lock: iptables, nftables "
+		 "or skip");
+	return -1;
+}
+
+static int set_external(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	size_t i;
+
+	for (i = 0; i < ro->n_external; i++)
+		if (add_external(rs, ro->external[i], 0))
+			return -1;
+	return 0;
+}
+
+static int conf_external(struct rpc_setup *rs, const char *val)
+{
+	return add_external(rs, val, 0);
+}
+
+static int set_ext_mnt(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	char buf[PATH_MAX * 2 + 8];
+	size_t i;
+
+	for (i = 0; i < ro->n_ext_mnt; i++) {
+		snprintf(buf, sizeof(buf), "%s:%s", ro->ext_mnt[i]->key, ro->ext_mnt[i]->val);
+		if (add_external(rs, buf, 1))
+			return -1;
+	}
+	return 0;
+}
+
+static int conf_ext_mnt(struct rpc_setup *rs, const char *val)
+{
+	return add_external(rs, val, 1);
+}
+
+static int set_auto_ext_mnt(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	return ro->auto_ext_mnt ? add_external(rs, "auto", 1) : 0;
+}
+
+/* ------------------------------------------------ refused for some values */
 
 static int cg_mode_refused(const CriuOpts *ro)
 {
@@ -188,7 +384,7 @@ static const struct rule rules[] = {
 	{ "ps", "page-server", REFUSED, "the page server is not implemented", 0, NULL, NULL,
 	  NULL },
 	{ "notify_scripts", NULL, HONOURED, NULL, AT(notify), NULL, NULL, NULL },
-	{ "root", "root", REFUSED, "a root other than / " MNTNS, 0, NULL, NULL, root_refused },
+	{ "root", "root", HONOURED, NULL, AT(o.root), NULL, NULL, NULL },
 	{ "parent_img", "prev-images-dir", REFUSED, ITER, 0, NULL, NULL, NULL },
 	{ "track_mem", "track-mem", REFUSED, ITER, 0, NULL, NULL, NULL },
 	{ "auto_dedup", "auto-dedup", REFUSED, "deduplication works on " ITER, 0, NULL, NULL,
@@ -196,20 +392,19 @@ static const struct rule rules[] = {
 	{ "work_dir_fd", NULL, HONOURED, NULL, 0, set_work_fd, NULL, NULL },
 	{ "link_remap", "link-remap", REFUSED, "open files that were unlinked are not dumped",
 	  0, NULL, NULL, NULL },
-	{ "veths", "veth-pair", REFUSED, "veth pairs " NETNS, 0, NULL, NULL, NULL },
+	{ "veths", "veth-pair", HONOURED, NULL, 0, set_veths, conf_veths, NULL },
 	{ "cpu_cap", "cpu-cap", HONOURED, NULL, 0, set_cpu_cap, conf_cpu_cap, NULL },
 	{ "force_irmap", "force-irmap", REFUSED,
 	  "inotify watches are found by file handle; an inode map is not implemented",
 	  0, NULL, NULL, NULL },
 	{ "exec_cmd", "exec-cmd", REFUSED, "running a command after the restore is not "
 	  "implemented", 0, NULL, NULL, NULL },
-	{ "ext_mnt", "ext-mount-map", REFUSED, "external mounts " MNTNS, 0, NULL, NULL, NULL },
+	{ "ext_mnt", "ext-mount-map", HONOURED, NULL, 0, set_ext_mnt, conf_ext_mnt, NULL },
 	{ "manage_cgroups", "manage-cgroups", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
 	{ "cg_root", "cgroup-root", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
 	{ "rst_sibling", NULL, HONOURED, NULL, 0, set_sibling, NULL, NULL },
-	{ "inherit_fd", "inherit-fd", REFUSED, "fds inherited from the client are not "
-	  "implemented yet", 0, NULL, NULL, NULL },
-	{ "auto_ext_mnt", NULL, REFUSED, "external mounts " MNTNS, 0, NULL, NULL, NULL },
+	{ "inherit_fd", "inherit-fd", HONOURED, NULL, 0, set_inherit_fd, conf_inherit_fd, NULL },
+	{ "auto_ext_mnt", NULL, HONOURED, NULL, 0, set_auto_ext_mnt, NULL, NULL },
 	{ "ext_sharing", "enable-external-sharing", REFUSED, "external mounts " MNTNS, 0, NULL,
 	  NULL, NULL },
 	{ "ext_masters", "enable-external-masters", REFUSED, "external mounts " MNTNS, 0, NULL,
@@ -224,10 +419,8 @@ static const struct rule rules[] = {
 	  0, NULL, NULL, NULL },
 	{ "irmap_scan_paths", "irmap-scan-path", REFUSED, "an inode map is not implemented",
 	  0, NULL, NULL, NULL },
-	{ "external", "external", REFUSED, "external namespaces, mounts and devices are not "
-	  "supported yet", 0, NULL, NULL, NULL },
-	{ "empty_ns", "empty-ns", REFUSED, "an empty network namespace " NETNS, 0, NULL, NULL,
-	  NULL },
+	{ "external", "external", HONOURED, NULL, 0, set_external, conf_external, NULL },
+	{ "empty_ns", "empty-ns", HONOURED, NULL, 0, set_empty_ns, conf_empty_ns, NULL },
 	{ "join_ns", "join-ns", REFUSED, "joining namespaces on restore is not supported yet",
 	  0, NULL, NULL, NULL },
 	{ "cgroup_props", "cgroup-props", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
@@ -264,10 +457,10 @@ static const struct rule rules[] = {
 	  "which are refused", 0, NULL, NULL, NULL },
 	{ "lsm_mount_context", "lsm-mount-context", REFUSED, "mount contexts " MNTNS, 0, NULL,
 	  NULL, NULL },
-	{ "network_lock", "network-lock", ACCEPTED, "the network is locked for a tree with a "
-	  "network namespace of its own only, and such a dump is refused", 0, NULL, NULL, NULL },
-	{ "mntns_compat_mode", "mntns-compat-mode", REFUSED, "the mount engine " MNTNS, 0, NULL,
-	  NULL, NULL },
+	{ "network_lock", "network-lock", HONOURED, NULL, 0, set_network_lock, conf_network_lock,
+	  NULL },
+	{ "mntns_compat_mode", "mntns-compat-mode", ACCEPTED, "criu has one way of making mounts, "
+	  "neither of CRIU's two engines", 0, NULL, NULL, NULL },
 	{ "skip_file_rwx_check", "skip-file-rwx-check", REFUSED, "restore checks file modes "
 	  "strictly", 0, NULL, NULL, NULL },
 	{ "unprivileged", "unprivileged", REFUSED, "criu needs CAP_SYS_PTRACE and "
@@ -510,19 +703,16 @@ static int conf_plain(struct rpc_setup *rs, const struct rule *r, const char *ke
 		      const char *val)
 {
 	const ProtobufCFieldDescriptor *f = field_of(r);
-	char *dst = (char *)rs + r->at - 1, *end, **n;
+	char *dst = (char *)rs + r->at - 1, *end;
 	long v;
 
 	if (f->type == PROTOBUF_C_TYPE_STRING) {
-		n = xrealloc(rs->conf_strs, (rs->nr_conf_strs + 1) * sizeof(*n));
-		if (!n || !val || !(n[rs->nr_conf_strs] = xstrdup(val))) {
+		if (xgrow(rs->conf_strs, rs->nr_conf_strs) || !val ||
+		    !(rs->conf_strs[rs->nr_conf_strs] = xstrdup(val))) {
 			snprintf(rs->err, sizeof(rs->err), "Config option %s needs a value", key);
-			if (n)
-				rs->conf_strs = n;
 			return -1;
 		}
-		rs->conf_strs = n;
-		*(const char **)dst = n[rs->nr_conf_strs++];
+		*(const char **)dst = rs->conf_strs[rs->nr_conf_strs++];
 		return 0;
 	}
 	if (f->type == PROTOBUF_C_TYPE_BOOL) {
@@ -640,8 +830,11 @@ void rpc_setup_free(struct rpc_setup *rs)
 	for (i = 0; i < rs->nr_conf_strs; i++)
 		free(rs->conf_strs[i]);
 	free(rs->conf_strs);
+	free(rs->o.inherit_fds);
+	rs->o.inherit_fds = NULL;
 	free(rs->conf_buf);
 	rs->conf_strs = NULL;
 	rs->conf_buf = NULL;
 	rs->nr_conf_strs = 0;
+	external_free(&rs->o);
 }

@@ -48,6 +48,7 @@ struct rpc_setup {
 	char *conf_buf;			/* the config file's text; strings point into it */
 	char **conf_strs;		/* values copied out of it */
 	int nr_conf_strs;
+	int inherited_open;		/* o.inherit_fds are ours now, not the client's */
 	int cr_errno;			/* for the response */
 	char err[512];			/* the one line that says why not */
 };

@@ -193,6 +193,41 @@ static int open_status_fd(struct rpc_conn *c, struct rpc_setup *rs)
 }
 
 /*
+ * inherit_fd: the client's fds (the namespace a runtime gives by path),
+ * opened as ours through /proc, as its directories are.
+ */
+static int open_inherited(struct rpc_conn *c, struct rpc_setup *rs)
+{
+	char path[64];
+	int i, fd;
+
+	for (i = 0; i < rs->o.nr_inherit_fds; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", c->peer, rs->o.inherit_fds[i].fd);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			snprintf(rs->err, sizeof(rs->err), "Can't open inherit_fd %s (fd %d of "
+				 "client %d): %s", rs->o.inherit_fds[i].key,
+				 rs->o.inherit_fds[i].fd, c->peer, strerror(errno));
+			rs->o.nr_inherit_fds = i;
+			rs->inherited_open = 1;
+			return -1;
+		}
+		rs->o.inherit_fds[i].fd = fd;
+	}
+	rs->inherited_open = 1;
+	return 0;
+}
+
+static void close_inherited(struct rpc_setup *rs)
+{
+	int i;
+
+	for (i = 0; rs->inherited_open && i < rs->o.nr_inherit_fds; i++)
+		close(rs->o.inherit_fds[i].fd);
+	rs->inherited_open = 0;
+}
+
+/*
  * Everything a request with options needs before the work: the options
  * mapped, the config file read, the client's directories opened and the
  * log started in them. A refusal still goes to that log when there is one.
@@ -217,6 +252,8 @@ static int prepare(struct rpc_conn *c, CriuReq *req, struct rpc_setup *rs, int n
 	rpc_log_opts(req->opts);
 	if (!bad && rs->status_fd >= 0)
 		bad = open_status_fd(c, rs);
+	if (!bad)
+		bad = open_inherited(c, rs);
 	if (bad) {
 		pr_err("%s", rs->err);
 		if (!rs->cr_errno)
@@ -445,6 +482,7 @@ static int do_dump(struct rpc_conn *c, CriuReq *req)
 		goto out;
 	respond(c, &resp);
 out:
+	close_inherited(&rs);
 	rpc_setup_free(&rs);
 	return ret;
 }
@@ -481,6 +519,7 @@ static int do_restore(struct rpc_conn *c, CriuReq *req)
 	r.pid = c->root;
 	respond(c, &resp);
 out:
+	close_inherited(&rs);
 	rpc_setup_free(&rs);
 	return ret;
 }

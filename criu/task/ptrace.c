@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <elf.h>
@@ -347,4 +348,20 @@ int remote_syscall(pid_t tid, const struct user_regs_struct *base, uint64_t ip,
 		return -1;
 	*ret = regs.rax;
 	return 0;
+}
+
+int ptrace_getfd(pid_t pid, int fd)
+{
+	int pidfd, ours;
+
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		pr_perror("Task %d: can't open a pidfd", pid);
+		return -1;
+	}
+	ours = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	if (ours < 0)
+		pr_perror("Task %d: can't take a copy of its fd %d", pid, fd);
+	close(pidfd);
+	return ours;
 }

@@ -9,6 +9,12 @@
 /* Added in 5.13; Debian 12's headers (6.1) have it, kept for older ones. */
 #ifndef PTRACE_GET_RSEQ_CONFIGURATION
 #define PTRACE_GET_RSEQ_CONFIGURATION	0x420f
+/*
+ * Our own reference to the open file description behind fd @fd of task
+ * @pid (pidfd_getfd(), which asks what PTRACE_ATTACH would); -1 logged.
+ */
+int ptrace_getfd(pid_t pid, int fd);
+
 #endif
 
 struct ptrace_rseq_conf {
@@ -71,5 +77,11 @@ int ptrace_get_rseq(pid_t tid, struct ptrace_rseq_conf *conf);
  */
 int remote_syscall(pid_t tid, const struct user_regs_struct *regs, uint64_t ip,
 		   long *ret, long nr, long a0, long a1, long a2, long a3, long a4, long a5);
+
+/*
+ * Our own reference to the open file description behind fd @fd of task
+ * @pid (pidfd_getfd(), which asks what PTRACE_ATTACH would); -1 logged.
+ */
+int ptrace_getfd(pid_t pid, int fd);
 
 #endif

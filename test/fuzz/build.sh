@@ -37,7 +37,7 @@ if [ "$regen" = 1 ]; then
 fi
 
 # The image layer and what it stands on; nothing above it.
-srcs=(test/fuzz/fuzz_image.c criu/image/*.c criu/core/log.c criu/core/util.c
+srcs=(test/fuzz/fuzz_image.c criu/image/*.c criu/core/file.c criu/core/log.c criu/core/util.c
       "$GEN"/*.pb-c.c)
 
 # -O1 and no frame pointer omission: the usual fuzzing trade of speed for
@@ -46,7 +46,7 @@ srcs=(test/fuzz/fuzz_image.c criu/image/*.c criu/core/log.c criu/core/util.c
 "$CC" -g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE \
 	-DCRIU_VERSION='"fuzz"' -Wall -Wno-unused-parameter \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-Icriu -I"$GEN" \
+	-Icriu -Iimages -I"$GEN" \
 	"${srcs[@]}" -lprotobuf-c $FUZZ_CFLAGS -o "$OUT/fuzz_image.tmp"
 mv "$OUT/fuzz_image.tmp" "$OUT/fuzz_image"
 echo "build.sh: $OUT/fuzz_image"

@@ -259,7 +259,7 @@ static int more_once(criu_predump_info pi)
 	X(log_level, 0, set_log_level(O 1))					\
 	X(cpu_cap, 0, set_cpu_cap(O 0))						\
 	X(root_slash, 0, set_root(O "/"))					\
-	X(root, 1, set_root(O "/tmp"))						\
+	X(root, 0, set_root(O "/tmp"))						\
 	X(manage_cgroups_off, 0, set_manage_cgroups(O false))			\
 	X(manage_cgroups, 1, set_manage_cgroups(O true))			\
 	X(cg_mode_ignore, 0, set_manage_cgroups_mode(O CRIU_CG_MODE_IGNORE))	\
@@ -269,26 +269,28 @@ static int more_once(criu_predump_info pi)
 	X(lsm_profile, 1, set_lsm_profile(O "apparmor:x"))			\
 	X(lsm_mount_context, 1, set_lsm_mount_context(O "ctx"))			\
 	X(timeout, 1, set_timeout(O 10))					\
-	X(auto_ext_mnt, 1, set_auto_ext_mnt(O true))				\
+	X(auto_ext_mnt, 0, set_auto_ext_mnt(O true))				\
 	X(ext_sharing, 1, set_ext_sharing(O true))				\
 	X(ext_masters, 1, set_ext_masters(O true))				\
 	X(exec_cmd, 1, set_exec_cmd(O 1, argv_cmd))				\
-	X(ext_mount, 1, add_ext_mount(O "/a", "/b"))				\
-	X(veth_pair, 1, add_veth_pair(O "eth0", "veth0"))			\
+	X(ext_mount, 0, add_ext_mount(O "/a", "/b"))				\
+	X(veth_pair, 0, add_veth_pair(O "eth0", "veth0"))			\
 	X(cg_root, 1, add_cg_root(O "cpu", "/x"))				\
 	X(enable_fs, 1, add_enable_fs(O "tmpfs"))				\
 	X(skip_mnt, 1, add_skip_mnt(O "/x"))					\
 	X(ghost_limit, 0, set_ghost_limit(O 1 << 20))				\
 	X(irmap_path, 1, add_irmap_path(O "/x"))				\
-	X(inherit_fd, 1, add_inherit_fd(O 0, "pipe:[1]"))			\
-	X(external, 1, add_external(O "net[1]:x"))				\
+	X(inherit_fd, 0, add_inherit_fd(O 0, "pipe:[1]"))			\
+	X(external_net, 0, add_external(O "net[1]:x"))				\
+	X(external, 1, add_external(O "dev[1/2]:x"))				\
 	X(page_server, 1, set_page_server_address_port(O "127.0.0.1", 1))	\
 	X(pre_dump_mode, 0, set_pre_dump_mode(O CRIU_PRE_DUMP_READ))		\
 	X(pidfd_store_sk, 0, set_pidfd_store_sk(O 0))				\
 	X(network_lock, 0, set_network_lock(O CRIU_NETWORK_LOCK_SKIP))		\
 	X(join_ns, 1, join_ns_add(O "net", "/proc/1/ns/net", NULL))		\
-	X(mntns_compat_mode, 1, set_mntns_compat_mode(O true))			\
-	X(empty_ns, 1, set_empty_ns(O 0x40000000))				\
+	X(mntns_compat_mode, 0, set_mntns_compat_mode(O true))			\
+	X(empty_ns, 0, set_empty_ns(O 0x40000000))				\
+	X(empty_ns_mnt, 1, set_empty_ns(O 0x20000))				\
 	X(parent_images, 1, set_parent_images(O "../parent"))			\
 	X(config_missing, 0, set_config_file(O "/nonexistent/runc.conf"))
 

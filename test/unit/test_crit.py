@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Tests of contrib/crit/crit.py: its .proto parser, its wire decoder and
-encoder, its image table against criu/image/image.c, and the images of a
+encoder, its image table (read from the registry criu is built from), and the images of a
 real dump by the criu the build made (found as test/zdtm/buildpaths.py
 says: CRIU, or BUILD_DIR/criu/criu); a dump that fails is a failure."""
 from __future__ import annotations
@@ -43,30 +43,20 @@ def run_crit(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=60)
 
 
-# ------------------------------------------------ the table vs the C sources
+# ------------------------------------------------------ the registry of kinds
 
-def c_image_table() -> list[tuple[str, str, int, str | None]]:
-    """(kind, file name, magic, message) in enum img_type order, from the C."""
-    header = (ROOT / "criu" / "image" / "image.h").read_text()
-    enum = re.search(r"enum img_type \{(.*?)\};", header, re.S)
-    assert enum, "no enum img_type in image.h"
-    order = re.findall(r"^\s*IMG_(\w+)\s*,", enum.group(1), re.M)
-    source = (ROOT / "criu" / "image" / "image.c").read_text()
-    rows = {}
-    for m in re.finditer(r'\[IMG_(\w+)\]\s*=\s*\{\s*"([^"]+)"\s*,\s*(0x[0-9a-fA-F]+|0)\s*,'
-                         r'\s*(?:&(\w+)__descriptor|NULL)\s*\}', source):
-        rows[m.group(1)] = (m.group(1).lower(), m.group(2), int(m.group(3), 0), m.group(4))
-    assert rows, "no descs[] rows found in image.c"
-    assert "NR" in order
-    order = order[:order.index("NR")]
-    assert set(order) == set(rows), "enum img_type and descs[] disagree"
-    return [rows[name] for name in order]
-
-
-def test_table_matches_image_c() -> None:
-    want = c_image_table()
-    got = [(k.name, k.pattern, k.magic, k.message) for k in crit.IMAGES]
-    assert got == want, "crit.IMAGES differs from criu/image/image.c (order included)"
+def test_registry_in_number_order(tmp_path: Path) -> None:
+    reg = tmp_path / "kinds.def"
+    reg.write_text('/* IMAGE(x, X, 9, "x.img", 1, x) */\n'
+                   'RAW(b, B, 1, "b-%d.img")\n'
+                   'PART(p, P)\n'
+                   'KIND(a, A, 0, "a.img", 0x10, a_entry) /* its own */\n')
+    got = crit.read_registry(reg)
+    assert got == [crit.ImageKind("a", "a.img", 0x10, "a_entry"),
+                   crit.ImageKind("b", "b-%d.img", 0, None)]
+    reg.write_text('IMAGE(a, A, 0, "a.img")\n')
+    with pytest.raises(crit.CritError, match="can't read IMAGE"):
+        crit.read_registry(reg)
 
 
 def test_table_messages_exist(schema: crit.Schema) -> None:

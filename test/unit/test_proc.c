@@ -1007,6 +1007,74 @@ static int stop_at_first(void *arg, uint64_t start, uint64_t end)
 	return 1;
 }
 
+/* -------------------------------------------------------- mountinfo */
+
+static const char mountinfo_sample[] =
+	"64 42 254:0 /tmp/my\\040root / rw,relatime master:1 - ext4 /dev/vda rw,discard\n"
+	"66 64 0:41 / /dev rw,nosuid shared:7 - tmpfs tmpfs rw,size=65536k,mode=755\n"
+	"44 65 0:41 /null /proc/keys rw,nosuid shared:7 master:3 propagate_from:2 - tmpfs "
+	"tmpfs rw,size=65536k,mode=755\n"
+	"50 65 0:40 /sys /proc/sys ro,relatime unbindable - proc proc rw\n"
+	"70 64 0:44 / /mnt/a\\040b\\011c ro,nosuid,nodev,noexec,noatime - sysfs sysfs ro\n"
+	"81 71 0:38 / /sys/fs/cgroup/unified ro,relatime - cgroup2 cgroup rw,nsdelegate\n";
+
+static void test_mountinfo_sample(void)
+{
+	struct proc_mounts ms;
+	struct proc_mount *m;
+
+	require(!proc_parse_mountinfo(xstrdup(mountinfo_sample), &ms), "parse");
+	require(ms.nr == 6, "%d mounts", ms.nr);
+	m = &ms.m[0];
+	expect(m->id == 64 && m->parent == 42 && m->major == 254 && m->minor == 0, "ids");
+	expect(!strcmp(m->root, "/tmp/my root") && !strcmp(m->mountpoint, "/"), "%s", m->root);
+	expect(m->master == 1 && !m->shared && !strcmp(m->fstype, "ext4") &&
+	       !strcmp(m->source, "/dev/vda") && !strcmp(m->sb_opts, "rw,discard"), "root");
+	expect(ms.m[1].shared == 7 && !strcmp(ms.m[1].sb_opts, "rw,size=65536k,mode=755"), "dev");
+	m = &ms.m[2];
+	expect(m->shared == 7 && m->master == 3 && m->propagate_from == 2 &&
+	       !strcmp(m->root, "/null"), "tags");
+	expect(ms.m[3].unbindable && !strcmp(ms.m[3].mnt_opts, "ro,relatime"), "unbindable");
+	expect(!strcmp(ms.m[4].mountpoint, "/mnt/a b\tc"), "%s", ms.m[4].mountpoint);
+	expect(proc_mount_has_opt(ms.m[4].mnt_opts, "noatime") &&
+	       !proc_mount_has_opt(ms.m[4].mnt_opts, "noat") &&
+	       proc_mount_has_opt(ms.m[4].mnt_opts, "ro"), "options");
+	expect(proc_mount_by_id(&ms, 81) == &ms.m[5] && !proc_mount_by_id(&ms, 1), "by id");
+	proc_mounts_free(&ms);
+}
+
+static void test_mountinfo_bad(void)
+{
+	static const char *const bad[] = {
+		"64 42 254:0 / /\n",				/* no separator */
+		"64 42 254:0 / / rw - ext4\n",			/* no source */
+		"x 42 254:0 / / rw - ext4 /dev/vda rw\n",	/* not a number */
+	};
+	struct proc_mounts ms;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		expect(proc_parse_mountinfo(xstrdup(bad[i]), &ms) == -1, "accepted %s", bad[i]);
+		proc_mounts_free(&ms);
+	}
+}
+
+/* Ours: the root is there, and each mount's parent but the root's. */
+static void test_mountinfo_live(void)
+{
+	struct proc_mounts ms;
+	int i, roots = 0;
+
+	require(!proc_read_mountinfo(0, &ms), "read");
+	for (i = 0; i < ms.nr; i++) {
+		if (!proc_mount_by_id(&ms, ms.m[i].parent))
+			roots++;
+		expect(ms.m[i].mountpoint[0] == '/' && ms.m[i].fstype[0], "line %d", i);
+	}
+	expect(roots >= 1, "no root");
+	proc_mounts_free(&ms);
+}
+
 static void test_pagemap_live(void)
 {
 	char name[] = "/tmp/criu-unit-pagemap-XXXXXX", page[PG];
@@ -1084,6 +1152,9 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(test_fdinfo_sample),
 	UNIT_TEST(test_fdinfo_live),
 	UNIT_TEST(test_threads_children_live),
+	UNIT_TEST(test_mountinfo_sample),
+	UNIT_TEST(test_mountinfo_bad),
+	UNIT_TEST(test_mountinfo_live),
 	UNIT_TEST(test_timers_sample),
 	UNIT_TEST(test_timers_bad),
 	UNIT_TEST(test_timers_live),

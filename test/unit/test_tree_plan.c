@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The tree planner (criu/tree-plan.c): who forks whom at restore, which
+ * The tree planner (criu/tree/plan.c): who forks whom at restore, which
  * helpers stand in for gone leaders, and which trees are refused.
  */
 #include <fcntl.h>
 #include <string.h>
 
 #include "core/log.h"
-#include "tree-plan.h"
+#include "tree/plan.h"
 #include "unit.h"
 
 #define T(p, pp, s, g)	{ .pid = p, .ppid = pp, .sid = s, .pgid = g }

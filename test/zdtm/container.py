@@ -266,11 +266,13 @@ def namespace_refusal(res: zdtm.CriuResult) -> Optional[str]:
 
 
 def unknown_option(res: zdtm.CriuResult) -> Optional[str]:
-    """criu's Error line when it does not know an option yet, else None."""
+    """criu's Error line when it does not know an option (or a form of
+    --external) yet, else None."""
     if res.returncode == 0:
         return None
     for line in zdtm.error_lines(res.stderr):
-        if "unknown option" in line or "unrecognized option" in line:
+        if "unknown option" in line or "unrecognized option" in line or \
+                "unknown kind" in line:
             return line
     return None
 

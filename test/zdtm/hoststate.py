@@ -1,7 +1,9 @@
 """The state of the host that tests must leave as they found it: the mounts
 (mount points, file systems, options, propagation), the IPC sysctls and
-the UTS names of the namespaces the runner is in, and the runner's cgroup.
-A test that changes any of them must do it in namespaces of its own.
+the UTS names of the namespaces the runner is in, the runner's cgroup, and
+its network namespace's links (name, flags, MTU, MAC, master) and nftables
+ruleset. A test that changes any of them must do it in namespaces of its
+own.
 
 snapshot() takes the state, diff() names what changed between two. The
 two fixtures compare it around every test (naming the test that changed
@@ -11,6 +13,10 @@ importing them (test/zdtm's and test/kernel's do).
 from __future__ import annotations
 
 import glob
+import os
+import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Iterator
 
@@ -61,6 +67,50 @@ def mounts(mountinfo: str) -> State:
     return out
 
 
+def tool(name: str) -> str | None:
+    """A tool of the host, also where PATH has no sbin."""
+    for path in (shutil.which(name), f"/usr/sbin/{name}", f"/sbin/{name}"):
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+# container.py names the host's links a session's containers make "zcPID...":
+# those of other sessions come and go meanwhile (they check their own)
+OTHER_SESSION = re.compile(r"zc(\d+)")
+
+
+def links() -> State:
+    """'link NAME' -> flags, MTU, state, master and MAC of each link of the
+    runner's network namespace, as `ip -o link show` has them (but those
+    other test sessions' containers make)."""
+    ip = tool("ip")
+    if not ip:
+        return {}
+    p = subprocess.run([ip, "-o", "link", "show"], capture_output=True, text=True)
+    if p.returncode:
+        return {"links": f"<ip failed: {p.stderr.strip()}>"}
+    out: State = {}
+    for line in p.stdout.splitlines():
+        _, name, rest = (line.split(": ", 2) + ["", ""])[:3]
+        name = name.split("@")[0]
+        m = OTHER_SESSION.match(name)
+        if m and m.group(1) != str(os.getpid()):
+            continue
+        out[f"link {name}"] = " ".join(rest.replace("\\", " ").split())
+    return out
+
+
+def nft_ruleset() -> State:
+    """The nftables ruleset of the runner's namespace, where nft is installed."""
+    nft = tool("nft")
+    if not nft:
+        return {}
+    p = subprocess.run([nft, "list", "ruleset"], capture_output=True, text=True)
+    return {"nftables ruleset": p.stdout.strip() if p.returncode == 0 else
+            f"<nft failed: {p.stderr.strip()}>"}
+
+
 def snapshot() -> State:
     state = mounts(read("/proc/self/mountinfo"))
     names = IPC_SYSCTLS + UTS_SYSCTLS + sorted(
@@ -68,6 +118,8 @@ def snapshot() -> State:
     for name in names:
         state[f"sysctl {name}"] = read(SYSCTL / name)
     state["cgroup of the runner"] = read("/proc/self/cgroup").replace("\n", "; ")
+    state.update(links())
+    state.update(nft_ruleset())
     return state
 
 

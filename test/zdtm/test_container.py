@@ -777,3 +777,189 @@ def test_round_trip_full(make: Make, tmp_path: Path, root: Path) -> None:
     assert c.path("/mnt/data/late").read_text() == "after the restore\n"
     c.delete(pid=pid)
     assert not c.leftovers(dirs, host)
+
+
+# ----------------------------------------------- criu: the mount namespace alone
+
+# The host's network and cgroup namespaces (ctr --share): the container's
+# own pid, mount, ipc and uts namespaces, its root and every mount of runc's
+# default spec, checkpointed by themselves; no listening socket (a piece of
+# state of its own): the counter on the /dev/shm tmpfs tells a restore from
+# a restart.
+MNT_ONLY = ["--share", "net,cgroup"]
+COUNTER = ["/usr/bin/ctr-service", "--socket", "none"]
+
+
+def fds_on_own_mounts(pid: int) -> list[str]:
+    """The fds of a task that are files on a mount of the host's: a
+    container's are all on its own (test_detached_stdio)."""
+    ids = {int(line.split()[0]) for line in
+           Path(f"/proc/{pid}/mountinfo").read_text().splitlines()}
+    return [f"{fd} {target} (mount {mnt})" for fd, (target, mnt) in fd_mounts(pid).items()
+            if target.startswith("/") and mnt not in ids]
+
+
+def mnt_dump(c: ct.Container, tmp_path: Path, *opts: str) -> tuple[Path, zdtm.CriuResult]:
+    img = tmp_path / "img"
+    img.mkdir(exist_ok=True)
+    res = ct.run_criu(tmp_path, "dump", ["dump", "-t", str(c.pid), "-D", str(img),
+                                         "-o", "dump.log", "-v4", *opts], img / "dump.log")
+    return img, res
+
+
+def mnt_restore(c: ct.Container, tmp_path: Path, img: Path, root: Path,
+                *opts: str) -> zdtm.CriuResult:
+    pidfile = img / "restore.pid"
+    res = ct.run_criu(tmp_path, "restore", ["restore", "-D", str(img), "-d", "--root",
+                                            str(root), "--pidfile", str(pidfile),
+                                            "-o", "restore.log", "-v4", *opts],
+                      img / "restore.log")
+    if res.returncode == 0:
+        c.pid = int(pidfile.read_text())
+        c.read_ns()
+    return res
+
+
+def mnt_round_trip(c: ct.Container, tmp_path: Path, dump_opts: list[str],
+                   restore_opts: list[str],
+                   between: Optional[Callable[[], object]] = None) -> None:
+    """Dump the counting container, tear it down, restore it on a fresh copy
+    of the rootfs: the same tasks, the same mounts in the same order with
+    the same options, every fd on its own mounts, the counter going on."""
+    wait_for("the counter", lambda: count(c) > 0)
+    before, mounts = snapshot(c), mount_view(c.pid)
+    img, res = mnt_dump(c, tmp_path, *dump_opts)
+    assert res.returncode == 0, res.describe()
+    n0 = count(c)
+    assert not ct.reap_until_gone(c.tasks()), "the dumped container still runs"
+    c.delete(keep_state=True)
+    if between:
+        between()
+    fresh = ct.copy_rootfs(tmp_path / "fresh-root")
+    res = mnt_restore(c, tmp_path, img, fresh, *restore_opts)
+    assert res.returncode == 0, res.describe()
+    for kind in ("pid", "mnt", "ipc", "uts"):
+        assert c.ns[kind] != ct.ns_id(os.getpid(), kind), kind
+    assert os.stat(f"/proc/{c.pid}/root").st_ino == os.stat(fresh).st_ino
+    assert snapshot(c) == before
+    assert mount_view(c.pid) == mounts
+    for t in c.tasks():
+        assert not fds_on_own_mounts(t), (t, fds_on_own_mounts(t))
+    assert count(c) >= n0 and counting(c), "the counter does not go on"
+    assert count(c) < n0 + 1000, f"the counter restarted? {n0} -> {count(c)}"
+
+
+def test_mnt_round_trip(make: Make, tmp_path: Path) -> None:
+    """runc's default mounts (proc, the /dev tmpfs and its nodes, devpts,
+    /dev/shm, mqueue, read-only sysfs and cgroup hierarchies, masked and
+    read-only paths) and the root: dumped with no option, restored with
+    --root on a fresh copy of the rootfs; the counter on /dev/shm goes on."""
+    zdtm.need_criu()
+    c = make(MNT_ONLY, COUNTER)
+    mnt_round_trip(c, tmp_path, [], [])
+    c.delete(pid=c.pid)
+    assert not c.leftovers([])
+
+
+@pytest.mark.parametrize("how", ["named", "auto"])
+def test_mnt_round_trip_volume(make: Make, tmp_path: Path, how: str) -> None:
+    """A volume (a host directory bound in) and a host file bound read-only:
+    external mounts, named by --external mnt[POINT]:KEY at the dump and
+    mnt[KEY]:PATH at the restore, or all marked by --external mnt[] and
+    bound from the same paths again; after the restore they are the host's
+    again, read-write and read-only as they were."""
+    zdtm.need_criu()
+    data, conf = tmp_path / "data", tmp_path / "conf"
+    data.mkdir()
+    conf.write_text("x=1\n")
+    c = make(MNT_ONLY + ["-v", f"{data}:/mnt/data", "-v", f"{conf}:/etc/conf:ro"], COUNTER)
+    moved = tmp_path / "data2" if how == "named" else data
+    if how == "named":
+        # the volume is somewhere else on the new host: the key says where
+        dump = ["--external", "mnt[/mnt/data]:data", "--external", "mnt[/etc/conf]:conf"]
+        restore = ["--external", f"mnt[data]:{moved}", "--ext-mount-map", f"conf:{conf}"]
+    else:
+        dump, restore = ["--external", "mnt[]"], []
+    wait_for("the counter", lambda: count(c) > 0)
+    (data / "old").write_text("before\n")
+    mnt_round_trip(c, tmp_path, dump, restore,
+                   (lambda: data.rename(moved)) if how == "named" else None)
+    (moved / "late").write_text("after the restore\n")
+    assert c.path("/mnt/data/late").read_text() == "after the restore\n"
+    assert c.path("/mnt/data/old").read_text() == "before\n"
+    assert c.path("/etc/conf").read_text() == "x=1\n"
+    by = mounts_by_point(c.pid)
+    assert "ro" in by["/etc/conf"][2].split(",") and "rw" in by["/mnt/data"][2].split(",")
+    c.delete(pid=c.pid)
+    assert not c.leftovers([])
+
+
+def test_mnt_unnamed_volume_refused(make: Make, tmp_path: Path) -> None:
+    """A host directory bound in without --external: the dump is refused in
+    one Error line naming the mount and the option to use; the container
+    runs on, counting, and no checkpoint is left."""
+    zdtm.need_criu()
+    data = tmp_path / "data"
+    data.mkdir()
+    c = make(MNT_ONLY + ["-v", f"{data}:/mnt/data"], COUNTER)
+    wait_for("the counter", lambda: count(c) > 0)
+    before = snapshot(c)
+    img, res = mnt_dump(c, tmp_path)
+    errs = zdtm.error_lines(res.stderr)
+    assert res.returncode != 0 and len(errs) == 1, res.describe()
+    assert "/mnt/data" in errs[0] and "--external mnt[/mnt/data]:KEY" in errs[0], errs[0]
+    assert str(data) in errs[0], errs[0]
+    assert not (img / "inventory.img").exists()
+    assert snapshot(c) == before and counting(c)
+    for t in c.tasks():
+        assert zdtm.tracer_pid(t) == 0
+
+
+def test_mnt_unsupported_refused(make: Make, tmp_path: Path) -> None:
+    """A filesystem criu can't make anew (binfmt_misc here, mounted in the
+    container by its init): refused by name, the container untouched."""
+    zdtm.need_criu()
+    c = make(MNT_ONLY, ["/bin/sh", "-c", "mount -t binfmt_misc none /mnt && "
+                        "exec /usr/bin/ctr-service --socket none"])
+    wait_for("the counter", lambda: count(c) > 0)
+    if "/mnt" not in mounts_by_point(c.pid):
+        pytest.skip("binfmt_misc can't be mounted here")
+    before = snapshot(c)
+    img, res = mnt_dump(c, tmp_path)
+    errs = zdtm.error_lines(res.stderr)
+    assert res.returncode != 0 and len(errs) == 1, res.describe()
+    assert "binfmt_misc" in errs[0] and "/mnt" in errs[0], errs[0]
+    assert snapshot(c) == before and counting(c)
+
+
+@pytest.mark.parametrize("why", ["root", "external"])
+def test_mnt_failed_restore_leaves_nothing(make: Make, tmp_path: Path, why: str) -> None:
+    """A restore that fails while the mount tree is built (a --root without
+    the mount points; an external mount from a path that is not there):
+    one Error line, no task left, nothing mounted anywhere (the
+    host_untouched fixture compares the host's mounts), the images as they
+    were."""
+    zdtm.need_criu()
+    data = tmp_path / "data"
+    data.mkdir()
+    c = make(MNT_ONLY + ["-v", f"{data}:/mnt/data"], COUNTER)
+    wait_for("the counter", lambda: count(c) > 0)
+    img, res = mnt_dump(c, tmp_path, "--external", "mnt[/mnt/data]:data")
+    assert res.returncode == 0, res.describe()
+    assert not ct.reap_until_gone(c.tasks())
+    c.delete(keep_state=True)
+    sums = {f.name: f.read_bytes() for f in img.iterdir() if f.suffix == ".img"}
+    empty = tmp_path / "empty-root"
+    empty.mkdir()
+    if why == "root":
+        res = mnt_restore(c, tmp_path, img, empty, "--external", f"mnt[data]:{data}")
+        words = "mount point"
+    else:
+        root = ct.copy_rootfs(tmp_path / "fresh-root")
+        res = mnt_restore(c, tmp_path, img, root, "--external", "mnt[data]:/nonexistent")
+        words = "/nonexistent"
+    errs = zdtm.error_lines(res.stderr)
+    assert res.returncode != 0 and len(errs) == 1 and words in errs[0], res.describe()
+    zdtm.reap_leftovers()
+    assert children(os.getpid()) == [], "the failed restore left tasks behind"
+    assert {f.name: f.read_bytes() for f in img.iterdir() if f.suffix == ".img"} == sums

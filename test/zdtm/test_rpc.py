@@ -34,6 +34,7 @@ import crit  # noqa: E402
 pytestmark = pytest.mark.usefixtures("need_criu")
 
 CLONE_NEWNET = 0x40000000
+CLONE_NEWNS = 0x00020000
 
 
 # ------------------------------------------------------------ helpers
@@ -469,35 +470,102 @@ def test_notification_refused_at_pre_resume():
         r.finish()
 
 
-def test_network_lock_around_a_refused_dump(tmp_path: Path) -> None:
-    """A tree with its own network namespace: network-lock after the freeze,
-    then the dump is refused (network namespaces are not supported yet) and
-    network-unlock follows, as CRIU does; the task runs on."""
-    proc = subprocess.Popen(["unshare", "--net", "sleep", "1000"],
-                            start_new_session=True)
+def netns_tree(*setup: str) -> subprocess.Popen:
+    """A sleeping session leader in a network namespace of its own."""
+    proc = subprocess.Popen(["unshare", "--net", "sleep", "1000"], start_new_session=True,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while os.readlink(f"/proc/{proc.pid}/exe").endswith("unshare"):
+        assert time.monotonic() < deadline, "unshare did not exec"
+        time.sleep(0.01)
+    for cmd in setup:
+        subprocess.run(["nsenter", f"--net=/proc/{proc.pid}/ns/net", "sh", "-c", cmd],
+                       check=True, env=dict(os.environ, PATH="/usr/sbin:/usr/bin:/sbin:/bin"))
+    return proc
+
+
+def dump_notes(tmp_path: Path, pid: int, **opts: Any) -> tuple[Any, Notes]:
+    fd = dir_fd(tmp_path)
     try:
-        deadline = time.monotonic() + 10
-        while os.readlink(f"/proc/{proc.pid}/exe").endswith("unshare"):
-            assert time.monotonic() < deadline, "unshare did not exec"
-            time.sleep(0.01)
-        fd = dir_fd(tmp_path)
+        req = rpc.request("DUMP", images_dir_fd=fd, pid=pid, notify_scripts=True,
+                          log_file="dump.log", **opts)
+        notes = Notes()
+        s = swrk()
         try:
-            req = rpc.request("DUMP", images_dir_fd=fd, pid=proc.pid, notify_scripts=True,
-                              log_file="dump.log")
-            notes = Notes()
-            s = swrk()
-            try:
-                resp = s.call(req, notes)
-            finally:
-                s.wait()
+            resp = s.call(req, notes)
         finally:
-            os.close(fd)
-        assert not resp.success and "network namespace" in resp.cr_errmsg, resp
+            s.wait()
+    finally:
+        os.close(fd)
+    return resp, notes
+
+
+def test_network_lock_notifications(tmp_path: Path) -> None:
+    """A tree with its own network namespace: network-lock before the freeze;
+    a refused dump (a bridge inside) is followed by network-unlock, as is a
+    dump that leaves the tree running (after post-dump); the task runs on."""
+    proc = netns_tree("ip link add br9 type bridge")
+    try:
+        resp, notes = dump_notes(tmp_path, proc.pid)
+        assert not resp.success and "br9" in resp.cr_errmsg, resp
         assert notes.names() == ["pre-dump", "network-lock", "network-unlock"], notes.seen
+        assert zdtm.proc_state(proc.pid) in ("S", "R") and zdtm.tracer_pid(proc.pid) == 0
+        subprocess.run(["nsenter", f"--net=/proc/{proc.pid}/ns/net", "ip", "link", "del",
+                        "br9"], check=True)
+        resp, notes = dump_notes(tmp_path, proc.pid, leave_running=True)
+        assert resp.success, resp
+        assert notes.names() == ["pre-dump", "network-lock", "post-dump",
+                                 "network-unlock"], notes.seen
         assert zdtm.proc_state(proc.pid) in ("S", "R") and zdtm.tracer_pid(proc.pid) == 0
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def test_external_netns_over_rpc():
+    """podman's and CRI-O's way: external net[INODE]:KEY at the dump,
+    inherit_fd {KEY, fd} (an fd of the client's) at the restore: the tree
+    is back in that very namespace; empty_ns (runc's) gives a new one."""
+    holder = subprocess.Popen(["unshare", "--net", "sleep", "1000"])
+    try:
+        deadline = time.monotonic() + 10
+        while os.readlink(f"/proc/{holder.pid}/exe").endswith("unshare"):
+            assert time.monotonic() < deadline, "unshare did not exec"
+            time.sleep(0.01)
+        ns = f"/proc/{holder.pid}/ns/net"
+        ino = os.stat(ns).st_ino
+        with zdtm.Run("mem_anon", "rpc-external-net") as r:
+            r.start_prefix = ["nsenter", f"--net={ns}"]
+            r.start()
+            img = r.imgdir("img")
+            expect_ok(r, rpc_dump(r, img, external=[f"net[{ino}]:extnet"]), "dump",
+                      img / "dump.log")
+            r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
+            fd = os.open(ns, os.O_RDONLY)
+            try:
+                resp = rpc_restore(r, img, inherit_fd=[{"key": "extnet", "fd": fd}])
+            finally:
+                os.close(fd)
+            expect_ok(r, resp, "restore", img / "restore.log")
+            adopt(r, resp.restore.pid)
+            assert os.stat(f"/proc/{r.pid}/ns/net").st_ino == ino
+            r.finish()
+        with zdtm.Run("mem_anon", "rpc-empty-ns") as r:
+            r.start_prefix = ["unshare", "--net"]
+            r.start()
+            img = r.imgdir("img")
+            expect_ok(r, rpc_dump(r, img, empty_ns=CLONE_NEWNET), "dump", img / "dump.log")
+            r.gone_after_dump(zdtm.CriuResult([], 0, "", "", None))
+            resp = rpc_restore(r, img, empty_ns=CLONE_NEWNET)
+            expect_ok(r, resp, "restore", img / "restore.log")
+            adopt(r, resp.restore.pid)
+            assert os.stat(f"/proc/{r.pid}/ns/net").st_ino not in (
+                ino, os.stat("/proc/self/ns/net").st_ino)
+            r.finish()
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_status_fd():
@@ -525,17 +593,14 @@ def test_status_fd():
 
 REFUSED: dict[str, tuple[Any, str]] = {
     # option -> (value, words the refusal line must contain)
-    "root": ("/tmp", "mount namespaces"),
     "tcp_established": (True, "tcp"),
     "manage_cgroups": (True, "cgroups"),
-    "ext_mnt": ([{"key": "/a", "val": "/b"}], "mount namespaces"),
-    "empty_ns": (CLONE_NEWNET, "network namespace"),
+    "empty_ns": (CLONE_NEWNS, "network namespace"),
     "freeze_cgroup": ("/sys/fs/cgroup/freezer/x", "freezer"),
     "lazy_pages": (True, "lazy"),
     "ps": ({"address": "127.0.0.1", "port": 1234}, "page server"),
     "parent_img": ("../p", "dirty-page"),
-    "external": (["net[1234]:extRootNetNS"], "external"),
-    "inherit_fd": ([{"key": "pipe:[1]", "fd": 0}], "inherited"),
+    "external": (["dev[1/2]:x"], "external"),
     "file_locks": (True, "locks"),
 }
 
@@ -563,10 +628,10 @@ def test_refused_options_all_named():
     with zdtm.Run("mem_anon", "rpc-refused-many") as r:
         r.start()
         img = r.imgdir("img")
-        resp = rpc_dump(r, img, root="/tmp", manage_cgroups=True, tcp_established=True,
+        resp = rpc_dump(r, img, lazy_pages=True, manage_cgroups=True, tcp_established=True,
                         freeze_cgroup="/x")
         assert not resp.success
-        for opt in ("root", "manage_cgroups", "tcp_established", "freeze_cgroup"):
+        for opt in ("lazy_pages", "manage_cgroups", "tcp_established", "freeze_cgroup"):
             assert opt in resp.cr_errmsg, resp.cr_errmsg
         r.finish()
 
@@ -728,11 +793,11 @@ def test_check_feature():
     def run(name: str) -> subprocess.CompletedProcess:
         return subprocess.run([zdtm.CRIU, "check", "--feature", name],
                               capture_output=True, text=True, timeout=30)
-    for name in ("timens", "clone3_set_tid", "kcmp_epoll"):
+    for name in ("timens", "clone3_set_tid", "kcmp_epoll", "external_net_ns",
+                 "network_lock_nftables"):
         p = run(name)
         assert p.returncode == 0 and name in p.stdout, (name, p)
-    for name in ("mem_dirty_track", "uffd-noncoop", "uffd", "external_net_ns",
-                 "pidfd_store", "userns"):
+    for name in ("mem_dirty_track", "uffd-noncoop", "uffd", "pidfd_store", "userns"):
         p = run(name)
         errs = zdtm.error_lines(p.stderr)
         assert p.returncode == 1 and len(errs) == 1 and name in errs[0], (name, p)

@@ -165,6 +165,26 @@ def shm_label(labels: dict[str, str], ino: str) -> str:
     return labels.setdefault(ino, f"shm#{len(labels)}")
 
 
+def own_filesystems(pid: int) -> dict[int, str]:
+    """Mount id -> device of the mounts of the task's namespace whose
+    filesystem the runner's namespace does not have (a tmpfs the test
+    mounted in a mount namespace of its own): restore makes them anew, so
+    their inode numbers (and device) are new too."""
+    def devs(p: str) -> dict[int, str]:
+        try:
+            lines = Path(f"/proc/{p}/mountinfo").read_text().splitlines()
+        except OSError:
+            return {}
+        return {int(w[0]): w[2] for w in (line.split() for line in lines)}
+    ours = set(devs("self").values())
+    return {i: d for i, d in devs(str(pid)).items() if d not in ours}
+
+
+def fs_label(labels: dict[str, str], dev: str, ino: str) -> str:
+    """An inode of a filesystem made anew: the same one, the same label."""
+    return labels.setdefault(f"{dev}/{ino}", f"newfs#{len(labels)}")
+
+
 def read_maps(pid: int) -> list[str]:
     """/proc/PID/maps with adjacent VMAs that only differ in where a
     boundary lies merged, so that a different but equivalent split is not
@@ -172,6 +192,8 @@ def read_maps(pid: int) -> list[str]:
     replaced by labels that still tell which areas map the same one."""
     out: list[list[Any]] = []
     labels: dict[str, str] = {}
+    new_devs = {"%02x:%02x" % tuple(int(x) for x in d.split(":"))
+                for d in own_filesystems(pid).values()}
     for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
         parts = line.split(maxsplit=5)
         start, end = (int(x, 16) for x in parts[0].split("-"))
@@ -179,6 +201,8 @@ def read_maps(pid: int) -> list[str]:
         path = parts[5] if len(parts) > 5 else ""
         if is_shm_object(path):
             ino = shm_label(labels, ino)
+        elif dev in new_devs:
+            dev, ino = "new", fs_label(labels, dev, ino)
         if out:
             p = out[-1]
             anon = ino == "0"
@@ -194,6 +218,7 @@ def read_maps(pid: int) -> list[str]:
 def read_fds(pid: int) -> dict[int, str]:
     fds: dict[int, str] = {}
     labels: dict[str, str] = {}
+    new_fs = own_filesystems(pid)
     base = Path(f"/proc/{pid}")
     for name in sorted(os.listdir(base / "fd"), key=int):
         fd = int(name)
@@ -206,6 +231,9 @@ def read_fds(pid: int) -> dict[int, str]:
             continue
         if is_shm_object(target) and "ino" in info:
             info["ino"] = shm_label(labels, info["ino"].strip())
+        mnt = int(info.get("mnt_id", "0").strip() or 0)
+        if mnt in new_fs and "ino" in info:
+            info["ino"] = fs_label(labels, new_fs[mnt], info["ino"].strip())
         if is_pipe_or_socket(target):
             # made anew on restore, with a new inode: the label still
             # tells which fds are on the same one
@@ -302,6 +330,10 @@ class Run:
         self.session_leader = session_leader
         self.args = args or []
         self.gap = gap
+        # commands the program and criu run under (nsenter, unshare: pid kept)
+        self.start_prefix: list[str] = []
+        self.criu_prefix: list[str] = []
+        self.criu_fds: tuple[int, ...] = ()     # fds criu inherits (--inherit-fd)
         self.dir = Path(tempfile.mkdtemp(prefix=f"{name}.{flavour}.", dir=session_dir()))
         self.out = self.dir / f"{name}.out"
         self.ready = self.dir / f"{name}.ready"
@@ -363,7 +395,8 @@ class Run:
         binary = self.binary()
         if not binary.exists():
             self.fail(f"test program {binary} not built (ninja -C build?)")
-        cmd = [str(binary), "--outfile", str(self.out), "--readyfile", str(self.ready)]
+        cmd = self.start_prefix + [str(binary), "--outfile", str(self.out),
+                                   "--readyfile", str(self.ready)]
         if self.extra:
             cmd += ["--extra", self.extra]
         if self.pidns:
@@ -518,10 +551,11 @@ class Run:
         self.ncriu += 1
         outp = self.dir / f"criu{self.ncriu}.stdout"
         errp = self.dir / f"criu{self.ncriu}.stderr"
-        cmd = [CRIU] + args
+        cmd = self.criu_prefix + [CRIU] + args
         with open(outp, "wb") as o, open(errp, "wb") as e:
             try:
                 p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=o, stderr=e,
+                                   pass_fds=self.criu_fds,
                                    env=env, timeout=timeout)
                 rc = p.returncode
             except subprocess.TimeoutExpired:

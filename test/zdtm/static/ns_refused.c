@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * A task in a namespace restore can't make (argument: user, mnt, net,
- * cgroup, or pidns-child: a child in a pid namespace nested in the
- * tree's). Not for the static suite (no flavours): test_ns.py checks that
+ * A task in a namespace restore can't make (argument: user, cgroup,
+ * pidns-child: a child in a pid namespace nested in the tree's,
+ * netns-child or mnt-child: a child in a network or mount namespace of its
+ * own below the root's). Not for the static suite (no flavours): test_ns.py checks that
  * criu refuses to dump it, naming the task and the namespace, and that it
  * runs on unharmed and passes.
  */
@@ -21,10 +22,37 @@ static const struct {
 } kinds[] = {
 	{ "user", CLONE_NEWUSER },
 	{ "mnt", CLONE_NEWNS },
-	{ "net", CLONE_NEWNET },
+	{ "netns-child", CLONE_NEWNET },
 	{ "cgroup", CLONE_NEWCGROUP },
 	{ "pidns-child", CLONE_NEWPID },
+	{ "mnt-child", CLONE_NEWNS },
 };
+
+/* A child that unshares a namespace of its own, ready once it did. */
+static void ns_child(pid_t *kid, int flag)
+{
+	int p[2];
+	char c;
+
+	if (pipe(p))
+		fail_errno("pipe");
+	*kid = fork();
+	if (*kid < 0)
+		fail_errno("fork");
+	if (*kid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (unshare(flag))
+			_exit(1);
+		close(p[0]);
+		close(p[1]);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 0)
+		fail("the child said something");
+	close(p[0]);
+}
 
 int main(int argc, char **argv)
 {
@@ -39,8 +67,11 @@ int main(int argc, char **argv)
 			break;
 	if (i == ARRAY_SIZE(kinds))
 		fail("unknown namespace kind '%s'", what);
-	if (unshare(kinds[i].flag))
+	if (strstr(what, "-child") && kinds[i].flag != CLONE_NEWPID) {
+		ns_child(&kid, kinds[i].flag);
+	} else if (unshare(kinds[i].flag)) {
 		fail_errno("unshare(%s)", what);
+	}
 	if (kinds[i].flag == CLONE_NEWPID) {
 		kid = fork();
 		if (kid < 0)
@@ -54,6 +85,6 @@ int main(int argc, char **argv)
 	test_ready();
 	test_waitsig();
 	if (kid && (kill(kid, 0) || kill(kid, SIGKILL) || waitpid(kid, NULL, 0) != kid))
-		fail("the child in the nested pid namespace is gone");
+		fail("the child in the nested namespace is gone");
 	pass();
 }

@@ -1,0 +1,957 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Mount namespaces: the one the tree's root made for itself (a container's,
+ * or unshare -m), every mount in it, and the files tasks hold on them.
+ *
+ * Dump (check hook of the root, before anything is changed): the root's
+ * /proc/PID/mountinfo, each mount sorted into how restore makes it again:
+ *   - the root mount: the container's root filesystem, given by --root at
+ *     restore, never copied; or, when it is criu's own root, the namespace
+ *     is a copy of criu's and every mount criu also has is "inherited";
+ *   - proc, sysfs, mqueue, cgroup, cgroup2 (views of the tree's own
+ *     namespaces), devpts, tmpfs and ramfs (with their files): made anew;
+ *   - a mount of a filesystem another mount of the namespace shows
+ *     already: a bind of it (a file or a directory, masked paths...);
+ *   - anything from outside: external, named by --external mnt[POINT]:KEY
+ *     (or every one with --external mnt[]); refused by name otherwise.
+ * A task below the root in another mount namespace is refused.
+ *
+ * Restore: the root is born in a copy of criu's namespace (CLONE_NEWNS);
+ * its early hook builds the tree (ns-mnt-build.c) before it forks, so every
+ * task is born in it, and keeps an fd on each mount's root that the
+ * others open their files, cwd and mappings through (mnt_open()).
+ * See Documentation/mounts.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "image/image.h"
+#include "parts/ns-mnt-build.h"
+#include "parts/ns-mnt-tmpfs.h"
+#include "parts/part.h"
+#include "task/mounts.h"
+
+/* ---------------------------------------------------------------- dump */
+
+/* Filesystems restore mounts anew: views of the tree's own namespaces... */
+static const char *const views[] = { "proc", "sysfs", "mqueue", "cgroup", "cgroup2" };
+/* ...and ones with their own superblock, whose files are saved (devpts has none). */
+static const char *const owned[] = { "tmpfs", "ramfs", "devpts" };
+
+static int in_list(const char *const *l, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(l[i], s))
+			return 1;
+	return 0;
+}
+
+static int has_contents(const char *fstype)
+{
+	return !strcmp(fstype, "tmpfs") || !strcmp(fstype, "ramfs");
+}
+
+struct mnt_dump {
+	uint64_t ns;
+	pid_t maker, maker_ns;
+	struct proc_mounts ms;		/* the tree's, as its root sees them */
+	struct proc_mounts host;	/* criu's */
+	struct proc_mounts cg;		/* the tree's, read in its cgroup namespace */
+	MountEntry *e;
+	int *host_of;			/* inherited: the host mount's index, else -1 */
+	int root;			/* index of the root mount in ms */
+	int inherited;			/* the namespace is a copy of criu's */
+	uint32_t contents;
+	struct tmpfs_dump *tmpfs;
+	int nr_tmpfs;
+	uint32_t *host_used;		/* criu's mounts files are on */
+	size_t nr_host_used;
+	HiddenFile **hidden;
+	size_t nr_hidden;
+};
+
+/* The dump being made, for mnt_dump_reaches(). */
+static struct mnt_dump *cur;
+
+static dev_t dev_of(const struct proc_mount *m)
+{
+	return makedev(m->major, m->minor);
+}
+
+/* Is fs path @a an ancestor of (or the same as) @b? */
+static int path_under(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	if (!strcmp(a, "/"))
+		return 1;
+	return !strncmp(a, b, n) && (b[n] == '/' || !b[n]);
+}
+
+/* The superblock's options but rw/ro, which say whether it is read-only. */
+static char *sb_options(const char *sb, int *ro)
+{
+	char *out = xzalloc(strlen(sb) + 1), *p;
+	const char *w, *e;
+
+	if (!out)
+		return NULL;
+	*ro = 0;
+	for (w = sb, p = out; *w; w = *e ? e + 1 : e) {
+		e = strchrnul(w, ',');
+		if ((e - w == 2 && !strncmp(w, "rw", 2)) || e == w)
+			continue;
+		if (e - w == 2 && !strncmp(w, "ro", 2)) {
+			*ro = 1;
+			continue;
+		}
+		if (p != out)
+			*p++ = ',';
+		memcpy(p, w, e - w);
+		p += e - w;
+	}
+	*p = '\0';
+	return out;
+}
+
+/* The value of --external mnt[@inside]:VALUE, or NULL. */
+static const char *ext_value(const struct opts *o, const char *inside)
+{
+	size_t n = strlen(inside);
+	int i;
+
+	for (i = 0; i < o->nr_external; i++) {
+		const char *x = o->external[i];
+
+		if (!strncmp(x, "mnt[", 4) && !strncmp(x + 4, inside, n) &&
+		    !strncmp(x + 4 + n, "]:", 2))
+			return x + 4 + n + 2;
+	}
+	return NULL;
+}
+
+/* --external mnt[]: criu names every mount from outside itself. */
+static int ext_auto(const struct opts *o)
+{
+	int i;
+
+	for (i = 0; i < o->nr_external; i++)
+		if (!strcmp(o->external[i], "mnt[]"))
+			return 1;
+	return 0;
+}
+
+/* Where criu sees what mount @m shows, if it does: its path, in @buf. */
+static int host_path(struct mnt_dump *d, const struct proc_mount *m, char *buf, size_t len)
+{
+	const struct proc_mount *h;
+	const char *rest;
+	int i;
+
+	for (i = 0; i < d->host.nr; i++) {
+		h = &d->host.m[i];
+		if (dev_of(h) != dev_of(m) || !path_under(h->root, m->root))
+			continue;
+		rest = strcmp(h->root, "/") ? m->root + strlen(h->root) : m->root;
+		if (!strcmp(rest, "/"))
+			rest = "";
+		if (!strcmp(h->mountpoint, "/"))
+			snprintf(buf, len, "%s", *rest ? rest : "/");
+		else
+			snprintf(buf, len, "%s%s", h->mountpoint, rest);
+		return 1;
+	}
+	return 0;
+}
+
+static int host_has_dev(struct mnt_dump *d, dev_t dev)
+{
+	int i;
+
+	for (i = 0; i < d->host.nr; i++)
+		if (dev_of(&d->host.m[i]) == dev)
+			return 1;
+	return 0;
+}
+
+/*
+ * An earlier mount of the same filesystem that shows @m's root: @m is a
+ * bind of it. A clone has its source's name: one with another name was
+ * mounted anew (a cgroup2 named "cgroup" next to criu's "cgroup2").
+ */
+static int bind_source(struct mnt_dump *d, int i)
+{
+	const struct proc_mount *m = &d->ms.m[i], *b;
+	int j, best = -1;
+
+	for (j = 0; j < i; j++) {
+		b = &d->ms.m[j];
+		if (dev_of(b) != dev_of(m) || !path_under(b->root, m->root) ||
+		    strcmp(b->source, m->source))
+			continue;
+		/* a peer's or a master's clone is a peer at first: propagation follows */
+		if (best < 0 || (m->shared && b->shared == m->shared) ||
+		    (m->master && b->shared == m->master))
+			best = j;
+	}
+	return best;
+}
+
+/* An inherited mount: criu has the same at the same place. */
+static int host_twin(struct mnt_dump *d, int i)
+{
+	const struct proc_mount *m = &d->ms.m[i], *h;
+	int j, k;
+
+	for (j = 0; j < d->host.nr; j++) {
+		h = &d->host.m[j];
+		if (dev_of(h) != dev_of(m) || strcmp(h->root, m->root) ||
+		    strcmp(h->mountpoint, m->mountpoint) || strcmp(h->fstype, m->fstype))
+			continue;
+		for (k = 0; k < i && d->host_of[k] != j; k++)
+			;
+		if (k == i)
+			return j;
+	}
+	return -1;
+}
+
+static void describe(const struct proc_mount *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "mount %d at %s (%s %s%s%s)", m->id, m->mountpoint, m->fstype,
+		 m->source, strcmp(m->root, "/") ? " " : "", strcmp(m->root, "/") ? m->root : "");
+}
+
+static int outside(struct mnt_dump *d, const struct opts *o, int i)
+{
+	const struct proc_mount *m = &d->ms.m[i];
+	MountEntry *e = &d->e[i];
+	char what[PATH_MAX + 64], path[PATH_MAX];
+	const char *key = ext_value(o, m->mountpoint);
+	int seen = host_path(d, m, path, sizeof(path));
+
+	describe(m, what, sizeof(what));
+	if (!strcmp(m->fstype, "binfmt_misc")) {
+		pr_err("Task %d: %s: binfmt_misc is not supported", d->maker, what);
+		return -1;
+	}
+	e->kind = MOUNT_KIND__MNT_EXTERNAL;
+	if (key) {
+		e->ext_key = xstrdup(key);
+		return e->ext_key ? 0 : -1;
+	}
+	if (seen && ext_auto(o)) {
+		e->ext_key = xstrdup(path);
+		e->has_ext_auto = e->ext_auto = 1;
+		return e->ext_key ? 0 : -1;
+	}
+	if (seen)
+		pr_err("Task %d: %s comes from outside its mount namespace (%s in criu's); "
+		       "name it with --external mnt[%s]:KEY, or --external mnt[] for all",
+		       d->maker, what, path, m->mountpoint);
+	else
+		pr_err("Task %d: %s: filesystem %s is not supported (criu mounts proc, sysfs, "
+		       "mqueue, cgroup, cgroup2, devpts, tmpfs and ramfs anew); an external mount "
+		       "needs --external mnt[%s]:KEY", d->maker, what, m->fstype, m->mountpoint);
+	return -1;
+}
+
+static int make_new(struct mnt_dump *d, int i)
+{
+	const struct proc_mount *m = &d->ms.m[i];
+	MountEntry *e = &d->e[i];
+	struct tmpfs_dump *t;
+	int ro;
+
+	e->kind = MOUNT_KIND__MNT_NEW;
+	e->options = sb_options(m->sb_opts, &ro);
+	if (!e->options)
+		return -1;
+	e->has_sb_ro = 1;
+	e->sb_ro = ro;
+	if (!has_contents(m->fstype))
+		return 0;
+	t = xpush(d->tmpfs, d->nr_tmpfs);
+	if (!t)
+		return -1;
+	t->id = e->contents = ++d->contents;
+	e->has_contents = 1;
+	t->mnt_id = m->id;
+	t->dev = dev_of(m);
+	t->unbindable = m->unbindable;
+	t->mountpoint = m->mountpoint;
+	t->root = m->root;
+	return 0;
+}
+
+static int classify(struct mnt_dump *d, const struct opts *o, int i)
+{
+	const struct proc_mount *m = &d->ms.m[i];
+	MountEntry *e = &d->e[i];
+	int src;
+
+	if (i == d->root) {
+		e->kind = d->inherited ? MOUNT_KIND__MNT_INHERITED : MOUNT_KIND__MNT_ROOT;
+		d->host_of[i] = d->inherited ? host_twin(d, i) : -1;
+		return 0;
+	}
+	d->host_of[i] = d->inherited ? host_twin(d, i) : -1;
+	if (d->host_of[i] >= 0) {
+		e->kind = MOUNT_KIND__MNT_INHERITED;
+		return 0;
+	}
+	src = bind_source(d, i);
+	if (src >= 0) {
+		e->kind = MOUNT_KIND__MNT_BIND;
+		e->has_bind_of = 1;
+		e->bind_of = d->ms.m[src].id;
+		return 0;
+	}
+	if (in_list(views, ARRAY_SIZE(views), m->fstype))
+		return make_new(d, i);
+	/* one of criu's: it came from outside; a new one has a superblock of its own */
+	if (in_list(owned, ARRAY_SIZE(owned), m->fstype) && !host_has_dev(d, dev_of(m)))
+		return make_new(d, i);
+	return outside(d, o, i);
+}
+
+/* A peer group that reaches criu's namespace would carry the restored mounts out. */
+static int check_propagation(struct mnt_dump *d, int i)
+{
+	const struct proc_mount *m = &d->ms.m[i];
+	MountEntry *e = &d->e[i];
+	char what[PATH_MAX + 64];
+	int j, inside = 0;
+
+	for (j = 0; j < d->host.nr; j++)
+		if (m->shared && d->host.m[j].shared == m->shared) {
+			describe(m, what, sizeof(what));
+			pr_err("Task %d: %s is shared with criu's namespace (peer group %d); "
+			       "restoring it would propagate the tree's mounts out: make it a "
+			       "slave or private (mount --make-rslave /)", d->maker, what,
+			       m->shared);
+			return -1;
+		}
+	for (j = 0; j < d->ms.nr && m->master; j++)
+		inside |= d->ms.m[j].shared == m->master;
+	e->has_shared = e->has_master = e->has_unbindable = 1;
+	e->shared = m->shared;
+	e->master = m->master;
+	e->unbindable = m->unbindable;
+	if (m->master && !inside)
+		e->has_master_outside = e->master_outside = 1;
+	return 0;
+}
+
+static int find_root(struct mnt_dump *d)
+{
+	int i;
+
+	for (i = 0; i < d->ms.nr; i++)
+		if (!proc_mount_by_id(&d->ms, d->ms.m[i].parent) &&
+		    !strcmp(d->ms.m[i].mountpoint, "/"))
+			return i;
+	pr_err("Task %d: no root mount in its mountinfo", d->maker);
+	return -1;
+}
+
+static int is_inherited(struct mnt_dump *d)
+{
+	const struct proc_mount *r = &d->ms.m[d->root];
+	int i;
+
+	for (i = 0; i < d->host.nr; i++) {
+		const struct proc_mount *h = &d->host.m[i];
+
+		if (!proc_mount_by_id(&d->host, h->parent) && !strcmp(h->mountpoint, "/"))
+			return dev_of(h) == dev_of(r) && !strcmp(h->root, r->root) &&
+			       !strcmp(h->fstype, r->fstype);
+	}
+	return 0;
+}
+
+/*
+ * cgroup mounts show their root relative to the reader's cgroup namespace:
+ * read them as the tree sees them, from a helper that joined its namespace.
+ */
+static int cgroup_roots(struct mnt_dump *d)
+{
+	struct proc_mounts *in = &d->cg;
+	char path[64], *buf;
+	int p[2], fd, status = 0, i;
+	pid_t pid;
+
+	if (proc_ns_id(d->maker, 0, "cgroup") == proc_ns_id(0, 0, "cgroup"))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/cgroup", d->maker);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pipe2(p, O_CLOEXEC)) {
+		pr_perror("Task %d: can't open its cgroup namespace", d->maker);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	pid = fork();
+	if (!pid) {
+		close(p[0]);
+		snprintf(path, sizeof(path), "/proc/%d/mountinfo", d->maker);
+		buf = setns(fd, CLONE_NEWCGROUP) ? NULL : read_file(-1, path, NULL);
+		_exit(!buf || write_full(p[1], buf, strlen(buf)) ? 1 : 0);
+	}
+	close(p[1]);
+	close(fd);
+	buf = pid < 0 ? NULL : read_fd(p[0], NULL);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	if (pid < 0 || !buf || !WIFEXITED(status) || WEXITSTATUS(status) ||
+	    proc_parse_mountinfo(buf, in)) {
+		pr_err("Task %d: can't read its mounts in its cgroup namespace", d->maker);
+		if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			free(buf);
+		return -1;
+	}
+	for (i = 0; i < d->ms.nr; i++) {
+		struct proc_mount *m = &d->ms.m[i], *x = proc_mount_by_id(in, m->id);
+
+		if (x && !strncmp(m->fstype, "cgroup", 6))
+			m->root = x->root;
+	}
+	return 0;
+}
+
+static void fill_common(struct mnt_dump *d, int i)
+{
+	const struct proc_mount *m = &d->ms.m[i];
+	MountEntry *e = &d->e[i];
+
+	mount_entry__init(e);
+	e->id = m->id;
+	e->parent = i == d->root ? 0 : m->parent;
+	e->mountpoint = m->mountpoint;
+	e->root = m->root;
+	e->fstype = m->fstype;
+	e->source = m->source;
+	e->attrs = mnt_attrs_of(m->mnt_opts);
+	e->has_dev = 1;
+	e->dev = dev_of(m);
+}
+
+static int collect(struct dump_ctx *dc, struct dtask *t, uint64_t ns)
+{
+	struct mnt_dump *d = xzalloc(sizeof(*d));
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+	int i;
+
+	if (!d)
+		return -1;
+	dc->shared[PART_MNT] = cur = d;
+	d->ns = ns;
+	d->maker = t->pid;
+	d->maker_ns = t->ns_pid;
+	if (proc_read_mountinfo(t->pid, &d->ms) || proc_read_mountinfo(0, &d->host) ||
+	    cgroup_roots(d))
+		return -1;
+	d->e = xzalloc(d->ms.nr * sizeof(*d->e));
+	d->host_of = xzalloc(d->ms.nr * sizeof(int));
+	if (!d->e || !d->host_of)
+		return -1;
+	d->root = find_root(d);
+	if (d->root < 0)
+		return -1;
+	d->inherited = is_inherited(d);
+	for (i = 0; i < d->ms.nr; i++) {
+		fill_common(d, i);
+		if (i != d->root && !proc_mount_by_id(&d->ms, d->ms.m[i].parent)) {
+			pr_err("Task %d: mount %d at %s hangs off mount %d, which it does not "
+			       "see", t->pid, d->ms.m[i].id, d->ms.m[i].mountpoint,
+			       d->ms.m[i].parent);
+			return -1;
+		}
+		if (classify(d, dc->opts, i) || check_propagation(d, i))
+			return -1;
+	}
+	pr_info("Task %d: mount namespace mnt:[%lu] of its own, %d mounts, %s (read in %ld us)",
+		t->pid, ns, d->ms.nr, d->inherited ? "a copy of criu's" : "its own root",
+		(clock_ns(CLOCK_MONOTONIC) - t0) / 1000);
+	return 0;
+}
+
+static void free_dump(struct mnt_dump *d)
+{
+	int i;
+
+	for (i = 0; d->e && i < d->ms.nr; i++) {
+		free(d->e[i].options);
+		free(d->e[i].ext_key);
+	}
+	free(d->e);
+	free(d->host_of);
+	free(d->tmpfs);
+	free(d->host_used);
+	for (i = 0; i < (int)d->nr_hidden; i++) {
+		free(d->hidden[i]->path);
+		free(d->hidden[i]);
+	}
+	free(d->hidden);
+	proc_mounts_free(&d->ms);
+	proc_mounts_free(&d->host);
+	proc_mounts_free(&d->cg);
+	free(d);
+}
+
+static const struct mounts_service service;
+
+static int mnt_check(struct dump_ctx *dc, struct dtask *t)
+{
+	uint64_t own = proc_ns_id(t->pid, 0, "mnt"), outer, th;
+	int i;
+
+	mounts_offer(&service);
+	if (!own)
+		return -1;
+	for (i = 1; i < t->nr_threads; i++) {
+		th = proc_ns_id(t->pid, t->th[i].tid, "mnt");
+		if (th != own) {
+			pr_err("Task %d: thread %d is in another mount namespace (mnt:[%lu]) "
+			       "than its leader; not supported", t->pid, t->th[i].tid, th);
+			return -1;
+		}
+	}
+	if (!t->parent && cur) {
+		/* a dump that failed before its dump_tree (one process, several requests) */
+		free_dump(cur);
+		cur = NULL;
+	}
+	outer = proc_ns_id(t->parent ? t->parent->pid : 0, 0, "mnt");
+	if (own == outer)
+		return 0;
+	if (t->parent) {
+		pr_err("Task %d is in a mount namespace (mnt:[%lu]) other than its parent "
+		       "%d's (mnt:[%lu]); only the tree's root may have one of its own",
+		       t->pid, own, t->parent->pid, outer);
+		return -1;
+	}
+	return collect(dc, t, own);
+}
+
+/* A file on a mount of criu's: restore reopens it there, by its path. */
+static int host_mount_used(struct mnt_dump *d, uint32_t id, pid_t pid, const char *what)
+{
+	uint32_t *n;
+	size_t i;
+
+	for (i = 0; i < d->nr_host_used; i++)
+		if (d->host_used[i] == id)
+			return 1;
+	n = xpush(d->host_used, d->nr_host_used);
+	if (!n)
+		return 0;
+	*n = id;
+	pr_info("Task %d: %s is on mount %u of criu's namespace: reopened there", pid, what, id);
+	return 1;
+}
+
+static int ns_mnt_dump_reaches(pid_t pid, uint64_t mnt_id, const char *what)
+{
+	if (!cur || !mnt_id || proc_mount_by_id(&cur->ms, (int)mnt_id))
+		return 1;
+	if (proc_mount_by_id(&cur->host, (int)mnt_id))
+		return host_mount_used(cur, mnt_id, pid, what);
+	pr_err("Task %d: %s is on mount %lu, which is not in the tree's mount namespace "
+	       "(mnt:[%lu])", pid, what, mnt_id, cur->ns);
+	return 0;
+}
+
+static int ns_mnt_dump_hidden(pid_t pid, uint64_t mnt_id, const char *path, unsigned int flags)
+{
+	struct proc_mount *m = cur && mnt_id ? proc_mount_by_id(&cur->ms, (int)mnt_id) : NULL;
+	char inside[PATH_MAX + 32];
+	HiddenFile *h;
+	const char *rel;
+
+	if (!m)
+		return 0;
+	snprintf(inside, sizeof(inside), "/proc/%d/root%s", pid, path);
+	if (mnt_id_of(inside) == mnt_id)
+		return 0;
+	rel = mnt_below(m->mountpoint, path);
+	if (!rel || cur->e[m - cur->ms.m].kind == MOUNT_KIND__MNT_INHERITED) {
+		pr_err("Task %d: %s on mount %lu is hidden by another mount, on a mount %s; "
+		       "not supported", pid, path, mnt_id, rel ? "of criu's namespace" :
+		       "it is not below");
+		return -1;
+	}
+	h = xmalloc(sizeof(*h));
+	if (!h || xgrow(cur->hidden, cur->nr_hidden) ||
+	    (hidden_file__init(h), !(h->path = xstrdup(rel)))) {
+		free(h);
+		return -1;
+	}
+	h->mnt = mnt_id;
+	h->flags = flags;
+	cur->hidden[cur->nr_hidden++] = h;
+	pr_info("Task %d: %s is hidden by another mount: opened as the tree is built", pid,
+		path);
+	return cur->nr_hidden;
+}
+
+static int mnt_dump_tree(struct dump_ctx *dc)
+{
+	struct mnt_dump *d = dc->shared[PART_MNT];
+	MntnsEntry e = MNTNS_ENTRY__INIT;
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+	MountEntry **pe;
+	int i, ret = -1;
+
+	if (!d)
+		return 0;
+	pe = xmalloc(d->ms.nr * sizeof(*pe));
+	if (!pe)
+		goto out;
+	for (i = 0; i < d->ms.nr; i++)
+		pe[i] = &d->e[i];
+	e.ns_id = d->ns;
+	e.maker = d->maker_ns;
+	e.n_mounts = d->ms.nr;
+	e.mounts = pe;
+	e.n_host_mounts = d->nr_host_used;
+	e.host_mounts = d->host_used;
+	e.n_hidden = d->nr_hidden;
+	e.hidden = d->hidden;
+	ret = img_write(dc->dirfd, IMG_MNTNS, 0, &e.base);
+	if (!ret && d->nr_tmpfs)
+		ret = tmpfs_dump_all(dc->dirfd, d->maker, d->tmpfs, d->nr_tmpfs);
+	if (!ret)
+		pr_info("Mount namespace written, with the files of %d tmpfs, in %ld us",
+			d->nr_tmpfs, (clock_ns(CLOCK_MONOTONIC) - t0) / 1000);
+	/* every task holds an fd on each mount's root, each hidden file, criu's /proc and root */
+	dc->restore_shared += d->ms.nr + d->nr_hidden + 1 + !!d->nr_host_used;
+	free(pe);
+out:
+	free_dump(d);
+	dc->shared[PART_MNT] = cur = NULL;
+	return ret;
+}
+
+/* ------------------------------------------------------------- restore */
+
+/* The tree's mounts once built: in the maker, and in every task it forks. */
+static struct mnt_restore rst = { .store = -1, .proc_fd = -1, .host_root = -1 };
+
+static struct rmount *by_id(struct mnt_restore *r, uint32_t id)
+{
+	int i;
+
+	for (i = 0; i < r->nr; i++)
+		if (r->m[i].e->id == id)
+			return &r->m[i];
+	return NULL;
+}
+
+static const char *invalid(struct mnt_restore *r, int i)
+{
+	MountEntry *e = r->m[i].e;
+	int j;
+
+	if (e->mountpoint[0] != '/' || e->root[0] != '/')
+		return "a relative path";
+	if (e->kind < MOUNT_KIND__MNT_ROOT || e->kind > MOUNT_KIND__MNT_EXTERNAL)
+		return "an unknown kind";
+	if ((e->kind == MOUNT_KIND__MNT_ROOT || (e->kind == MOUNT_KIND__MNT_INHERITED &&
+	     !e->parent)) != !e->parent)
+		return "a root that is not one, or two roots";
+	if (e->parent && !by_id(r, e->parent))
+		return "a parent not in the list";
+	if (e->kind == MOUNT_KIND__MNT_BIND && (!e->has_bind_of || !by_id(r, e->bind_of)))
+		return "a bind of a mount not in the list";
+	if (e->kind == MOUNT_KIND__MNT_EXTERNAL && !e->ext_key)
+		return "an external mount without a key";
+	if (e->kind == MOUNT_KIND__MNT_NEW && !e->options)
+		return "a new mount without options";
+	for (j = 0; j < i; j++)
+		if (r->m[j].e->id == e->id)
+			return "an id used twice";
+	return NULL;
+}
+
+/* Where external mount @e comes from: --external mnt[KEY]:PATH, or its own key (mnt[]). */
+static const char *ext_source(const struct opts *o, const MountEntry *e)
+{
+	const char *v = ext_value(o, e->ext_key);
+
+	if (v)
+		return v;
+	if (e->ext_auto && e->ext_key[0] == '/')
+		return e->ext_key;
+	pr_err("External mount at %s (key %s): say where it comes from with "
+	       "--external mnt[%s]:PATH", e->mountpoint, e->ext_key, e->ext_key);
+	return NULL;
+}
+
+static int check_tree(struct rst_ctx *rc, struct mnt_restore *r)
+{
+	const char *why;
+	int i, roots = 0;
+
+	for (i = 0; i < r->nr; i++) {
+		MountEntry *e = r->m[i].e;
+
+		why = invalid(r, i);
+		if (why) {
+			pr_err("Image mnt.img: mount %u at %.200s has %s", e->id, e->mountpoint,
+			       why);
+			return -1;
+		}
+		roots += !e->parent;
+		if (e->kind == MOUNT_KIND__MNT_EXTERNAL) {
+			r->ext_path[i] = ext_source(rc->opts, e);
+			if (!r->ext_path[i])
+				return -1;
+		}
+		if (e->kind == MOUNT_KIND__MNT_ROOT && !rc->opts->root) {
+			pr_err("The tree's mount namespace has a root of its own (%s %s at the "
+			       "dump): give it with --root DIR", e->fstype, e->root);
+			return -1;
+		}
+	}
+	if (roots != 1) {
+		pr_err("Image mnt.img has %d root mounts", roots);
+		return -1;
+	}
+	return 0;
+}
+
+static int mnt_load_tree(struct rst_ctx *rc)
+{
+	struct mnt_restore *r = &rst;
+	int ret, i;
+
+	mounts_offer(&service);
+	ret = img_read(rc->dirfd, IMG_MNTNS, 0, (void **)&r->ns, 1);
+	if (ret <= 0) {
+		if (!ret && rc->opts->root && strcmp(rc->opts->root, "/"))
+			pr_info("--root %s: the tree has no mount namespace of its own; unused",
+				rc->opts->root);
+		return ret;
+	}
+	r->nr = r->ns->n_mounts;
+	r->maker = r->ns->maker;
+	r->root = rc->opts->root;
+	r->m = xzalloc((r->nr + 1) * sizeof(*r->m));
+	r->ext_path = xzalloc((r->nr + 1) * sizeof(*r->ext_path));
+	r->ext_fd = xzalloc((r->nr + 1) * sizeof(*r->ext_fd));
+	r->hidden_fd = xmalloc((r->ns->n_hidden + 1) * sizeof(int));
+	if (!r->m || !r->ext_path || !r->ext_fd || !r->hidden_fd)
+		return -1;
+
+	for (i = 0; i < r->nr; i++) {
+		r->m[i].e = r->ns->mounts[i];
+		r->m[i].fd = -1;
+		r->m[i].attrs = -1;
+	}
+	for (i = 0; i < (int)r->ns->n_hidden; i++) {
+		r->hidden_fd[i] = -1;
+		if (!by_id(r, r->ns->hidden[i]->mnt) || r->ns->hidden[i]->path[0] == '/') {
+			pr_err("Image mnt.img: hidden file #%d is on no mount of the list", i);
+			return -1;
+		}
+	}
+	if (check_tree(rc, r))
+		return -1;
+	/* the root is born in a copy of criu's; nothing done in it comes out */
+	rc->root_flags |= CLONE_NEWNS;
+	pr_info("Mount namespace mnt:[%lu] of task %u: %d mounts", r->ns->ns_id, r->maker,
+		r->nr);
+	return 0;
+}
+
+/*
+ * For every task: criu's /proc (the tree's own takes its place once the
+ * root entered the tree), and criu's root when some task held files on
+ * criu's mounts.
+ */
+static int mnt_prefork(struct rst_ctx *rc)
+{
+	if (!rst.ns)
+		return 0;
+	rc->proc_fd = rst_inherit_fd(rc, open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC));
+	if (rc->proc_fd < 0) {
+		pr_perror("Can't open /proc for the new tasks");
+		return -1;
+	}
+	rst.proc_fd = rc->proc_fd;
+	if (!rst.ns->n_host_mounts)
+		return 0;
+	rst.host_root = rst_inherit_fd(rc, open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+	if (rst.host_root < 0) {
+		pr_perror("Can't open criu's root for the new tasks");
+		return -1;
+	}
+	return 0;
+}
+
+static int on_host(uint64_t mnt_id)
+{
+	size_t i;
+
+	for (i = 0; rst.ns && i < rst.ns->n_host_mounts; i++)
+		if (rst.ns->host_mounts[i] == mnt_id)
+			return 1;
+	return 0;
+}
+
+/*
+ * In the maker, before it forks: the tree, entered. Its mounts' roots stay
+ * open in every task, for the files opened by path in the mount they were
+ * on (a mount on top would hide them).
+ */
+static int mnt_early(struct rst_ctx *rc, struct rtask *t)
+{
+	struct mnt_restore *r = &rst;
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+	int i;
+
+	if (!r->ns || (uint32_t)t->pid != r->maker)
+		return 0;
+	r->proc_fd = rc->proc_fd;
+	r->dirfd = rc->dirfd;
+	if (mnt_build(r))
+		return -1;
+	pr_info("Task %d: mount tree of %d mounts built and entered in %ld us", t->pid, r->nr,
+		(clock_ns(CLOCK_MONOTONIC) - t0) / 1000);
+	for (i = 0; i < r->nr; i++) {
+		if (r->m[i].fd < 0)
+			continue;
+		r->m[i].fd = rst_inherit_fd(rc, r->m[i].fd);
+		if (r->m[i].fd < 0)
+			return -1;
+	}
+	for (i = 0; i < (int)r->ns->n_hidden; i++) {
+		r->hidden_fd[i] = rst_inherit_fd(rc, r->hidden_fd[i]);
+		if (r->hidden_fd[i] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int ns_mnt_open_hidden(pid_t pid, uint32_t n, const char *path)
+{
+	int fd;
+
+	if (!rst.ns || !n || n > rst.ns->n_hidden || rst.hidden_fd[n - 1] < 0) {
+		pr_err("Task %d: %s: no such hidden file #%u in mnt.img", pid, path, n);
+		return -1;
+	}
+	fd = fcntl(rst.hidden_fd[n - 1], F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		pr_perror("Task %d: can't take %s", pid, path);
+	return fd;
+}
+
+/* Below a mount that hides it: through a bare clone of @m, without what is on top. */
+static int open_hidden(pid_t pid, struct rmount *m, const char *rel, int flags)
+{
+	int bare, fd;
+
+	bare = open_tree(m->fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (bare < 0)
+		return -1;
+	fd = openat(bare, rel, flags | O_CLOEXEC);
+	close(bare);
+	if (fd >= 0) {
+		/* the lowest free number, as an open() by path would have given */
+		int low = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+		close(fd);
+		fd = low;
+	}
+	if (fd >= 0)
+		pr_info("Task %d: %s is under another mount: opened in a clone of mount %u",
+			pid, rel, m->e->id);
+	return fd;
+}
+
+static int ns_mnt_tree_has_ns(void)
+{
+	return rst.ns != NULL;
+}
+
+static int ns_mnt_open(pid_t pid, uint64_t mnt_id, const char *path, int flags)
+{
+	struct rmount *m = rst.ns && mnt_id ? by_id(&rst, (uint32_t)mnt_id) : NULL;
+	const char *rel = m ? mnt_below(m->e->mountpoint, path) : NULL;
+	struct open_how how = {
+		.flags = flags | O_CLOEXEC,
+		.resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS,
+	};
+	char self[64];
+	int fd;
+
+	if (!m && on_host(mnt_id) && rst.host_root >= 0 && path[0] == '/')
+		/* from criu's root, through criu's mounts: the very file held */
+		return openat(rst.host_root, path[1] ? path + 1 : ".", flags | O_CLOEXEC);
+	if (!m || m->fd < 0 || !rel) {
+		if (rst.ns && mnt_id)
+			pr_debug("Task %d: %s on mount %lu: opened by its path", pid, path,
+				 mnt_id);
+		return open(path, flags | O_CLOEXEC);
+	}
+	if (!*rel) {
+		/* the mount's root itself, maybe a file: reopened through criu's /proc */
+		snprintf(self, sizeof(self), "self/fd/%d", m->fd);
+		return openat(rst.proc_fd, self, flags | O_CLOEXEC);
+	}
+	if (flags & O_CREAT)
+		how.mode = 0600;
+	fd = syscall(SYS_openat2, m->fd, rel, &how, sizeof(how));
+	if (fd < 0 && errno == EXDEV)
+		fd = open_hidden(pid, m, rel, flags);
+	return fd;
+}
+
+static void mnt_release_tree(struct rst_ctx *rc)
+{
+	free(rst.m);
+	free(rst.ext_path);
+	free(rst.ext_fd);
+	free(rst.hidden_fd);
+	img_free(IMG_MNTNS, rst.ns);
+	memset(&rst, 0, sizeof(rst));
+	rst.store = rst.proc_fd = rst.host_root = -1;
+}
+
+/* What the parts that name files by their path ask (task/mounts.h). */
+static const struct mounts_service service = {
+	.dump_reaches = ns_mnt_dump_reaches,
+	.dump_hidden = ns_mnt_dump_hidden,
+	.open = ns_mnt_open,
+	.open_hidden = ns_mnt_open_hidden,
+	.tree_has_ns = ns_mnt_tree_has_ns,
+};
+
+const struct part part_mnt = {
+	.name = "mnt",
+	.id = PART_MNT,
+	.check = mnt_check,
+	.dump_tree = mnt_dump_tree,
+	.load_tree = mnt_load_tree,
+	.prefork = mnt_prefork,
+	.early = mnt_early,
+	.release_tree = mnt_release_tree,
+};

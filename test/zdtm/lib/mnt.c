@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Helpers for the mount tests: see mnt.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mnt.h"
+#include "zdtm.h"
+
+void mnt_enter_ns(void)
+{
+	if (unshare(CLONE_NEWNS))
+		skip("unshare(CLONE_NEWNS): %m");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		fail_errno("make every mount private");
+}
+
+static void unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++, d++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] && s[3]) {
+			*d = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 3;
+		} else {
+			*d = *s;
+		}
+	}
+	*d = '\0';
+}
+
+static int parse(char *line, struct mnt_line *m)
+{
+	char *tags, *dash, *w, *save = NULL;
+	int n;
+
+	memset(m, 0, sizeof(*m));
+	if (sscanf(line, "%d %d %u:%u %511s %511s %255s%n", &m->id, &m->parent, &m->major,
+		   &m->minor, m->root, m->mountpoint, m->opts, &n) != 7)
+		return -1;
+	tags = line + n;
+	dash = strstr(tags, " - ");
+	if (!dash || sscanf(dash + 3, "%63s %255s %511s", m->fstype, m->source, m->sb) < 2)
+		return -1;
+	*dash = '\0';
+	for (w = strtok_r(tags, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		if (!strncmp(w, "shared:", 7))
+			m->shared = atoi(w + 7);
+		else if (!strncmp(w, "master:", 7))
+			m->master = atoi(w + 7);
+		else if (!strcmp(w, "unbindable"))
+			m->unbindable = 1;
+	}
+	unescape(m->root);
+	unescape(m->mountpoint);
+	return 0;
+}
+
+static int each(int (*fn)(struct mnt_line *, void *), void *arg)
+{
+	char line[4096];
+	struct mnt_line m;
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	int ret = 0;
+
+	if (!f)
+		fail_errno("open /proc/self/mountinfo");
+	while (!ret && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (parse(line, &m))
+			fail("bad mountinfo line: %s", line);
+		ret = fn(&m, arg);
+	}
+	fclose(f);
+	return ret;
+}
+
+struct find {
+	const char *mountpoint;
+	int nth;
+	struct mnt_line *out;
+};
+
+static int find_one(struct mnt_line *m, void *arg)
+{
+	struct find *f = arg;
+
+	if (strcmp(m->mountpoint, f->mountpoint) || f->nth--)
+		return 0;
+	*f->out = *m;
+	return 1;
+}
+
+int mnt_find(const char *mountpoint, int nth, struct mnt_line *out)
+{
+	struct find f = { mountpoint, nth, out };
+
+	return each(find_one, &f) ? 0 : -1;
+}
+
+struct list {
+	const char *prefix;
+	struct mnt_line *out;
+	int nr, max;
+};
+
+static int list_one(struct mnt_line *m, void *arg)
+{
+	struct list *l = arg;
+
+	if (strncmp(m->mountpoint, l->prefix, strlen(l->prefix)))
+		return 0;
+	if (l->nr == l->max)
+		fail("more than %d mounts below %s", l->max, l->prefix);
+	l->out[l->nr++] = *m;
+	return 0;
+}
+
+int mnt_list(const char *prefix, struct mnt_line *out, int max)
+{
+	struct list l = { prefix, out, 0, max };
+
+	each(list_one, &l);
+	return l.nr;
+}
+
+int mnt_id_of_path(const char *path)
+{
+	struct statx sx;
+
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) ||
+	    !(sx.stx_mask & STATX_MNT_ID))
+		return -1;
+	return (int)sx.stx_mnt_id;
+}
+
+const char *mnt_abs(const char *name)
+{
+	static char buf[8][PATH_MAX];
+	static int next;
+	char *b = buf[next++ % 8];
+	size_t n;
+
+	if (!getcwd(b, PATH_MAX))
+		fail_errno("getcwd");
+	n = strlen(b);
+	if (n + 1 + strlen(name) >= PATH_MAX)
+		fail("path too long: %s/%s", b, name);
+	b[n] = '/';
+	strcpy(b + n + 1, name);
+	return b;
+}
