@@ -1,12 +1,13 @@
 """Checkpoint on one kernel, restore on another whose vDSO differs: the
-project's patched 6.1 (a 5-page [vvar] with CONFIG_CPU_NS) dumps
-time_vdso_redirect, Debian's stock 6.1 cloud kernel (4 pages, another
-build) restores it. The program looked its vDSO functions up at start and
+project's patched 6.1 (a 5-page [vvar] with CONFIG_CPU_NS) and Debian's
+stock 6.1 cloud kernel (4 pages, another build), each direction:
+time_vdso_redirect dumped in one guest, restored in the other. The program looked its vDSO functions up at start and
 keeps calling them through those pointers: after the restore they must
 agree with the system calls, enter the kernel no more than before, and
 the [vdso] must have moved, the dumped one redirecting to it
 (Documentation/design.md, section 7). Its binary and libraries come into
-each guest's initramfs separately: other mtimes, the same build-ids.
+each guest's initramfs separately; the images go back to the host over
+the console (the stock kernel has no 9p) and into the other's initramfs.
 
 The stock kernel: CRIU_STOCK_KERNEL, or the vmlinuz that
 `apt-get download linux-image-6.1.0-56-cloud-amd64-unsigned` and
@@ -14,9 +15,12 @@ The stock kernel: CRIU_STOCK_KERNEL, or the vmlinuz that
 
 Run with: python3 -m pytest -m kernel test/kernel/test_two_kernels.py
 """
+import base64
+import io
 import os
+import tarfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 
@@ -40,14 +44,15 @@ while [ ! -e /tmp/t.ready ]; do sleep 0.1; i=$((i + 1)); [ $i -lt 300 ] || fail 
 grep -E '\[(vdso|vvar)' /proc/$pid/maps | sed 's/^/MAPS /'
 mkdir /tmp/img
 criu dump -t $pid -D /tmp/img -o dump.log -v4 || { grep Error /tmp/img/dump.log; fail dump; }
-cp -a /tmp/img /shared/img || fail copy
+# the images to the host over the console: the stock kernel has no 9p
+tar cz -C /tmp img | base64 | sed 's/^/IMG /'
 """.replace("@PROG@", PROG)
 
 GUEST_B = r"""
 set -u
 fail() { echo "FAILED: $*"; exit 1; }
 echo "KERNEL $(uname -r)"
-criu restore -d -D /img -o restore.log -v4 --pidfile /tmp/pid ||
+criu restore -d -D /img -o restore.log -v4 --pidfile /tmp/pid @OPTS@ ||
 	{ grep Error /img/restore.log; fail restore; }
 pid=$(cat /tmp/pid)
 grep -E 'vDSO redirect|a copy' /img/restore.log | sed 's/^/LOG /'
@@ -62,6 +67,13 @@ sed 's/^/OUT /' /tmp/t.out
 """
 
 
+# The stock kernel enables protection keys (CPUID's OSPKE), the patched
+# config does not: the instruction check (--cpu-cap, the CPU half of issue
+# 14) refuses that flag on the way to the patched kernel. This test is about
+# the vDSO, so it skips the CPU check there.
+OPTS = {"stock": "", "patched": "--cpu-cap=none"}
+
+
 @pytest.fixture(scope="module")
 def stock_kernel() -> Path:
     env = os.environ.get("CRIU_STOCK_KERNEL")
@@ -71,41 +83,41 @@ def stock_kernel() -> Path:
     return found[-1]
 
 
-@pytest.fixture(scope="module")
-def two_kernels(guest, stock_kernel, criu_bin, subreaper_bin, tmp_path_factory):
+def lines(out: str, tag: str) -> list[str]:
+    return [ln[len(tag) + 1:].strip() for ln in out.splitlines() if ln.startswith(tag + " ")]
+
+
+def boot(guest: Any, kernel: Optional[Path], script: str, work: Path,
+         extra: list[str]) -> tuple[int, str]:
+    """Runs script under a subreaper in a guest of kernel (None: the
+    patched one), everything it needs in its initramfs."""
+    (work / "run.sh").write_text(script)
+    rc, out, err = guest.run("subreaper sh /run.sh", smp=2, selftests=False, timeout=180,
+                             extra=extra + [f"{work / 'run.sh'}:/run.sh"], kernel=kernel)
+    return rc, out + err
+
+
+@pytest.mark.parametrize("dump_on", ["patched", "stock"])
+def test_vdso_redirected_across_kernels(guest, stock_kernel, criu_bin, subreaper_bin,
+                                        tmp_path, dump_on):
     prog = ZDTM_BUILT / PROG
     if not prog.exists():
         pytest.fail(f"{prog} not built (ninja -C BUILD_DIR)")
-    share = tmp_path_factory.mktemp("two-kernels")
-    rc, out_a, err = guest.run(GUEST_A, smp=2, selftests=False, timeout=180, share=share,
-                               extra=[criu_bin, str(prog)])
-    assert rc == 0, "guest A:\n" + out_a + err
-    rc, out_b, err = run_stock(guest, stock_kernel, GUEST_B, share, criu_bin, subreaper_bin,
-                               prog)
-    return out_a, out_b + err, rc
-
-
-def run_stock(guest: Any, kernel: Path, script: str, share: Path, criu_bin: str,
-              subreaper_bin: Path, prog: Path) -> tuple[int, str, str]:
-    """Guest B: the stock kernel, which has no 9p: the images and the
-    script come in its initramfs."""
-    (share / "b.sh").write_text(script)
-    extra = [criu_bin, str(subreaper_bin), str(prog), f"{share / 'img'}:/img",
-             f"{share / 'b.sh'}:/b.sh"]
-    return guest.run("subreaper sh /b.sh", smp=2, selftests=False, timeout=180,
-                     extra=extra, kernel=kernel)
-
-
-def lines(out: str, tag: str) -> list[str]:
-    return [ln[len(tag) + 1:] for ln in out.splitlines() if ln.startswith(tag + " ")]
-
-
-def test_vdso_redirected_across_kernels(two_kernels):
-    out_a, out_b, rc = two_kernels
-    text = f"--- guest A:\n{out_a}--- guest B:\n{out_b}"
+    kernels = {"patched": None, "stock": stock_kernel}
+    restore_on = "stock" if dump_on == "patched" else "patched"
+    extra = [criu_bin, str(subreaper_bin), str(prog)]
+    rc, out_a = boot(guest, kernels[dump_on], GUEST_A, tmp_path, extra)
+    assert rc == 0, f"guest A ({dump_on}):\n" + out_a
+    packed = base64.b64decode("".join(lines(out_a, "IMG")))
+    with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
+        if hasattr(tarfile, "data_filter"):     # Python 3.11.4 and later
+            tar.extraction_filter = tarfile.data_filter
+        tar.extractall(tmp_path)
+    rc, out_b = boot(guest, kernels[restore_on], GUEST_B.replace("@OPTS@", OPTS[restore_on]), tmp_path,
+                     extra + [f"{tmp_path / 'img'}:/img"])
+    text = f"--- guest A ({dump_on}):\n{out_a}--- guest B ({restore_on}):\n{out_b}"
     assert rc == 0, text
-    assert lines(out_a, "KERNEL") != lines(out_b, "KERNEL") or \
-        lines(out_a, "MAPS") != lines(out_b, "MAPS"), text
+    assert lines(out_a, "KERNEL") != lines(out_b, "KERNEL"), text
     assert any("vDSO redirect" in ln for ln in lines(out_b, "LOG")), text
     # "moved": the program checked that its [vdso] is elsewhere and the old
     # place an r-xp ELF image, besides every call through its old pointers
