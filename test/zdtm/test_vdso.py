@@ -9,8 +9,10 @@ Run: python3 -m pytest -q test/zdtm/test_vdso.py"""
 from __future__ import annotations
 
 import re
+import struct
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -137,6 +139,86 @@ def test_vdso_img_holds_the_text() -> None:
         assert len(v["texts"]) == 1, v
         assert bytes.fromhex(v["texts"][0]["text"]) == text
         assert int(v["texts"][0]["hash"]) == int(m["vdso_hash"])
+        r.finish()
+
+
+def fingerprint(text: bytes) -> int:
+    """mm_entry.vdso_hash: FNV-1a 64 of the text, xor its size."""
+    h = 0xcbf29ce484222325
+    for b in text:
+        h = ((h ^ b) * 0x100000001b3) & (2**64 - 1)
+    return h ^ len(text)
+
+
+def rewrite_vdso(img: Path, pid: int, change: Callable[[bytes], bytes]) -> None:
+    """The dumped vDSO made another kernel's: its text in vdso.img changed,
+    and the fingerprint both images name with it."""
+    v = crit.read_image(img / "vdso.img", full_bytes=True)
+    text = change(bytes.fromhex(v["entry"]["texts"][0]["text"]))
+    v["entry"]["texts"][0]["text"] = text.hex()
+    v["entry"]["texts"][0]["hash"] = fingerprint(text)
+    (img / "vdso.img").write_bytes(crit.encode_image(v))
+    m = crit.read_image(img / f"mm-{pid}.img", full_bytes=True)
+    m["entry"]["vdso_hash"] = fingerprint(text)
+    (img / f"mm-{pid}.img").write_bytes(crit.encode_image(m))
+
+
+def move_symbol(text: bytes, name: str, off: int) -> bytes:
+    """text with the dynamic symbol name's value set to off."""
+    b = bytearray(text)
+    shoff, = struct.unpack_from("<Q", b, 0x28)
+    shnum, = struct.unpack_from("<H", b, 0x3c)
+    for i in range(shnum):
+        sh = shoff + i * 64
+        stype, = struct.unpack_from("<I", b, sh + 4)
+        if stype != 11:                                 # SHT_DYNSYM
+            continue
+        link, = struct.unpack_from("<I", b, sh + 40)
+        symoff, symsize = struct.unpack_from("<QQ", b, sh + 24)
+        stroff, = struct.unpack_from("<Q", b, shoff + link * 64 + 24)
+        for j in range(symoff, symoff + symsize, 24):
+            st_name, = struct.unpack_from("<I", b, j)
+            end = b.index(0, stroff + st_name)
+            if b[stroff + st_name:end].decode() == name:
+                struct.pack_into("<Q", b, j + 8, off)
+                return bytes(b)
+    raise AssertionError(f"no {name} in the vDSO")
+
+
+def test_other_build_same_entries() -> None:
+    """A vDSO of another text (here: a byte of its padding) but the same
+    entry points and layout, no hook: this kernel's goes where the task
+    had its own, and the program passes. Without it: refused."""
+    zdtm.need_criu()
+    with zdtm.Run(PROG, "samentries") as r:
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        rewrite_vdso(img, r.pid, lambda t: t[:-1] + bytes([t[-1] ^ 0x5a]))
+        r.restore_ok(img)
+        if "with the same entry points and layout: put where it was" not in \
+                (img / "restore.log").read_text(errors="replace"):
+            r.fail("the restore did not take the vDSO for one of the same entries")
+        r.check("after restore", snap)
+        r.finish()
+
+
+def test_other_symbol_table_redirected() -> None:
+    """A vDSO whose symbol table differs (__vdso_getrandom elsewhere, as
+    in another kernel's), no hook: the restore redirects on its own, and
+    the program's pointers work through the jumps ("moved")."""
+    zdtm.need_criu()
+    with zdtm.Run(PROG, "othersyms", args=["moved"]) as r:
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        rewrite_vdso(img, r.pid, lambda t: move_symbol(t, "__vdso_getrandom", len(t) - 64))
+        r.restore_ok(img)
+        if not vdsomaps.parse_log((img / "restore.log").read_text(errors="replace")):
+            r.fail("the restore did not redirect the vDSO")
+        r.check("after restore", snap)
         r.finish()
 
 
