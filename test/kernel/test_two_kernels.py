@@ -111,7 +111,7 @@ def test_vdso_redirected_across_kernels(guest, stock_kernel, criu_bin, subreaper
     packed = base64.b64decode("".join(lines(out_a, "IMG")))
     with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
         if hasattr(tarfile, "data_filter"):     # Python 3.11.4 and later
-            tar.extraction_filter = tarfile.data_filter
+            setattr(tar, "extraction_filter", getattr(tarfile, "data_filter"))
         tar.extractall(tmp_path)
     rc, out_b = boot(guest, kernels[restore_on], GUEST_B.replace("@OPTS@", OPTS[restore_on]), tmp_path,
                      extra + [f"{tmp_path / 'img'}:/img"])

@@ -36,7 +36,10 @@ def desc(moved: bool) -> zdtm.Desc:
                      restore_env=dict(REDIRECT) if moved else {})
 
 
-@pytest.mark.parametrize("flavour", ["none"] if zdtm.SELFCHECK else zdtm.FLAVOURS)
+FLAVOURS: list[str] = ["none"] if zdtm.SELFCHECK else zdtm.FLAVOURS
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
 def test_redirected(flavour: str) -> None:
     """Every flavour with the vDSO redirected at each restore: the program
     checks that its old pointers work, without a system call, and that the
