@@ -32,7 +32,7 @@ static int cpuinfo_check_cmd(int dirfd, unsigned int caps)
 {
 	struct cpu_need need = { 0 };
 	CpuinfoEntry *img;
-	char why[512];
+	char why[2048];
 	int ret = -1;
 
 	if (img_read(dirfd, IMG_CPUINFO, 0, (void **)&img, 0) < 0)

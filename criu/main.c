@@ -250,6 +250,7 @@ static int parse_network_lock(const char *arg, struct opts *o)
 	return -1;
 }
 
+/* 0, -1 when the error is said, 1 when help or the version is printed. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
@@ -273,6 +274,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				o->verbosity += 1 + strspn(optarg, "v");
 			else if (parse_int(optarg, &o->verbosity))
 				goto bad_value;
+			/* more says no more; and -v2147483647 -v must not overflow */
+			o->verbosity = min(o->verbosity, LOG_DEBUG);
 			break;
 		case OPT_LEAVE_RUNNING: o->leave_running = 1; break;
 		case OPT_LEAVE_STOPPED: o->leave_stopped = 1; break;
@@ -334,8 +337,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_ROOT: o->root = optarg;
 			break;
-		case 'h': usage(stdout); exit(0);
-		case 'V': printf("Version: %s\n", CRIU_VERSION); exit(0);
+		/* done: 1, and main() returns 0 (a fuzzer calls this too) */
+		case 'h': usage(stdout); return 1;
+		case 'V': printf("Version: %s\n", CRIU_VERSION); return 1;
 		case ':':
 			fprintf(stderr, "Error: option %s needs a value\n", argv[optind - 1]);
 			return -1;
@@ -391,8 +395,9 @@ int main(int argc, char **argv)
 	char *log_path;
 	int ret, logged = 0;
 
-	if (parse_opts(argc, argv, &o))
-		return 1;
+	ret = parse_opts(argc, argv, &o);
+	if (ret)
+		return ret < 0;
 	if (optind >= argc) {
 		usage(stderr);
 		return 1;

@@ -18,6 +18,8 @@
 #   --timeout SEC      kill the guest after SEC seconds (default 300)
 #   --kvm              use KVM instead of TCG (it hung on this host: only
 #                      with a short --timeout)
+#   --cpu MODEL        QEMU's -cpu (default: max under TCG, host under KVM),
+#                      e.g. Haswell, EPYC-Rome, Skylake-Server,+pku
 #   --append ARGS      extra kernel command line
 #   --console FILE     keep the whole serial console log in FILE
 #   -v, --verbose      copy the console to stderr while the guest runs
@@ -41,11 +43,12 @@ smp=4
 mem=512
 timeout_s=300
 accel=tcg
+cpu_model=
 append=
 console=
 verbose=0
 
-usage() { sed -n '2,30p' "$0" >&2; exit 2; }
+usage() { sed -n '2,32p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift 2 ;;
@@ -56,6 +59,7 @@ while [ $# -gt 0 ]; do
 	--mem) mem=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	--kvm) accel=kvm; shift ;;
+	--cpu) cpu_model=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
 	--console) console=$2; shift 2 ;;
 	-v|--verbose) verbose=1; shift ;;
@@ -170,9 +174,9 @@ chmod +x "$root/init"
 
 # --- boot ------------------------------------------------------------------------
 if [ "$accel" = kvm ]; then
-	cpu="-accel kvm -cpu host"
+	cpu="-accel kvm -cpu ${cpu_model:-host}"
 else
-	cpu="-accel tcg -cpu max"
+	cpu="-accel tcg -cpu ${cpu_model:-max}"
 fi
 log="$work/console"
 : > "$log"

@@ -3,19 +3,29 @@
 # configured from tinyconfig + kernel/config.fragment, plus the selftests
 # listed in kernel/selftests.list (built statically from the patched tree).
 #
-# Usage: scripts/kernel-build.sh [--print-dir] [--no-apply] [--force] [-q]
+# Usage: scripts/kernel-build.sh [--print-dir] [--print-version]
+#                                [--check-series [--source=TARBALL]]
+#                                [--no-apply] [--force] [-q]
 #
 #   (no option)   install what is missing, build if needed; the last line on
 #                 stdout is the image directory (bzImage, config, selftests/)
 #   --print-dir   print the image directory of the current inputs and exit 0,
 #                 or exit 1 if it is not built yet (nothing is installed)
+#   --print-version  print the Debian version of linux-source-6.1 a build
+#                 would use (why: on stderr) and exit
+#   --check-series   check that kernel/patches/series applies, patch after
+#                 patch, to that version (the cached source tree, or the
+#                 installed tarball, or --source=TARBALL); exit 1 naming the
+#                 first patch that does not, 3 when no source is at hand
 #   --no-apply    build the source tree as it is (for developing patches in
 #                 $CACHE/src/...; the result is NOT cached under the hash)
 #   --force       discard local changes in the source tree when re-applying
 #
 # Environment:
 #   CRIU_KERNEL_CACHE   cache directory (default ~/.cache/criu-kernel)
-#   KERNEL_DEB_VERSION  Debian version of linux-source-6.1 (default: pinned)
+#   KERNEL_DEB_VERSION  Debian version of linux-source-6.1 (default: the pin
+#                       while Debian serves it, else the installed one, else
+#                       the newest served; the choice is logged)
 #   KERNEL_JOBS         make -j value (default 2)
 #
 # Heavy work runs under nice -n 19: the machine is shared.
@@ -23,11 +33,10 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KDIR="$ROOT/kernel"
-DEB_VERSION=${KERNEL_DEB_VERSION:-6.1.192-2}
+# The version kernel/patches/series was made on and tested with.
+PIN_VERSION=6.1.192-2
 CACHE=${CRIU_KERNEL_CACHE:-$HOME/.cache/criu-kernel}
 JOBS=${KERNEL_JOBS:-2}
-SRC="$CACHE/src/linux-$DEB_VERSION"
-OBJ="$CACHE/obj/linux-$DEB_VERSION"
 NICE="nice -n 19"
 # Bump when the way the kernel is configured or built changes: it is part
 # of the cache key, with the Debian version, the fragment and the series.
@@ -38,14 +47,18 @@ PKGS="build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils rsync
 mode=build
 apply=1
 force=0
+source_tar=
 quiet=0
 for a in "$@"; do
 	case "$a" in
 	--print-dir) mode=print ;;
+	--print-version) mode=version ;;
+	--check-series) mode=check ;;
+	--source=*) source_tar=${a#--source=} ;;
 	--no-apply) apply=0 ;;
 	--force) force=1 ;;
 	-q) quiet=1 ;;
-	-h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,30p' "$0"; exit 0 ;;
 	*) echo "kernel-build: unknown option $a" >&2; exit 2 ;;
 	esac
 done
@@ -57,6 +70,138 @@ series_patches() {
 	[ -f "$KDIR/patches/series" ] || return 0
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$KDIR/patches/series" | grep -v '^$' || true
 }
+
+# --- the Debian version ---------------------------------------------------------
+# Debian replaces linux-source-6.1 with each stable update and stops serving
+# the old one: the pin while it is there, else what is installed (its
+# tarball is at hand), else the newest served. The series is then applied to
+# a version it was not made on; a patch that no longer applies says so.
+installed_version() {
+	dpkg-query -W -f='${Status} ${Version}\n' linux-source-6.1 2>/dev/null |
+		sed -n 's/^install ok installed //p'
+}
+
+pin_served() {
+	apt-cache madison linux-source-6.1 2>/dev/null |
+		awk -F'|' '{ gsub(/[[:space:]]/, "", $2); print $2 }' | grep -qxF "$PIN_VERSION"
+}
+
+newest_served() {
+	apt-cache policy linux-source-6.1 2>/dev/null |
+		sed -n 's/^[[:space:]]*Candidate:[[:space:]]*//p' | grep -v '^(none)$' || true
+}
+
+# Sets DEB_VERSION and VERSION_WHY; 1 when there is no version to take.
+choose_version() {
+	local inst cand
+
+	if [ -n "${KERNEL_DEB_VERSION:-}" ]; then
+		DEB_VERSION=$KERNEL_DEB_VERSION
+		VERSION_WHY="set by KERNEL_DEB_VERSION"
+		return 0
+	fi
+	inst=$(installed_version)
+	if [ "$inst" = "$PIN_VERSION" ] || pin_served; then
+		DEB_VERSION=$PIN_VERSION
+		VERSION_WHY="the pinned version"
+		return 0
+	fi
+	if [ -n "$inst" ]; then
+		DEB_VERSION=$inst
+		VERSION_WHY="the installed version; the pinned $PIN_VERSION is not served"
+		return 0
+	fi
+	cand=$(newest_served)
+	if [ -n "$cand" ]; then
+		DEB_VERSION=$cand
+		VERSION_WHY="the newest served; the pinned $PIN_VERSION is not served"
+		return 0
+	fi
+	return 1
+}
+
+DEB_VERSION=
+VERSION_WHY=
+if ! choose_version && [ "$mode" = build ]; then
+	# a fresh machine may have no package lists yet
+	log "linux-source-6.1: neither installed nor served; apt-get update"
+	sudo_=
+	[ "$(id -u)" = 0 ] || sudo_=sudo
+	$sudo_ apt-get update >&2 || true
+	choose_version || true
+fi
+[ -n "$DEB_VERSION" ] ||
+	die "linux-source-6.1 is neither installed nor served by apt (pinned: $PIN_VERSION)"
+if [ "$DEB_VERSION" = "$PIN_VERSION" ]; then
+	log "linux-source-6.1 $DEB_VERSION ($VERSION_WHY)"
+else
+	# not subject to -q: a build on another version than the pin is news
+	echo "kernel-build: linux-source-6.1 $DEB_VERSION ($VERSION_WHY)" >&2
+fi
+SRC="$CACHE/src/linux-$DEB_VERSION"
+OBJ="$CACHE/obj/linux-$DEB_VERSION"
+
+# apply_series CMD...: runs "CMD... PATCH" for each patch of the series in
+# order; on the first that fails, says which patch, on what, and why.
+apply_series() {
+	local p out
+
+	APPLIED=0
+	while read -r p; do
+		if ! out=$("$@" "$KDIR/patches/$p" 2>&1); then
+			echo "kernel-build: error: patch $p does not apply to linux-source-6.1" \
+			     "$DEB_VERSION ($VERSION_WHY):" >&2
+			echo "$out" | sed 's/^/    /' >&2
+			echo "kernel-build: refresh kernel/patches on it (scripts/kernel-patches.sh" \
+			     "import, rebase, export; see kernel/README.md)" >&2
+			return 1
+		fi
+		APPLIED=$((APPLIED + 1))
+	done < <(series_patches)
+}
+
+# --check-series: the series against the chosen version's pristine source,
+# without building: the cached git tree when there is one (a second), else
+# the files the series touches, out of the tarball.
+check_series() {
+	local tar=$source_tar
+
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	if [ -z "$tar" ] && git -C "$SRC" rev-parse -q --verify pristine >/dev/null 2>&1; then
+		GIT_INDEX_FILE=$tmp/index git -C "$SRC" read-tree pristine
+		apply_series env GIT_INDEX_FILE="$tmp/index" git -C "$SRC" apply --cached \
+			--whitespace=nowarn || exit 1
+		log "the series ($APPLIED patches) applies to $SRC"
+		return 0
+	fi
+	if [ -z "$tar" ]; then
+		[ "$(installed_version)" = "$DEB_VERSION" ] && tar=/usr/src/linux-source-6.1.tar.xz
+		if [ ! -f "$tar" ]; then
+			echo "kernel-build: linux-source-6.1 $DEB_VERSION is not installed," \
+			     "and there is no source tree of it in $CACHE" >&2
+			exit 3
+		fi
+	fi
+	[ -f "$tar" ] || die "$tar: no such file"
+	mkdir "$tmp/src"
+	# files a patch creates are not in the tarball: tar says so, git apply
+	# is the judge
+	series_patches | sed "s|^|$KDIR/patches/|" | xargs sed -n 's|^--- a/||p' | sort -u |
+		sed 's|^|linux-source-6.1/|' >"$tmp/files"
+	$NICE tar -xJf "$tar" -C "$tmp/src" --strip-components=1 -T "$tmp/files" 2>/dev/null || true
+	apply_series git -C "$tmp/src" apply --whitespace=nowarn || exit 1
+	log "the series ($APPLIED patches) applies to $tar"
+}
+
+if [ "$mode" = version ]; then
+	echo "$DEB_VERSION"
+	exit 0
+fi
+if [ "$mode" = check ]; then
+	check_series
+	exit 0
+fi
 
 # The cache key: everything that decides what gets built.
 cache_key() {
@@ -107,7 +252,7 @@ install_pkgs() {
 	if ! $sudo apt-get install -y --no-install-recommends "${missing[@]}" >&2; then
 		$sudo apt-get update >&2
 		$sudo apt-get install -y --no-install-recommends "${missing[@]}" >&2 ||
-			die "cannot install ${missing[*]} (if linux-source-6.1=$DEB_VERSION is no longer served, set KERNEL_DEB_VERSION and check that kernel/patches still apply)"
+			die "cannot install ${missing[*]}"
 	fi
 }
 install_pkgs
@@ -141,16 +286,13 @@ if [ "$apply" = 1 ]; then
 	idx=$(mktemp)
 	trap 'rm -f "$idx"' EXIT
 	GIT_INDEX_FILE=$idx git -C "$SRC" read-tree pristine
-	while read -r p; do
-		[ -n "$p" ] || continue
-		GIT_INDEX_FILE=$idx git -C "$SRC" apply --cached --whitespace=nowarn "$KDIR/patches/$p" ||
-			die "patch $p does not apply"
-	done < <(series_patches)
+	apply_series env GIT_INDEX_FILE="$idx" git -C "$SRC" apply --cached --whitespace=nowarn ||
+		exit 1
 	tree=$(GIT_INDEX_FILE=$idx git -C "$SRC" write-tree)
 	if [ "$(git -C "$SRC" rev-parse 'HEAD^{tree}')" != "$tree" ]; then
 		commit=$(git_k commit-tree "$tree" -p pristine -m "kernel/patches/series $KEY")
 		git_k checkout -q -f -B series "$commit"
-		log "applied $(series_patches | wc -l) patch(es)"
+		log "applied $APPLIED patch(es)"
 	fi
 fi
 
@@ -230,6 +372,7 @@ cp "$OBJ/.config" "$out.tmp/config"
 cp -r "$stdir" "$out.tmp/selftests"
 {
 	echo "debian_version=$DEB_VERSION"
+	echo "debian_version_why=$VERSION_WHY"
 	echo "key=$KEY"
 	echo "series_head=$(git -C "$SRC" rev-parse HEAD)"
 	echo "build_seconds=$((end - start))"

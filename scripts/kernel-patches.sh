@@ -15,7 +15,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-DEB_VERSION=${KERNEL_DEB_VERSION:-$(sed -n 's/^DEB_VERSION=\${KERNEL_DEB_VERSION:-\(.*\)}$/\1/p' "$ROOT/scripts/kernel-build.sh")}
+DEB_VERSION=$("$ROOT/scripts/kernel-build.sh" -q --print-version)
 CACHE=${CRIU_KERNEL_CACHE:-$HOME/.cache/criu-kernel}
 SRC=${KERNEL_SRC:-$CACHE/src/linux-$DEB_VERSION}
 PATCHES="$ROOT/kernel/patches"

@@ -148,10 +148,11 @@ else
 	echo "(no test/zdtm)"
 fi
 
-# 4. A short fuzz run of the image readers.  test/fuzz/run.sh (the fuzz
-# target's own runner) builds build/test/fuzz/fuzz_image with clang when
-# needed and seeds it; without it, a fuzzer that is already built runs on a
-# scratch corpus seeded from test/fuzz/corpus*.
+# 4. A short fuzz run of the image readers, the /proc parsers, the RPC
+# decoder and the command line.  test/fuzz/run.sh (the fuzz targets' own
+# runner) builds build/test/fuzz/fuzz_* with clang when needed, seeds them
+# and splits the time; without it, a fuzz_image that is already built runs
+# on a scratch corpus seeded from test/fuzz/corpus.
 FUZZER=$BUILD_DIR/test/fuzz/fuzz_image
 if [ "$FUZZ_TIME" != 0 ] && { [ -x test/fuzz/run.sh ] || [ -x "$FUZZER" ]; }; then
 	fuzz_dir=$(mktemp -d /tmp/criu-fuzz.XXXXXX)
@@ -163,9 +164,7 @@ if [ "$FUZZ_TIME" != 0 ] && { [ -x test/fuzz/run.sh ] || [ -x "$FUZZER" ]; }; th
 	else
 		step "fuzz: $FUZZER -max_total_time=$FUZZ_TIME"
 		mkdir -p "$fuzz_dir/corpus" "$fuzz_dir/crashes"
-		for seeds in test/fuzz/corpus*; do
-			[ -d "$seeds" ] && cp -r "$seeds/." "$fuzz_dir/corpus/"
-		done
+		cp -r test/fuzz/corpus/. "$fuzz_dir/corpus/"
 		"$FUZZER" -max_total_time="$FUZZ_TIME" -print_final_stats=1 \
 			-artifact_prefix="$fuzz_dir/crashes/" \
 			"$fuzz_dir/corpus" >"$fuzz_dir/fuzz.log" 2>&1 || rc=$?

@@ -930,6 +930,7 @@ def show(path: Union[str, Path], out: Any = sys.stdout) -> None:
         w(f"cpu: {cpu['vendor']} family {cpu['family']} model {cpu['model']} "
           f"stepping {cpu['stepping']}, xfeatures {cpu['xfeatures']:#x}, "
           f"xsave {cpu['xsave_size']} bytes"
+          + (f", x86-64-v{cpu['x86_64_level']}" if cpu.get("x86_64_level") else "")
           + (f" ({cpu['model_name']})" if cpu.get("model_name") else ""))
     tasks = ck.tasks()
     root_cpu = ck.image("cpu", tasks[0]["pid"]) if tasks else None
@@ -960,6 +961,22 @@ def task_state(t: dict[str, Any]) -> str:
     return "; ".join(out)
 
 
+def show_cpu_use(cpu: Optional[dict[str, Any]], w: Any) -> None:
+    """What a task may have chosen its code by (cpu_entry; Documentation/cpu.md)."""
+    if cpu is None:
+        return
+    use = []
+    if cpu.get("cpu_mask"):
+        use.append(f"glibc.cpu.hwcaps={cpu['cpu_mask']}")
+    if cpu.get("hwcaps_level"):
+        use.append(f"libraries of x86-64-v{cpu['hwcaps_level']} "
+                   f"({cpu.get('hwcaps_path', '')})")
+    if cpu.get("jit"):
+        use.append(f"code generated at run time ({cpu['jit']})")
+    if use:
+        w(f"  chose its code by: {'; '.join(use)}")
+
+
 def show_task(ck: Checkpoint, t: dict[str, Any], w: Any) -> None:
     pid = t["pid"]
     ids = "".join(f", {k} {t[k]}" for k in ("ppid", "pgid", "sid") if k in t)
@@ -979,6 +996,7 @@ def show_task(ck: Checkpoint, t: dict[str, Any], w: Any) -> None:
         g = regs["gpregs"]
         w(f"  regs of {regs['tid']}: ip {g['ip']:#x} sp {g['sp']:#x} ax {g['ax']:#x}"
           + (" (syscall interrupted)" if regs.get("syscall_interrupted") else ""))
+    show_cpu_use(ck.image("cpu", pid), w)
     uts = ck.image("uts", pid)
     if uts is not None:
         w(f"  UTS namespace of its own: host {uts['hostname']!r}, "

@@ -5,8 +5,8 @@
  *
  * Three checks, named as CRIU names them (--cpu-cap):
  *  fpu  every XSAVE component the saved registers use is enabled here (in
- *       XCR0) and the XSAVE area has the same size: the registers can be
- *       loaded at all;
+ *       XCR0): the registers can be loaded at all (parts/regs.c puts each
+ *       component where this CPU has it, task/xsave.c);
  *  ins  every instruction set of the table below that the dumping CPU had,
  *       this one has: the program may have chosen code paths (glibc's
  *       ifuncs, its own CPUID dispatch) by them once, at its start, and
@@ -26,6 +26,7 @@
 #include "core/opts.h"
 #include "core/util.h"
 #include "parts/cpu-info.h"
+#include "task/xsave.h"
 
 enum { R_EAX, R_EBX, R_ECX, R_EDX };
 
@@ -105,14 +106,6 @@ static const struct cpu_feature {
 	{ "rdtscp", W_81_EDX, 27 }, { "lm", W_81_EDX, 29 },
 };
 
-/* XSAVE state components by XCR0 bit (Intel SDM vol. 1, 13.1). */
-static const char *const xfeature_names[] = {
-	"x87", "sse", "avx", "mpx_bndregs", "mpx_bndcsr", "avx512_opmask",
-	"avx512_zmm_hi256", "avx512_hi16_zmm", "pt", "pkru", "pasid", "cet_user",
-	"cet_supervisor", "hdc", "uintr", "lbr", "hwp", "amx_tilecfg",
-	"amx_tiledata", "apx",
-};
-
 #define OSXSAVE_BIT	27	/* CPUID 1.ecx: XGETBV usable */
 
 /* ---------------------------------------------------------------- this CPU */
@@ -149,6 +142,35 @@ static void read_brand(struct cpuinfo_host *h, uint32_t xmax)
 	h->e.model_name = h->model_name;
 }
 
+static void put_leaf(struct cpuinfo_host *h, uint32_t leaf, uint32_t sub, int read)
+{
+	CpuidLeaf *l = &h->leaf[h->e.n_leaves];
+	uint32_t r[4];
+
+	cpuid_leaf__init(l);
+	l->leaf = leaf;
+	l->subleaf = sub;
+	h->pleaf[h->e.n_leaves++] = l;
+	if (!read)
+		return;
+	cpuid(leaf, sub, r);
+	l->eax = r[0];
+	l->ebx = r[1];
+	l->ecx = r[2];
+	l->edx = r[3];
+}
+
+/* The XSAVE layout: 0xD.i for each component the CPU knows or the kernel enabled. */
+static void read_xsave_leaves(struct cpuinfo_host *h)
+{
+	uint64_t known = ((uint64_t)h->leaf[3].edx << 32) | h->leaf[3].eax | h->e.xfeatures;
+	int i;
+
+	for (i = XSAVE_FIRST_EXT; i < XSAVE_NR; i++)
+		if (known & (1ULL << i))
+			put_leaf(h, 0xd, i, 1);
+}
+
 int cpuinfo_host_read(struct cpuinfo_host *h, const char *online)
 {
 	uint32_t r[4], max, xmax, sub7 = 0, eax1;
@@ -169,26 +191,13 @@ int cpuinfo_host_read(struct cpuinfo_host *h, const char *online)
 	}
 	for (i = 0; i < CPUINFO_NR_LEAVES; i++) {
 		uint32_t leaf = leaves[i][0], sub = leaves[i][1];
-		CpuidLeaf *l = &h->leaf[i];
 
-		cpuid_leaf__init(l);
-		l->leaf = leaf;
-		l->subleaf = sub;
-		h->pleaf[i] = l;
 		/* absent leaves answer garbage, not zeros */
-		if (leaf >= 0x80000000 ? leaf > xmax : leaf > max)
-			continue;
-		if (leaf == 7 && sub > sub7)
-			continue;
-		cpuid(leaf, sub, r);
-		l->eax = r[0];
-		l->ebx = r[1];
-		l->ecx = r[2];
-		l->edx = r[3];
+		put_leaf(h, leaf, sub, !(leaf >= 0x80000000 ? leaf > xmax : leaf > max) &&
+			 !(leaf == 7 && sub > sub7));
 	}
 	h->e.vendor = h->vendor;
 	h->e.leaves = h->pleaf;
-	h->e.n_leaves = CPUINFO_NR_LEAVES;
 	eax1 = h->leaf[0].eax;
 	h->e.family = (eax1 >> 8) & 0xf;
 	h->e.model = (eax1 >> 4) & 0xf;
@@ -200,9 +209,13 @@ int cpuinfo_host_read(struct cpuinfo_host *h, const char *online)
 	read_brand(h, xmax);
 	if (h->leaf[0].ecx & (1u << OSXSAVE_BIT))
 		h->e.xfeatures = xgetbv0();
+	if (max >= 0xd)
+		read_xsave_leaves(h);
 	h->e.xsave_size = h->leaf[3].ebx;
 	h->e.xsave_size_max = h->leaf[3].ecx;
 	h->e.online_cpus = (char *)online;
+	h->e.has_x86_64_level = 1;
+	h->e.x86_64_level = cpuinfo_level(&h->e);
 	return 0;
 }
 
@@ -210,7 +223,7 @@ int cpuinfo_host_read(struct cpuinfo_host *h, const char *online)
 
 int cpuinfo_validate(const CpuinfoEntry *e)
 {
-	if (strlen(e->vendor) > 12 || e->n_leaves > 64 ||
+	if (strlen(e->vendor) > 12 || e->n_leaves > 128 ||
 	    e->xsave_size > (1 << 20) || e->xsave_size_max > (1 << 20)) {
 		pr_err("Image cpuinfo.img is invalid: vendor '%.16s', %zu CPUID leaves, "
 		       "XSAVE size %u", e->vendor, e->n_leaves, e->xsave_size);
@@ -245,7 +258,7 @@ struct why {
 	int items, shown;
 };
 
-#define WHY_MAX_ITEMS	16
+#define WHY_MAX_ITEMS	96	/* every instruction set of the table */
 
 static void why_add(struct why *w, const char *fmt, ...)
 {
@@ -293,8 +306,8 @@ static void why_xfeatures(struct why *w, uint64_t mask)
 	for (bit = 0; bit < 64; bit++) {
 		if (!(mask & (1ULL << bit)))
 			continue;
-		if (bit < (int)ARRAY_SIZE(xfeature_names))
-			why_item(w, "%s", xfeature_names[bit]);
+		if (xsave_feature_name(bit))
+			why_item(w, "%s", xsave_feature_name(bit));
 		else
 			why_item(w, "xfeature %d", bit);
 	}
@@ -332,37 +345,218 @@ static int check_fpu(const CpuinfoEntry *host, const struct cpu_need *need,
 	uint64_t miss = need->xfeatures & ~host->xfeatures;
 	int bad = 0;
 
+	/* where they lie and the area's size may differ: regs.c converts */
 	if (miss) {
 		why_section(w, "XSAVE components");
 		why_xfeatures(w, miss);
 		bad = 1;
 	}
-	/* the kernel takes only an area of exactly its own size */
-	if (need->xsave_size && need->xsave_size != host->xsave_size) {
-		why_section(w, "XSAVE area");
-		why_item(w, "of %u bytes (this CPU's: %u)", need->xsave_size,
-			 host->xsave_size);
-		bad = 1;
-	}
 	return bad;
 }
 
-static int check_ins(const CpuinfoEntry *img, const CpuinfoEntry *host, struct why *w)
+/*
+ * The features glibc.cpu.hwcaps can take away from glibc: the names its
+ * x86 tunable callback honours (glibc 2.33 to 2.36, case-sensitive: glibc
+ * ignores "-avx512f" and every name not listed), that are in our table.
+ */
+static const struct {
+	const char *glibc, *ours;
+} glibc_masks[] = {
+	{ "AVX", "avx" }, { "CX8", "cx8" }, { "FMA", "fma" }, { "RTM", "rtm" },
+	{ "AVX2", "avx2" }, { "BMI1", "bmi1" }, { "BMI2", "bmi2" }, { "CMOV", "cmov" },
+	{ "FMA4", "fma4" }, { "SSE2", "sse2" }, { "LZCNT", "abm" }, { "MOVBE", "movbe" },
+	{ "SSSE3", "ssse3" }, { "XSAVE", "xsave" }, { "POPCNT", "popcnt" },
+	{ "SSE4_1", "sse4_1" }, { "SSE4_2", "sse4_2" }, { "XSAVEC", "xsavec" },
+	{ "AVX512F", "avx512f" }, { "AVX512CD", "avx512cd" }, { "AVX512BW", "avx512bw" },
+	{ "AVX512DQ", "avx512dq" }, { "AVX512ER", "avx512er" }, { "AVX512PF", "avx512pf" },
+	{ "AVX512VL", "avx512vl" },
+};
+
+/* The x86-64 psABI levels (v2, v3, v4: each adds to the one below). */
+static const char *const level_features[5][10] = {
+	[1] = { "lm", "cmov", "cx8", "fpu", "fxsr", "mmx", "sse", "sse2" },
+	[2] = { "cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3" },
+	[3] = { "avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave" },
+	[4] = { "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl" },
+};
+#define XSTATE_AVX	0x6ULL		/* sse, avx */
+#define XSTATE_AVX512	0xe6ULL		/* and avx512_opmask, _zmm_hi256, _hi16_zmm */
+#define XSTATE_AMX	0x60000ULL	/* amx_tilecfg, amx_tiledata */
+/* ... and the XSAVE components the kernel must enable for them */
+static const uint64_t level_xcr0[5] = { 0, 0, 0, XSTATE_AVX, XSTATE_AVX512 };
+
+static const struct cpu_feature *find_feature(const char *name)
 {
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ins_features); i++)
+		if (!strcmp(name, ins_features[i].name))
+			return &ins_features[i];
+	return NULL;
+}
+
+/* The feature bits of levels 1..@level. */
+static void level_words(int level, uint32_t out[W_NR])
+{
+	const struct cpu_feature *f;
+	int l, i;
+
+	for (l = 1; l <= level && l < 5; l++)
+		for (i = 0; i < 10 && level_features[l][i]; i++) {
+			f = find_feature(level_features[l][i]);
+			out[f->word] |= 1u << f->bit;
+		}
+}
+
+int cpuinfo_level(const CpuinfoEntry *e)
+{
+	uint32_t need[W_NR];
+	int l, w;
+
+	for (l = 1; l < 5; l++) {
+		memset(need, 0, sizeof(need));
+		level_words(l, need);
+		for (w = 0; w < W_NR; w++)
+			if (need[w] & ~word_of(e, w))
+				return l - 1;
+		if ((e->xfeatures & level_xcr0[l]) != level_xcr0[l])
+			return l - 1;
+	}
+	return 4;
+}
+
+/* The "-NAME" items of a glibc.cpu.hwcaps value that glibc honours, as feature bits. */
+static void mask_words(const char *mask, uint32_t out[W_NR])
+{
+	const struct cpu_feature *f;
+	const char *p, *end;
+	size_t i, n;
+
+	for (p = mask; *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, ',');
+		n = end - p;
+		for (i = 0; *p == '-' && i < ARRAY_SIZE(glibc_masks); i++) {
+			if (strlen(glibc_masks[i].glibc) != n - 1 ||
+			    strncmp(p + 1, glibc_masks[i].glibc, n - 1))
+				continue;
+			f = find_feature(glibc_masks[i].ours);
+			out[f->word] |= 1u << f->bit;
+		}
+	}
+}
+
+/* glibc's name of @f for glibc.cpu.hwcaps, NULL if glibc can't be kept from it. */
+static const char *glibc_name(const struct cpu_feature *f)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(glibc_masks); i++)
+		if (!strcmp(f->name, glibc_masks[i].ours))
+			return glibc_masks[i].glibc;
+	return NULL;
+}
+
+static void add_name(char *buf, size_t len, const char *prefix, const char *name)
+{
+	size_t off = strlen(buf);
+
+	snprintf(buf + off, len - off, "%s%s%s", off ? "," : "", prefix, name);
+}
+
+/* Why the missing instructions matter, and what makes such a task movable. */
+static void why_advice(struct why *w, const struct cpu_need *need, const char *tunable,
+		       const char *unmaskable, int host_level)
+{
+	why_add(w, " (the task may have chosen code paths by them when it started: glibc's "
+		"ifuncs, libraries and JITs that read CPUID; it would die of SIGILL");
+	if (need->hwcaps_level > (uint32_t)host_level)
+		why_add(w, "; its libraries come from glibc-hwcaps/x86-64-v%u (%s), this CPU "
+			"is x86-64-v%d", need->hwcaps_level, need->hwcaps_path ?: "",
+			host_level);
+	if (need->jit)
+		why_add(w, "; it runs code generated at run time (%s): a JIT that reads "
+			"CPUID itself, which no mask binds", need->jit);
+	else if (tunable[0])
+		why_add(w, "; start workloads with GLIBC_TUNABLES=glibc.cpu.hwcaps=%s to make "
+			"them movable here, Documentation/cpu.md", tunable);
+	if (unmaskable[0])
+		why_add(w, "; no glibc tunable hides %s: only the program's own CPUID checks "
+			"use them, --cpu-cap=fpu accepts that risk", unmaskable);
+	why_add(w, ")");
+}
+
+/*
+ * The XSAVE components an instruction set's registers live in: where the
+ * kernel did not enable them (XCR0), its instructions fault (#UD) whatever
+ * CPUID says, and glibc counts them unusable.
+ */
+static uint64_t state_of(const struct cpu_feature *f)
+{
+	static const char *const avx[] = {
+		"avx", "avx2", "fma", "f16c", "vaes", "vpclmulqdq", "xop", "fma4",
+	};
+	size_t i;
+
+	if (!strncmp(f->name, "avx512", 6))
+		return XSTATE_AVX512;
+	if (!strncmp(f->name, "amx_", 4))
+		return XSTATE_AMX;
+	if (!strncmp(f->name, "avx_", 4))
+		return XSTATE_AVX;
+	for (i = 0; i < ARRAY_SIZE(avx); i++)
+		if (!strcmp(f->name, avx[i]))
+			return XSTATE_AVX;
+	return 0;
+}
+
+/* The CPU has the instruction set and its kernel enabled its registers. */
+static int usable(const CpuinfoEntry *e, const struct cpu_feature *f)
+{
+	uint64_t state = state_of(f);
+
+	return (word_of(e, f->word) & (1u << f->bit)) && (e->xfeatures & state) == state;
+}
+
+/*
+ * The instruction sets the dumping CPU had and this one lacks, but those
+ * the task's glibc was told to ignore (need->mask), unless its libraries'
+ * level needs them or it runs JIT code: those are listed in need->excused.
+ */
+static int check_ins(const CpuinfoEntry *img, const CpuinfoEntry *host,
+		     struct cpu_need *need, struct why *w)
+{
+	uint32_t masked[W_NR] = { 0 }, needed[W_NR] = { 0 };
+	char tunable[512] = "", unmaskable[512] = "";
 	size_t i;
 	int bad = 0;
 
+	if (need->mask && !need->jit)
+		mask_words(need->mask, masked);
+	level_words(need->hwcaps_level, needed);
+	need->excused[0] = 0;
 	for (i = 0; i < ARRAY_SIZE(ins_features); i++) {
 		const struct cpu_feature *f = &ins_features[i];
 		uint32_t bit = 1u << f->bit;
 
-		if (!(word_of(img, f->word) & bit) || (word_of(host, f->word) & bit))
+		if (!usable(img, f) || usable(host, f))
 			continue;
+		if (masked[f->word] & ~needed[f->word] & bit) {
+			add_name(need->excused, sizeof(need->excused), "", f->name);
+			continue;
+		}
 		if (!bad)
 			why_section(w, "instructions");
-		why_item(w, "%s", f->name);
+		/* CPUID has it here, the kernel did not enable its registers */
+		why_item(w, "%s%s", f->name,
+			 word_of(host, f->word) & bit ? " (registers not enabled here)" : "");
+		if (glibc_name(f))
+			add_name(tunable, sizeof(tunable), "-", glibc_name(f));
+		else
+			add_name(unmaskable, sizeof(unmaskable), "", f->name);
 		bad = 1;
 	}
+	if (bad)
+		why_advice(w, need, tunable, unmaskable, cpuinfo_level(host));
 	return bad;
 }
 
@@ -404,7 +598,7 @@ static int check_cpu(const CpuinfoEntry *img, const CpuinfoEntry *host, struct w
 }
 
 int cpuinfo_compare_host(const CpuinfoEntry *img, const struct cpuinfo_host *h,
-			 const struct cpu_need *need, unsigned int caps, char *buf, size_t len)
+			 struct cpu_need *need, unsigned int caps, char *buf, size_t len)
 {
 	struct why w = { .buf = buf, .len = len };
 	int bad = 0;
@@ -418,11 +612,11 @@ int cpuinfo_compare_host(const CpuinfoEntry *img, const struct cpuinfo_host *h,
 	if (caps & CPU_CAP_CPU)
 		bad |= check_cpu(img, &h->e, &w);
 	else if (caps & CPU_CAP_INS)
-		bad |= check_ins(img, &h->e, &w);
+		bad |= check_ins(img, &h->e, need, &w);
 	return bad;
 }
 
-int cpuinfo_compare(const CpuinfoEntry *img, const struct cpu_need *need,
+int cpuinfo_compare(const CpuinfoEntry *img, struct cpu_need *need,
 		    unsigned int caps, char *buf, size_t len)
 {
 	struct cpuinfo_host h;

@@ -12,13 +12,14 @@
 
 #include "cpu.pb-c.h"
 
-#define CPUINFO_NR_LEAVES	6
+#define CPUINFO_NR_LEAVES	6	/* the fixed ones */
+#define CPUINFO_MAX_LEAVES	(CPUINFO_NR_LEAVES + 62)	/* and 0xD.2..0xD.63 */
 
 /* CPUID and XCR0 of the CPU criu runs on, as an image entry. */
 struct cpuinfo_host {
 	CpuinfoEntry e;
-	CpuidLeaf leaf[CPUINFO_NR_LEAVES];
-	CpuidLeaf *pleaf[CPUINFO_NR_LEAVES];
+	CpuidLeaf leaf[CPUINFO_MAX_LEAVES];
+	CpuidLeaf *pleaf[CPUINFO_MAX_LEAVES];
 	char vendor[13];
 	char model_name[49];
 };
@@ -26,7 +27,12 @@ struct cpuinfo_host {
 /* What the dumped threads need of the restoring CPU. */
 struct cpu_need {
 	uint64_t xfeatures;	/* XSAVE components their registers use */
-	uint32_t xsave_size;	/* size of their saved XSAVE areas; 0: none */
+	/* what the task chose its code by (parts/cpu-use.c); none: the CPU's all */
+	const char *mask;	/* glibc.cpu.hwcaps it was started with */
+	const char *jit;	/* its code generated at run time */
+	uint32_t hwcaps_level;	/* x86-64-vN of its libraries' glibc-hwcaps */
+	const char *hwcaps_path;
+	char excused[512];	/* out: missing instructions the mask excused */
 };
 
 #define CPU_ONLINE_PATH		"/sys/devices/system/cpu/online"
@@ -45,10 +51,13 @@ int cpuinfo_validate(const CpuinfoEntry *e);
  * Returns 0 when compatible, 1 when not, with the missing features in
  * @why, -1 on error.
  */
-int cpuinfo_compare(const CpuinfoEntry *img, const struct cpu_need *need,
+int cpuinfo_compare(const CpuinfoEntry *img, struct cpu_need *need,
 		    unsigned int caps, char *why, size_t len);
 /* The same against a CPU read earlier with cpuinfo_host_read(). */
 int cpuinfo_compare_host(const CpuinfoEntry *img, const struct cpuinfo_host *h,
-			 const struct cpu_need *need, unsigned int caps, char *why, size_t len);
+			 struct cpu_need *need, unsigned int caps, char *why, size_t len);
+
+/* The x86-64 psABI level (0-4) a CPU meets, its XCR0 included. */
+int cpuinfo_level(const CpuinfoEntry *e);
 
 #endif

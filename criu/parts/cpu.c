@@ -58,6 +58,7 @@
 #include "core/util.h"
 #include "image/image.h"
 #include "parts/cpu-info.h"
+#include "parts/cpu-use.h"
 #include "parts/part.h"
 #include "task/ptrace.h"
 #include "cpu.pb-c.h"
@@ -494,8 +495,10 @@ static int cpu_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	}
 	e.threads = pth;
 	e.n_threads = t->nr_threads;
-	ret = img_write(dc->dirfd, IMG_CPU, t->ns_pid, &e.base);
+	if (!cpu_use_read(t, &e))
+		ret = img_write(dc->dirfd, IMG_CPU, t->ns_pid, &e.base);
 out:
+	cpu_use_free(&e);
 	for (i = 0; aff && i < t->nr_threads; i++)
 		cpus_free(&aff[i]);
 	cpus_free(&real);
@@ -933,26 +936,29 @@ static int load_cpuinfo(struct rst_ctx *rc, struct rtask *t, struct cpu_ns_rst *
 static int check_cpu(struct rst_ctx *rc, struct rtask *t, CpuEntry *e)
 {
 	struct cpu_ns_rst *ns = rc->shared[PART_CPU];
-	struct cpu_need need = { 0 };
+	struct cpu_need need = { .mask = e->cpu_mask, .jit = e->jit,
+				 .hwcaps_level = e->hwcaps_level, .hwcaps_path = e->hwcaps_path };
 	CpuinfoEntry *img;
-	char why[512];
+	char why[2048];
 	size_t i;
 	int ret;
 
 	if (load_cpuinfo(rc, t, ns))
 		return -1;
 	img = ns->img;
-	for (i = 0; i < e->n_threads; i++) {
+	for (i = 0; i < e->n_threads; i++)
 		need.xfeatures |= e->threads[i]->xstate_bv;
-		if (e->threads[i]->has_xstate_size)
-			need.xsave_size = e->threads[i]->xstate_size;
-	}
 	ret = cpuinfo_compare_host(img, ns->host, &need, rc->opts->cpu_cap, why, sizeof(why));
 	if (ret > 0) {
-		pr_err("Task %d needs what this CPU lacks (dumped on %s): %s; "
-		       "--cpu-cap=none skips this check", t->pid,
-		       img->model_name ? img->model_name : img->vendor, why);
+		pr_err("Task %d needs what this CPU lacks (dumped on %s, x86-64-v%d; this CPU "
+		       "x86-64-v%d): %s; --cpu-cap=none skips the checks", t->pid,
+		       img->model_name ? img->model_name : img->vendor,
+		       img->has_x86_64_level ? (int)img->x86_64_level : cpuinfo_level(img),
+		       cpuinfo_level(&ns->host->e), why);
 		ret = -1;
+	} else if (!ret && need.excused[0]) {
+		pr_info("Task %d: this CPU lacks %s, which its glibc was started without "
+			"(glibc.cpu.hwcaps=%s)", t->pid, need.excused, e->cpu_mask);
 	}
 	return ret;
 }

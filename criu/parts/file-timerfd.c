@@ -23,8 +23,8 @@
  *    it). It keeps its moment on CLOCK_MONOTONIC, like a monotonic one.
  *  - An absolute CLOCK_REALTIME(_ALARM) timer was armed for a moment on
  *    the wall clock, which did not stop. It is re-armed absolute at the
- *    same deadline, to the nanosecond as far as two clock reads around
- *    timerfd_gettime() allow (well under a microsecond). A deadline that
+ *    same deadline, or later by what the clock read right after
+ *    timerfd_gettime() took (well under a microsecond), never earlier. A deadline that
  *    passed during the downtime fires at once, and a periodic one counts
  *    the periods of the downtime, as after a suspend.
  *
@@ -183,7 +183,7 @@ static int ns_delta(pid_t pid, int64_t *mono, int64_t *boot)
  * ticks, and then it is read again. The first gettime may also catch up a
  * periodic timer that expired long ago; that changes the ticks too. A read
  * that took long (we were preempted) is done again, for the deadline's
- * sake. @now is our ref_clock() in the middle of timerfd_gettime().
+ * sake. @now is our ref_clock() right after timerfd_gettime().
  */
 static int read_state(pid_t pid, int fd, int tfd, struct tfd_info *ti,
 		      struct itimerspec *its, int64_t *now)
@@ -204,7 +204,8 @@ static int read_state(pid_t pid, int fd, int tfd, struct tfd_info *ti,
 		t2 = clock_ns(clk);
 		if (read_tfd_fdinfo(pid, fd, ti))
 			return -1;
-		*now = t1 + (t2 - t1) / 2;
+		/* after it: the deadline is never early (late by under STEADY_NS) */
+		*now = t2;
 		if (before.ticks == ti->ticks && before.flags == ti->flags &&
 		    t2 - t1 < STEADY_NS)
 			return 0;
@@ -298,12 +299,18 @@ static int tfd_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 /*
  * The expiry to arm, as timerfd_settime() with the dumped flags takes it,
  * and how far away it is now. In the new task, whose namespace clocks go
- * on from the dump.
+ * on from the dump. A relative deadline may have passed already: it was
+ * read while the tree was frozen, and the clocks go on from the end of
+ * the dump. The kernel counts the periods an absolute one missed; for a
+ * relative one the periods that fell due are added to the unread
+ * expirations (*missed) and the next one is armed.
  */
-static void arm_value(const TimerfdEntry *e, struct timespec *value, int64_t *in)
+static void arm_value(const TimerfdEntry *e, struct timespec *value, int64_t *in,
+		      uint64_t *missed)
 {
 	int64_t now;
 
+	*missed = 0;
 	*in = e->value_ns;
 	if (!e->value_ns || !e->has_deadline_ns) {
 		ns_to_ts(e->value_ns, value);
@@ -311,10 +318,15 @@ static void arm_value(const TimerfdEntry *e, struct timespec *value, int64_t *in
 	}
 	now = clock_ns(ref_clock(e->clockid, e->settime_flags));
 	*in = e->deadline_ns - now;
-	if (e->settime_flags & TFD_TIMER_ABSTIME)
+	if (e->settime_flags & TFD_TIMER_ABSTIME) {
 		ns_to_ts(e->deadline_ns, value);
-	else
-		ns_to_ts(max(*in, 1), value);	/* 0 would disarm it */
+		return;
+	}
+	if (*in <= 0 && e->interval_ns) {
+		*missed = -*in / (int64_t)e->interval_ns + 1;
+		*in += *missed * (int64_t)e->interval_ns;
+	}
+	ns_to_ts(max(*in, 1), value);	/* 0 would disarm it */
 }
 
 /*
@@ -322,10 +334,10 @@ static void arm_value(const TimerfdEntry *e, struct timespec *value, int64_t *in
  * settime and the ioctl would be lost. One that is due at once (a wall
  * clock deadline passed during the downtime) is waited for and added.
  */
-static int set_ticks(pid_t pid, int fd, const TimerfdEntry *e, int64_t in)
+static int set_ticks(pid_t pid, int fd, const TimerfdEntry *e, int64_t in, uint64_t missed)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	uint64_t ticks = e->ticks, fired = 0;
+	uint64_t ticks = e->ticks + missed, fired = 0;
 
 	if (!ticks)
 		return 0;
@@ -350,10 +362,11 @@ static int set_ticks(pid_t pid, int fd, const TimerfdEntry *e, int64_t in)
 static int tfd_arm(pid_t pid, int fd, const TimerfdEntry *e)
 {
 	struct itimerspec its;
+	uint64_t missed;
 	int64_t in;
 
 	ns_to_ts(e->interval_ns, &its.it_interval);
-	arm_value(e, &its.it_value, &in);
+	arm_value(e, &its.it_value, &in, &missed);
 	if ((e->value_ns || e->interval_ns || e->settime_flags) &&
 	    timerfd_settime(fd, e->settime_flags, &its, NULL)) {
 		pr_perror("Task %d: can't arm a timerfd (clock %d, flags %#x, %ld.%09ld s, "
@@ -362,7 +375,7 @@ static int tfd_arm(pid_t pid, int fd, const TimerfdEntry *e)
 			  its.it_interval.tv_sec, its.it_interval.tv_nsec);
 		return -1;
 	}
-	return set_ticks(pid, fd, e, in);
+	return set_ticks(pid, fd, e, in, missed);
 }
 
 static int tfd_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)

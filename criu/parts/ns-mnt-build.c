@@ -170,6 +170,48 @@ static int make_ro(struct rmount *m)
 	return 0;
 }
 
+/*
+ * A namespace whose root is the true one (the initramfs' rootfs, which
+ * nothing is mounted under) lists that root as its own parent; every other
+ * root hangs off a mount it does not see. Made alike, parentless (-1: no
+ * mount has that id), so that a walk up the tree ends.
+ */
+int mnt_read_mountinfo(pid_t pid, struct proc_mounts *ms)
+{
+	int i;
+
+	if (proc_read_mountinfo(pid, ms))
+		return -1;
+	for (i = 0; i < ms->nr; i++)
+		if (ms->m[i].parent == ms->m[i].id)
+			ms->m[i].parent = -1;
+	return 0;
+}
+
+/*
+ * Linux before 6.15 clones no detached mount (EINVAL): @rel is found in
+ * @fd's own mount instead, which works while nothing is mounted on the way.
+ */
+static int clone_in_place(int fd, const char *rel)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
+		.resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS,
+	};
+	int at, sub;
+
+	at = syscall(SYS_openat2, fd, rel, &how, sizeof(how));
+	if (at < 0) {
+		if (errno == EXDEV)
+			pr_err("%s is under a mount made over it: this kernel clones no detached "
+			       "mount (Linux 6.15) to reach it", rel);
+		return -1;
+	}
+	sub = open_tree(at, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	close(at);
+	return sub;
+}
+
 /* Clone of @fd's mount at @rel below its root, without what is mounted on it. */
 static int clone_at(int fd, const char *rel)
 {
@@ -180,6 +222,8 @@ static int clone_at(int fd, const char *rel)
 		return bare;
 	sub = open_tree(bare, rel, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
 	close(bare);
+	if (sub < 0 && errno == EINVAL)
+		return clone_in_place(fd, rel);
 	return sub;
 }
 
@@ -524,7 +568,7 @@ static int build_inherited(struct mnt_restore *r)
 	char *used = NULL;
 	int i, k, ret = -1;
 
-	if (proc_read_mountinfo(0, &now))
+	if (mnt_read_mountinfo(0, &now))
 		return -1;
 	used = xzalloc(now.nr + 1);
 	if (!used)

@@ -14,6 +14,8 @@
 
 #include "mnt.pb-c.h"
 
+struct proc_mounts;
+
 /* MOUNT_ATTR_* of the new mount API (glibc 2.36 has them in sys/mount.h). */
 #define MNT_ATTR_NOSYMFOLLOW	0x00200000U	/* Linux 5.14 */
 /* the per-mount attributes a mountinfo line shows */
@@ -48,6 +50,8 @@ struct mnt_restore {
 int mnt_build(struct mnt_restore *r);
 /* The hidden files on mount @m, opened now that it is made and not covered. */
 int mnt_open_hidden_on(struct mnt_restore *r, struct rmount *m);
+/* proc_read_mountinfo(), a root listed as its own parent made parentless */
+int mnt_read_mountinfo(pid_t pid, struct proc_mounts *ms);
 /* MOUNT_ATTR_* of the mount options of a mountinfo line. */
 uint32_t mnt_attrs_of(const char *opts);
 /* @path below mount point @mountpoint, without the leading '/'; NULL if not below. */

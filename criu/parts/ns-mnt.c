@@ -464,7 +464,7 @@ static int collect(struct dump_ctx *dc, struct dtask *t, uint64_t ns)
 	d->ns = ns;
 	d->maker = t->pid;
 	d->maker_ns = t->ns_pid;
-	if (proc_read_mountinfo(t->pid, &d->ms) || proc_read_mountinfo(0, &d->host) ||
+	if (mnt_read_mountinfo(t->pid, &d->ms) || mnt_read_mountinfo(0, &d->host) ||
 	    cgroup_roots(d))
 		return -1;
 	d->e = xzalloc(d->ms.nr * sizeof(*d->e));
@@ -704,6 +704,42 @@ static const char *ext_source(const struct opts *o, const MountEntry *e)
 	return NULL;
 }
 
+/* 1 when criu's root is the initramfs' rootfs, which pivot_root() can't leave */
+static int criu_on_rootfs(void)
+{
+	struct proc_mounts ms;
+	int i, ret = 0;
+
+	if (proc_read_mountinfo(0, &ms))
+		return -1;
+	for (i = 0; i < ms.nr; i++)
+		ret |= ms.m[i].parent == ms.m[i].id && !strcmp(ms.m[i].mountpoint, "/");
+	proc_mounts_free(&ms);
+	return ret;
+}
+
+static int check_root(struct rst_ctx *rc, const MountEntry *e)
+{
+	int on_rootfs;
+
+	if (!rc->opts->root) {
+		pr_err("The tree's mount namespace has a root of its own (%s %s at the "
+		       "dump): give it with --root DIR", e->fstype, e->root);
+		return -1;
+	}
+	on_rootfs = criu_on_rootfs();
+	if (on_rootfs < 0)
+		return -1;
+	if (on_rootfs) {
+		pr_err("The tree's mount namespace has a root of its own (%s %s at the dump), "
+		       "but criu runs on the initramfs' rootfs, which pivot_root() can't "
+		       "leave for --root %s: run criu on a root filesystem mounted over it "
+		       "(switch_root)", e->fstype, e->root, rc->opts->root);
+		return -1;
+	}
+	return 0;
+}
+
 static int check_tree(struct rst_ctx *rc, struct mnt_restore *r)
 {
 	const char *why;
@@ -724,11 +760,8 @@ static int check_tree(struct rst_ctx *rc, struct mnt_restore *r)
 			if (!r->ext_path[i])
 				return -1;
 		}
-		if (e->kind == MOUNT_KIND__MNT_ROOT && !rc->opts->root) {
-			pr_err("The tree's mount namespace has a root of its own (%s %s at the "
-			       "dump): give it with --root DIR", e->fstype, e->root);
+		if (e->kind == MOUNT_KIND__MNT_ROOT && check_root(rc, e))
 			return -1;
-		}
 	}
 	if (roots != 1) {
 		pr_err("Image mnt.img has %d root mounts", roots);

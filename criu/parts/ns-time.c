@@ -9,7 +9,8 @@
  * (time); its children are born into the new one and may do it again. The
  * dump records, for every task, both of them, and for every distinct
  * namespace the clocks inside it at one moment: the host's clocks, read
- * once when the root is checked (the tree is frozen), plus its offsets.
+ * once when every task has been dumped (the tree is still frozen), plus
+ * its offsets.
  *
  * Restore recreates each namespace, with offsets computed against one
  * reading of the host's clocks, so all of them continue from the dump and
@@ -139,13 +140,9 @@ static int tn_check(struct dump_ctx *dc, struct dtask *t)
 	int i;
 
 	if (!d) {
-		/* the root comes first, the tree is frozen: this is the dump's moment */
 		d = xzalloc(sizeof(*d));
-		if (!d || host_clocks(&d->host)) {
-			free(d);
+		if (!d)
 			return -1;
-		}
-		d->realtime = clock_ns(CLOCK_REALTIME);
 		dc->shared[PART_TIMENS] = d;
 	}
 	ns = proc_ns_id(t->pid, 0, "time");
@@ -224,6 +221,19 @@ static int tn_dump_tree(struct dump_ctx *dc)
 
 	if (!d)
 		return 0;
+	/*
+	 * The dump's moment: after every task's timers and queued signals were
+	 * read, so that nothing they hold happened later. The tree was frozen
+	 * all along and saw no clock since the freeze; an expiry that came
+	 * while it was frozen (its signal queued, or due before this moment)
+	 * is delivered right after the restore, late by what the dump took,
+	 * never before its time. Read at the freeze instead, a slow dump (a
+	 * loaded guest: a second) had such a signal arrive at a clock reading
+	 * earlier than its expiry.
+	 */
+	if (host_clocks(&d->host))
+		goto out;
+	d->realtime = clock_ns(CLOCK_REALTIME);
 	ids = xzalloc(2 * d->nr * sizeof(*ids));
 	tts = xzalloc(d->nr * sizeof(*tts));
 	ptt = xzalloc(d->nr * sizeof(*ptt));

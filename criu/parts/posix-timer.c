@@ -4,9 +4,11 @@
  *
  * /proc/PID/timers shows each timer's id, clock and notification; only
  * timer_gettime() and timer_getoverrun() inside the task show its time,
- * so dump asks them in the batch, each right after a clock_gettime() of
+ * so dump asks them in the batch, each right before a clock_gettime() of
  * the task's own: the next expiry is kept as a moment of its namespace
- * time. Restore, in the new task's batch, creates the timers with the same
+ * time, that clock plus what was left, never earlier than the true one
+ * (the clock read first, the expiry came out early by the time between
+ * the two calls). Restore, in the new task's batch, creates the timers with the same
  * ids (prctl PR_TIMER_CREATE_RESTORE_IDS, or in order on older kernels)
  * and arms them: MONOTONIC and BOOTTIME timers absolute at that moment,
  * since those clocks go on from the dump in the new time namespace (never
@@ -174,7 +176,7 @@ struct pt_dump_priv {
 	struct proc_timer *pt;
 	int nr;
 	uint64_t its;		/* remote kitimerspec[nr] */
-	uint64_t now;		/* remote timespec[nr]: ref_clock() before timer_gettime() */
+	uint64_t now;		/* remote timespec[nr]: ref_clock() after timer_gettime() */
 	int *overrun_idx;	/* batch entries of timer_getoverrun() */
 	uint8_t *queued;	/* its signal was queued before the batch ran */
 };
@@ -240,13 +242,13 @@ static int pt_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	if (find_queued(t->pid, p))
 		return -1;
 	for (i = 0; i < nr; i++) {
-		/* the task's own clock, in its time namespace, right before */
+		if (BATCH(b, "timer_gettime", __NR_timer_gettime, p->pt[i].id,
+			  p->its + i * sizeof(struct kitimerspec)) < 0)
+			return -1;
+		/* the task's own clock, in its time namespace, right after */
 		if (ref_clock(p->pt[i].clockid) >= 0 &&
 		    BATCH(b, "clock_gettime", __NR_clock_gettime, ref_clock(p->pt[i].clockid),
 			  p->now + i * sizeof(struct timespec)) < 0)
-			return -1;
-		if (BATCH(b, "timer_gettime", __NR_timer_gettime, p->pt[i].id,
-			  p->its + i * sizeof(struct kitimerspec)) < 0)
 			return -1;
 		p->overrun_idx[i] = BATCH(b, "timer_getoverrun", __NR_timer_getoverrun,
 					  p->pt[i].id);

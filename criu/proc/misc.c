@@ -167,10 +167,11 @@ int proc_list_threads(pid_t pid, pid_t **tids)
 	return nr;
 }
 
-static int parse_pids(char *buf, pid_t **pids)
+int proc_parse_children(const char *buf, pid_t **pids)
 {
 	pid_t *list = NULL, *slot;
-	char *p, *end;
+	const char *p;
+	char *end;
 	int nr = 0;
 	long v;
 
@@ -194,5 +195,5 @@ int proc_list_children(pid_t pid, pid_t tid, pid_t **pids)
 	char path[80];
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, tid);
-	return proc_read(path, parse_pids, pids);
+	return proc_read(path, proc_parse_children, pids);
 }

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +23,25 @@
 #endif
 
 #define NSEC_PER_SEC	1000000000LL
+#define OFFSET_SEC_MAX	(LLONG_MAX / NSEC_PER_SEC - 1)
+
+uint64_t proc_parse_ns_link(const char *link)
+{
+	unsigned long long id;
+	const char *p;
+	char *end;
+
+	p = strstr(link, ":[");
+	if (!p || (errno = 0, id = strtoull(p + 2, &end, 10), errno) || *end != ']' ||
+	    end[1])
+		return 0;
+	return id;
+}
 
 uint64_t proc_ns_id(pid_t pid, pid_t tid, const char *name)
 {
-	char path[96], link[128], *p, *end;
-	unsigned long long id;
+	char path[96], link[128];
+	uint64_t id;
 	ssize_t n;
 
 	if (!pid)
@@ -46,9 +61,8 @@ uint64_t proc_ns_id(pid_t pid, pid_t tid, const char *name)
 		return 0;
 	}
 	link[n] = '\0';
-	p = strstr(link, ":[");
-	if (!p || (errno = 0, id = strtoull(p + 2, &end, 10), errno) || *end != ']' ||
-	    end[1] || !id) {
+	id = proc_parse_ns_link(link);
+	if (!id) {
 		pr_err("Can't parse %s: '%s'", path, link);
 		return 0;
 	}
@@ -65,6 +79,14 @@ int proc_parse_timens_offsets(const char *buf, int64_t *mono, int64_t *boot)
 
 	*mono = *boot = 0;
 	while (sscanf(p, "%31s %lld %lld%n", name, &sec, &nsec, &n) == 3) {
+		/*
+		 * The kernel keeps offsets within KTIME_SEC_MAX / 2 seconds and
+		 * nsec within a second; anything else is no offsets file, and
+		 * would overflow the nanoseconds.
+		 */
+		if (nsec < 0 || nsec >= NSEC_PER_SEC || sec > OFFSET_SEC_MAX ||
+		    sec < -OFFSET_SEC_MAX)
+			return -1;
 		if (!strcmp(name, "monotonic") || !strcmp(name, "1"))
 			*mono = sec * NSEC_PER_SEC + nsec, seen |= 1;
 		else if (!strcmp(name, "boottime") || !strcmp(name, "7"))

@@ -109,7 +109,7 @@ static int scan_with_ioctl(int fd, uint64_t start, uint64_t end, int what,
 	return 0;
 }
 
-static uint64_t zero_pfn(void)
+uint64_t pagemap_zero_pfn(void)
 {
 	static uint64_t pfn = ~0ULL;
 	static volatile char *page;
@@ -137,9 +137,9 @@ out:
 static int scan_with_read(int fd, uint64_t start, uint64_t end, int what,
 			  pagemap_cb cb, void *arg)
 {
-	uint64_t buf[4096], addr, run = 0, zpfn = zero_pfn(), e;
+	uint64_t buf[4096], addr, run = 0, zpfn = pagemap_zero_pfn(), e;
+	int want, in_run = 0;	/* not run != 0: a run may start at address 0 */
 	size_t n, i;
-	int want;
 
 	for (addr = start; addr < end; ) {
 		n = min((end - addr) / PAGE_SIZE, ARRAY_SIZE(buf));
@@ -154,16 +154,18 @@ static int scan_with_read(int fd, uint64_t start, uint64_t end, int what,
 				       !(what == PM_SCAN_ANON && (e & PM_FILE)) &&
 				       !((e & PM_PRESENT) && zpfn &&
 					 (e & PM_PFN_MASK) == zpfn);
-			if (want && !run)
+			if (want && !in_run) {
 				run = addr;
-			if (!want && run) {
+				in_run = 1;
+			}
+			if (!want && in_run) {
 				if (cb(arg, run, addr))
 					return -2;
-				run = 0;
+				in_run = 0;
 			}
 		}
 	}
-	if (run && cb(arg, run, end))
+	if (in_run && cb(arg, run, end))
 		return -2;
 	return 0;
 }

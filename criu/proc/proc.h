@@ -157,10 +157,14 @@ enum {
 typedef int (*pagemap_cb)(void *arg, uint64_t start, uint64_t end);
 int pagemap_scan(int pagemap_fd, uint64_t start, uint64_t end, int what,
 		 pagemap_cb cb, void *arg);
+/* The pfn of the zero page as pagemap shows it (0: hidden, not root). */
+uint64_t pagemap_zero_pfn(void);
 
 /* Returns the tids of /proc/PID/task (sorted) or the pids of .../children. */
 int proc_list_threads(pid_t pid, pid_t **tids);
 int proc_list_children(pid_t pid, pid_t tid, pid_t **pids);
+/* The pids of a children file; their number, or -1. */
+int proc_parse_children(const char *buf, pid_t **pids);
 
 /* One POSIX timer of /proc/PID/timers. */
 struct proc_timer {
@@ -181,6 +185,8 @@ int proc_read_timers(pid_t pid, struct proc_timer **out);
  * of task @pid (0: criu itself), or of its thread @tid; 0 on error, logged.
  */
 uint64_t proc_ns_id(pid_t pid, pid_t tid, const char *name);
+/* The ID of a link "NAME:[ID]"; 0 when it is not one. */
+uint64_t proc_parse_ns_link(const char *link);
 
 /*
  * CLOCK_MONOTONIC and CLOCK_BOOTTIME offsets, in ns, of the time namespace

@@ -51,6 +51,8 @@ static int parse_groups(const char *s, struct proc_status *st)
 		g[nr++] = v;
 		s = end;
 	}
+	/* a second Groups line (never from the kernel) replaces the first */
+	free(st->groups);
 	st->groups = g;
 	st->ngroups = nr;
 	return 0;

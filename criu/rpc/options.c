@@ -706,6 +706,16 @@ static int conf_plain(struct rpc_setup *rs, const struct rule *r, const char *ke
 	char *dst = (char *)rs + r->at - 1, *end;
 	long v;
 
+	/*
+	 * An option a setter takes from the request (status-fd: a client's fd)
+	 * has no place of its own here: writing at r->at - 1 hit the byte
+	 * before rs (found by test/fuzz/fuzz_rpc).
+	 */
+	if (!r->at) {
+		snprintf(rs->err, sizeof(rs->err), "Config option %s: give it in the request "
+			 "instead", key);
+		return -1;
+	}
 	if (f->type == PROTOBUF_C_TYPE_STRING) {
 		if (xgrow(rs->conf_strs, rs->nr_conf_strs) || !val ||
 		    !(rs->conf_strs[rs->nr_conf_strs] = xstrdup(val))) {

@@ -16,6 +16,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
+#include "proc/proc.h"
 #include "task/ptrace.h"
 
 #define XSTATE_MAX	(64 << 10)
@@ -100,7 +101,34 @@ int ptrace_wait(pid_t tid, int *status)
 	return 0;
 }
 
-/* A thread that exits under us is gone, not an error: 1. */
+/* The tracer of @tid if it is not criu, else 0. */
+static pid_t foreign_tracer(pid_t tid)
+{
+	struct proc_status st;
+	pid_t tracer;
+
+	if (proc_read_status(tid, &st))
+		return 0;
+	tracer = st.tracer == getpid() ? 0 : st.tracer;
+	proc_status_free(&st);
+	return tracer;
+}
+
+static int dead(pid_t tid)
+{
+	char path[64], state;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	state = proc_state(path);
+	return state == 'Z' || state == 'X';
+}
+
+/*
+ * A thread that exits under us is gone, not an error: 1. Not one that
+ * another tracer holds dead: it stays in its group until that tracer
+ * collects it, and its task could not die after the dump (nor its pid be
+ * restored) while it does not.
+ */
 static int gone(pid_t tid, int err)
 {
 	if (err == ESRCH || err == EPERM) {
@@ -110,8 +138,7 @@ static int gone(pid_t tid, int err)
 		snprintf(path, sizeof(path), "/proc/%d", tid);
 		if (err == ESRCH || access(path, F_OK))
 			return 1;
-		snprintf(path, sizeof(path), "/proc/%d/stat", tid);
-		return proc_state(path) == 'Z' || proc_state(path) == 'X';
+		return dead(tid) && !foreign_tracer(tid);
 	}
 	return 0;
 }
@@ -183,12 +210,18 @@ int ptrace_seccomp_probe(int *err)
 int ptrace_seize_stop(pid_t tid, int *stopsig)
 {
 	int status, err;
-	pid_t ret;
+	pid_t ret, tracer;
 
 	if (ptrace_seize_opts(tid, PTRACE_O_TRACESYSGOOD)) {
 		err = errno;
 		if (gone(tid, err))
 			return 1;
+		tracer = err == EPERM ? foreign_tracer(tid) : 0;
+		if (tracer) {
+			pr_err("Task %d: traced by %d%s; it can't be seized", tid, tracer,
+			       dead(tid) ? ", which has not collected its exit" : "");
+			return -1;
+		}
 		errno = err;
 		pr_perror("Task %d: can't seize it", tid);
 		return -1;

@@ -56,6 +56,7 @@ KNOWN_ON_6_1 = {
     "epoll_watches": EVENTFD_6_5,
     "eventfd_state": EVENTFD_6_5,
     "file_tree_shared": EVENTFD_6_5,
+    "shapes": EVENTFD_6_5,      # one of each kind, an eventfd among them
 }
 
 

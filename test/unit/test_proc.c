@@ -413,6 +413,15 @@ static void test_timens_offsets(void)
 	       b == 2, "clock ids: %lld %lld", (long long)m, (long long)b);
 	expect(proc_parse_timens_offsets("monotonic 1 0\n", &m, &b) == -1, "boottime missing");
 	expect(proc_parse_timens_offsets("", &m, &b) == -1, "empty");
+	/* out of the kernel's range: refused, not overflowed (test/fuzz/fuzz_proc) */
+	expect(proc_parse_timens_offsets("monotonic 9223372036854775807 0\n"
+					 "boottime 0 0\n", &m, &b) == -1, "seconds overflow");
+	expect(proc_parse_timens_offsets("monotonic 0 -1\nboottime 0 0\n", &m, &b) == -1 &&
+	       proc_parse_timens_offsets("monotonic 0 1000000000\nboottime 0 0\n", &m, &b) == -1,
+	       "nanoseconds out of a second");
+	expect(!proc_parse_timens_offsets("monotonic -9223372035 999999999\n"
+					  "boottime 9223372035 999999999\n", &m, &b) &&
+	       b == 9223372035999999999LL, "the widest offsets: %lld", (long long)b);
 }
 
 /* Strips the line starting with @key from a copy of the status sample. */
@@ -1126,6 +1135,29 @@ static void test_pagemap_live(void)
 	close(fd);
 }
 
+/*
+ * The pagemap reader of kernels before 6.7, on a file of made-up entries
+ * (a memfd has no PAGEMAP_SCAN): a run that starts at address 0 (a task
+ * may map page 0 where vm.mmap_min_addr is 0) is a run like any other.
+ * Found by test/fuzz/fuzz_proc.
+ */
+static void test_pagemap_read_from_page_zero(void)
+{
+	uint64_t e[4] = { 1ULL << 63 | 1234, 1ULL << 63 | 1235, 0, 1ULL << 62 };
+	struct runs r = { .nr = 0 };
+	int fd = memfd_create("pagemap", MFD_CLOEXEC);
+
+	require(fd >= 0, "memfd_create: %m");
+	require(write(fd, e, sizeof(e)) == sizeof(e), "write: %m");
+	expect(!pagemap_scan(fd, 0, 4 * PG, PM_SCAN_DATA, collect, &r), "scan failed");
+	expect(r.nr == 2, "%d runs, want 2", r.nr);
+	expect(r.nr >= 1 && r.start[0] == 0 && r.end[0] == 2 * PG,
+	       "run 0 is %#lx-%#lx, want 0-%#lx", r.nr >= 1 ? (unsigned long)r.start[0] : 0,
+	       r.nr >= 1 ? (unsigned long)r.end[0] : 0, 2 * PG);
+	expect(r.nr >= 2 && r.start[1] == 3 * PG && r.end[1] == 4 * PG, "run 1 (swapped)");
+	close(fd);
+}
+
 static void unit_setup(void)
 {
 	/* parse errors are expected; keep them off the TAP output */
@@ -1159,6 +1191,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(test_timers_bad),
 	UNIT_TEST(test_timers_live),
 	UNIT_TEST(test_pagemap_live),
+	UNIT_TEST(test_pagemap_read_from_page_zero),
 };
 
 UNIT_MAIN(tests)

@@ -144,6 +144,7 @@ static void config_text(void)
 	char unknown[] = "leave-running\n\nfoo-bar 1\n";
 	char bad[] = "verbosity lots\n";
 	char secret[] = "root:$6$salt$hash:19000:0:99999:7:::\n";
+	char status_fd[] = "status-fd 6666\n";
 	struct rpc_setup rs;
 
 	rpc_setup_from_opts(&rs, NULL, CRIU_REQ_TYPE__DUMP, RPC_SWRK);
@@ -171,6 +172,12 @@ static void config_text(void)
 	rpc_setup_from_opts(&rs, NULL, CRIU_REQ_TYPE__DUMP, RPC_SWRK);
 	expect(!rpc_setup_config_file(&rs, "/nonexistent/runc.conf"), "a missing file: %s",
 	       rs.err);
+	rpc_setup_free(&rs);
+	/* an option with no place in rs but its setter's (test/fuzz/fuzz_rpc) */
+	rpc_setup_from_opts(&rs, NULL, CRIU_REQ_TYPE__DUMP, RPC_SWRK);
+	expect(rpc_setup_config_text(&rs, status_fd, "s.conf") && rs.status_fd == -1 &&
+	       strstr(rs.err, "s.conf, line 1") && strstr(rs.err, "status-fd"),
+	       "status-fd from a config file: %s", rs.err);
 	rpc_setup_free(&rs);
 }
 

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "zdtm.h"
@@ -349,6 +350,24 @@ void test_waitsig(void)
 	while (!test_sigterm)
 		syscall(SYS_rt_sigsuspend, &wait, sizeof(wait));
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
+}
+
+long long test_waitsig_stall(void)
+{
+	struct timespec tick = { 0, 1000000 }, ts;
+	long long last, now, stall = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	last = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	while (!test_sigterm) {
+		nanosleep(&tick, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+		if (now - last > stall)
+			stall = now - last;
+		last = now;
+	}
+	return stall;
 }
 
 static void vmsg(int fd, const char *prefix, const char *fmt, va_list ap)

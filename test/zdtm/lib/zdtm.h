@@ -23,6 +23,13 @@ extern const char *test_name;
 void test_init(int argc, char **argv);
 void test_ready(void);
 void test_waitsig(void);
+/*
+ * test_waitsig() for tests that must see how long they were kept from
+ * running: waits for SIGTERM in 1 ms sleeps and returns the longest time
+ * (ns of CLOCK_MONOTONIC) between two of its clock readings, i.e. at least
+ * the part of a dump's freeze that the restored clocks show.
+ */
+long long test_waitsig_stall(void);
 
 /*
  * Seconds the runner sleeps between dump and restore (0 when it does not,
