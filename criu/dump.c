@@ -443,6 +443,16 @@ static int read_ns_ids(struct dtask *t)
 	return 0;
 }
 
+static int parts_frozen(struct dump_ctx *dc, struct dtask *t)
+{
+	int i;
+
+	for (i = 0; i < PART_NR && !t->zombie; i++)
+		if (parts[i]->frozen && parts[i]->frozen(dc, t))
+			return -1;
+	return 0;
+}
+
 /* Registers and masks, and the per-thread list the parts walk. */
 static int read_threads(struct dtask *t)
 {
@@ -974,7 +984,7 @@ int cr_dump(const struct opts *o)
 	lap(&dphase_ns[DP_FREEZE], &t0);
 	maps_ahead_start(&ma, &tree);
 	for (i = 0; i < tree.nr; i++)
-		if (read_ns_ids(tree.tasks[i]))
+		if (read_ns_ids(tree.tasks[i]) || parts_frozen(&dc, tree.tasks[i]))
 			goto out;
 	lap(&dphase_ns[DP_IDS], &t0);
 	for (i = 0; i < tree.nr; i++)

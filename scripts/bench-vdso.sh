@@ -23,7 +23,9 @@
 # >= 90 %). Exit status: non-zero when criu fails or when a clock_gettime()
 # of the restored task entered the kernel; with --strict also when the ratio
 # is below the aim. Environment: SKIP_BUILD=1, BUILD_DIR, CRIU, ROUNDS,
-# KEEP=1 (keep the work dir).
+# KEEP=1 (keep the work dir); CRIU_VDSO_REDIRECT=1 reaches criu and makes
+# the restore redirect the task's vDSO as on another kernel (its glibc
+# then calls through the old entry points' jumps: the cost of the redirect).
 
 set -o errexit -o nounset -o pipefail
 

@@ -25,11 +25,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/build-id.h"
 #include "core/limits.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
 #include "parts/mm-pages.h"
+#include "parts/mm-vdso.h"
 #include "parts/mm-vma.h"
 #include "task/mounts.h"
 
@@ -171,39 +173,6 @@ static int mm_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	return (p->brk_idx < 0 || p->thp_idx < 0 || p->dumpable_idx < 0) ? -1 : 0;
 }
 
-static uint64_t fnv1a(const uint8_t *p, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	while (len--)
-		h = (h ^ *p++) * 0x100000001b3ULL;
-	return h;
-}
-
-/* A fingerprint of the vDSO text, compared with the restoring kernel's. */
-static uint64_t vdso_hash(pid_t pid, uint64_t start, uint64_t end)
-{
-	size_t len = end - start;
-	struct iovec l, r;
-	uint64_t h = 0;
-	uint8_t *buf;
-
-	buf = xmalloc(len);
-	if (!buf)
-		return 0;
-	l.iov_base = buf;
-	l.iov_len = len;
-	r.iov_base = (void *)start;
-	r.iov_len = len;
-	if (pid ? process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len : 1) {
-		if (!pid)
-			memcpy(buf, (void *)start, len);
-		h = fnv1a(buf, len) ^ len;
-	}
-	free(buf);
-	return h;
-}
-
 /*
  * What stat() of a mapped file gave, by the device and inode maps shows
  * for the area. The tasks of a tree map the same binary and libraries,
@@ -215,6 +184,9 @@ struct mapped_file {
 	uint64_t ino;
 	struct stat st;
 	uint64_t mnt;		/* the mount it is mapped from (the first area's) */
+	int bid_read;			/* the build-id below was looked for */
+	size_t bid_len;			/* 0: none */
+	uint8_t bid[BUILD_ID_MAX];
 	struct mapped_file *next;
 };
 
@@ -222,7 +194,7 @@ struct mapped_file {
 
 static struct mapped_file *mapped[MAPPED_HASH];
 
-static int stat_mapped(pid_t pid, const struct proc_vma *v, struct stat *st, uint64_t *mnt)
+static struct mapped_file *stat_mapped(pid_t pid, const struct proc_vma *v)
 {
 	size_t h = (v->ino ^ v->dev_minor * 31 ^ v->dev_major * 1021) % MAPPED_HASH;
 	struct mapped_file *f;
@@ -230,26 +202,57 @@ static int stat_mapped(pid_t pid, const struct proc_vma *v, struct stat *st, uin
 
 	for (f = mapped[h]; f; f = f->next)
 		if (f->ino == v->ino && f->dev_minor == v->dev_minor &&
-		    f->dev_major == v->dev_major) {
-			*st = f->st;
-			*mnt = f->mnt;
-			return 0;
-		}
+		    f->dev_major == v->dev_major)
+			return f;
+	f = xzalloc(sizeof(*f));
+	if (!f)
+		return NULL;
 	/* map_files names the very file mapped, even if its path was reused */
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, v->start, v->end);
-	if (stat(path, st))
-		return -1;
-	*mnt = mnt_id_of(path);
-	f = xmalloc(sizeof(*f));
-	if (f) {
-		f->mnt = *mnt;
-		f->dev_major = v->dev_major;
-		f->dev_minor = v->dev_minor;
-		f->ino = v->ino;
-		f->st = *st;
-		f->next = mapped[h];
-		mapped[h] = f;
+	if (stat(path, &f->st)) {
+		pr_perror("Task %d: can't stat the file mapped at %#lx (%s)", pid, v->start,
+			  v->path);
+		free(f);
+		return NULL;
 	}
+	f->mnt = mnt_id_of(path);
+	f->dev_major = v->dev_major;
+	f->dev_minor = v->dev_minor;
+	f->ino = v->ino;
+	f->next = mapped[h];
+	mapped[h] = f;
+	return f;
+}
+
+/*
+ * The build-id of a mapped file, read once per file and dump: a restore
+ * that finds another mtime accepts a file of the same build-id and size.
+ */
+static int mapped_build_id(pid_t pid, const struct proc_vma *v, struct mapped_file *f,
+			   VmaEntry *e)
+{
+	char path[64];
+	int fd, ret;
+
+	if (!f->bid_read) {
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, v->start,
+			 v->end);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		ret = fd < 0 ? -1 : file_build_id(fd, f->bid, &f->bid_len);
+		if (fd >= 0)
+			close(fd);
+		if (ret < 0) {
+			pr_perror("Task %d: can't read the file mapped at %#lx (%s)", pid,
+				  v->start, v->path);
+			return -1;
+		}
+		if (ret)
+			f->bid_len = 0;
+		f->bid_read = 1;
+	}
+	e->has_file_build_id = f->bid_len != 0;
+	e->file_build_id.data = f->bid;
+	e->file_build_id.len = f->bid_len;
 	return 0;
 }
 
@@ -267,8 +270,7 @@ static void forget_mapped(void)
 
 static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 {
-	struct stat st;
-	uint64_t mnt;
+	struct mapped_file *f;
 
 	e->start = v->start;
 	e->end = v->end;
@@ -288,15 +290,13 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 	}
 	e->has_pgoff = 1;
 	e->pgoff = v->pgoff;
-	if (stat_mapped(pid, v, &st, &mnt)) {
-		pr_perror("Task %d: can't stat the file mapped at %#lx (%s)", pid,
-			  v->start, v->path);
+	f = stat_mapped(pid, v);
+	if (!f)
 		return -1;
-	}
 	e->has_dev = e->has_ino = e->has_file_size = 1;
-	e->dev = st.st_dev;
-	e->ino = st.st_ino;		/* the shmid of a System V segment */
-	e->file_size = st.st_size;
+	e->dev = f->st.st_dev;
+	e->ino = f->st.st_ino;		/* the shmid of a System V segment */
+	e->file_size = f->st.st_size;
 	e->has_open_flags = 1;
 	e->open_flags = (v->shared && (v->vmflags & VMF_MAYWRITE)) ? O_RDWR : O_RDONLY;
 	switch (proc_vma_shmem(v)) {
@@ -315,10 +315,12 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 	e->kind = v->shared ? VMA_KIND__VMA_FILE_SHARED : VMA_KIND__VMA_FILE_PRIVATE;
 	e->path = v->path;
 	e->has_file_mtime_ns = 1;
-	e->file_mtime_ns = ts_to_ns(&st.st_mtim);
-	e->has_mnt_id = !!mnt;
-	e->mnt_id = mnt;
-	return mnt_dump_reaches(pid, mnt, v->path) ? 0 : -1;
+	e->file_mtime_ns = ts_to_ns(&f->st.st_mtim);
+	e->has_mnt_id = !!f->mnt;
+	e->mnt_id = f->mnt;
+	if (mapped_build_id(pid, v, f, e))
+		return -1;
+	return mnt_dump_reaches(pid, f->mnt, v->path) ? 0 : -1;
 }
 
 static int read_auxv(pid_t pid, MmEntry *mm)
@@ -387,7 +389,8 @@ static int mm_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 			goto out;
 		if (vmas[i].kind == VMA_KIND__VMA_VDSO) {
 			mm.has_vdso_hash = 1;
-			mm.vdso_hash = vdso_hash(t->pid, vmas[i].start, vmas[i].end);
+			if (vdso_note(dc, t->pid, vmas[i].start, vmas[i].end, &mm.vdso_hash))
+				goto out;
 		}
 		pv[i] = &vmas[i];
 	}
@@ -492,11 +495,7 @@ static int validate(struct rst_ctx *rc, struct rtask *t, MmEntry *mm)
  */
 struct mm_self {
 	int nr;
-	struct {
-		VmaKind kind;
-		uint64_t start, size;
-		uint64_t hash;		/* of the text, for the [vdso] */
-	} sp[8];
+	struct vdso_area sp[8];
 	uint64_t top;			/* the end of criu's highest area, [vsyscall] aside */
 };
 
@@ -520,46 +519,11 @@ static struct mm_self *self_special(struct rst_ctx *rc)
 		ms->sp[ms->nr].kind = k;
 		ms->sp[ms->nr].start = self.vma[j].start;
 		ms->sp[ms->nr].size = self.vma[j].end - self.vma[j].start;
-		if (k == VMA_KIND__VMA_VDSO)
-			ms->sp[ms->nr].hash = vdso_hash(0, self.vma[j].start, self.vma[j].end);
 		ms->nr++;
 	}
 	proc_maps_free(&self);
 	rc->shared[PART_MM] = ms;
 	return ms;
-}
-
-/* The vDSO we have must be the one the task used: same code, same layout. */
-static int check_vdso(struct rst_ctx *rc, struct rtask *t, MmEntry *mm)
-{
-	struct mm_self *ms = self_special(rc);
-	VmaKind want;
-	size_t i;
-	int j, found;
-
-	if (!ms)
-		return -1;
-	for (i = 0; i < mm->n_vmas; i++) {
-		want = mm->vmas[i]->kind;
-		if (!is_special(want) || want == VMA_KIND__VMA_VSYSCALL)
-			continue;
-		found = 0;
-		for (j = 0; j < ms->nr; j++) {
-			if (ms->sp[j].kind != want)
-				continue;
-			found = ms->sp[j].size == mm->vmas[i]->end - mm->vmas[i]->start;
-			if (found && want == VMA_KIND__VMA_VDSO && mm->has_vdso_hash &&
-			    mm->vdso_hash != ms->sp[j].hash)
-				found = 0;
-		}
-		if (!found) {
-			pr_err("Task %d: the vDSO of this kernel differs from the dumped one "
-			       "(area %#lx-%#lx); restore on another kernel is not supported yet",
-			       t->pid, mm->vmas[i]->start, mm->vmas[i]->end);
-			return -1;
-		}
-	}
-	return 0;
 }
 
 static int is_file(const VmaEntry *v);
@@ -596,6 +560,7 @@ static int own_fds(const struct mm_loaded *l)
 static int mm_load(struct rst_ctx *rc, struct rtask *t)
 {
 	struct mm_loaded *l = xzalloc(sizeof(*l));
+	struct mm_self *ms;
 	size_t i;
 
 	if (!l)
@@ -605,8 +570,10 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 	if (img_read(rc->dirfd, IMG_MM, t->pid, (void **)&l->mm, 0) < 0 ||
 	    img_read(rc->dirfd, IMG_PAGEMAP, t->pid, (void **)&l->pm, 0) < 0)
 		return -1;
-	if (validate(rc, t, l->mm) || mm_check_pages(rc, t, l->mm, l->pm) ||
-	    check_vdso(rc, t, l->mm))
+	if (validate(rc, t, l->mm) || mm_check_pages(rc, t, l->mm, l->pm))
+		return -1;
+	ms = self_special(rc);
+	if (!ms)
 		return -1;
 	t->used = xzalloc(l->mm->n_vmas * sizeof(*t->used));
 	if (!t->used)
@@ -616,10 +583,51 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 		t->used[i].end = l->mm->vmas[i]->end;
 	}
 	t->nr_used = l->mm->n_vmas;
+	/* where the kernel's [vvar], [vdso] go; it may take a place in t->used */
+	if (vdso_plan(rc, t, l->mm, ms->sp, ms->nr))
+		return -1;
 	t->own_fds += own_fds(l);
 	t->batch_entries += 16 + 12 * l->mm->n_vmas + 2 * l->pm->n_runs + l->mm->n_guards;
 	t->batch_data += 1024 + l->mm->n_auxv * 8;
 	return 0;
+}
+
+/*
+ * The file at the dumped path is the one the task mapped: the same size
+ * and mtime, or, another mtime (a copy: a container image unpacked on
+ * another host), the same build-id. One line names a file that is not.
+ */
+static int same_file(struct rtask *t, const VmaEntry *v, int fd, const struct stat *st)
+{
+	uint8_t id[BUILD_ID_MAX];
+	size_t len = 0;
+	int ret;
+
+	if (v->has_file_size && (uint64_t)st->st_size != v->file_size) {
+		pr_err("Task %d: %s mapped at %#lx changed since the dump: %lld bytes, were %lu",
+		       t->pid, v->path, v->start, (long long)st->st_size, v->file_size);
+		return 0;
+	}
+	if (!v->has_file_mtime_ns || ts_to_ns(&st->st_mtim) == v->file_mtime_ns)
+		return 1;
+	if (!v->has_file_build_id) {
+		pr_err("Task %d: %s mapped at %#lx changed since the dump: another mtime, and "
+		       "no build-id to tell a copy", t->pid, v->path, v->start);
+		return 0;
+	}
+	ret = file_build_id(fd, id, &len);
+	if (ret < 0) {
+		pr_perror("Task %d: can't read %s mapped at %#lx", t->pid, v->path, v->start);
+		return 0;
+	}
+	if (ret || len != v->file_build_id.len || memcmp(id, v->file_build_id.data, len)) {
+		pr_err("Task %d: %s mapped at %#lx changed since the dump: another mtime and "
+		       "%s build-id", t->pid, v->path, v->start, ret ? "no" : "another");
+		return 0;
+	}
+	pr_info("Task %d: %s mapped at %#lx has another mtime, the same size and build-id: "
+		"a copy", t->pid, v->path, v->start);
+	return 1;
 }
 
 static int open_checked(struct rtask *t, const VmaEntry *v)
@@ -632,10 +640,7 @@ static int open_checked(struct rtask *t, const VmaEntry *v)
 		pr_perror("Task %d: can't open %s mapped at %#lx", t->pid, v->path, v->start);
 		return -1;
 	}
-	if (fstat(fd, &st) || (v->has_file_size && (uint64_t)st.st_size != v->file_size) ||
-	    (v->has_file_mtime_ns && ts_to_ns(&st.st_mtim) != v->file_mtime_ns)) {
-		pr_err("Task %d: %s mapped at %#lx changed since the dump (size or mtime)",
-		       t->pid, v->path, v->start);
+	if (fstat(fd, &st) || !same_file(t, v, fd, &st)) {
 		close(fd);
 		return -1;
 	}
@@ -754,27 +759,25 @@ static int unmap_criu(struct rtask *t, struct batch *b, struct mm_self *ms, uint
 }
 
 /*
- * Move the kernel's [vvar], [vvar_vclock] and [vdso] where the task had
- * them, through slots at the top of the trampoline: an old place of one may
- * be the new place of another.
+ * Move the kernel's [vvar], [vvar_vclock] and [vdso] where mm-vdso.c says
+ * (where the task had them, or a place of their own), through slots at
+ * the top of the trampoline: an old place of one may be the new place of
+ * another.
  */
-static int move_specials(struct rtask *t, struct batch *b, struct mm_self *ms, MmEntry *mm)
+static int move_specials(struct rtask *t, struct batch *b, struct mm_self *ms)
 {
-	uint64_t slot = t->area + t->area_size, size;
+	uint64_t slot = t->area + t->area_size, size, to;
 	struct {
 		uint64_t slot, to, size;
 	} moves[SPECIAL_SLOTS];
 	int j, n = 0;
-	size_t i;
 
 	for (j = 0; j < ms->nr; j++) {
 		if (ms->sp[j].kind == VMA_KIND__VMA_VSYSCALL)
 			continue;
 		size = ms->sp[j].size;
-		for (i = 0; i < mm->n_vmas; i++)
-			if (mm->vmas[i]->kind == ms->sp[j].kind)
-				break;
-		if (i == mm->n_vmas) {
+		to = vdso_dest(t, j);
+		if (!to) {
 			if (BATCH(b, "munmap of an unused vDSO area", __NR_munmap,
 				  ms->sp[j].start, size) < 0)
 				return -1;
@@ -789,7 +792,7 @@ static int move_specials(struct rtask *t, struct batch *b, struct mm_self *ms, M
 		 */
 		slot -= size;
 		moves[n].slot = slot;
-		moves[n].to = mm->vmas[i]->start;
+		moves[n].to = to;
 		moves[n++].size = size;
 		if (BATCH(b, "mremap of the vDSO aside", __NR_mremap, ms->sp[j].start,
 			  size, size, MREMAP_MAYMOVE | MREMAP_FIXED, slot) < 0)
@@ -947,12 +950,16 @@ static int mm_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 	for (i = 0; i < l->mm->n_vmas; i++)
 		if (l->mm->vmas[i]->kind != VMA_KIND__VMA_VSYSCALL)
 			top = max(top, l->mm->vmas[i]->end);
-	if (unmap_criu(t, b, ms, top) || move_specials(t, b, ms, l->mm))
+	if (unmap_criu(t, b, ms, top) || move_specials(t, b, ms))
 		return -1;
 	for (i = 0; i < l->mm->n_vmas; i++) {
-		if (map_area(t, b, l, i, &run, &off) || advise_area(b, l->mm->vmas[i]))
+		/* the kernel's own areas came with their flags */
+		if (map_area(t, b, l, i, &run, &off) ||
+		    (!is_special(l->mm->vmas[i]->kind) && advise_area(b, l->mm->vmas[i])))
 			return -1;
 	}
+	if (vdso_batch(t, b))
+		return -1;
 	for (i = 0; i < l->mm->n_guards; i++)
 		if (BATCH(b, "madvise(MADV_GUARD_INSTALL)", __NR_madvise,
 			  l->mm->guards[i]->start, l->mm->guards[i]->nr_pages * PAGE_SIZE,

@@ -32,6 +32,12 @@ struct part {
 	 * once it is reaped).
 	 */
 	void (*after_dump)(struct dump_ctx *dc, int runs);
+	/*
+	 * dump: each task once the whole tree is frozen, before any check
+	 * (the first takes the dump's moment, ns-time.c): the one place a
+	 * task may still run a few instructions of its own (mm-vdso.c)
+	 */
+	int (*frozen)(struct dump_ctx *dc, struct dtask *t);
 	/* dump: refuse what is not supported, before anything is changed */
 	int (*check)(struct dump_ctx *dc, struct dtask *t);
 	/* dump: queue system calls to run inside the task (its leader) */

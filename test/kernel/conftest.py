@@ -56,11 +56,12 @@ class Guest:
         self.image = image
 
     def run(self, command, timeout=300, smp=4, selftests=True, extra=(), share=None,
-            append=None, cpu=None):
+            append=None, cpu=None, kernel=None):
         """extra: --add specs (FILE[:DEST]); share: a host directory the
         guest sees as /shared; append: more kernel command line; cpu:
-        QEMU's -cpu model."""
-        args = [str(BOOT), "--kernel", str(self.image / "bzImage"),
+        QEMU's -cpu model; kernel: another kernel to boot than the patched
+        one."""
+        args = [str(BOOT), "--kernel", str(kernel or self.image / "bzImage"),
                 "--smp", str(smp), "--timeout", str(timeout)]
         if cpu:
             args += ["--cpu", cpu]

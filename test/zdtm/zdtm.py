@@ -39,6 +39,7 @@ from typing import Any, NoReturn, Optional, TypeVar
 import pytest
 
 import buildpaths
+import vdsomaps
 from reap import become_subreaper, is_child, proc_state, reap_leftovers, wait_gone
 
 HERE = Path(__file__).resolve().parent
@@ -346,6 +347,8 @@ class Run:
         self.problems: list[str] = []
         self.ncriu = 0
         self.failed = True
+        # vDSO redirects the restores logged: the maps may show them
+        self.redirects: list[vdsomaps.Redirect] = []
 
     # -- context
     def __enter__(self: RunT) -> RunT:
@@ -482,6 +485,7 @@ class Run:
                           f"(state {state}, tracer {tracer})")
             time.sleep(0.02)
         if snap is not None:
+            snap = Snapshot(vdsomaps.apply(snap.maps, self.redirects), snap.fds)
             # a task criu left on its way home (munmap, sigreturn) may not
             # have run yet on a busy machine: give it a moment
             d = snap.diff(self.snapshot())
@@ -639,6 +643,8 @@ class Run:
         self.alive = True
         self.ours = True
         self.note("restored")
+        self.redirects += vdsomaps.parse_log(img.joinpath("restore.log").read_text(
+            errors="replace"))
         state = proc_state(self.pid)
         if state is None or state in "ZX":
             self.fail(f"the restored task is not there (state {state})", res)

@@ -5,7 +5,6 @@
  * parsing the vDSO's ELF symbol table, agrees with the system call for
  * MONOTONIC, BOOTTIME and REALTIME, and so does __vdso_time.
  */
-#include <elf.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -14,45 +13,10 @@
 #include <unistd.h>
 
 #include "zdtm.h"
+#include "vdso_lib.h"
 
 typedef int (*cgt_fn)(clockid_t, struct timespec *);
 typedef time_t (*time_fn)(time_t *);
-
-static void *vdso_sym(unsigned long base, const char *name)
-{
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)base;
-	Elf64_Phdr *ph = (Elf64_Phdr *)(base + eh->e_phoff);
-	Elf64_Shdr *sh = (Elf64_Shdr *)(base + eh->e_shoff);
-	unsigned long load = 0;
-	int i, found = 0;
-
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG))
-		fail("no ELF header at the vDSO address %#lx", base);
-	for (i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD) {
-			load = base + ph[i].p_offset - ph[i].p_vaddr;
-			found = 1;
-			break;
-		}
-	if (!found)
-		fail("vDSO without PT_LOAD");
-	for (i = 0; i < eh->e_shnum; i++) {
-		Elf64_Sym *sym;
-		const char *str;
-		size_t n, j;
-
-		if (sh[i].sh_type != SHT_DYNSYM)
-			continue;
-		sym = (Elf64_Sym *)(base + sh[i].sh_offset);
-		str = (const char *)(base + sh[sh[i].sh_link].sh_offset);
-		n = sh[i].sh_size / sizeof(*sym);
-		for (j = 0; j < n; j++)
-			if (sym[j].st_name && !strcmp(str + sym[j].st_name, name) &&
-			    sym[j].st_shndx != SHN_UNDEF)
-				return (void *)(load + sym[j].st_value);
-	}
-	fail("no %s in the vDSO", name);
-}
 
 static void special_maps(char *out, size_t size)
 {
