@@ -37,6 +37,8 @@ TEST_PKGS=(
 	procps			# ps, pgrep for the scripts
 	util-linux		# setsid
 	runc			# a real RPC client: test/zdtm/test_rpc_runc.py
+	podman			# another (with runc): test/zdtm/test_rpc_podman.py
+	conmon			# podman's container monitor
 	busybox-static		# the root filesystem of that test's container
 	nftables		# nft: network namespaces' rulesets (criu dump/restore run it)
 	iptables		# --network-lock iptables (iptables-legacy-restore)
