@@ -145,9 +145,11 @@ image_seeds()
 
 	# 2. Hand-made images of every kind.
 	for j in test/fuzz/seeds/*.json; do
-		kind=$(basename "$j" .json)
-		if "$PYTHON" contrib/crit/crit.py encode -i "$j" -o "$scratch/$kind.img"; then
-			add "$kind" "$scratch/$kind.img" hand
+		# the kind is the seed's "image" (a kind may have several seeds)
+		kind=$("$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["image"])' "$j")
+		name=$(basename "$j" .json)
+		if "$PYTHON" contrib/crit/crit.py encode -i "$j" -o "$scratch/$name.img"; then
+			add "$kind" "$scratch/$name.img" hand
 		fi
 	done
 	head -c 4096 /dev/zero >"$scratch/pages.img"
