@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pseudo-terminals (UNIX 98 ptys): a kind of open file for the fd table
+ * (file.c).
+ *
+ * A pair is a master (an open of ptmx: /dev/ptmx, or the ptmx of a devpts
+ * mount) and its slave, /dev/pts/N on the devpts instance the master was
+ * opened on. Programs print and compare those paths, so the restore must
+ * give the pair its old index N on the same instance: a container's
+ * devpts is made anew (empty) by the mount part, and the pairs are then
+ * recreated on it by opening its ptmx until the kernel hands out N (it
+ * always gives the lowest free index; the extra masters are closed).
+ *
+ * The dump saves, with the master, what belongs to the pair: the slave's
+ * termios (TCGETS2 on a master acts on its slave), the window size, the
+ * lock (TIOCGPTLCK) and packet mode; with a slave its exclusive mode
+ * (TIOCGEXCL). Each description names the pair by its devpts (st_dev) and
+ * index, and the restore opens a pair as one object: the master first,
+ * then every slave description through the master (TIOCGPTPEER), which
+ * needs no path and finds the right instance by itself.
+ *
+ * Not saved: data queued in either direction is refused at dump (a read
+ * would consume it, and writing it back would pass it through the line
+ * discipline again); a slave without its master in the tree (an external
+ * terminal), the controlling terminal through /dev/tty, consoles, virtual
+ * consoles, serial lines and BSD ptys are refused, one line each.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <asm/termbits.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "parts/file-kind.h"
+#include "proc/proc.h"
+#include "task/mounts.h"
+#include "task/ptrace.h"
+
+#define PTMX_MAJOR		5
+#define PTMX_MINOR		2
+#define PTS_MAJOR		136	/* UNIX98_PTY_SLAVE_MAJOR, 8 majors of 256 */
+#define PTS_MAJORS		8
+/*
+ * The kernel's: open() gives it to every file of a 64-bit task, TIOCGPTPEER
+ * only when asked (glibc's O_LARGEFILE is 0 here, and images lack it)
+ */
+#define KO_LARGEFILE		0100000
+#define DEVPTS_MAGIC		0x1cd1
+#define MAX_INDEX		(PTS_MAJORS * 256 * 512)	/* well above any kernel.pty.max */
+#define MAX_DEVPTS		(1ULL << 40)	/* st_dev of an anonymous superblock */
+
+static int is_pts(dev_t rdev)
+{
+	return major(rdev) >= PTS_MAJOR && major(rdev) < PTS_MAJOR + PTS_MAJORS;
+}
+
+static int is_ptmx(dev_t rdev)
+{
+	return major(rdev) == PTMX_MAJOR && minor(rdev) == PTMX_MINOR;
+}
+
+/* Every tty driver's major that a task may hold: all of them are this kind's. */
+static int tty_match(const char *link, const struct stat *st)
+{
+	unsigned int maj = major(st->st_rdev);
+
+	return S_ISCHR(st->st_mode) && (is_pts(st->st_rdev) || (maj >= 2 && maj <= 5) ||
+					(maj >= 128 && maj < PTS_MAJOR) || maj == 188 ||
+					maj == 204);
+}
+
+static const char *tty_what(dev_t rdev)
+{
+	switch (major(rdev)) {
+	case 5:
+		return minor(rdev) == 0 ? "/dev/tty (the controlling terminal by its alias)" :
+		       minor(rdev) == 1 ? "the system console" : "a tty of major 5";
+	case 4:
+		return minor(rdev) < 64 ? "a virtual console" : "a serial line";
+	case 2:
+	case 3:
+		return "a BSD pty";
+	default:
+		return major(rdev) >= 128 && major(rdev) < PTS_MAJOR ? "a pty master of an old kind" :
+		       "a serial line";
+	}
+}
+
+/* Bytes the task would read from its end (FIONREAD on a copy of its fd). */
+static int queued(const struct fd_dump *f, int ours)
+{
+	int n = 0;
+
+	if (ioctl(ours, FIONREAD, &n)) {
+		pr_perror("Task %d: fd %d (%s): can't learn what is queued", f->pid, f->fd,
+			  f->link);
+		return -1;
+	}
+	return n;
+}
+
+static int tty_check(const struct fd_dump *f)
+{
+	int ours, n;
+
+	if (!is_pts(f->st->st_rdev) && !is_ptmx(f->st->st_rdev)) {
+		pr_err("Task %d: fd %d (%s, tty %u:%u) is %s, which is not supported (only pty "
+		       "pairs are)", f->pid, f->fd, f->link, major(f->st->st_rdev),
+		       minor(f->st->st_rdev), tty_what(f->st->st_rdev));
+		return -1;
+	}
+	ours = ptrace_getfd(f->pid, f->fd);
+	if (ours < 0)
+		return -1;
+	n = queued(f, ours);
+	close(ours);
+	if (n > 0)
+		pr_err("Task %d: fd %d (%s): %d bytes are queued unread on this end of the pty, "
+		       "which is not supported (read them before the dump)", f->pid, f->fd,
+		       f->link, n);
+	return n ? -1 : 0;
+}
+
+/* The devpts instance a master's ptmx belongs to: its own, or the "pts" beside it. */
+static int master_devpts(const struct fd_dump *f, uint64_t *dev)
+{
+	char path[PATH_MAX + 64], *slash;
+	struct statfs sfs;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/root%s", f->pid, f->link);
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	if (statfs(path, &sfs) || sfs.f_type != DEVPTS_MAGIC) {
+		strcpy(slash, "/pts");
+		if (statfs(path, &sfs) || sfs.f_type != DEVPTS_MAGIC) {
+			pr_err("Task %d: fd %d (%s): no devpts next to it", f->pid, f->fd, f->link);
+			return -1;
+		}
+	}
+	if (stat(path, &st)) {
+		pr_perror("Task %d: fd %d: can't stat %s", f->pid, f->fd, path);
+		return -1;
+	}
+	*dev = st.st_dev;
+	return 0;
+}
+
+static int get_termios(int fd, TtyEntry *e)
+{
+	struct termios2 t;
+	TtyTermios *tt;
+
+	if (ioctl(fd, TCGETS2, &t))
+		return -1;
+	tt = xzalloc(sizeof(*tt) + NCCS);
+	if (!tt)
+		return -1;
+	tty_termios__init(tt);
+	tt->iflag = t.c_iflag;
+	tt->oflag = t.c_oflag;
+	tt->cflag = t.c_cflag;
+	tt->lflag = t.c_lflag;
+	tt->line = t.c_line;
+	tt->cc.data = (uint8_t *)(tt + 1);
+	tt->cc.len = NCCS;
+	memcpy(tt->cc.data, t.c_cc, NCCS);
+	tt->ispeed = t.c_ispeed;
+	tt->ospeed = t.c_ospeed;
+	e->termios = tt;
+	return 0;
+}
+
+static int get_winsize(int fd, TtyEntry *e)
+{
+	struct winsize w;
+	TtyWinsize *tw;
+
+	if (ioctl(fd, TIOCGWINSZ, &w))
+		return -1;
+	tw = xzalloc(sizeof(*tw));
+	if (!tw)
+		return -1;
+	tty_winsize__init(tw);
+	tw->row = w.ws_row;
+	tw->col = w.ws_col;
+	tw->xpixel = w.ws_xpixel;
+	tw->ypixel = w.ws_ypixel;
+	e->winsize = tw;
+	return 0;
+}
+
+static int dump_master(const struct fd_dump *f, int fd, TtyEntry *e)
+{
+	const char *v = proc_fdinfo_field(f->fdinfo, "tty-index:");
+	int lock = 0, pkt = 0;
+
+	if (!v || sscanf(v, "%u", &e->index) != 1) {
+		pr_err("Task %d: fdinfo of fd %d (%s) does not show its pty index", f->pid,
+		       f->fd, f->link);
+		return -1;
+	}
+	if (master_devpts(f, &e->devpts))
+		return -1;
+	if (get_termios(fd, e) || get_winsize(fd, e) || ioctl(fd, TIOCGPTLCK, &lock) ||
+	    ioctl(fd, TIOCGPKT, &pkt)) {
+		pr_perror("Task %d: fd %d (%s): can't read the state of pty %u", f->pid, f->fd,
+			  f->link, e->index);
+		return -1;
+	}
+	e->has_locked = e->has_packet = 1;
+	e->locked = !!lock;
+	e->packet = !!pkt;
+	return mnt_dump_reaches(f->pid, f->mnt_id, f->link) ? 0 : -1;
+}
+
+static int dump_slave(const struct fd_dump *f, int fd, TtyEntry *e)
+{
+	int excl = 0;
+
+	e->index = (major(f->st->st_rdev) - PTS_MAJOR) * 256 + minor(f->st->st_rdev);
+	e->devpts = f->st->st_dev;
+	if (ioctl(fd, TIOCGEXCL, &excl)) {
+		pr_perror("Task %d: fd %d (%s): can't read its exclusive mode", f->pid, f->fd,
+			  f->link);
+		return -1;
+	}
+	e->has_exclusive = 1;
+	e->exclusive = !!excl;
+	return 0;
+}
+
+static int tty_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
+{
+	TtyEntry *e;
+	int fd, ret;
+
+	e = xzalloc(sizeof(*e));
+	if (!e)
+		return -1;
+	tty_entry__init(e);
+	d->tty = e;
+	e->type = is_ptmx(f->st->st_rdev) ? TTY_TYPE__TTY_PTY_MASTER : TTY_TYPE__TTY_PTY_SLAVE;
+	d->has_mnt_id = 1;
+	d->mnt_id = f->mnt_id;
+	fd = ptrace_getfd(f->pid, f->fd);
+	if (fd < 0)
+		return -1;
+	ret = e->type == TTY_TYPE__TTY_PTY_MASTER ? dump_master(f, fd, e) : dump_slave(f, fd, e);
+	close(fd);
+	pr_debug("Task %d: fd %d: pty %s %u on devpts %#llx", f->pid, f->fd,
+		 e->type == TTY_TYPE__TTY_PTY_MASTER ? "master" : "slave", e->index,
+		 (unsigned long long)e->devpts);
+	return ret;
+}
+
+static int same_pair(const TtyEntry *a, const TtyEntry *b)
+{
+	return a->index == b->index && a->devpts == b->devpts;
+}
+
+/* Every slave's master is in the tree: an external one is not supported yet. */
+static int tty_dump_done(struct file_ref *files, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		const TtyEntry *s = files[i].d->tty;
+
+		if (files[i].d->kind != FILE_KIND__FILE_TTY || s->type != TTY_TYPE__TTY_PTY_SLAVE)
+			continue;
+		for (j = 0; j < n; j++)
+			if (files[j].d->kind == FILE_KIND__FILE_TTY &&
+			    files[j].d->tty->type == TTY_TYPE__TTY_PTY_MASTER &&
+			    same_pair(files[j].d->tty, s))
+				break;
+		if (j == n) {
+			pr_err("Task %d: fd %d (%s): the master of pty %u is outside the tree (an "
+			       "external terminal), which is not supported", files[i].pid,
+			       files[i].fd, files[i].d->path, s->index);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void tty_free(FileDesc *d)
+{
+	if (!d->tty)
+		return;
+	free(d->tty->termios);
+	free(d->tty->winsize);
+	free(d->tty);
+	d->tty = NULL;
+}
+
+static int tty_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
+{
+	const TtyEntry *e = d->tty;
+	int master = e && e->type == TTY_TYPE__TTY_PTY_MASTER;
+
+	if (!e || e->index >= MAX_INDEX || e->devpts >= MAX_DEVPTS || d->path[0] != '/' ||
+	    (master && (!e->termios || e->termios->cc.len != NCCS || !e->winsize)) ||
+	    (!master && e->type != TTY_TYPE__TTY_PTY_SLAVE)) {
+		pr_err("Task %d: image files.img has an invalid pty #%u", pid, d->id);
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t tty_object(const FileDesc *d)
+{
+	return d->tty->devpts << 24 | d->tty->index;
+}
+
+/* A new master of index @index, opened by @m's path; the ones below it are closed. */
+static int open_master(const FileDesc *m, unsigned int index)
+{
+	int *extra, n = 0, fd = -1, got = -1;
+
+	extra = xmalloc((index + 1) * sizeof(*extra));
+	if (!extra)
+		return -1;
+	while (n <= (int)index) {
+		fd = mnt_open(0, m->mnt_id, m->path, O_RDWR | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			break;
+		if (ioctl(fd, TIOCGPTN, &got)) {
+			pr_perror("Can't learn the index of a new pty of %s", m->path);
+			close(fd);
+			fd = -1;
+			break;
+		}
+		if (got == (int)index)
+			break;
+		extra[n++] = fd;
+		fd = -1;
+		if (got > (int)index) {
+			pr_err("Can't recreate pty %u with %s: its index is taken", index, m->path);
+			break;
+		}
+	}
+	while (n > 0)
+		close(extra[--n]);
+	free(extra);
+	return fd;
+}
+
+static int set_termios(int fd, const TtyEntry *e)
+{
+	const TtyTermios *tt = e->termios;
+	struct termios2 t = {
+		.c_iflag = tt->iflag, .c_oflag = tt->oflag,
+		.c_cflag = tt->cflag, .c_lflag = tt->lflag,
+		.c_line = tt->line, .c_ispeed = tt->ispeed, .c_ospeed = tt->ospeed,
+	};
+	struct winsize w = {
+		.ws_row = e->winsize->row, .ws_col = e->winsize->col,
+		.ws_xpixel = e->winsize->xpixel, .ws_ypixel = e->winsize->ypixel,
+	};
+	int pkt = e->packet;
+
+	memcpy(t.c_cc, tt->cc.data, NCCS);
+	return ioctl(fd, TCSETS2, &t) || ioctl(fd, TIOCSWINSZ, &w) || ioctl(fd, TIOCPKT, &pkt);
+}
+
+/* The descriptions of one pair: exactly one master, and its slaves. */
+static int find_master(FileDesc **d, int n)
+{
+	int i, m = -1;
+
+	for (i = 0; i < n; i++) {
+		if (d[i]->tty->type != TTY_TYPE__TTY_PTY_MASTER)
+			continue;
+		if (m >= 0) {
+			pr_err("Image files.img: pty %u has two masters", d[i]->tty->index);
+			return -1;
+		}
+		m = i;
+	}
+	if (m < 0)
+		pr_err("Image files.img: pty %u (%s) has no master", d[0]->tty->index, d[0]->path);
+	return m;
+}
+
+static int open_slaves(int master, FileDesc **d, int n, int *fds)
+{
+	int i, excl = 0, unlock = 0;
+
+	if (ioctl(master, TIOCSPTLCK, &unlock)) {
+		pr_perror("Can't unlock pty %u", d[0]->tty->index);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (d[i]->tty->type != TTY_TYPE__TTY_PTY_SLAVE)
+			continue;
+		/* what it is given stays in its f_flags: O_CLOEXEC is the fd's, set apart */
+		fds[i] = ioctl(master, TIOCGPTPEER, (d[i]->flags & O_ACCMODE) | KO_LARGEFILE |
+			       O_NOCTTY | O_NONBLOCK);
+		if (fds[i] >= 0 && fcntl(fds[i], F_SETFD, FD_CLOEXEC)) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+		if (fds[i] < 0) {
+			pr_perror("Can't open the slave of pty %u for #%u", d[i]->tty->index,
+				  d[i]->id);
+			return -1;
+		}
+		excl |= d[i]->tty->exclusive;
+		if (excl && ioctl(fds[i], TIOCEXCL)) {
+			pr_perror("Can't make pty %u exclusive", d[i]->tty->index);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int tty_open_object(void **own, FileDesc **d, int n, int *fds)
+{
+	int i, m, lock;
+
+	for (i = 0; i < n; i++)
+		fds[i] = -1;
+	m = find_master(d, n);
+	if (m < 0)
+		return -1;
+	fds[m] = open_master(d[m], d[m]->tty->index);
+	if (fds[m] < 0)
+		goto err;
+	lock = d[m]->tty->locked;
+	if (set_termios(fds[m], d[m]->tty)) {
+		pr_perror("Can't give pty %u its termios, window size and mode", d[m]->tty->index);
+		goto err;
+	}
+	if (open_slaves(fds[m], d, n, fds) || ioctl(fds[m], TIOCSPTLCK, &lock))
+		goto err;
+	for (i = 0; i < n; i++)
+		if (fcntl(fds[i], F_SETFL, d[i]->flags & (O_NONBLOCK | O_APPEND | O_ASYNC))) {
+			pr_perror("Can't set the flags of %s", d[i]->path);
+			goto err;
+		}
+	pr_debug("pty %u: recreated with %d description(s)", d[m]->tty->index, n);
+	return 0;
+err:
+	for (i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return -1;
+}
+
+const struct file_kind fk_tty = {
+	.name = "pty",
+	.kind = FILE_KIND__FILE_TTY,
+	.match = tty_match,
+	.check = tty_check,
+	.dump = tty_dump,
+	.dump_done = tty_dump_done,
+	.free = tty_free,
+	.validate = tty_validate,
+	.object = tty_object,
+	.open_object = tty_open_object,
+};
