@@ -82,6 +82,12 @@ struct file_kind {
 	 */
 	pid_t (*installer)(const FileDesc *d);
 	int (*install)(pid_t pid, int fd, const FileDesc *d);
+	/*
+	 * restore, in the installer when it is a session leader, right after
+	 * its setsid() and before it forks its session (a terminal is inherited
+	 * at fork only); @fd is criu's inherited copy of the description
+	 */
+	int (*session)(pid_t pid, int fd, const FileDesc *d);
 	/* criu opens it in a helper inside the tree's time namespace */
 	int task_clocks;
 	/*

@@ -222,6 +222,78 @@ static int dump_master(const struct fd_dump *f, int fd, TtyEntry *e)
 	return mnt_dump_reaches(f->pid, f->mnt_id, f->link) ? 0 : -1;
 }
 
+/* The kernel's encoding of a device, as /proc/PID/stat's tty_nr shows it. */
+static unsigned int kdev(dev_t d)
+{
+	return (minor(d) & 0xff) | (major(d) << 8) | ((minor(d) & ~0xffU) << 12);
+}
+
+/* The session, controlling tty and its foreground group of @pid (/proc/PID/stat). */
+static int read_ctty(pid_t pid, int *sid, unsigned int *tty, int *tpgid)
+{
+	char path[64], buf[1024], *p, state;
+	int fd, n, ppid, pgrp;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %d %d %d %u %d", &state, &ppid, &pgrp, sid, tty, tpgid) != 6) {
+		pr_perror("Task %d: can't read its session and terminal from %s", pid, path);
+		return -1;
+	}
+	return 0;
+}
+
+/* Tasks whose terminal is a pty of the tree but which do not lead its session. */
+struct follower {
+	uint64_t devpts;
+	uint32_t index;
+	pid_t pid;
+	int fd;
+};
+
+static struct follower *followers;
+static int nr_followers;
+
+/*
+ * A task holding a slave (@f) that is its controlling terminal: its
+ * session leader restores it (TIOCSCTTY) with the foreground group.
+ */
+static int ctty_seen(const struct fd_dump *f, TtyEntry *e)
+{
+	unsigned int tty;
+	int sid, tpgid;
+	pid_t fg;
+	struct follower *w;
+
+	if (read_ctty(f->pid, &sid, &tty, &tpgid))
+		return -1;
+	if (tty != kdev(f->st->st_rdev))
+		return 0;
+	if (sid != f->pid) {
+		w = xpush(followers, nr_followers);
+		if (!w)
+			return -1;
+		*w = (struct follower){ e->devpts, e->index, f->pid, f->fd };
+		return 0;
+	}
+	fg = tpgid > 0 ? proc_ns_pid(tpgid) : 0;
+	if (tpgid > 0 && !fg) {
+		pr_err("Task %d: the foreground group %d of its terminal %s has no leader, "
+		       "which is not supported", f->pid, tpgid, f->link);
+		return -1;
+	}
+	e->has_session = 1;
+	e->session = f->ns_pid;
+	e->has_fg_pgrp = !!fg;
+	e->fg_pgrp = fg;
+	return 0;
+}
+
 static int dump_slave(const struct fd_dump *f, int fd, TtyEntry *e)
 {
 	int excl = 0;
@@ -235,7 +307,13 @@ static int dump_slave(const struct fd_dump *f, int fd, TtyEntry *e)
 	}
 	e->has_exclusive = 1;
 	e->exclusive = !!excl;
-	return 0;
+	return ctty_seen(f, e);
+}
+
+static int tty_dump_more(const struct fd_dump *f, FileDesc *d)
+{
+	return d->tty->type == TTY_TYPE__TTY_PTY_SLAVE && !d->tty->has_session ?
+	       ctty_seen(f, d->tty) : 0;
 }
 
 static int tty_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
@@ -262,34 +340,71 @@ static int tty_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDes
 	return ret;
 }
 
-static int same_pair(const TtyEntry *a, const TtyEntry *b)
+static const FileDesc *find_pair(struct file_ref *files, size_t n, uint64_t devpts,
+				 uint32_t index, int (*want)(const TtyEntry *e))
 {
-	return a->index == b->index && a->devpts == b->devpts;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (files[i].d->kind == FILE_KIND__FILE_TTY && files[i].d->tty->devpts == devpts &&
+		    files[i].d->tty->index == index && want(files[i].d->tty))
+			return files[i].d;
+	return NULL;
+}
+
+static int is_master(const TtyEntry *e)
+{
+	return e->type == TTY_TYPE__TTY_PTY_MASTER;
+}
+
+static int is_ctty(const TtyEntry *e)
+{
+	return e->has_session;
+}
+
+static void free_followers(void)
+{
+	free(followers);
+	followers = NULL;
+	nr_followers = 0;
+}
+
+/* A terminal of a session whose leader holds no fd on it would be lost. */
+static int check_followers(struct file_ref *files, size_t n)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < nr_followers && !ret; i++) {
+		if (find_pair(files, n, followers[i].devpts, followers[i].index, is_ctty))
+			continue;
+		pr_err("Task %d: fd %d: pty %u is its controlling terminal, but its session "
+		       "leader holds no fd on it, which is not supported", followers[i].pid,
+		       followers[i].fd, followers[i].index);
+		ret = -1;
+	}
+	free_followers();
+	return ret;
 }
 
 /* Every slave's master is in the tree: an external one is not supported yet. */
 static int tty_dump_done(struct file_ref *files, size_t n)
 {
-	size_t i, j;
+	size_t i;
 
 	for (i = 0; i < n; i++) {
 		const TtyEntry *s = files[i].d->tty;
 
 		if (files[i].d->kind != FILE_KIND__FILE_TTY || s->type != TTY_TYPE__TTY_PTY_SLAVE)
 			continue;
-		for (j = 0; j < n; j++)
-			if (files[j].d->kind == FILE_KIND__FILE_TTY &&
-			    files[j].d->tty->type == TTY_TYPE__TTY_PTY_MASTER &&
-			    same_pair(files[j].d->tty, s))
-				break;
-		if (j == n) {
+		if (!find_pair(files, n, s->devpts, s->index, is_master)) {
 			pr_err("Task %d: fd %d (%s): the master of pty %u is outside the tree (an "
 			       "external terminal), which is not supported", files[i].pid,
 			       files[i].fd, files[i].d->path, s->index);
+			free_followers();
 			return -1;
 		}
 	}
-	return 0;
+	return check_followers(files, n);
 }
 
 static void tty_free(FileDesc *d)
@@ -456,15 +571,48 @@ err:
 	return -1;
 }
 
+static pid_t tty_installer(const FileDesc *d)
+{
+	return d->tty->has_session ? d->tty->session : 0;
+}
+
+/* In the session leader, before it forks its session: its terminal. */
+static int tty_session(pid_t pid, int fd, const FileDesc *d)
+{
+	if (ioctl(fd, TIOCSCTTY, 0)) {
+		pr_perror("Task %d: can't make pty %u its controlling terminal", pid,
+			  d->tty->index);
+		return -1;
+	}
+	return 0;
+}
+
+/* In the session leader, once the session's groups exist: the foreground one. */
+static int tty_install(pid_t pid, int fd, const FileDesc *d)
+{
+	pid_t fg = d->tty->fg_pgrp;
+
+	if (d->tty->has_fg_pgrp && ioctl(fd, TIOCSPGRP, &fg)) {
+		pr_perror("Task %d: can't give pty %u the foreground group %d", pid,
+			  d->tty->index, fg);
+		return -1;
+	}
+	return 0;
+}
+
 const struct file_kind fk_tty = {
 	.name = "pty",
 	.kind = FILE_KIND__FILE_TTY,
 	.match = tty_match,
 	.check = tty_check,
 	.dump = tty_dump,
+	.dump_more = tty_dump_more,
 	.dump_done = tty_dump_done,
 	.free = tty_free,
 	.validate = tty_validate,
 	.object = tty_object,
 	.open_object = tty_open_object,
+	.installer = tty_installer,
+	.install = tty_install,
+	.session = tty_session,
 };

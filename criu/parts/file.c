@@ -954,6 +954,24 @@ out:
 	return ret;
 }
 
+static int fdinfo_session(struct rst_ctx *rc, struct rtask *t)
+{
+	struct rfiles *rf = rc->shared[PART_FDINFO];
+	FdinfoEntry *e = t->img[PART_FDINFO];
+	const struct file_kind *k;
+	const FileDesc *d;
+	size_t i;
+
+	for (i = 0; e && i < e->n_fds; i++) {
+		d = rf->img->files[e->fds[i]->file_id];
+		k = kind_of_desc(d);
+		if (k->session && k->installer(d) == t->pid &&
+		    rf->f[d->id].inherited >= 0)
+			return k->session(t->pid, rf->f[d->id].inherited, d);
+	}
+	return 0;
+}
+
 static void fdinfo_release(struct rtask *t)
 {
 	t->img[PART_FDINFO] = NULL;	/* the tree's table owns it */
@@ -988,6 +1006,7 @@ const struct part part_fdinfo = {
 	.load = fdinfo_load,
 	.prefork = fdinfo_prefork,
 	.early = fdinfo_early,
+	.session = fdinfo_session,
 	.child = fdinfo_child,
 	.release = fdinfo_release,
 	.release_tree = fdinfo_release_tree,

@@ -66,6 +66,11 @@ struct part {
 	 * children: the namespaces it lives in and they are born into.
 	 */
 	int (*early)(struct rst_ctx *rc, struct rtask *t);
+	/*
+	 * restore, in a new session leader right after its setsid(), before
+	 * it forks the rest of its session (who inherit its terminal)
+	 */
+	int (*session)(struct rst_ctx *rc, struct rtask *t);
 	/* restore, in the new task, as ordinary code, before it stops */
 	int (*child)(struct rst_ctx *rc, struct rtask *t);
 	/* restore, in the new task: queue system calls for the executor */

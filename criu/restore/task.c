@@ -150,6 +150,17 @@ static int set_session(struct rnode *n)
 	return 0;
 }
 
+/* A session leader's own: its terminal, which the session's tasks forked next inherit. */
+static int session_hooks(struct rst_ctx *rc, struct rnode *n)
+{
+	int i;
+
+	for (i = 0; n->pt->sid == (uint32_t)n->t.pid && i < PART_NR; i++)
+		if (parts[i]->session && parts[i]->session(rc, &n->t))
+			return -1;
+	return 0;
+}
+
 /*
  * A child that stayed in our old session (neither ours nor its own) is
  * created before we make a session of our own; the others after, so each
@@ -308,8 +319,8 @@ static void __attribute__((noreturn)) child_main(struct rst_ctx *rc, struct rtre
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->early && parts[i]->early(rc, t))
 			child_fail(tree, n);
-	if (fork_kids(rc, tree, n, 1) || set_session(n) || fork_kids(rc, tree, n, 0) ||
-	    settle_kids(tree, n))
+	if (fork_kids(rc, tree, n, 1) || set_session(n) || session_hooks(rc, n) ||
+	    fork_kids(rc, tree, n, 0) || settle_kids(tree, n))
 		child_fail(tree, n);
 
 	/* criu's own fds move out of the task's way; everything else goes */
