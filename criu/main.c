@@ -49,6 +49,8 @@ static void usage(FILE *f)
 "  --leave-running         keep the task running after dump\n"
 "  --leave-stopped         leave the task stopped after dump\n"
 "  -j|--shell-job          the task is not a session leader (a job of a shell)\n"
+"  --orphan-pts-master     a pty slave whose master is outside the tree: dumped;\n"
+"                          restore makes a new pair and hands the master over (RPC)\n"
 "  -d|--restore-detached   return once the restored task runs\n"
 "  --pidfile FILE          write the restored task's pid to FILE\n"
 "  --cpu-cap[=CAP[,CAP]]   CPU checks on restore and cpuinfo check: fpu, ins, cpu,\n"
@@ -89,6 +91,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_LEAVE_RUNNING = 256,
+	OPT_ORPHAN_PTS_MASTER,
 	OPT_LEAVE_STOPPED,
 	OPT_PIDFILE,
 	OPT_CPU_CAP,
@@ -121,6 +124,7 @@ static const struct option long_opts[] = {
 	{ "leave-running", no_argument, NULL, OPT_LEAVE_RUNNING },
 	{ "leave-stopped", no_argument, NULL, OPT_LEAVE_STOPPED },
 	{ "shell-job", no_argument, NULL, 'j' },
+	{ "orphan-pts-master", no_argument, NULL, OPT_ORPHAN_PTS_MASTER },
 	{ "restore-detached", no_argument, NULL, 'd' },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "cpu-cap", optional_argument, NULL, OPT_CPU_CAP },
@@ -357,6 +361,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_LEAVE_RUNNING: o->leave_running = 1; break;
 		case OPT_LEAVE_STOPPED: o->leave_stopped = 1; break;
 		case 'j': o->shell_job = 1; break;
+		case OPT_ORPHAN_PTS_MASTER: o->orphan_pts_master = 1; break;
 		case 'd': o->restore_detached = 1; break;
 		case OPT_PIDFILE: o->pidfile = optarg; break;
 		case OPT_CPU_CAP:

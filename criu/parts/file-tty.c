@@ -31,18 +31,22 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <asm/termbits.h>
 
 #include "core/log.h"
+#include "hooks.h"
 #include "core/util.h"
 #include "parts/file-kind.h"
 #include "proc/proc.h"
 #include "task/mounts.h"
 #include "task/ptrace.h"
+#include "task/pty.h"
 
 #define PTMX_MAJOR		5
 #define PTMX_MINOR		2
@@ -81,8 +85,7 @@ static const char *tty_what(dev_t rdev)
 {
 	switch (major(rdev)) {
 	case 5:
-		return minor(rdev) == 0 ? "/dev/tty (the controlling terminal by its alias)" :
-		       minor(rdev) == 1 ? "the system console" : "a tty of major 5";
+		return minor(rdev) == 1 ? "the system console" : "a tty of major 5";
 	case 4:
 		return minor(rdev) < 64 ? "a virtual console" : "a serial line";
 	case 2:
@@ -107,11 +110,16 @@ static int queued(const struct fd_dump *f, int ours)
 	return n;
 }
 
+static int is_devtty(dev_t rdev)
+{
+	return major(rdev) == 5 && minor(rdev) == 0;
+}
+
 static int tty_check(const struct fd_dump *f)
 {
 	int ours, n;
 
-	if (!is_pts(f->st->st_rdev) && !is_ptmx(f->st->st_rdev)) {
+	if (!is_pts(f->st->st_rdev) && !is_ptmx(f->st->st_rdev) && !is_devtty(f->st->st_rdev)) {
 		pr_err("Task %d: fd %d (%s, tty %u:%u) is %s, which is not supported (only pty "
 		       "pairs are)", f->pid, f->fd, f->link, major(f->st->st_rdev),
 		       minor(f->st->st_rdev), tty_what(f->st->st_rdev));
@@ -248,6 +256,10 @@ static int read_ctty(pid_t pid, int *sid, unsigned int *tty, int *tpgid)
 	return 0;
 }
 
+/* dump: --orphan-pts-master; restore: where orphans' new masters go until resume */
+static int orphans_ok;
+static int orphan_sk[2] = { -1, -1 };
+
 /* Tasks whose terminal is a pty of the tree but which do not lead its session. */
 struct follower {
 	uint64_t devpts;
@@ -307,6 +319,12 @@ static int dump_slave(const struct fd_dump *f, int fd, TtyEntry *e)
 	}
 	e->has_exclusive = 1;
 	e->exclusive = !!excl;
+	/* the pair's state, for a slave whose master is outside (--orphan-pts-master) */
+	if (get_termios(fd, e) || get_winsize(fd, e)) {
+		pr_perror("Task %d: fd %d (%s): can't read the state of pty %u", f->pid, f->fd,
+			  f->link, e->index);
+		return -1;
+	}
 	return ctty_seen(f, e);
 }
 
@@ -314,6 +332,25 @@ static int tty_dump_more(const struct fd_dump *f, FileDesc *d)
 {
 	return d->tty->type == TTY_TYPE__TTY_PTY_SLAVE && !d->tty->has_session ?
 	       ctty_seen(f, d->tty) : 0;
+}
+
+/* /dev/tty: the task's controlling terminal, a slave of the tree (the pair found later). */
+static int dump_devtty(const struct fd_dump *f, TtyEntry *e)
+{
+	unsigned int tty;
+	int sid, tpgid;
+	dev_t dev;
+
+	if (read_ctty(f->pid, &sid, &tty, &tpgid))
+		return -1;
+	dev = makedev((tty >> 8) & 0xfff, (tty & 0xff) | ((tty >> 12) & 0xfff00));
+	if (!is_pts(dev)) {
+		pr_err("Task %d: fd %d (%s): its controlling terminal (tty %u:%u) is not a pty, "
+		       "which is not supported", f->pid, f->fd, f->link, major(dev), minor(dev));
+		return -1;
+	}
+	e->index = (major(dev) - PTS_MAJOR) * 256 + minor(dev);
+	return 0;
 }
 
 static int tty_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
@@ -327,8 +364,13 @@ static int tty_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDes
 	tty_entry__init(e);
 	d->tty = e;
 	e->type = is_ptmx(f->st->st_rdev) ? TTY_TYPE__TTY_PTY_MASTER : TTY_TYPE__TTY_PTY_SLAVE;
+	orphans_ok = f->opts->orphan_pts_master;
 	d->has_mnt_id = 1;
 	d->mnt_id = f->mnt_id;
+	if (is_devtty(f->st->st_rdev)) {
+		e->type = TTY_TYPE__TTY_CTTY;
+		return dump_devtty(f, e);
+	}
 	fd = ptrace_getfd(f->pid, f->fd);
 	if (fd < 0)
 		return -1;
@@ -386,20 +428,47 @@ static int check_followers(struct file_ref *files, size_t n)
 	return ret;
 }
 
+/* /dev/tty's pair: a slave of that index a session leader holds as its terminal. */
+static int set_ctty_pair(struct file_ref *files, size_t n, struct file_ref *c)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (files[i].d->kind == FILE_KIND__FILE_TTY && is_ctty(files[i].d->tty) &&
+		    files[i].d->tty->index == c->d->tty->index) {
+			c->d->tty->devpts = files[i].d->tty->devpts;
+			return 0;
+		}
+	pr_err("Task %d: fd %d (%s): its terminal, pty %u, is held by no session leader of "
+	       "the tree, which is not supported", c->pid, c->fd, c->d->path, c->d->tty->index);
+	return -1;
+}
+
 /* Every slave's master is in the tree: an external one is not supported yet. */
 static int tty_dump_done(struct file_ref *files, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		const TtyEntry *s = files[i].d->tty;
+		TtyEntry *s = files[i].d->tty;
 
+		if (files[i].d->kind == FILE_KIND__FILE_TTY && s->type == TTY_TYPE__TTY_CTTY &&
+		    set_ctty_pair(files, n, &files[i])) {
+			free_followers();
+			return -1;
+		}
 		if (files[i].d->kind != FILE_KIND__FILE_TTY || s->type != TTY_TYPE__TTY_PTY_SLAVE)
 			continue;
 		if (!find_pair(files, n, s->devpts, s->index, is_master)) {
+			if (orphans_ok) {
+				pr_info("pty %u: its master is outside the tree, a new one is "
+					"handed over on restore", s->index);
+				continue;
+			}
 			pr_err("Task %d: fd %d (%s): the master of pty %u is outside the tree (an "
-			       "external terminal), which is not supported", files[i].pid,
-			       files[i].fd, files[i].d->path, s->index);
+			       "external terminal), which is not supported without "
+			       "--orphan-pts-master", files[i].pid, files[i].fd, files[i].d->path,
+			       s->index);
 			free_followers();
 			return -1;
 		}
@@ -424,8 +493,13 @@ static int tty_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 
 	if (!e || e->index >= MAX_INDEX || e->devpts >= MAX_DEVPTS || d->path[0] != '/' ||
 	    (master && (!e->termios || e->termios->cc.len != NCCS || !e->winsize)) ||
-	    (!master && e->type != TTY_TYPE__TTY_PTY_SLAVE)) {
+	    (!master && e->type != TTY_TYPE__TTY_PTY_SLAVE && e->type != TTY_TYPE__TTY_CTTY)) {
 		pr_err("Task %d: image files.img has an invalid pty #%u", pid, d->id);
+		return -1;
+	}
+	if (e->type == TTY_TYPE__TTY_PTY_SLAVE && rc->opts->orphan_pts_master && orphan_sk[0] < 0 &&
+	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, orphan_sk)) {
+		pr_perror("Can't create a socket pair for new pty masters");
 		return -1;
 	}
 	return 0;
@@ -436,37 +510,25 @@ static uint64_t tty_object(const FileDesc *d)
 	return d->tty->devpts << 24 | d->tty->index;
 }
 
-/* A new master of index @index, opened by @m's path; the ones below it are closed. */
-static int open_master(const FileDesc *m, unsigned int index)
-{
-	int *extra, n = 0, fd = -1, got = -1;
+struct ptmx_at {
+	uint64_t mnt_id;
+	const char *path;
+};
 
-	extra = xmalloc((index + 1) * sizeof(*extra));
-	if (!extra)
-		return -1;
-	while (n <= (int)index) {
-		fd = mnt_open(0, m->mnt_id, m->path, O_RDWR | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0)
-			break;
-		if (ioctl(fd, TIOCGPTN, &got)) {
-			pr_perror("Can't learn the index of a new pty of %s", m->path);
-			close(fd);
-			fd = -1;
-			break;
-		}
-		if (got == (int)index)
-			break;
-		extra[n++] = fd;
-		fd = -1;
-		if (got > (int)index) {
-			pr_err("Can't recreate pty %u with %s: its index is taken", index, m->path);
-			break;
-		}
-	}
-	while (n > 0)
-		close(extra[--n]);
-	free(extra);
-	return fd;
+static int open_ptmx(const void *arg)
+{
+	const struct ptmx_at *p = arg;
+
+	return mnt_open(0, p->mnt_id, p->path, O_RDWR | O_NOCTTY | O_NONBLOCK);
+}
+
+/* A new master of index @index, by @path, unless the mounts made it already. */
+static int open_master(uint64_t mnt_id, const char *path, unsigned int index)
+{
+	struct ptmx_at p = { mnt_id, path };
+	int fd = pty_take(index);
+
+	return fd >= 0 ? fd : pty_open_index(open_ptmx, &p, index);
 }
 
 static int set_termios(int fd, const TtyEntry *e)
@@ -501,9 +563,12 @@ static int find_master(FileDesc **d, int n)
 		}
 		m = i;
 	}
-	if (m < 0)
-		pr_err("Image files.img: pty %u (%s) has no master", d[0]->tty->index, d[0]->path);
-	return m;
+	if (m < 0 && orphan_sk[0] < 0) {
+		pr_err("pty %u (%s): its master was outside the tree: restore with "
+		       "--orphan-pts-master", d[0]->tty->index, d[0]->path);
+		return -1;
+	}
+	return m < 0 ? n : m;
 }
 
 static int open_slaves(int master, FileDesc **d, int n, int *fds)
@@ -538,6 +603,84 @@ static int open_slaves(int master, FileDesc **d, int n, int *fds)
 	return 0;
 }
 
+/*
+ * /dev/tty opens the opener's controlling terminal: a helper makes the
+ * pty its terminal in a session of its own, opens /dev/tty there and
+ * sends it back. Its session ends with it, leaving the pty free for the
+ * session leader of the tree.
+ */
+static int open_devtty(int master, const FileDesc *d)
+{
+	int sk[2], slave, fd, status;
+	pid_t helper;
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sk)) {
+		pr_perror("Can't create a socket pair to open %s", d->path);
+		return -1;
+	}
+	helper = fork();
+	if (!helper) {
+		slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
+		if (setsid() < 0 || slave < 0 || ioctl(slave, TIOCSCTTY, 0))
+			_exit(1);
+		fd = mnt_open(0, d->mnt_id, d->path, (d->flags & OPEN_STATUS_MASK) | O_NOCTTY);
+		_exit(fd < 0 || send_fd(sk[1], fd));
+	}
+	close(sk[1]);
+	fd = helper < 0 ? -1 : recv_fd(sk[0]);
+	close(sk[0]);
+	if (helper > 0)
+		while (waitpid(helper, &status, 0) < 0 && errno == EINTR)
+			;
+	if (fd < 0)
+		pr_err("Can't open %s as the terminal of pty %u", d->path, d->tty->index);
+	return fd;
+}
+
+static int open_devttys(int master, FileDesc **d, int n, int *fds)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (d[i]->tty->type != TTY_TYPE__TTY_CTTY)
+			continue;
+		fds[i] = open_devtty(master, d[i]);
+		if (fds[i] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * A pair whose master was outside the tree: a new one on the slave's
+ * devpts, handed over at resume (tty_resume) through orphan_sk.
+ */
+static int open_orphan(FileDesc **d, int n, int *fds)
+{
+	char path[PATH_MAX + 8], *slash;
+	int master, ret = -1;
+
+	snprintf(path, sizeof(path), "%s", d[0]->path);
+	slash = strrchr(path, '/');
+	strcpy(slash + 1, "ptmx");
+	if (!d[0]->tty->termios || d[0]->tty->termios->cc.len != NCCS || !d[0]->tty->winsize) {
+		pr_err("Image files.img: pty %u (%s) has no state", d[0]->tty->index, d[0]->path);
+		return -1;
+	}
+	master = open_master(d[0]->mnt_id, path, d[0]->tty->index);
+	if (master < 0)
+		return -1;
+	if (set_termios(master, d[0]->tty))
+		pr_perror("Can't give pty %u its termios and window size", d[0]->tty->index);
+	else if (!open_slaves(master, d, n, fds) && !open_devttys(master, d, n, fds) &&
+		 send_fd(orphan_sk[1], master))
+		pr_perror("Can't keep the new master of pty %u", d[0]->tty->index);
+	else
+		ret = 0;
+	close(master);
+	return ret;
+}
+
 static int tty_open_object(void **own, FileDesc **d, int n, int *fds)
 {
 	int i, m, lock;
@@ -547,7 +690,12 @@ static int tty_open_object(void **own, FileDesc **d, int n, int *fds)
 	m = find_master(d, n);
 	if (m < 0)
 		return -1;
-	fds[m] = open_master(d[m], d[m]->tty->index);
+	if (m == n) {
+		if (open_orphan(d, n, fds))
+			goto err;
+		goto flags;
+	}
+	fds[m] = open_master(d[m]->mnt_id, d[m]->path, d[m]->tty->index);
 	if (fds[m] < 0)
 		goto err;
 	lock = d[m]->tty->locked;
@@ -555,14 +703,16 @@ static int tty_open_object(void **own, FileDesc **d, int n, int *fds)
 		pr_perror("Can't give pty %u its termios, window size and mode", d[m]->tty->index);
 		goto err;
 	}
-	if (open_slaves(fds[m], d, n, fds) || ioctl(fds[m], TIOCSPTLCK, &lock))
+	if (open_slaves(fds[m], d, n, fds) || open_devttys(fds[m], d, n, fds) ||
+	    ioctl(fds[m], TIOCSPTLCK, &lock))
 		goto err;
+flags:
 	for (i = 0; i < n; i++)
 		if (fcntl(fds[i], F_SETFL, d[i]->flags & (O_NONBLOCK | O_APPEND | O_ASYNC))) {
 			pr_perror("Can't set the flags of %s", d[i]->path);
 			goto err;
 		}
-	pr_debug("pty %u: recreated with %d description(s)", d[m]->tty->index, n);
+	pr_debug("pty %u: recreated with %d description(s)", d[0]->tty->index, n);
 	return 0;
 err:
 	for (i = 0; i < n; i++)
@@ -600,6 +750,33 @@ static int tty_install(pid_t pid, int fd, const FileDesc *d)
 	return 0;
 }
 
+/* The orphans' new masters, to whoever asked for them (runc's console socket). */
+static int tty_resume(void **data, pid_t root)
+{
+	int fd, ret = 0;
+
+	while (!ret && orphan_sk[0] >= 0 && (fd = recv_fd(orphan_sk[0])) >= 0) {
+		if (!hooks_wanted()) {
+			pr_err("A new pty master has nobody to go to: --orphan-pts-master hands it "
+			       "to an RPC client");
+			ret = -1;
+		} else {
+			ret = hook_run(HOOK_ORPHAN_PTS_MASTER, root, fd);
+		}
+		close(fd);
+	}
+	return ret;
+}
+
+static void tty_restored(void **data, int failed)
+{
+	if (orphan_sk[0] < 0)
+		return;
+	close(orphan_sk[0]);
+	close(orphan_sk[1]);
+	orphan_sk[0] = orphan_sk[1] = -1;
+}
+
 const struct file_kind fk_tty = {
 	.name = "pty",
 	.kind = FILE_KIND__FILE_TTY,
@@ -615,4 +792,6 @@ const struct file_kind fk_tty = {
 	.installer = tty_installer,
 	.install = tty_install,
 	.session = tty_session,
+	.resume = tty_resume,
+	.restored = tty_restored,
 };

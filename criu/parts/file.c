@@ -718,7 +718,7 @@ out:
 	return ret;
 }
 
-static int send_fd(int sk, int fd)
+int send_fd(int sk, int fd)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
 	struct iovec iov = { "f", 1 };
@@ -735,7 +735,7 @@ static int send_fd(int sk, int fd)
 	return sendmsg(sk, &m, 0) == 1 ? 0 : -1;
 }
 
-static int recv_fd(int sk)
+int recv_fd(int sk)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))], b;
 	struct iovec iov = { &b, 1 };
@@ -972,6 +972,18 @@ static int fdinfo_session(struct rst_ctx *rc, struct rtask *t)
 	return 0;
 }
 
+/* After post-restore, before the tree runs: what kinds hand over (a pty master). */
+static int fdinfo_resume(struct rst_ctx *rc, struct rtask *root)
+{
+	struct rfiles *rf = rc->shared[PART_FDINFO];
+	size_t i;
+
+	for (i = 0; rf && i < ARRAY_SIZE(kinds); i++)
+		if (kinds[i]->resume && kinds[i]->resume(&rf->kind_data[i], root->host_pid))
+			return -1;
+	return 0;
+}
+
 static void fdinfo_release(struct rtask *t)
 {
 	t->img[PART_FDINFO] = NULL;	/* the tree's table owns it */
@@ -1007,6 +1019,7 @@ const struct part part_fdinfo = {
 	.prefork = fdinfo_prefork,
 	.early = fdinfo_early,
 	.session = fdinfo_session,
+	.resume = fdinfo_resume,
 	.child = fdinfo_child,
 	.release = fdinfo_release,
 	.release_tree = fdinfo_release_tree,

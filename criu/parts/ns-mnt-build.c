@@ -42,6 +42,7 @@
 #include "parts/ns-mnt-tmpfs.h"
 #include "proc/proc.h"
 #include "task/idmap.h"
+#include "task/pty.h"
 
 static struct rmount *find(struct mnt_restore *r, uint32_t id)
 {
@@ -305,6 +306,37 @@ static const char *within(const char *src_root, const char *root)
 	return root[n] == '/' ? root + n + 1 : root + n;
 }
 
+static int open_ptmx(const void *arg)
+{
+	int fd = openat(*(const int *)arg, "ptmx", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		pr_perror("Can't open the ptmx of a devpts");
+	return fd;
+}
+
+/*
+ * A bind of a pty's slave (a container's /dev/console) on a devpts made
+ * anew: the pty is made first, its master kept for the tty kind.
+ */
+static int make_pty(struct rmount *src, const char *rel)
+{
+	unsigned int index;
+	char end;
+	int master;
+
+	if (strcmp(src->e->fstype, "devpts") || sscanf(rel, "%u%c", &index, &end) != 1)
+		return -1;
+	master = pty_open_index(open_ptmx, &src->fd, index);
+	if (master < 0)
+		return -1;
+	if (pty_keep(index, master)) {
+		close(master);
+		return -1;
+	}
+	return 0;
+}
+
 static int make(struct mnt_restore *r, struct rmount *m, struct rmount **src)
 {
 	MountEntry *e = m->e;
@@ -317,6 +349,8 @@ static int make(struct mnt_restore *r, struct rmount *m, struct rmount **src)
 	case MOUNT_KIND__MNT_BIND:
 		*src = find(r, e->bind_of);
 		m->fd = clone_at((*src)->fd, within((*src)->e->root, e->root));
+		if (m->fd < 0 && errno == ENOENT && !make_pty(*src, within((*src)->e->root, e->root)))
+			m->fd = clone_at((*src)->fd, within((*src)->e->root, e->root));
 		m->attrs = (*src)->e->attrs & MNT_ATTR_MASK;	/* a clone has them */
 		break;
 	case MOUNT_KIND__MNT_EXTERNAL:

@@ -30,6 +30,9 @@ COUNTER = "i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; don
 
 
 class Container:
+    TERMINAL = False                # the spec's process.terminal
+    SCRIPT = COUNTER                # what sh -c runs in it
+
     def __init__(self, base: Path):
         self.base = base
         self.bundle = base / "bundle"
@@ -64,11 +67,15 @@ class Container:
         (self.bin / "criu").symlink_to(zdtm.CRIU)
         self.runc("spec")
         spec = json.loads((self.bundle / "config.json").read_text())
-        spec["process"]["terminal"] = False
-        spec["process"]["args"] = ["/bin/sh", "-c", COUNTER]
+        spec["process"]["terminal"] = self.TERMINAL
+        spec["process"]["args"] = ["/bin/sh", "-c", self.SCRIPT]
         spec["root"]["readonly"] = False
         (self.bundle / "config.json").write_text(json.dumps(spec))
-        self.runc("run", "-d", self.name)
+        self.runc("run", "-d", *self.run_args(), self.name)
+
+    def run_args(self) -> list[str]:
+        """More options of `runc run`."""
+        return []
 
     def count(self) -> int:
         try:
@@ -100,11 +107,15 @@ class Container:
 
 @pytest.fixture
 def container(tmp_path: Path) -> Iterator[Container]:
+    yield from running(Container(tmp_path))
+
+
+def running(c: Container) -> Iterator[Container]:
+    """@c made and counting, for a test; destroyed after it."""
     if not RUNC:
         pytest.skip("runc is not installed (scripts/install-deps.sh installs it)")
     if not BUSYBOX:
         pytest.skip("no static busybox for the container's root (package busybox-static)")
-    c = Container(tmp_path)
     try:
         c.create()
     except AssertionError as e:
