@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, TypeVar
 
 import pytest
 
@@ -110,7 +110,10 @@ def container(tmp_path: Path) -> Iterator[Container]:
     yield from running(Container(tmp_path))
 
 
-def running(c: Container) -> Iterator[Container]:
+C = TypeVar("C", bound="Container")
+
+
+def running(c: C) -> Iterator[C]:
     """@c made and counting, for a test; destroyed after it."""
     if not RUNC:
         pytest.skip("runc is not installed (scripts/install-deps.sh installs it)")
