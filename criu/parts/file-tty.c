@@ -39,6 +39,7 @@
 #include <unistd.h>
 #include <asm/termbits.h>
 
+#include "core/external.h"
 #include "core/log.h"
 #include "hooks.h"
 #include "core/util.h"
@@ -257,7 +258,8 @@ static int read_ctty(pid_t pid, int *sid, unsigned int *tty, int *tpgid)
 }
 
 /* dump: --orphan-pts-master; restore: where orphans' new masters go until resume */
-static int orphans_ok;
+static int orphans_ok, shell_ok;
+static const struct opts *rst_opts;
 static int orphan_sk[2] = { -1, -1 };
 
 /* Tasks whose terminal is a pty of the tree but which do not lead its session. */
@@ -365,6 +367,7 @@ static int tty_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDes
 	d->tty = e;
 	e->type = is_ptmx(f->st->st_rdev) ? TTY_TYPE__TTY_PTY_MASTER : TTY_TYPE__TTY_PTY_SLAVE;
 	orphans_ok = f->opts->orphan_pts_master;
+	shell_ok = f->opts->shell_job;
 	d->has_mnt_id = 1;
 	d->mnt_id = f->mnt_id;
 	if (is_devtty(f->st->st_rdev)) {
@@ -417,7 +420,9 @@ static int check_followers(struct file_ref *files, size_t n)
 	int i, ret = 0;
 
 	for (i = 0; i < nr_followers && !ret; i++) {
-		if (find_pair(files, n, followers[i].devpts, followers[i].index, is_ctty))
+		/* a shell job's terminal: the session, like the master, is outside */
+		if (find_pair(files, n, followers[i].devpts, followers[i].index, is_ctty) ||
+		    !find_pair(files, n, followers[i].devpts, followers[i].index, is_master))
 			continue;
 		pr_err("Task %d: fd %d: pty %u is its controlling terminal, but its session "
 		       "leader holds no fd on it, which is not supported", followers[i].pid,
@@ -460,14 +465,15 @@ static int tty_dump_done(struct file_ref *files, size_t n)
 		if (files[i].d->kind != FILE_KIND__FILE_TTY || s->type != TTY_TYPE__TTY_PTY_SLAVE)
 			continue;
 		if (!find_pair(files, n, s->devpts, s->index, is_master)) {
-			if (orphans_ok) {
-				pr_info("pty %u: its master is outside the tree, a new one is "
-					"handed over on restore", s->index);
+			if (orphans_ok || shell_ok) {
+				pr_info("pty %u: its master is outside the tree: %s", s->index,
+					orphans_ok ? "a new pair on restore" : "a terminal of the "
+					"restore's (--shell-job, --inherit-fd)");
 				continue;
 			}
 			pr_err("Task %d: fd %d (%s): the master of pty %u is outside the tree (an "
 			       "external terminal), which is not supported without "
-			       "--orphan-pts-master", files[i].pid, files[i].fd, files[i].d->path,
+			       "--shell-job or --orphan-pts-master", files[i].pid, files[i].fd, files[i].d->path,
 			       s->index);
 			free_followers();
 			return -1;
@@ -497,6 +503,7 @@ static int tty_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 		pr_err("Task %d: image files.img has an invalid pty #%u", pid, d->id);
 		return -1;
 	}
+	rst_opts = rc->opts;
 	if (e->type == TTY_TYPE__TTY_PTY_SLAVE && rc->opts->orphan_pts_master && orphan_sk[0] < 0 &&
 	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, orphan_sk)) {
 		pr_perror("Can't create a socket pair for new pty masters");
@@ -562,11 +569,6 @@ static int find_master(FileDesc **d, int n)
 			return -1;
 		}
 		m = i;
-	}
-	if (m < 0 && orphan_sk[0] < 0) {
-		pr_err("pty %u (%s): its master was outside the tree: restore with "
-		       "--orphan-pts-master", d[0]->tty->index, d[0]->path);
-		return -1;
 	}
 	return m < 0 ? n : m;
 }
@@ -681,6 +683,46 @@ static int open_orphan(FileDesc **d, int n, int *fds)
 	return ret;
 }
 
+/*
+ * A pair whose master is outside the tree, given a terminal of the
+ * restore's: --inherit-fd fd[N]:tty[RDEV:DEV] (CRIU's key: the slave's
+ * device and its devpts', in hex) or, with --shell-job, criu's own stdin.
+ * Its slaves share that description; /dev/tty is criu's terminal, which
+ * a shell job shares.
+ */
+static int open_external(FileDesc **d, int n, int *fds)
+{
+	unsigned int idx = d[0]->tty->index;
+	char key[64];
+	int ext, i;
+
+	snprintf(key, sizeof(key), "tty[%x:%x]",
+		 (unsigned int)makedev(PTS_MAJOR + idx / 256, idx % 256),
+		 (unsigned int)d[0]->tty->devpts);
+	ext = rst_opts ? inherit_fd_lookup(rst_opts, key) : -1;
+	if (ext < 0 && orphan_sk[0] >= 0)
+		return open_orphan(d, n, fds);
+	if (ext < 0 && rst_opts && rst_opts->shell_job && isatty(0))
+		ext = 0;
+	if (ext < 0) {
+		pr_err("pty %u (%s): its master was outside the tree: restore with "
+		       "--inherit-fd fd[N]:%s, --shell-job or --orphan-pts-master", idx,
+		       d[0]->path, key);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		fds[i] = d[i]->tty->type == TTY_TYPE__TTY_CTTY ?
+			 mnt_open(0, d[i]->mnt_id, d[i]->path,
+				  (d[i]->flags & OPEN_STATUS_MASK) | O_NOCTTY) :
+			 fcntl(ext, F_DUPFD_CLOEXEC, 0);
+		if (fds[i] < 0) {
+			pr_perror("pty %u: can't take %s for #%u", idx, key, d[i]->id);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int tty_open_object(void **own, FileDesc **d, int n, int *fds)
 {
 	int i, m, lock;
@@ -691,7 +733,7 @@ static int tty_open_object(void **own, FileDesc **d, int n, int *fds)
 	if (m < 0)
 		return -1;
 	if (m == n) {
-		if (open_orphan(d, n, fds))
+		if (open_external(d, n, fds))
 			goto err;
 		goto flags;
 	}
