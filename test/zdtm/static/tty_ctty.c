@@ -4,8 +4,9 @@
  * its own devpts as its controlling terminal, a child in a process group
  * of its own is the terminal's foreground group. After restore the pty is
  * still the session's terminal (TIOCGSID, the child's tty_nr), the
- * foreground group is the child's, and the line discipline acts on it: a
- * ^C written on the master interrupts the child, and only it.
+ * foreground group is the child's, /dev/tty (open in both) still leads to
+ * it, and the line discipline acts on it: a ^C written on the master
+ * interrupts the child, and only it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,7 +55,8 @@ static unsigned int tty_of(pid_t pid)
 int main(int argc, char **argv)
 {
 	const char *pts = mnt_abs("pts");
-	int master, slave, unlock = 0, status;
+	int master, slave, devtty, unlock = 0, status;
+	char link[64], to[64] = "", c = 0;
 	pid_t child, pgrp = 0, sid = 0;
 	struct stat st;
 	unsigned int want;
@@ -72,6 +74,9 @@ int main(int argc, char **argv)
 	if (slave < 0 || fstat(slave, &st) || ioctl(slave, TIOCSCTTY, 0))
 		fail_errno("take pts/0 as the terminal");
 	want = (minor(st.st_rdev) & 0xff) | (major(st.st_rdev) << 8);
+	devtty = open("/dev/tty", O_RDWR);
+	if (devtty < 0)
+		fail_errno("open /dev/tty");
 
 	child = fork();
 	if (child < 0)
@@ -94,6 +99,13 @@ int main(int argc, char **argv)
 		     strerror(errno));
 	if (tty_of(getpid()) != want || tty_of(child) != want)
 		fail("tty_nr %#x and child's %#x, not %#x", tty_of(getpid()), tty_of(child), want);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", devtty);
+	if (readlink(link, to, sizeof(to) - 1) != 8 || strncmp(to, "/dev/tty", 8))
+		fail("fd %d is not /dev/tty any more", devtty);
+	if (ioctl(devtty, TIOCGSID, &sid) || sid != getpid())
+		fail("/dev/tty is not our session's terminal");
+	if (write(devtty, "T", 1) != 1 || read(master, &c, 1) != 1 || c != 'T')
+		fail("what /dev/tty writes does not reach the master (%#x)", c);
 	pgrp = tcgetpgrp(slave);
 	if (pgrp != child)
 		fail("the foreground group is %d, not the child's %d", pgrp, child);
