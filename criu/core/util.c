@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -136,4 +137,41 @@ void fault_point(const char *name)
 		return;
 	pr_info("fault injection: killing criu at '%s'", want);
 	kill(getpid(), SIGKILL);
+}
+
+int send_fd(int sk, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { "f", 1 };
+	struct msghdr m = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sk, &m, 0) == 1 ? 0 : -1;
+}
+
+int recv_fd(int sk)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], b;
+	struct iovec iov = { &b, 1 };
+	struct msghdr m = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(sk, &m, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	c = CMSG_FIRSTHDR(&m);
+	if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
 }

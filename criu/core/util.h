@@ -61,4 +61,9 @@ int64_t clock_ns(int clk);
 /* Test-only fault injection: kill ourselves at a named point (CRIU_FAULT). */
 void fault_point(const char *name);
 
+/* An fd over a unix socket (SCM_RIGHTS, one byte of data): 0, -1 (errno). */
+int send_fd(int sk, int fd);
+/* The fd send_fd() sent, O_CLOEXEC; -1 (errno). */
+int recv_fd(int sk);
+
 #endif

@@ -105,22 +105,11 @@ struct file_kind {
 	 */
 	int (*in_tree_ns)(const FileDesc *d);
 	/*
-	 * restore, in criu, after post-restore, before the tree runs: what
-	 * the kind hands over (a new pty master, to the RPC client); @root is
-	 * the root's pid in criu's view
-	 */
-	int (*resume)(void **data, pid_t root);
-	/*
 	 * restore, in criu, at the end: with @failed, undo what open_object
 	 * left outside the tree (socket files); either way free *@data
 	 */
 	void (*restored)(void **data, int failed);
 };
-
-/* An fd over a unix socket (SCM_RIGHTS, one byte of data): 0, -1 (errno). */
-int send_fd(int sk, int fd);
-/* The fd send_fd() sent, O_CLOEXEC; -1. */
-int recv_fd(int sk);
 
 /* Flags that describe how a file was opened, not what open() should do now. */
 #define OPEN_STATUS_MASK	(O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | \

@@ -41,7 +41,6 @@
 
 #include "core/external.h"
 #include "core/log.h"
-#include "hooks.h"
 #include "core/util.h"
 #include "parts/file-kind.h"
 #include "proc/proc.h"
@@ -257,10 +256,9 @@ static int read_ctty(pid_t pid, int *sid, unsigned int *tty, int *tpgid)
 	return 0;
 }
 
-/* dump: --orphan-pts-master; restore: where orphans' new masters go until resume */
+/* dump: --orphan-pts-master, --shell-job; restore: the options */
 static int orphans_ok, shell_ok;
 static const struct opts *rst_opts;
-static int orphan_sk[2] = { -1, -1 };
 
 /* Tasks whose terminal is a pty of the tree but which do not lead its session. */
 struct follower {
@@ -504,11 +502,9 @@ static int tty_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 		return -1;
 	}
 	rst_opts = rc->opts;
-	if (e->type == TTY_TYPE__TTY_PTY_SLAVE && rc->opts->orphan_pts_master && orphan_sk[0] < 0 &&
-	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, orphan_sk)) {
-		pr_perror("Can't create a socket pair for new pty masters");
+	if (e->type == TTY_TYPE__TTY_PTY_SLAVE && rc->opts->orphan_pts_master &&
+	    pty_handover_open())
 		return -1;
-	}
 	return 0;
 }
 
@@ -655,7 +651,7 @@ static int open_devttys(int master, FileDesc **d, int n, int *fds)
 
 /*
  * A pair whose master was outside the tree: a new one on the slave's
- * devpts, handed over at resume (tty_resume) through orphan_sk.
+ * devpts, its master handed over to the driver (task/pty.h).
  */
 static int open_orphan(FileDesc **d, int n, int *fds)
 {
@@ -674,11 +670,8 @@ static int open_orphan(FileDesc **d, int n, int *fds)
 		return -1;
 	if (set_termios(master, d[0]->tty))
 		pr_perror("Can't give pty %u its termios and window size", d[0]->tty->index);
-	else if (!open_slaves(master, d, n, fds) && !open_devttys(master, d, n, fds) &&
-		 send_fd(orphan_sk[1], master))
-		pr_perror("Can't keep the new master of pty %u", d[0]->tty->index);
-	else
-		ret = 0;
+	else if (!open_slaves(master, d, n, fds) && !open_devttys(master, d, n, fds))
+		ret = pty_hand_over(master);
 	close(master);
 	return ret;
 }
@@ -700,7 +693,7 @@ static int open_external(FileDesc **d, int n, int *fds)
 		 (unsigned int)makedev(PTS_MAJOR + idx / 256, idx % 256),
 		 (unsigned int)d[0]->tty->devpts);
 	ext = rst_opts ? inherit_fd_lookup(rst_opts, key) : -1;
-	if (ext < 0 && orphan_sk[0] >= 0)
+	if (ext < 0 && rst_opts && rst_opts->orphan_pts_master)
 		return open_orphan(d, n, fds);
 	if (ext < 0 && rst_opts && rst_opts->shell_job && isatty(0))
 		ext = 0;
@@ -792,31 +785,9 @@ static int tty_install(pid_t pid, int fd, const FileDesc *d)
 	return 0;
 }
 
-/* The orphans' new masters, to whoever asked for them (runc's console socket). */
-static int tty_resume(void **data, pid_t root)
-{
-	int fd, ret = 0;
-
-	while (!ret && orphan_sk[0] >= 0 && (fd = recv_fd(orphan_sk[0])) >= 0) {
-		if (!hooks_wanted()) {
-			pr_err("A new pty master has nobody to go to: --orphan-pts-master hands it "
-			       "to an RPC client");
-			ret = -1;
-		} else {
-			ret = hook_run(HOOK_ORPHAN_PTS_MASTER, root, fd);
-		}
-		close(fd);
-	}
-	return ret;
-}
-
 static void tty_restored(void **data, int failed)
 {
-	if (orphan_sk[0] < 0)
-		return;
-	close(orphan_sk[0]);
-	close(orphan_sk[1]);
-	orphan_sk[0] = orphan_sk[1] = -1;
+	pty_handover_close();
 }
 
 const struct file_kind fk_tty = {
@@ -834,6 +805,5 @@ const struct file_kind fk_tty = {
 	.installer = tty_installer,
 	.install = tty_install,
 	.session = tty_session,
-	.resume = tty_resume,
 	.restored = tty_restored,
 };

@@ -718,43 +718,6 @@ out:
 	return ret;
 }
 
-int send_fd(int sk, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { "f", 1 };
-	struct msghdr m = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sk, &m, 0) == 1 ? 0 : -1;
-}
-
-int recv_fd(int sk)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))], b;
-	struct iovec iov = { &b, 1 };
-	struct msghdr m = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *c;
-	int fd;
-
-	if (recvmsg(sk, &m, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	c = CMSG_FIRSTHDR(&m);
-	if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -1;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
-}
-
 /*
  * Shared timers must be armed on the tree's clocks: a helper, forked into
  * the tree's time namespace (criu's children are born there), opens them
@@ -972,18 +935,6 @@ static int fdinfo_session(struct rst_ctx *rc, struct rtask *t)
 	return 0;
 }
 
-/* After post-restore, before the tree runs: what kinds hand over (a pty master). */
-static int fdinfo_resume(struct rst_ctx *rc, struct rtask *root)
-{
-	struct rfiles *rf = rc->shared[PART_FDINFO];
-	size_t i;
-
-	for (i = 0; rf && i < ARRAY_SIZE(kinds); i++)
-		if (kinds[i]->resume && kinds[i]->resume(&rf->kind_data[i], root->host_pid))
-			return -1;
-	return 0;
-}
-
 static void fdinfo_release(struct rtask *t)
 {
 	t->img[PART_FDINFO] = NULL;	/* the tree's table owns it */
@@ -1019,7 +970,6 @@ const struct part part_fdinfo = {
 	.prefork = fdinfo_prefork,
 	.early = fdinfo_early,
 	.session = fdinfo_session,
-	.resume = fdinfo_resume,
 	.child = fdinfo_child,
 	.release = fdinfo_release,
 	.release_tree = fdinfo_release_tree,

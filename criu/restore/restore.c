@@ -41,6 +41,7 @@
 #include "restore/takeover.h"
 #include "restore/task.h"
 #include "task/ptrace.h"
+#include "task/pty.h"
 #include "tree/check.h"
 #include "tree/plan.h"
 #include "tree/stop.h"
@@ -522,13 +523,31 @@ static int restore_tree(struct rst_ctx *rc, struct rtree *tree, int *forked)
 	return take_over_tree(rc, tree, settle_stops);
 }
 
+/* New pty masters (--orphan-pts-master) to the RPC client, which asked for them. */
+static int hand_over_ptys(pid_t root)
+{
+	int fd, ret = 0;
+
+	while (!ret && (fd = pty_handed_over()) >= 0) {
+		if (!hooks_wanted()) {
+			pr_err("A new pty master has nobody to go to: --orphan-pts-master hands "
+			       "it to an RPC client");
+			ret = -1;
+		} else {
+			ret = hook_run(HOOK_ORPHAN_PTS_MASTER, root, fd);
+		}
+		close(fd);
+	}
+	return ret;
+}
+
 /* What the tree is told between its restore and its first instruction. */
 static int before_resume(struct rst_ctx *rc, struct rtask *t)
 {
 	pid_t root = t->host_pid;
 	int i;
 
-	if (hook_run(HOOK_POST_RESTORE, root, -1))
+	if (hand_over_ptys(root) || hook_run(HOOK_POST_RESTORE, root, -1))
 		return -1;
 	for (i = 0; i < PART_NR; i++)
 		if (parts[i]->resume && parts[i]->resume(rc, t))

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -16,6 +17,7 @@ static struct {
 	int master;
 } kept[KEPT_MAX];
 static int nr_kept;
+static int handover[2] = { -1, -1 };
 
 int pty_open_index(int (*open_ptmx)(const void *arg), const void *arg, unsigned int index)
 {
@@ -77,4 +79,38 @@ int pty_take(unsigned int index)
 		return fd;
 	}
 	return -1;
+}
+
+int pty_handover_open(void)
+{
+	if (handover[0] >= 0)
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, handover)) {
+		pr_perror("Can't create a socket pair for new pty masters");
+		return -1;
+	}
+	return 0;
+}
+
+int pty_hand_over(int master)
+{
+	if (handover[1] < 0 || send_fd(handover[1], master)) {
+		pr_perror("Can't keep a new pty master for the RPC client");
+		return -1;
+	}
+	return 0;
+}
+
+int pty_handed_over(void)
+{
+	return handover[0] < 0 ? -1 : recv_fd(handover[0]);
+}
+
+void pty_handover_close(void)
+{
+	if (handover[0] < 0)
+		return;
+	close(handover[0]);
+	close(handover[1]);
+	handover[0] = handover[1] = -1;
 }

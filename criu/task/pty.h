@@ -22,4 +22,16 @@ int pty_keep(unsigned int index, int master);
 /* The master kept for @index, now the caller's, or -1. */
 int pty_take(unsigned int index);
 
+/*
+ * New masters of ptys whose master was outside the tree
+ * (--orphan-pts-master), on their way to the driver, which hands them to
+ * the RPC client: whoever made the pair (criu, or the tree's root in the
+ * tree's namespaces) sends it with pty_hand_over() over a socket made
+ * before the fork, criu takes them with pty_handed_over().
+ */
+int pty_handover_open(void);		/* idempotent; -1 logged */
+int pty_hand_over(int master);		/* the caller keeps @master; -1 logged */
+int pty_handed_over(void);		/* the next master, or -1: none left */
+void pty_handover_close(void);
+
 #endif
