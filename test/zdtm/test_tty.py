@@ -19,7 +19,7 @@ import time
 import pytest
 
 import zdtm
-from test_errors import check_refused_dump
+from test_errors import check_clean_error, check_refused_dump
 
 pytestmark = pytest.mark.usefixtures("need_criu")
 
@@ -87,7 +87,8 @@ def test_shell_job() -> None:
     --shell-job, restored on another terminal handed over by --inherit-fd
     fd[N]:tty[RDEV:DEV] (the old one stays open: reopening it by its path
     would be wrong); the line typed on the new terminal after the restore
-    reaches the job and its answer comes back there."""
+    reaches the job and its answer comes back there. Without a terminal
+    the restore is refused first, with one line, leaving nothing."""
     ns = Devpts()
     fds: list[int] = []
     try:
@@ -101,6 +102,10 @@ def test_shell_job() -> None:
             r.start()
             img = r.imgdir("img")
             r.dump_ok(img, ["--shell-job"])
+            # no terminal for it (criu's stdin is not one): refused, nothing left
+            res, _ = r.restore(img, ["--shell-job"])
+            check_clean_error(r, res, "restore without a terminal", ("--inherit-fd",))
+            assert not zdtm.pid_exists(r.pid), "the failed restore left the task"
             master2, slave2, path2 = ns.pty()
             fds += [master2, slave2]
             r.criu_fds = (slave2,)
