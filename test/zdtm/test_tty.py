@@ -82,13 +82,15 @@ def read_until(fd: int, want: bytes, timeout: float = 10) -> bytes:
     return got
 
 
-def test_shell_job() -> None:
+@pytest.mark.parametrize("how", ["inherit-fd", "stdin"])
+def test_shell_job(how: str) -> None:
     """A job on a terminal whose master is outside the tree: dumped with
-    --shell-job, restored on another terminal handed over by --inherit-fd
-    fd[N]:tty[RDEV:DEV] (the old one stays open: reopening it by its path
-    would be wrong); the line typed on the new terminal after the restore
-    reaches the job and its answer comes back there. Without a terminal
-    the restore is refused first, with one line, leaving nothing."""
+    --shell-job, restored on another terminal, handed over by --inherit-fd
+    fd[N]:tty[RDEV:DEV] or as criu's stdin (the old one stays open:
+    reopening it by its path would be wrong); the line typed on the new
+    terminal after the restore reaches the job and its answer comes back
+    there. Without a terminal the restore is refused first, with one line,
+    leaving nothing."""
     ns = Devpts()
     fds: list[int] = []
     try:
@@ -96,7 +98,7 @@ def test_shell_job() -> None:
         fds += [master, slave]
         st = os.fstat(slave)
         key = f"tty[{st.st_rdev:x}:{st.st_dev:x}]"
-        with zdtm.Run("tty_shell_job", "shell-job", session_leader=False,
+        with zdtm.Run("tty_shell_job", f"shell-job-{how}", session_leader=False,
                       args=[path]) as r:
             r.start_prefix = r.criu_prefix = ns.prefix
             r.start()
@@ -108,8 +110,13 @@ def test_shell_job() -> None:
             assert not zdtm.pid_exists(r.pid), "the failed restore left the task"
             master2, slave2, path2 = ns.pty()
             fds += [master2, slave2]
-            r.criu_fds = (slave2,)
-            r.restore_ok(img, ["--shell-job", "--inherit-fd", f"fd[{slave2}]:{key}"])
+            opts = ["--shell-job"]
+            if how == "stdin":
+                r.criu_stdin = slave2
+            else:
+                r.criu_fds = (slave2,)
+                opts += ["--inherit-fd", f"fd[{slave2}]:{key}"]
+            r.restore_ok(img, opts)
             os.write(master2, f"{path2}\n".encode())
             r.finish()
             assert b"pong" in read_until(master2, b"pong"), "the job's answer did not come"

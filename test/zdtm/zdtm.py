@@ -335,6 +335,7 @@ class Run:
         self.start_prefix: list[str] = []
         self.criu_prefix: list[str] = []
         self.criu_fds: tuple[int, ...] = ()     # fds criu inherits (--inherit-fd)
+        self.criu_stdin: Optional[int] = None   # criu's stdin (a terminal); else /dev/null
         self.dir = Path(tempfile.mkdtemp(prefix=f"{name}.{flavour}.", dir=session_dir()))
         self.out = self.dir / f"{name}.out"
         self.ready = self.dir / f"{name}.ready"
@@ -555,7 +556,8 @@ class Run:
         cmd = self.criu_prefix + [CRIU] + args
         with open(outp, "wb") as o, open(errp, "wb") as e:
             try:
-                p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=o, stderr=e,
+                stdin = subprocess.DEVNULL if self.criu_stdin is None else self.criu_stdin
+                p = subprocess.run(cmd, stdin=stdin, stdout=o, stderr=e,
                                    pass_fds=self.criu_fds,
                                    env=env, timeout=timeout)
                 rc = p.returncode
