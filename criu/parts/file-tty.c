@@ -19,11 +19,22 @@
  * then every slave description through the master (TIOCGPTPEER), which
  * needs no path and finds the right instance by itself.
  *
- * Not saved: data queued in either direction is refused at dump (a read
- * would consume it, and writing it back would pass it through the line
- * discipline again); a slave without its master in the tree (an external
- * terminal), the controlling terminal through /dev/tty, consoles, virtual
- * consoles, serial lines and BSD ptys are refused, one line each.
+ * The controlling terminal: a slave that is the terminal of the session
+ * its holder leads carries the session and its foreground group; the
+ * leader takes it back right after its setsid() (the `session` hook),
+ * before it forks the tasks that inherit it, and /dev/tty is opened by a
+ * helper that takes the pty as its own terminal for a moment.
+ *
+ * A slave whose master is outside the tree (a shell's terminal, a
+ * container's console) needs --shell-job or --orphan-pts-master at dump;
+ * restore gives it the terminal of --inherit-fd fd[N]:tty[RDEV:DEV], a new
+ * pair whose master goes to the RPC client (--orphan-pts-master), or
+ * criu's stdin (--shell-job).
+ *
+ * Refused, one line each: data queued in either direction (a read would
+ * consume it, and writing it back would pass it through the line
+ * discipline again), consoles, virtual consoles, serial lines, BSD ptys, a
+ * terminal whose session leader holds no fd on it.
  */
 #include <errno.h>
 #include <fcntl.h>
