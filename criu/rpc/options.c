@@ -198,14 +198,11 @@ static int set_log_stderr(struct rpc_setup *rs, const CriuOpts *ro)
 /* A string the setup keeps (freed with it): values made up from the request. */
 static const char *keep_str(struct rpc_setup *rs, char *s)
 {
-	char **n = s ? xrealloc(rs->conf_strs, (rs->nr_conf_strs + 1) * sizeof(*n)) : NULL;
-
-	if (!n) {
+	if (!s || xgrow(rs->conf_strs, rs->nr_conf_strs)) {
 		free(s);
 		return NULL;
 	}
-	rs->conf_strs = n;
-	n[rs->nr_conf_strs++] = s;
+	rs->conf_strs[rs->nr_conf_strs++] = s;
 	return s;
 }
 
