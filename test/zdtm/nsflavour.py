@@ -52,6 +52,10 @@ EXCLUDED: dict[str, str] = {
     "sk_unix_netns": "makes a network namespace of its own: nested network namespaces are "
                      "not supported",
     "userns_maps": "makes a user namespace of its own: nested user namespaces are not supported",
+    "tty_ctty": "makes a mount namespace of its own (for a devpts): nested mount namespaces "
+                "are not supported",
+    "tty_pair": "makes a mount namespace of its own (for a devpts): nested mount namespaces "
+                "are not supported",
 }
 
 _base: Optional[Path] = None
