@@ -139,7 +139,8 @@ static int tty_check(const struct fd_dump *f)
 	ours = ptrace_getfd(f->pid, f->fd);
 	if (ours < 0)
 		return -1;
-	n = queued(f, ours);
+	/* a master's queue is saved (dump_master): it holds bytes as they were written */
+	n = is_ptmx(f->st->st_rdev) ? 0 : queued(f, ours);
 	close(ours);
 	if (n > 0)
 		pr_err("Task %d: fd %d (%s): %d bytes are queued unread on this end of the pty, "
@@ -217,6 +218,76 @@ static int get_winsize(int fd, TtyEntry *e)
 	return 0;
 }
 
+/*
+ * Writes @len bytes into the master's queue, as the slave would without
+ * output processing (OPOST off for the moment); @master's termios are the
+ * slave's (put back after).
+ */
+static int refill(int master, const uint8_t *buf, size_t len, unsigned int index)
+{
+	struct termios2 t, raw;
+	int slave, ret = -1;
+	ssize_t n;
+
+	slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (slave < 0 || ioctl(master, TCGETS2, &t)) {
+		pr_perror("Can't reach the slave of pty %u to queue its data", index);
+		goto out;
+	}
+	raw = t;
+	raw.c_oflag &= ~OPOST;
+	if (ioctl(master, TCSETS2, &raw))
+		goto out;
+	n = write(slave, buf, len);
+	ret = n == (ssize_t)len ? 0 : -1;
+	if (ioctl(master, TCSETS2, &t))
+		ret = -1;
+out:
+	if (ret)
+		pr_perror("Can't queue %zu bytes on pty %u", len, index);
+	if (slave >= 0)
+		close(slave);
+	return ret;
+}
+
+/*
+ * What the slave wrote and the master has not read: read (packet mode
+ * off for the moment) and queued again at once, for a tree that goes on.
+ */
+static int save_queue(const struct fd_dump *f, int fd, TtyEntry *e)
+{
+	int n = queued(f, fd), off = 0, on = 1, lock = 0, unlock = 0;
+	ssize_t got, r;
+
+	if (n <= 0)
+		return n;
+	e->queued.data = xmalloc(n);
+	if (!e->queued.data)
+		return -1;
+	if (e->packet && ioctl(fd, TIOCPKT, &off))
+		return -1;
+	for (got = 0; got < n; got += r) {
+		r = read(fd, e->queued.data + got, n - got);
+		if (r <= 0) {
+			pr_perror("Task %d: fd %d (%s): can't read the %d bytes queued on pty %u",
+				  f->pid, f->fd, f->link, n, e->index);
+			return -1;
+		}
+	}
+	e->queued.len = n;
+	e->has_queued = 1;
+	if (e->packet && ioctl(fd, TIOCPKT, &on))
+		return -1;
+	/* the slave is opened to write it back: a locked pair, for the moment, no more */
+	if (ioctl(fd, TIOCGPTLCK, &lock) || (lock && ioctl(fd, TIOCSPTLCK, &unlock)))
+		return -1;
+	r = refill(fd, e->queued.data, n, e->index);
+	if (lock && ioctl(fd, TIOCSPTLCK, &lock))
+		r = -1;
+	pr_debug("Task %d: fd %d: %d bytes queued on pty %u", f->pid, f->fd, n, e->index);
+	return r;
+}
+
 static int dump_master(const struct fd_dump *f, int fd, TtyEntry *e)
 {
 	const char *v = proc_fdinfo_field(f->fdinfo, "tty-index:");
@@ -238,7 +309,9 @@ static int dump_master(const struct fd_dump *f, int fd, TtyEntry *e)
 	e->has_locked = e->has_packet = 1;
 	e->locked = !!lock;
 	e->packet = !!pkt;
-	return mnt_dump_reaches(f->pid, f->mnt_id, f->link) ? 0 : -1;
+	if (!mnt_dump_reaches(f->pid, f->mnt_id, f->link))
+		return -1;
+	return save_queue(f, fd, e);
 }
 
 /* The kernel's encoding of a device, as /proc/PID/stat's tty_nr shows it. */
@@ -497,6 +570,7 @@ static void tty_free(FileDesc *d)
 		return;
 	free(d->tty->termios);
 	free(d->tty->winsize);
+	free(d->tty->queued.data);
 	free(d->tty);
 	d->tty = NULL;
 }
@@ -749,8 +823,10 @@ static int tty_open_object(void **own, FileDesc **d, int n, int *fds)
 		pr_perror("Can't give pty %u its termios, window size and mode", d[m]->tty->index);
 		goto err;
 	}
-	if (open_slaves(fds[m], d, n, fds) || open_devttys(fds[m], d, n, fds) ||
-	    ioctl(fds[m], TIOCSPTLCK, &lock))
+	if (open_slaves(fds[m], d, n, fds) ||
+	    (d[m]->tty->has_queued &&
+	     refill(fds[m], d[m]->tty->queued.data, d[m]->tty->queued.len, d[m]->tty->index)) ||
+	    open_devttys(fds[m], d, n, fds) || ioctl(fds[m], TIOCSPTLCK, &lock))
 		goto err;
 flags:
 	for (i = 0; i < n; i++)

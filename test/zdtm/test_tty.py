@@ -1,5 +1,5 @@
-"""Terminals criu refuses to dump (static/tty_refused): data queued unread
-on either end of a pty, a slave whose master is outside the tree (without
+"""Terminals criu refuses to dump (static/tty_refused): data the master
+wrote that the slave has not read (what the slave wrote is saved: tty_pair), a slave whose master is outside the tree (without
 --inherit-fd), the system console. criu must fail cleanly (one stderr line
 with "Error" that names the task and the reason) and the task must go on
 untouched, its queued data still there (test_errors.py's contract).
@@ -25,7 +25,6 @@ pytestmark = pytest.mark.usefixtures("need_criu")
 
 REFUSED = {
     # argument of static/tty_refused -> words one of which the line must hold
-    "queued-master": ("queued unread",),
     "queued-slave": ("queued unread",),
     "outside": ("outside the tree",),
     "console": ("system console",),

@@ -6,7 +6,9 @@
  * before the dump); pair 2 locked and exclusive, its slave held by a
  * child. After restore each end is the same /dev/pts path and index, the
  * termios, window size, packet, lock and exclusive modes are as they were,
- * and both pairs carry data both ways exactly as they did before the dump.
+ * what each slave wrote before the dump and its master had not read is
+ * still there, and both pairs carry data both ways exactly as they did
+ * before the dump.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -111,12 +113,39 @@ static void state(struct pair *p)
 	link_of(&p->s);
 }
 
-static void compare(struct pair *old)
+/* A line the slave writes and the master leaves unread across the dump. */
+static void leave(struct pair *p, const char *line)
+{
+	int n = 0;
+
+	if (write(p->s.fd, line, strlen(line)) != (ssize_t)strlen(line))
+		fail_errno("write %s", p->s.path);
+	/* the ldisc takes it in asynchronously: until it is all there */
+	for (int i = 0; i < 500 && n < (int)strlen(line) + 1; i++) {
+		if (ioctl(p->m.fd, FIONREAD, &n))
+			fail_errno("FIONREAD");
+		usleep(n < (int)strlen(line) + 1 ? 10000 : 0);
+	}
+}
+
+static void left(struct pair *p, const char *want)
+{
+	char buf[64];
+	int n;
+
+	n = readall(p->m.fd, buf, sizeof(buf), want, p->pkt);
+	if (n != (int)strlen(want) || memcmp(buf, want, n))
+		fail("%s: the master reads %d bytes, not the %zu left unread before the dump",
+		     p->s.path, n, strlen(want));
+}
+
+static void compare(struct pair *old, const char *unread)
 {
 	struct pair now = *old;
 	char to_s[64], to_m[64];
 	int n_to_s, n_to_m;
 
+	left(old, unread);
 	state(&now);
 	if (strcmp(now.m.path, old->m.path) || strcmp(now.s.path, old->s.path))
 		fail("the ends are %s and %s, were %s and %s", now.m.path, now.s.path,
@@ -181,6 +210,8 @@ int main(int argc, char **argv)
 	exchange(&p2, p2.to_s, &p2.n_to_s, p2.to_m, &p2.n_to_m);
 	state(&p0);
 	state(&p2);
+	leave(&p0, "left0\n");
+	leave(&p2, "left2\n");
 
 	/* a child holds pair 2's slave too: the pair spans two tasks */
 	child = fork();
@@ -194,8 +225,8 @@ int main(int argc, char **argv)
 	test_ready();
 	test_waitsig();
 
-	compare(&p0);
-	compare(&p2);
+	compare(&p0, "left0\r\n");
+	compare(&p2, "left2\r\n");
 	kill(child, SIGKILL);
 	if (waitpid(child, &status, 0) != child)
 		fail_errno("waitpid");
