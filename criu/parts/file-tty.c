@@ -31,9 +31,12 @@
  * pair whose master goes to the RPC client (--orphan-pts-master), or
  * criu's stdin (--shell-job).
  *
- * Refused, one line each: data queued in either direction (a read would
- * consume it, and writing it back would pass it through the line
- * discipline again), consoles, virtual consoles, serial lines, BSD ptys, a
+  * What the slave wrote and the master has not read is saved (the master's
+ * queue is raw bytes): read at dump and written back through the slave
+ * with output processing off, at once and on restore.
+ *
+ * Refused, one line each: data queued for the slave (the line discipline
+ * has echoed it and cut it into lines: writing it back would do it again), consoles, virtual consoles, serial lines, BSD ptys, a
  * terminal whose session leader holds no fd on it.
  */
 #include <errno.h>
