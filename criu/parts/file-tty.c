@@ -221,74 +221,95 @@ static int get_winsize(int fd, TtyEntry *e)
 	return 0;
 }
 
+/* The slave, opened through @master (a locked pair unlocked for the moment). */
+static int open_peer(int master, unsigned int index)
+{
+	int lock = 0, unlock = 0, slave = -1;
+
+	if (!ioctl(master, TIOCGPTLCK, &lock) && (!lock || !ioctl(master, TIOCSPTLCK, &unlock)))
+		slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (slave >= 0 && lock && ioctl(master, TIOCSPTLCK, &lock)) {
+		close(slave);
+		slave = -1;
+	}
+	if (slave < 0)
+		pr_perror("Can't open the slave of pty %u", index);
+	return slave;
+}
+
 /*
- * Writes @len bytes into the master's queue, as the slave would without
- * output processing (OPOST off for the moment); @master's termios are the
- * slave's (put back after).
+ * Writes @len bytes into the master's queue through @slave, as if the
+ * slave wrote them without output processing (OPOST off for the moment).
  */
-static int refill(int master, const uint8_t *buf, size_t len, unsigned int index)
+static int refill(int master, int slave, const uint8_t *buf, size_t len, unsigned int index)
 {
 	struct termios2 t, raw;
-	int slave, ret = -1;
-	ssize_t n;
+	int ret = -1;
 
-	slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (slave < 0 || ioctl(master, TCGETS2, &t)) {
-		pr_perror("Can't reach the slave of pty %u to queue its data", index);
+	if (ioctl(master, TCGETS2, &t))
 		goto out;
-	}
 	raw = t;
 	raw.c_oflag &= ~OPOST;
 	if (ioctl(master, TCSETS2, &raw))
 		goto out;
-	n = write(slave, buf, len);
-	ret = n == (ssize_t)len ? 0 : -1;
+	ret = write(slave, buf, len) == (ssize_t)len ? 0 : -1;
 	if (ioctl(master, TCSETS2, &t))
 		ret = -1;
 out:
 	if (ret)
 		pr_perror("Can't queue %zu bytes on pty %u", len, index);
-	if (slave >= 0)
-		close(slave);
+	return ret;
+}
+
+/* refill() through a slave of our own */
+static int requeue(int master, const uint8_t *buf, size_t len, unsigned int index)
+{
+	int slave = open_peer(master, index), ret;
+
+	if (slave < 0)
+		return -1;
+	ret = refill(master, slave, buf, len, index);
+	close(slave);
 	return ret;
 }
 
 /*
  * What the slave wrote and the master has not read: read (packet mode
  * off for the moment) and queued again at once, for a tree that goes on.
+ * The slave is opened first: no data is taken that can't be put back.
  */
 static int save_queue(const struct fd_dump *f, int fd, TtyEntry *e)
 {
-	int n = queued(f, fd), off = 0, on = 1, lock = 0, unlock = 0;
+	int n = queued(f, fd), off = 0, on = 1, slave, ret = -1;
 	ssize_t got, r;
 
 	if (n <= 0)
 		return n;
 	e->queued.data = xmalloc(n);
-	if (!e->queued.data)
-		return -1;
-	if (e->packet && ioctl(fd, TIOCPKT, &off))
-		return -1;
+	slave = e->queued.data ? open_peer(fd, e->index) : -1;
+	if (slave < 0 || (e->packet && ioctl(fd, TIOCPKT, &off)))
+		goto out;
 	for (got = 0; got < n; got += r) {
 		r = read(fd, e->queued.data + got, n - got);
-		if (r <= 0) {
-			pr_perror("Task %d: fd %d (%s): can't read the %d bytes queued on pty %u",
-				  f->pid, f->fd, f->link, n, e->index);
-			return -1;
-		}
+		if (r <= 0)
+			break;
 	}
-	e->queued.len = n;
-	e->has_queued = 1;
 	if (e->packet && ioctl(fd, TIOCPKT, &on))
-		return -1;
-	/* the slave is opened to write it back: a locked pair, for the moment, no more */
-	if (ioctl(fd, TIOCGPTLCK, &lock) || (lock && ioctl(fd, TIOCSPTLCK, &unlock)))
-		return -1;
-	r = refill(fd, e->queued.data, n, e->index);
-	if (lock && ioctl(fd, TIOCSPTLCK, &lock))
-		r = -1;
+		pr_perror("Task %d: fd %d: can't put pty %u back in packet mode", f->pid, f->fd,
+			  e->index);
+	if (got < n)
+		pr_perror("Task %d: fd %d (%s): can't read the %d bytes queued on pty %u",
+			  f->pid, f->fd, f->link, n, e->index);
+	if (got > 0 && !refill(fd, slave, e->queued.data, got, e->index) && got == n) {
+		e->queued.len = n;
+		e->has_queued = 1;
+		ret = 0;
+	}
 	pr_debug("Task %d: fd %d: %d bytes queued on pty %u", f->pid, f->fd, n, e->index);
-	return r;
+out:
+	if (slave >= 0)
+		close(slave);
+	return ret;
 }
 
 static int dump_master(const struct fd_dump *f, int fd, TtyEntry *e)
@@ -828,7 +849,7 @@ static int tty_open_object(void **own, FileDesc **d, int n, int *fds)
 	}
 	if (open_slaves(fds[m], d, n, fds) ||
 	    (d[m]->tty->has_queued &&
-	     refill(fds[m], d[m]->tty->queued.data, d[m]->tty->queued.len, d[m]->tty->index)) ||
+	     requeue(fds[m], d[m]->tty->queued.data, d[m]->tty->queued.len, d[m]->tty->index)) ||
 	    open_devttys(fds[m], d, n, fds) || ioctl(fds[m], TIOCSPTLCK, &lock))
 		goto err;
 flags:
