@@ -118,7 +118,7 @@ def test_refused_where_the_cpu_lacks_what_it_used(guest: Any, criu_bin: str,
         pytest.skip("QEMU's CPU has all this CPU has: nothing to refuse")
     errs = [ln for ln in out.splitlines() if ln.startswith("Error: restore failed")]
     assert len(errs) == 1 and "needs what this CPU lacks" in errs[0], out
-    assert "GLIBC_TUNABLES" in errs[0], errs[0]
+    assert "GLIBC_TUNABLES" in errs[0] and "--cpu-cap" in errs[0], errs[0]
 
 
 def test_movable_workload_restores(guest: Any, criu_bin: str, subreaper_bin: Path,
