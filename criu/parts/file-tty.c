@@ -36,8 +36,9 @@
  * with output processing off, at once and on restore.
  *
  * Refused, one line each: data queued for the slave (the line discipline
- * has echoed it and cut it into lines: writing it back would do it again), consoles, virtual consoles, serial lines, BSD ptys, a
- * terminal whose session leader holds no fd on it.
+ * has echoed it and cut it into lines: writing it back would do it
+ * again), consoles, virtual consoles, serial lines, BSD ptys, a terminal
+ * whose session leader holds no fd on it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -578,9 +579,9 @@ static int tty_dump_done(struct file_ref *files, size_t n)
 				continue;
 			}
 			pr_err("Task %d: fd %d (%s): the master of pty %u is outside the tree (an "
-			       "external terminal), which is not supported without "
-			       "--shell-job or --orphan-pts-master", files[i].pid, files[i].fd, files[i].d->path,
-			       s->index);
+			       "external terminal), which is not supported without --shell-job "
+			       "or --orphan-pts-master", files[i].pid, files[i].fd,
+			       files[i].d->path, s->index);
 			free_followers();
 			return -1;
 		}
