@@ -268,8 +268,8 @@ static int more_once(criu_predump_info pi)
 	X(cg_mode_none, 0, set_manage_cgroups_mode(O CRIU_CG_MODE_NONE))	\
 	X(cg_mode_soft, 0, set_manage_cgroups_mode(O CRIU_CG_MODE_SOFT))	\
 	X(freeze_cgroup, 2, set_freeze_cgroup(O "/sys/fs/cgroup/no-such-cgroup"))	\
-	X(lsm_profile, 1, set_lsm_profile(O "apparmor:x"))			\
-	X(lsm_mount_context, 1, set_lsm_mount_context(O "ctx"))			\
+	X(lsm_profile, 0, set_lsm_profile(O "apparmor:x"))			\
+	X(lsm_mount_context, 0, set_lsm_mount_context(O "ctx"))			\
 	X(timeout, 1, set_timeout(O 10))					\
 	X(auto_ext_mnt, 0, set_auto_ext_mnt(O true))				\
 	X(ext_sharing, 1, set_ext_sharing(O true))				\
