@@ -48,6 +48,12 @@ struct file_kind {
 	FileKind kind;
 	/* dump: is this description mine? */
 	int (*match)(const char *link, const struct stat *st);
+	/*
+	 * dump, instead of match, for kinds that the link and stat() can't
+	 * tell apart (every socket is "socket:[INO]"): asked about fd @fd of
+	 * task @pid itself, before the kinds that match by the link
+	 */
+	int (*match_fd)(pid_t pid, int fd, const char *link, const struct stat *st);
 	/* dump, before anything is changed: refuse what can't be saved, saying why */
 	int (*check)(const struct fd_dump *f);
 	/*

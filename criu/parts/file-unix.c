@@ -104,36 +104,6 @@ static int diag_icons(struct sk_diag *sd, const void *data, size_t len)
 	return 0;
 }
 
-/* A sock_diag socket in @pid's network namespace: the kernel answers only about its own. */
-static int diag_socket(pid_t pid)
-{
-	struct stat there, here;
-	char path[64];
-	int ns, self = -1, nl = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-	if (stat(path, &there) || stat("/proc/self/ns/net", &here))
-		return -1;
-	if (there.st_ino == here.st_ino && there.st_dev == here.st_dev)
-		return socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	ns = open(path, O_RDONLY | O_CLOEXEC);
-	if (ns >= 0)
-		self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (self >= 0 && !setns(ns, CLONE_NEWNET)) {
-		nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-		if (setns(self, CLONE_NEWNET)) {
-			pr_perror("Can't come back to criu's network namespace");
-			close(nl);
-			nl = -1;
-		}
-	}
-	if (self >= 0)
-		close(self);
-	if (ns >= 0)
-		close(ns);
-	return nl;
-}
-
 static int nl_ask(pid_t pid, uint32_t ino, struct sk_diag *sd)
 {
 	struct {
@@ -153,7 +123,7 @@ static int nl_ask(pid_t pid, uint32_t ino, struct sk_diag *sd)
 	struct rtattr *a;
 	int nl, len;
 
-	nl = diag_socket(pid);
+	nl = sock_diag_open(pid);
 	if (nl < 0)
 		return -1;
 	if (send(nl, &req, sizeof(req), 0) != sizeof(req)) {

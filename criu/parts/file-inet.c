@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TCP and UDP sockets, IPv4 and IPv6: a kind of open file for the fd table
+ * (file.c).
+ *
+ * Every socket is "socket:[INO]": which ones are TCP or UDP is asked of
+ * the fd itself (the sockfs attribute system.sockprotoname, read through
+ * /proc/PID/fd/FD; no need to touch the task). Other network sockets (raw,
+ * ICMP, packet, netlink, ...) go on to file-unix.c, which refuses them by
+ * name.
+ *
+ * Dump: criu takes its own reference to the socket (pidfd_getfd()) and
+ * reads what getsockopt(), getsockname() and getpeername() show, and asks
+ * inet_diag (NETLINK_SOCK_DIAG in the task's network namespace) for what
+ * they do not: the state, the shutdown bits and the queue lengths. Saved
+ * and restored: unbound, bound and listening TCP sockets (with the
+ * backlog), unbound, bound and connected UDP sockets, their options
+ * (file-inet-opt.c) and shutdown state. Refused, with one line naming the
+ * task, the fd and the socket's addresses: TCP connections (established
+ * or on their way there or out: they need TCP_REPAIR, which criu does not
+ * do yet), a listener holding connections not accepted yet, and UDP data
+ * waiting to be read or (corked) to be sent.
+ *
+ * Restore: the task that holds the socket makes it, in its own network
+ * namespace (a socket several tasks share: criu, or the tree's root once it
+ * made the tree's namespaces): socket(), the options, bind(), listen() or
+ * connect(), shutdown(). The options come before bind(): SO_REUSEADDR
+ * lets a listener take its port again while connections it accepted
+ * linger in TIME_WAIT (as a restore on the same host finds them), as it
+ * let the dumped one; a listener without it can't, there, until they are
+ * gone (the restore says so).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "parts/file-inet.h"
+#include "parts/file-kind.h"
+#include "parts/file-unix-sk.h"
+#include "task/ptrace.h"
+
+/* What the kernel says of one socket. */
+struct inet_sk {
+	int family, type, proto;
+	int state, shutdown;
+	uint32_t rqueue, wqueue;	/* a listener: connections queued, backlog */
+	struct sockaddr_storage src, dst;
+	int bound, connected;
+	char name[2 * (INET6_ADDRSTRLEN + 16) + 32];	/* "TCP 127.0.0.1:80 -> ..." */
+};
+
+/* ------------------------------------------------------ what it is */
+
+static const char *const protonames[] = { "TCP", "TCPv6", "UDP", "UDPv6" };
+
+static int inet_match_fd(pid_t pid, int fd, const char *link, const struct stat *st)
+{
+	char path[64], name[32];
+	ssize_t len;
+	size_t i;
+
+	if (!S_ISSOCK(st->st_mode) && strncmp(link, "socket:", 7))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+	len = getxattr(path, "system.sockprotoname", name, sizeof(name) - 1);
+	if (len <= 0)
+		return 0;
+	name[len] = '\0';
+	for (i = 0; i < ARRAY_SIZE(protonames); i++)
+		if (!strcmp(name, protonames[i]))
+			return 1;
+	return 0;
+}
+
+static int inet_match(const char *link, const struct stat *st)
+{
+	return 0;	/* match_fd decides */
+}
+
+static const void *addr_of(const struct sockaddr_storage *ss, int *port)
+{
+	if (ss->ss_family == AF_INET6) {
+		*port = ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+		return &((const struct sockaddr_in6 *)ss)->sin6_addr;
+	}
+	*port = ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	return &((const struct sockaddr_in *)ss)->sin_addr;
+}
+
+/* "127.0.0.1:80", "[::1]:80" */
+static void fmt_addr(const struct sockaddr_storage *ss, char *buf, size_t size)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+	const void *addr;
+	int port;
+
+	addr = addr_of(ss, &port);
+	inet_ntop(ss->ss_family, addr, a, sizeof(a));
+	snprintf(buf, size, ss->ss_family == AF_INET6 ? "[%s]:%d" : "%s:%d", a, port);
+}
+
+static void name_socket(struct inet_sk *s)
+{
+	char src[INET6_ADDRSTRLEN + 16] = "unbound", dst[INET6_ADDRSTRLEN + 16];
+	int len;
+
+	if (s->bound)
+		fmt_addr(&s->src, src, sizeof(src));
+	len = snprintf(s->name, sizeof(s->name), "%s%s %s",
+		       s->proto == IPPROTO_TCP ? "TCP" : "UDP",
+		       s->family == AF_INET6 ? "v6" : "", src);
+	if (s->connected && len < (int)sizeof(s->name)) {
+		fmt_addr(&s->dst, dst, sizeof(dst));
+		snprintf(s->name + len, sizeof(s->name) - len, " -> %s", dst);
+	}
+}
+
+static int any_addr(const struct sockaddr_storage *ss)
+{
+	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
+	int port;
+
+	if (ss->ss_family == AF_INET6)
+		return !memcmp(addr_of(ss, &port), &any6, sizeof(any6)) && !port;
+	addr_of(ss, &port);
+	return !((const struct sockaddr_in *)ss)->sin_addr.s_addr && !port;
+}
+
+static int sk_int(int sk, int level, int name, int *val)
+{
+	socklen_t len = sizeof(*val);
+
+	return getsockopt(sk, level, name, val, &len);
+}
+
+/* ------------------------------------------------------ inet_diag */
+
+static int diag_parse(struct nlmsghdr *h, int len, uint32_t ino, struct inet_sk *s)
+{
+	struct inet_diag_msg *m;
+	struct rtattr *a;
+	int alen;
+
+	for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+		if (h->nlmsg_type == NLMSG_DONE)
+			return 0;
+		if (h->nlmsg_type == NLMSG_ERROR) {
+			errno = -((struct nlmsgerr *)NLMSG_DATA(h))->error;
+			return -1;
+		}
+		m = NLMSG_DATA(h);
+		if (m->idiag_inode != ino)
+			continue;
+		/* TCP's state, queue and backlog come from TCP_INFO (tcp_state()) */
+		if (s->proto == IPPROTO_UDP) {
+			s->state = m->idiag_state;
+			s->rqueue = m->idiag_rqueue;
+			s->wqueue = m->idiag_wqueue;
+		}
+		alen = h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
+		for (a = (struct rtattr *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
+			if (a->rta_type == INET_DIAG_SHUTDOWN)
+				s->shutdown = *(uint8_t *)RTA_DATA(a);
+		return 1;
+	}
+	return 2;	/* more to read */
+}
+
+/*
+ * The socket's entry in a dump of its family and protocol (a socket that
+ * is not bound or connected has no tuple an exact lookup could find).
+ */
+static int diag_ask(int nl, uint32_t ino, struct inet_sk *s)
+{
+	struct {
+		struct nlmsghdr h;
+		struct inet_diag_req_v2 r;
+	} req = {
+		.h = { .nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		.r = { .sdiag_family = s->family, .sdiag_protocol = s->proto,
+		       .idiag_states = ~0U },
+	};
+	static char buf[64 << 10];
+	int len, ret = 2;
+
+	if (send(nl, &req, sizeof(req), 0) != sizeof(req))
+		return -1;
+	while (ret == 2) {
+		len = recv(nl, buf, sizeof(buf), 0);
+		if (len <= 0)
+			return -1;
+		ret = diag_parse((struct nlmsghdr *)buf, len, ino, s);
+	}
+	if (ret == 0)
+		errno = ENOENT;
+	return ret == 1 ? 0 : -1;
+}
+
+/*
+ * A socket that was never bound is in no table that inet_diag walks: it
+ * has no shutdown bits or queues to find (0).
+ */
+static int inet_diag(const struct fd_dump *f, struct inet_sk *s)
+{
+	int nl = sock_diag_open(f->pid), ret;
+
+	if (nl < 0) {
+		pr_perror("Task %d: can't open a sock_diag socket for fd %d", f->pid, f->fd);
+		return -1;
+	}
+	ret = diag_ask(nl, f->st->st_ino, s);
+	close(nl);
+	if (ret && errno == ENOENT && !s->bound && !s->connected)
+		return 0;
+	if (ret)
+		pr_perror("Task %d: can't ask the kernel about the %s socket of fd %d "
+			  "(%s; is inet_diag available?)", f->pid, s->name, f->fd, f->link);
+	return ret;
+}
+
+/* TCP's own view: its state, and a listener's queue and backlog. */
+static int tcp_state(const struct fd_dump *f, int sk, struct inet_sk *s)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(sk, IPPROTO_TCP, TCP_INFO, &ti, &len)) {
+		pr_perror("Task %d: can't read TCP_INFO of socket fd %d", f->pid, f->fd);
+		return -1;
+	}
+	s->state = ti.tcpi_state;
+	if (s->state == TCP_LISTEN) {
+		s->rqueue = ti.tcpi_unacked;	/* connections not accepted yet */
+		s->wqueue = ti.tcpi_sacked;	/* listen()'s backlog */
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------ dump */
+
+static int sk_read(const struct fd_dump *f, int sk, struct inet_sk *s)
+{
+	socklen_t len;
+
+	memset(s, 0, sizeof(*s));
+	if (sk_int(sk, SOL_SOCKET, SO_DOMAIN, &s->family) ||
+	    sk_int(sk, SOL_SOCKET, SO_TYPE, &s->type) ||
+	    sk_int(sk, SOL_SOCKET, SO_PROTOCOL, &s->proto)) {
+		pr_perror("Task %d: can't learn what socket fd %d is", f->pid, f->fd);
+		return -1;
+	}
+	len = sizeof(s->src);
+	if (getsockname(sk, (struct sockaddr *)&s->src, &len)) {
+		pr_perror("Task %d: can't read the address of socket fd %d", f->pid, f->fd);
+		return -1;
+	}
+	s->bound = !any_addr(&s->src);
+	len = sizeof(s->dst);
+	s->connected = !getpeername(sk, (struct sockaddr *)&s->dst, &len);
+	name_socket(s);
+	s->state = s->connected ? TCP_ESTABLISHED : TCP_CLOSE;
+	if (s->proto == IPPROTO_TCP && tcp_state(f, sk, s))
+		return -1;
+	return inet_diag(f, s);
+}
+
+static int refuse(const struct fd_dump *f, const struct inet_sk *s, const char *what,
+		  const char *why)
+{
+	pr_err("Task %d: fd %d is %s %s socket (%s)%s", f->pid, f->fd, what, s->name, f->link, why);
+	return -1;
+}
+
+/* Refuses, with one line, what can't be saved. */
+static int check_sk(const struct fd_dump *f, const struct inet_sk *s)
+{
+	char why[128];
+
+	if (s->proto == IPPROTO_TCP && s->state == TCP_LISTEN && s->rqueue) {
+		snprintf(why, sizeof(why), ", with %u connections queued but not accepted, "
+			 "which is not supported", s->rqueue);
+		return refuse(f, s, "a listening", why);
+	}
+	if (s->proto == IPPROTO_TCP && s->state == TCP_ESTABLISHED)
+		return refuse(f, s, "an established", ", a connection: dumping it needs "
+			      "--tcp-established, which criu does not support yet");
+	if (s->proto == IPPROTO_TCP && s->state != TCP_CLOSE && s->state != TCP_LISTEN) {
+		snprintf(why, sizeof(why), " in TCP state %d, a connection: dumping it needs "
+			 "--tcp-established, which criu does not support yet", s->state);
+		return refuse(f, s, "a", why);
+	}
+	if (s->proto == IPPROTO_UDP && s->rqueue)
+		return refuse(f, s, "a", ", with datagrams waiting to be read, which is not "
+			      "supported");
+	if (s->proto == IPPROTO_UDP && s->wqueue)
+		return refuse(f, s, "a", ", with data not sent yet (UDP_CORK), which is not "
+			      "supported");
+	return 0;
+}
+
+static int inet_check(const struct fd_dump *f)
+{
+	struct inet_sk s;
+	int sk, ret;
+
+	sk = ptrace_getfd(f->pid, f->fd);
+	if (sk < 0)
+		return -1;
+	ret = sk_read(f, sk, &s) || check_sk(f, &s) ? -1 : 0;
+	close(sk);
+	return ret;
+}
+
+static int copy_addr(const struct sockaddr_storage *ss, ProtobufCBinaryData *to,
+		     uint32_t *port)
+{
+	int p;
+	const void *a = addr_of(ss, &p);
+
+	to->len = ss->ss_family == AF_INET6 ? 16 : 4;
+	to->data = xmalloc(to->len);
+	if (!to->data)
+		return -1;
+	memcpy(to->data, a, to->len);
+	*port = p;
+	return 0;
+}
+
+static int fill_entry(const struct fd_dump *f, const struct inet_sk *s, InetSkEntry *e)
+{
+	e->ino = f->st->st_ino;
+	e->family = s->family;
+	e->type = s->type;
+	e->proto = s->proto;
+	e->state = s->state;
+	e->shutdown = s->shutdown;
+	if (s->bound && (e->has_src_addr = e->has_src_port = 1,
+			 copy_addr(&s->src, &e->src_addr, &e->src_port)))
+		return -1;
+	if (s->connected && (e->has_dst_addr = e->has_dst_port = 1,
+			     copy_addr(&s->dst, &e->dst_addr, &e->dst_port)))
+		return -1;
+	if (s->family == AF_INET6 && s->bound &&
+	    ((struct sockaddr_in6 *)&s->src)->sin6_scope_id) {
+		e->has_scope_id = 1;
+		e->scope_id = ((struct sockaddr_in6 *)&s->src)->sin6_scope_id;
+	}
+	if (s->state == TCP_LISTEN) {
+		e->has_backlog = 1;
+		e->backlog = s->wqueue;
+	}
+	return 0;
+}
+
+static int inet_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
+{
+	struct inet_sk s;
+	InetSkEntry *e;
+	int sk, ret = -1;
+
+	e = xzalloc(sizeof(*e));
+	if (!e)
+		return -1;
+	inet_sk_entry__init(e);
+	d->isk = e;
+	sk = ptrace_getfd(f->pid, f->fd);
+	if (sk < 0)
+		return -1;
+	/* checked before; the task is frozen since, but a peer outside may have sent */
+	if (sk_read(f, sk, &s) || check_sk(f, &s) || fill_entry(f, &s, e))
+		goto out;
+	ret = inet_opts_read(sk, e);
+	pr_debug("Task %d: fd %d: %s socket %lu, state %u, shutdown %u, %zu options",
+		 f->pid, f->fd, s.name, e->ino, e->state, e->shutdown, e->n_opts);
+out:
+	close(sk);
+	return ret;
+}
+
+static void inet_free(FileDesc *d)
+{
+	if (!d->isk)
+		return;
+	free(d->isk->src_addr.data);
+	free(d->isk->dst_addr.data);
+	inet_opts_free(d->isk);
+	free(d->isk);
+	d->isk = NULL;
+}
+
+/* ------------------------------------------------------------- restore */
+
+static int addr_ok(const InetSkEntry *e, int has, const ProtobufCBinaryData *a, int has_port,
+		   uint32_t port)
+{
+	if (!has)
+		return 1;
+	return a->len == (e->family == AF_INET6 ? 16u : 4u) && has_port && port <= 65535;
+}
+
+static int state_ok(const InetSkEntry *e)
+{
+	if (e->proto == IPPROTO_TCP)
+		return e->state == TCP_CLOSE || (e->state == TCP_LISTEN && e->has_src_addr &&
+						 e->has_backlog && e->backlog <= INT32_MAX);
+	return e->state == TCP_CLOSE || (e->state == TCP_ESTABLISHED && e->has_dst_addr);
+}
+
+static int inet_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
+{
+	const InetSkEntry *e = d->isk;
+
+	if (!e || (e->family != AF_INET && e->family != AF_INET6) ||
+	    !((e->type == SOCK_STREAM && e->proto == IPPROTO_TCP) ||
+	      (e->type == SOCK_DGRAM && e->proto == IPPROTO_UDP)) || !state_ok(e) ||
+	    !addr_ok(e, e->has_src_addr, &e->src_addr, e->has_src_port, e->src_port) ||
+	    !addr_ok(e, e->has_dst_addr, &e->dst_addr, e->has_dst_port, e->dst_port) ||
+	    e->shutdown > 3 || (e->bind_dev && strlen(e->bind_dev) >= IFNAMSIZ) ||
+	    inet_opts_validate(e)) {
+		pr_err("Task %d: image files.img has an invalid network socket #%u", pid, d->id);
+		return -1;
+	}
+	return 0;
+}
+
+static socklen_t make_addr(const InetSkEntry *e, const ProtobufCBinaryData *a, uint32_t port,
+			   struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (e->family == AF_INET6) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		s6->sin6_scope_id = e->scope_id;
+		memcpy(&s6->sin6_addr, a->data, 16);
+		return sizeof(*s6);
+	}
+	s4->sin_family = AF_INET;
+	s4->sin_port = htons(port);
+	memcpy(&s4->sin_addr, a->data, 4);
+	return sizeof(*s4);
+}
+
+/* "127.0.0.1:80" of an image's address, for messages */
+static void image_addr(const InetSkEntry *e, const ProtobufCBinaryData *a, uint32_t port,
+		       char *buf, size_t size)
+{
+	struct sockaddr_storage ss;
+
+	make_addr(e, a, port, &ss);
+	fmt_addr(&ss, buf, size);
+}
+
+static int bind_sk(int sk, const InetSkEntry *e)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = make_addr(e, &e->src_addr, e->src_port, &ss);
+
+	return bind(sk, (struct sockaddr *)&ss, len);
+}
+
+static int connect_sk(int sk, const InetSkEntry *e)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = make_addr(e, &e->dst_addr, e->dst_port, &ss);
+
+	return connect(sk, (struct sockaddr *)&ss, len);
+}
+
+static int shutdown_sk(int sk, const InetSkEntry *e)
+{
+	int how = (e->shutdown & 1 ? 1 : 0) + (e->shutdown & 2 ? 2 : 0);
+
+	if (!how)
+		return 0;
+	/* SHUT_RD 0, SHUT_WR 1, SHUT_RDWR 2; unconnected ones say ENOTCONN, but keep it */
+	if (shutdown(sk, how - 1) && errno != ENOTCONN)
+		return -1;
+	return 0;
+}
+
+static int setup_sk(pid_t pid, int sk, const FileDesc *d, const char *src)
+{
+	const InetSkEntry *e = d->isk;
+	char dst[INET6_ADDRSTRLEN + 16];
+
+	if (inet_opts_set(pid, sk, e))
+		return -1;
+	if (e->has_src_addr && bind_sk(sk, e)) {
+		pr_perror("Task %d: can't bind socket:[%lu] to %s", pid, e->ino, src);
+		return -1;
+	}
+	if (e->state == TCP_LISTEN && listen(sk, e->backlog)) {
+		pr_perror("Task %d: can't listen on socket:[%lu] (%s)", pid, e->ino, src);
+		return -1;
+	}
+	if (e->has_dst_addr && connect_sk(sk, e)) {
+		image_addr(e, &e->dst_addr, e->dst_port, dst, sizeof(dst));
+		pr_perror("Task %d: can't connect socket:[%lu] (%s) to %s", pid, e->ino, src, dst);
+		return -1;
+	}
+	if (shutdown_sk(sk, e)) {
+		pr_perror("Task %d: can't shut socket:[%lu] (%s) down as it was (%u)", pid, e->ino,
+			  src, e->shutdown);
+		return -1;
+	}
+	if (fcntl(sk, F_SETFL, d->flags & O_NONBLOCK)) {
+		pr_perror("Task %d: can't set the file flags of socket:[%lu]", pid, e->ino);
+		return -1;
+	}
+	return 0;
+}
+
+static int inet_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
+{
+	const InetSkEntry *e = d->isk;
+	char src[INET6_ADDRSTRLEN + 16] = "unbound";
+	int sk;
+
+	if (e->has_src_addr)
+		image_addr(e, &e->src_addr, e->src_port, src, sizeof(src));
+	sk = socket(e->family, e->type | SOCK_CLOEXEC, e->proto);
+	if (sk < 0) {
+		pr_perror("Task %d: can't create a %s socket for socket:[%lu]", pid,
+			  e->proto == IPPROTO_TCP ? "TCP" : "UDP", e->ino);
+		return -1;
+	}
+	if (setup_sk(pid, sk, d, src)) {
+		close(sk);
+		return -1;
+	}
+	return sk;
+}
+
+/* Made in the tree's network namespace, when it has one. */
+static int inet_in_tree_ns(const FileDesc *d)
+{
+	return 1;
+}
+
+const struct file_kind fk_inet = {
+	.name = "network socket",
+	.kind = FILE_KIND__FILE_INET,
+	.match = inet_match,
+	.match_fd = inet_match_fd,
+	.check = inet_check,
+	.dump = inet_dump,
+	.free = inet_free,
+	.validate = inet_validate,
+	.open = inet_open,
+	.in_tree_ns = inet_in_tree_ns,
+};
