@@ -60,7 +60,8 @@ struct inet_sk {
 	uint32_t rqueue, wqueue;	/* a listener: connections queued, backlog */
 	struct sockaddr_storage src, dst;
 	int bound, connected;
-	char name[2 * (INET6_ADDRSTRLEN + 16) + 32];	/* "TCP 127.0.0.1:80 -> ..." */
+	char proto_name[8];				/* "TCP", "UDPv6" */
+	char name[2 * (INET6_ADDRSTRLEN + 16) + 8];	/* "127.0.0.1:80 -> ..." */
 };
 
 /* ------------------------------------------------------ what it is */
@@ -120,9 +121,9 @@ static void name_socket(struct inet_sk *s)
 
 	if (s->bound)
 		fmt_addr(&s->src, src, sizeof(src));
-	len = snprintf(s->name, sizeof(s->name), "%s%s %s",
-		       s->proto == IPPROTO_TCP ? "TCP" : "UDP",
-		       s->family == AF_INET6 ? "v6" : "", src);
+	snprintf(s->proto_name, sizeof(s->proto_name), "%s%s",
+		 s->proto == IPPROTO_TCP ? "TCP" : "UDP", s->family == AF_INET6 ? "v6" : "");
+	len = snprintf(s->name, sizeof(s->name), "%s", src);
 	if (s->connected && len < (int)sizeof(s->name)) {
 		fmt_addr(&s->dst, dst, sizeof(dst));
 		snprintf(s->name + len, sizeof(s->name) - len, " -> %s", dst);
@@ -229,7 +230,7 @@ static int inet_diag(const struct fd_dump *f, struct inet_sk *s)
 		return 0;
 	if (ret)
 		pr_perror("Task %d: can't ask the kernel about the %s socket of fd %d "
-			  "(%s; is inet_diag available?)", f->pid, s->name, f->fd, f->link);
+			  "(%s; is inet_diag available?)", f->pid, s->proto_name, f->fd, f->link);
 	return ret;
 }
 
@@ -282,7 +283,8 @@ static int sk_read(const struct fd_dump *f, int sk, struct inet_sk *s)
 static int refuse(const struct fd_dump *f, const struct inet_sk *s, const char *what,
 		  const char *why)
 {
-	pr_err("Task %d: fd %d is %s %s socket (%s)%s", f->pid, f->fd, what, s->name, f->link, why);
+	pr_err("Task %d: fd %d is %s %s socket %s (%s)%s", f->pid, f->fd, what, s->proto_name,
+	       s->name, f->link, why);
 	return -1;
 }
 
@@ -292,8 +294,8 @@ static int check_sk(const struct fd_dump *f, const struct inet_sk *s)
 	char why[128];
 
 	if (s->proto == IPPROTO_TCP && s->state == TCP_LISTEN && s->rqueue) {
-		snprintf(why, sizeof(why), ", with %u connections queued but not accepted, "
-			 "which is not supported", s->rqueue);
+		snprintf(why, sizeof(why), ", with %u connection%s queued but not accepted, "
+			 "which is not supported", s->rqueue, s->rqueue == 1 ? "" : "s");
 		return refuse(f, s, "a listening", why);
 	}
 	if (s->proto == IPPROTO_TCP && s->state == TCP_ESTABLISHED)
@@ -385,8 +387,8 @@ static int inet_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 	if (sk_read(f, sk, &s) || check_sk(f, &s) || fill_entry(f, &s, e))
 		goto out;
 	ret = inet_opts_read(sk, e);
-	pr_debug("Task %d: fd %d: %s socket %lu, state %u, shutdown %u, %zu options",
-		 f->pid, f->fd, s.name, e->ino, e->state, e->shutdown, e->n_opts);
+	pr_debug("Task %d: fd %d: %s socket %s %lu, state %u, shutdown %u, %zu options",
+		 f->pid, f->fd, s.proto_name, s.name, e->ino, e->state, e->shutdown, e->n_opts);
 out:
 	close(sk);
 	return ret;
