@@ -83,6 +83,7 @@ static void usage(FILE *f)
 "  --ext-unix-sk[=INO,...] dump: unix datagram sockets may be connected outside the\n"
 "                          tree (INO: only these); restore connects them again\n"
 "  --external unix[INO]    the same as --ext-unix-sk=INO\n"
+"  --tcp-established       dump: TCP connections too (TCP_REPAIR), restored as they were\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -110,6 +111,7 @@ enum {
 	OPT_ROOT,
 	OPT_EXT_MOUNT_MAP,
 	OPT_EXT_UNIX_SK,
+	OPT_TCP_ESTABLISHED,
 };
 
 static const struct option long_opts[] = {
@@ -142,6 +144,7 @@ static const struct option long_opts[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "ext-mount-map", required_argument, NULL, OPT_EXT_MOUNT_MAP },
 	{ "ext-unix-sk", optional_argument, NULL, OPT_EXT_UNIX_SK },
+	{ "tcp-established", no_argument, NULL, OPT_TCP_ESTABLISHED },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -403,6 +406,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_EXT_UNIX_SK:
 			if (add_ext_unix_sk(o, optarg))
 				return -1;
+			break;
+		case OPT_TCP_ESTABLISHED:
+			o->tcp_established = 1;
 			break;
 		case OPT_VETH_PAIR:
 			if (add_veth_pair(o, optarg))

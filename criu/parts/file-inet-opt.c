@@ -22,8 +22,8 @@
 #include "core/util.h"
 #include "parts/file-inet.h"
 
-/* Which sockets an option is for. */
-enum { ANY, V4, V6, TCP, UDP };
+/* Which sockets an option is for (multicast: datagram ones only). */
+enum { ANY, V4, V6, TCP, UDP, V4_UDP, V6_UDP };
 
 struct int_opt {
 	int level, name, scope;
@@ -60,16 +60,16 @@ static const struct int_opt int_opts[] = {
 	OPT(IPPROTO_IP, IP_RECVTOS, V4),
 	OPT(IPPROTO_IP, IP_RECVTTL, V4),
 	OPT(IPPROTO_IP, IP_MTU_DISCOVER, V4),
-	OPT(IPPROTO_IP, IP_MULTICAST_TTL, V4),
-	OPT(IPPROTO_IP, IP_MULTICAST_LOOP, V4),
+	OPT(IPPROTO_IP, IP_MULTICAST_TTL, V4_UDP),
+	OPT(IPPROTO_IP, IP_MULTICAST_LOOP, V4_UDP),
 	OPT(IPPROTO_IPV6, IPV6_TCLASS, V6),
 	OPT(IPPROTO_IPV6, IPV6_UNICAST_HOPS, V6),
 	OPT(IPPROTO_IPV6, IPV6_RECVERR, V6),
 	OPT(IPPROTO_IPV6, IPV6_RECVPKTINFO, V6),
 	OPT(IPPROTO_IPV6, IPV6_RECVTCLASS, V6),
 	OPT(IPPROTO_IPV6, IPV6_MTU_DISCOVER, V6),
-	OPT(IPPROTO_IPV6, IPV6_MULTICAST_HOPS, V6),
-	OPT(IPPROTO_IPV6, IPV6_MULTICAST_LOOP, V6),
+	OPT(IPPROTO_IPV6, IPV6_MULTICAST_HOPS, V6_UDP),
+	OPT(IPPROTO_IPV6, IPV6_MULTICAST_LOOP, V6_UDP),
 	OPT(IPPROTO_TCP, TCP_NODELAY, TCP),
 	OPT(IPPROTO_TCP, TCP_CORK, TCP),
 	OPT(IPPROTO_TCP, TCP_KEEPIDLE, TCP),
@@ -94,6 +94,8 @@ static int applies(const struct int_opt *o, const InetSkEntry *e)
 	case V6: return e->family == AF_INET6;
 	case TCP: return e->proto == IPPROTO_TCP;
 	case UDP: return e->proto == IPPROTO_UDP;
+	case V4_UDP: return e->family == AF_INET && e->proto == IPPROTO_UDP;
+	case V6_UDP: return e->family == AF_INET6 && e->proto == IPPROTO_UDP;
 	default: return 1;
 	}
 }

@@ -280,6 +280,16 @@ static int sk_read(const struct fd_dump *f, int sk, struct inet_sk *s)
 	return inet_diag(f, s);
 }
 
+static const char *tcp_state_name(int state)
+{
+	static const char *const names[] = {
+		[2] = "SYN_SENT", [3] = "SYN_RECV", [4] = "FIN_WAIT1", [5] = "FIN_WAIT2",
+		[6] = "TIME_WAIT", [8] = "CLOSE_WAIT", [9] = "LAST_ACK", [11] = "CLOSING",
+	};
+
+	return state >= 0 && state < (int)ARRAY_SIZE(names) && names[state] ? names[state] : "?";
+}
+
 static int refuse(const struct fd_dump *f, const struct inet_sk *s, const char *what,
 		  const char *why)
 {
@@ -298,12 +308,15 @@ static int check_sk(const struct fd_dump *f, const struct inet_sk *s)
 			 "which is not supported", s->rqueue, s->rqueue == 1 ? "" : "s");
 		return refuse(f, s, "a listening", why);
 	}
-	if (s->proto == IPPROTO_TCP && s->state == TCP_ESTABLISHED)
-		return refuse(f, s, "an established", ", a connection: dumping it needs "
-			      "--tcp-established, which criu does not support yet");
-	if (s->proto == IPPROTO_TCP && s->state != TCP_CLOSE && s->state != TCP_LISTEN) {
-		snprintf(why, sizeof(why), " in TCP state %d, a connection: dumping it needs "
-			 "--tcp-established, which criu does not support yet", s->state);
+	if (s->proto == IPPROTO_TCP && s->state == TCP_ESTABLISHED &&
+	    !(f->opts && f->opts->tcp_established))
+		return refuse(f, s, "an established", ", a connection: dump it with "
+			      "--tcp-established");
+	/* half-closed, closing, connecting: no way to rebuild them yet */
+	if (s->proto == IPPROTO_TCP && s->state != TCP_CLOSE && s->state != TCP_LISTEN &&
+	    s->state != TCP_ESTABLISHED) {
+		snprintf(why, sizeof(why), " in TCP state %d (%s), a connection not established, "
+			 "which is not supported", s->state, tcp_state_name(s->state));
 		return refuse(f, s, "a", why);
 	}
 	if (s->proto == IPPROTO_UDP && s->rqueue)
@@ -387,6 +400,8 @@ static int inet_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 	if (sk_read(f, sk, &s) || check_sk(f, &s) || fill_entry(f, &s, e))
 		goto out;
 	ret = inet_opts_read(sk, e);
+	if (!ret && s.proto == IPPROTO_TCP && s.state == TCP_ESTABLISHED)
+		ret = tcp_conn_dump(f->pid, f->fd, sk, e);
 	pr_debug("Task %d: fd %d: %s socket %s %lu, state %u, shutdown %u, %zu options",
 		 f->pid, f->fd, s.proto_name, s.name, e->ino, e->state, e->shutdown, e->n_opts);
 out:
@@ -401,6 +416,7 @@ static void inet_free(FileDesc *d)
 	free(d->isk->src_addr.data);
 	free(d->isk->dst_addr.data);
 	inet_opts_free(d->isk);
+	tcp_conn_free(d->isk);
 	free(d->isk);
 	d->isk = NULL;
 }
@@ -417,27 +433,13 @@ static int addr_ok(const InetSkEntry *e, int has, const ProtobufCBinaryData *a, 
 
 static int state_ok(const InetSkEntry *e)
 {
+	if (!tcp_conn_validate(e))
+		return 0;
 	if (e->proto == IPPROTO_TCP)
-		return e->state == TCP_CLOSE || (e->state == TCP_LISTEN && e->has_src_addr &&
-						 e->has_backlog && e->backlog <= INT32_MAX);
+		return e->state == TCP_CLOSE || e->conn ||
+		       (e->state == TCP_LISTEN && e->has_src_addr && e->has_backlog &&
+			e->backlog <= INT32_MAX);
 	return e->state == TCP_CLOSE || (e->state == TCP_ESTABLISHED && e->has_dst_addr);
-}
-
-static int inet_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
-{
-	const InetSkEntry *e = d->isk;
-
-	if (!e || (e->family != AF_INET && e->family != AF_INET6) ||
-	    !((e->type == SOCK_STREAM && e->proto == IPPROTO_TCP) ||
-	      (e->type == SOCK_DGRAM && e->proto == IPPROTO_UDP)) || !state_ok(e) ||
-	    !addr_ok(e, e->has_src_addr, &e->src_addr, e->has_src_port, e->src_port) ||
-	    !addr_ok(e, e->has_dst_addr, &e->dst_addr, e->has_dst_port, e->dst_port) ||
-	    e->shutdown > 3 || (e->bind_dev && strlen(e->bind_dev) >= IFNAMSIZ) ||
-	    inet_opts_validate(e)) {
-		pr_err("Task %d: image files.img has an invalid network socket #%u", pid, d->id);
-		return -1;
-	}
-	return 0;
 }
 
 static socklen_t make_addr(const InetSkEntry *e, const ProtobufCBinaryData *a, uint32_t port,
@@ -470,6 +472,32 @@ static void image_addr(const InetSkEntry *e, const ProtobufCBinaryData *a, uint3
 	fmt_addr(&ss, buf, size);
 }
 
+static int inet_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
+{
+	char src[INET6_ADDRSTRLEN + 16], dst[INET6_ADDRSTRLEN + 16];
+	const InetSkEntry *e = d->isk;
+
+	if (!e || (e->family != AF_INET && e->family != AF_INET6) ||
+	    !((e->type == SOCK_STREAM && e->proto == IPPROTO_TCP) ||
+	      (e->type == SOCK_DGRAM && e->proto == IPPROTO_UDP)) || !state_ok(e) ||
+	    !addr_ok(e, e->has_src_addr, &e->src_addr, e->has_src_port, e->src_port) ||
+	    !addr_ok(e, e->has_dst_addr, &e->dst_addr, e->has_dst_port, e->dst_port) ||
+	    e->shutdown > 3 || (e->bind_dev && strlen(e->bind_dev) >= IFNAMSIZ) ||
+	    inet_opts_validate(e)) {
+		pr_err("Task %d: image files.img has an invalid network socket #%u", pid, d->id);
+		return -1;
+	}
+	/* as CRIU: the restore is asked for connections too */
+	if (e->conn && !(rc->opts && rc->opts->tcp_established)) {
+		image_addr(e, &e->src_addr, e->src_port, src, sizeof(src));
+		image_addr(e, &e->dst_addr, e->dst_port, dst, sizeof(dst));
+		pr_err("Task %d: the images hold the TCP connection %s -> %s (socket:[%lu]): "
+		       "restore it with --tcp-established", pid, src, dst, e->ino);
+		return -1;
+	}
+	return 0;
+}
+
 static int bind_sk(int sk, const InetSkEntry *e)
 {
 	struct sockaddr_storage ss;
@@ -484,6 +512,15 @@ static int connect_sk(int sk, const InetSkEntry *e)
 	socklen_t len = make_addr(e, &e->dst_addr, e->dst_port, &ss);
 
 	return connect(sk, (struct sockaddr *)&ss, len);
+}
+
+static int connection(pid_t pid, int sk, const InetSkEntry *e)
+{
+	struct sockaddr_storage src, dst;
+	socklen_t len = make_addr(e, &e->src_addr, e->src_port, &src);
+
+	make_addr(e, &e->dst_addr, e->dst_port, &dst);
+	return tcp_conn_restore(pid, sk, e, (struct sockaddr *)&src, (struct sockaddr *)&dst, len);
 }
 
 static int shutdown_sk(int sk, const InetSkEntry *e)
@@ -505,7 +542,9 @@ static int setup_sk(pid_t pid, int sk, const FileDesc *d, const char *src)
 
 	if (inet_opts_set(pid, sk, e))
 		return -1;
-	if (e->has_src_addr && bind_sk(sk, e)) {
+	if (e->conn && connection(pid, sk, e))
+		return -1;
+	if (!e->conn && e->has_src_addr && bind_sk(sk, e)) {
 		pr_perror("Task %d: can't bind socket:[%lu] to %s", pid, e->ino, src);
 		return -1;
 	}
@@ -513,7 +552,7 @@ static int setup_sk(pid_t pid, int sk, const FileDesc *d, const char *src)
 		pr_perror("Task %d: can't listen on socket:[%lu] (%s)", pid, e->ino, src);
 		return -1;
 	}
-	if (e->has_dst_addr && connect_sk(sk, e)) {
+	if (!e->conn && e->has_dst_addr && connect_sk(sk, e)) {
 		image_addr(e, &e->dst_addr, e->dst_port, dst, sizeof(dst));
 		pr_perror("Task %d: can't connect socket:[%lu] (%s) to %s", pid, e->ino, src, dst);
 		return -1;
@@ -565,6 +604,7 @@ const struct file_kind fk_inet = {
 	.check = inet_check,
 	.dump = inet_dump,
 	.free = inet_free,
+	.after_dump = tcp_conn_after_dump,
 	.validate = inet_validate,
 	.open = inet_open,
 	.in_tree_ns = inet_in_tree_ns,

@@ -68,6 +68,11 @@ struct file_kind {
 	int (*dump_done)(struct file_ref *files, size_t n);
 	/* frees what dump allocated in @d */
 	void (*free)(FileDesc *d);
+	/*
+	 * dump, once the tree's fate is known (part.h's after_dump): @runs,
+	 * it goes on; else it was killed after a complete checkpoint
+	 */
+	void (*after_dump)(int runs);
 
 	/* restore: check the image's description before anything is created */
 	int (*validate)(struct rst_ctx *rc, pid_t pid, const FileDesc *d);

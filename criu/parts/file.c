@@ -457,6 +457,16 @@ out:
 	return ret;
 }
 
+/* The tree goes on or is gone: kinds let go of what held it (TCP repair mode). */
+static void fdinfo_after_dump(struct dump_ctx *dc, int runs)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (kinds[i]->after_dump)
+			kinds[i]->after_dump(runs);
+}
+
 /* ------------------------------------------------------------- restore */
 
 struct rfile {
@@ -983,6 +993,7 @@ static void fdinfo_release_tree(struct rst_ctx *rc)
 const struct part part_fdinfo = {
 	.name = "fdinfo",
 	.id = PART_FDINFO,
+	.after_dump = fdinfo_after_dump,
 	.check = fdinfo_check,
 	.dump = fdinfo_dump,
 	.dump_tree = fdinfo_dump_tree,

@@ -52,7 +52,7 @@ struct rule {
 #define MNTNS	"is not implemented (Documentation/mounts.md says what is)"
 #define CGROUPS	"criu keeps its own set of cgroup properties; other sets and cgroup yards " \
 		"are not supported"
-#define TCP	"TCP connections are not dumped yet"
+#define TCP	"of the TCP options only tcp_established is supported yet"
 #define ITER	"iterative dumps need dirty-page tracking, not there yet"
 #define TLS	"the page server and its TLS are not implemented"
 #define UNIXEXT	"unix sockets connected outside the tree are taken only on the command " \
@@ -451,7 +451,8 @@ static const struct rule rules[] = {
 	{ "pid", "tree", HONOURED, NULL, 0, set_pid, conf_pid, NULL },
 	{ "leave_running", "leave-running", HONOURED, NULL, AT(o.leave_running), NULL, NULL, NULL },
 	{ "ext_unix_sk", "ext-unix-sk", REFUSED, UNIXEXT, 0, NULL, NULL, NULL },
-	{ "tcp_established", "tcp-established", REFUSED, TCP, 0, NULL, NULL, NULL },
+	{ "tcp_established", "tcp-established", HONOURED, NULL, AT(o.tcp_established), NULL, NULL,
+	  NULL },
 	{ "evasive_devices", "evasive-devices", ACCEPTED,
 	  "a device is reopened by its path; with the path gone the restore fails, evasive or not",
 	  0, NULL, NULL, NULL },
