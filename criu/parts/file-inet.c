@@ -181,24 +181,53 @@ static int diag_parse(struct nlmsghdr *h, int len, uint32_t ino, struct inet_sk 
 	return 2;	/* more to read */
 }
 
+static void diag_addr(__be32 *to, const struct sockaddr_storage *ss, __be16 *port)
+{
+	int p;
+	const void *a = addr_of(ss, &p);
+
+	memcpy(to, a, ss->ss_family == AF_INET6 ? 16 : 4);
+	*port = htons(p);
+}
+
 /*
- * The socket's entry in a dump of its family and protocol (a socket that
- * is not bound or connected has no tuple an exact lookup could find).
+ * The socket's 4-tuple for an exact lookup. The kernel looks a TCP socket
+ * up as the receiver of a packet from idiag_dst to idiag_src, a UDP one
+ * as the receiver of one from idiag_src to idiag_dst.
  */
-static int diag_ask(int nl, uint32_t ino, struct inet_sk *s)
+static void diag_tuple(struct inet_diag_sockid *id, const struct inet_sk *s)
+{
+	int tcp = s->proto == IPPROTO_TCP;
+
+	diag_addr(tcp ? id->idiag_src : id->idiag_dst, &s->src,
+		  tcp ? &id->idiag_sport : &id->idiag_dport);
+	if (s->connected)
+		diag_addr(tcp ? id->idiag_dst : id->idiag_src, &s->dst,
+			  tcp ? &id->idiag_dport : &id->idiag_sport);
+	id->idiag_cookie[0] = id->idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+}
+
+/*
+ * The socket's entry: looked up by its addresses (@exact: one answer, maybe
+ * another socket's, such as a listener sharing the port), or found in a
+ * dump of its family and protocol.
+ */
+static int diag_ask(int nl, uint32_t ino, struct inet_sk *s, int exact)
 {
 	struct {
 		struct nlmsghdr h;
 		struct inet_diag_req_v2 r;
 	} req = {
 		.h = { .nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
-		       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		       .nlmsg_flags = NLM_F_REQUEST | (exact ? 0 : NLM_F_DUMP) },
 		.r = { .sdiag_family = s->family, .sdiag_protocol = s->proto,
 		       .idiag_states = ~0U },
 	};
 	static char buf[64 << 10];
 	int len, ret = 2;
 
+	if (exact)
+		diag_tuple(&req.r.id, s);
 	if (send(nl, &req, sizeof(req), 0) != sizeof(req))
 		return -1;
 	while (ret == 2) {
@@ -206,6 +235,8 @@ static int diag_ask(int nl, uint32_t ino, struct inet_sk *s)
 		if (len <= 0)
 			return -1;
 		ret = diag_parse((struct nlmsghdr *)buf, len, ino, s);
+		if (exact && ret != 1)
+			return -1;
 	}
 	if (ret == 0)
 		errno = ENOENT;
@@ -224,7 +255,9 @@ static int inet_diag(const struct fd_dump *f, struct inet_sk *s)
 		pr_perror("Task %d: can't open a sock_diag socket for fd %d", f->pid, f->fd);
 		return -1;
 	}
-	ret = diag_ask(nl, f->st->st_ino, s);
+	/* the lookup by address is one answer; the dump walks every socket */
+	ret = s->bound && !diag_ask(nl, f->st->st_ino, s, 1) ? 0 :
+	      diag_ask(nl, f->st->st_ino, s, 0);
 	close(nl);
 	if (ret && errno == ENOENT && !s->bound && !s->connected)
 		return 0;
