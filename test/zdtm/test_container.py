@@ -703,8 +703,7 @@ def mount_view(pid: int) -> list[tuple[str, str, str, str]]:
 
 
 # The container's init: the counter alone, or with the server on its
-# listening unix socket (issue 15: refused until then, and that round trip
-# skips with criu's line). The counter on the /dev/shm tmpfs tells a
+# listening unix socket. The counter on the /dev/shm tmpfs tells a
 # restore from a restart.
 SERVICES = {
     "counter": ["/usr/bin/ctr-service", "--socket", "none"],
