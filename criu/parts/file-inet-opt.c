@@ -273,5 +273,10 @@ int inet_opts_set(pid_t pid, int sk, const InetSkEntry *e)
 		pr_perror("Task %d: can't set the buffers or SO_LINGER of socket:[%lu]", pid, e->ino);
 		return -1;
 	}
+	return 0;
+}
+
+int inet_opts_set_late(pid_t pid, int sk, const InetSkEntry *e)
+{
 	return set_strings(pid, sk, e);
 }

@@ -23,8 +23,11 @@
  *
  * Restore: the task that holds the socket makes it, in its own network
  * namespace (a socket several tasks share: criu, or the tree's root once it
- * made the tree's namespaces): socket(), the options, bind(), listen() or
- * connect(), shutdown(). The options come before bind(): SO_REUSEADDR
+ * made the tree's namespaces): socket() and the options. The namespace
+ * gets its links, addresses and routes later (ns-net.c, once every task
+ * waits): then criu, through its own reference to the socket, binds it,
+ * listens or connects, and shuts it down as it was (inet_finish()). The
+ * options come before bind(): SO_REUSEADDR
  * lets a listener take its port again while connections it accepted
  * linger in TIME_WAIT (as a restore on the same host finds them), as it
  * let the dumped one; a listener without it can't, there, until they are
@@ -568,12 +571,12 @@ static int shutdown_sk(int sk, const InetSkEntry *e)
 	return 0;
 }
 
-static int setup_sk(pid_t pid, int sk, const FileDesc *d, const char *src)
+/* Where it is bound, listens or is connected to, and its shutdown bits. */
+static int place_sk(pid_t pid, int sk, const InetSkEntry *e, const char *src)
 {
-	const InetSkEntry *e = d->isk;
 	char dst[INET6_ADDRSTRLEN + 16];
 
-	if (inet_opts_set(pid, sk, e))
+	if (inet_opts_set_late(pid, sk, e))
 		return -1;
 	if (e->conn && connection(pid, sk, e))
 		return -1;
@@ -595,32 +598,54 @@ static int setup_sk(pid_t pid, int sk, const FileDesc *d, const char *src)
 			  src, e->shutdown);
 		return -1;
 	}
-	if (fcntl(sk, F_SETFL, d->flags & O_NONBLOCK)) {
-		pr_perror("Task %d: can't set the file flags of socket:[%lu]", pid, e->ino);
-		return -1;
-	}
 	return 0;
 }
 
+/* The socket, in its namespace, with its options; placed later (inet_finish()). */
 static int inet_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const InetSkEntry *e = d->isk;
-	char src[INET6_ADDRSTRLEN + 16] = "unbound";
 	int sk;
 
-	if (e->has_src_addr)
-		image_addr(e, &e->src_addr, e->src_port, src, sizeof(src));
 	sk = socket(e->family, e->type | SOCK_CLOEXEC, e->proto);
 	if (sk < 0) {
 		pr_perror("Task %d: can't create a %s socket for socket:[%lu]", pid,
 			  e->proto == IPPROTO_TCP ? "TCP" : "UDP", e->ino);
 		return -1;
 	}
-	if (setup_sk(pid, sk, d, src)) {
-		close(sk);
-		return -1;
+	if (inet_opts_set(pid, sk, e))
+		goto err;
+	if (fcntl(sk, F_SETFL, d->flags & O_NONBLOCK)) {
+		pr_perror("Task %d: can't set the file flags of socket:[%lu]", pid, e->ino);
+		goto err;
 	}
 	return sk;
+err:
+	close(sk);
+	return -1;
+}
+
+/*
+ * In criu, once the tree's network namespace has its links, addresses and
+ * routes (a socket of a namespace of the tree's own is made before they
+ * are): bound, listening, connected, through criu's reference to fd @fd
+ * of task @host_pid.
+ */
+static int inet_finish(struct rst_ctx *rc, pid_t pid, pid_t host_pid, int fd,
+		       const FileDesc *d)
+{
+	const InetSkEntry *e = d->isk;
+	char src[INET6_ADDRSTRLEN + 16] = "unbound";
+	int sk, ret;
+
+	if (e->has_src_addr)
+		image_addr(e, &e->src_addr, e->src_port, src, sizeof(src));
+	sk = ptrace_getfd(host_pid, fd);
+	if (sk < 0)
+		return -1;
+	ret = place_sk(pid, sk, e, src);
+	close(sk);
+	return ret;
 }
 
 /* Made in the tree's network namespace, when it has one. */
@@ -640,5 +665,6 @@ const struct file_kind fk_inet = {
 	.after_dump = tcp_conn_after_dump,
 	.validate = inet_validate,
 	.open = inet_open,
+	.finish = inet_finish,
 	.in_tree_ns = inet_in_tree_ns,
 };

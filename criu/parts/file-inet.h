@@ -16,8 +16,10 @@ int inet_opts_read(int sk, InetSkEntry *e);
 void inet_opts_free(InetSkEntry *e);
 /* an image's options are all of the table and of its kind of socket */
 int inet_opts_validate(const InetSkEntry *e);
-/* set on a new socket, before it is bound; -1 logged */
+/* set on a new socket, in its task; -1 logged */
 int inet_opts_set(pid_t pid, int sk, const InetSkEntry *e);
+/* SO_BINDTODEVICE (its link may come later) and TCP_CONGESTION, right before bind() */
+int inet_opts_set_late(pid_t pid, int sk, const InetSkEntry *e);
 
 /*
  * --tcp-established: @sk (criu's reference to fd @fd of task @pid) goes

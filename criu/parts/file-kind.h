@@ -93,6 +93,13 @@ struct file_kind {
 	 */
 	pid_t (*installer)(const FileDesc *d);
 	int (*install)(pid_t pid, int fd, const FileDesc *d);
+	/*
+	 * restore, in criu, once every namespace of the tree is filled (the
+	 * network namespace's links and routes): what can't be done before,
+	 * from outside, on fd @fd of task @pid (@host_pid in criu's view),
+	 * once per description, by the first task that holds it
+	 */
+	int (*finish)(struct rst_ctx *rc, pid_t pid, pid_t host_pid, int fd, const FileDesc *d);
 	/* criu opens it in a helper inside the tree's time namespace */
 	int task_clocks;
 	/*

@@ -474,6 +474,7 @@ struct rfile {
 	pid_t last;		/* the last task counted in users */
 	int users;		/* how many tasks */
 	int inherited;		/* criu's fd, inherited by every task; -1: none */
+	int finished;		/* its kind's finish() ran */
 };
 
 struct rtable {
@@ -966,6 +967,28 @@ out:
 	return ret;
 }
 
+/* In criu, the namespaces filled: what the kinds finish from outside (sockets' addresses). */
+static int fdinfo_final(struct rst_ctx *rc, struct rtask *t)
+{
+	struct rfiles *rf = rc->shared[PART_FDINFO];
+	FdinfoEntry *e = t->img[PART_FDINFO];
+	const struct file_kind *k;
+	struct rfile *f;
+	size_t i;
+
+	for (i = 0; e && i < e->n_fds; i++) {
+		f = &rf->f[e->fds[i]->file_id];
+		k = kind_of_desc(rf->img->files[e->fds[i]->file_id]);
+		if (!k->finish || f->finished || f->first != (pid_t)t->pid)
+			continue;
+		f->finished = 1;
+		if (k->finish(rc, t->pid, t->host_pid, e->fds[i]->fd,
+			      rf->img->files[e->fds[i]->file_id]))
+			return -1;
+	}
+	return 0;
+}
+
 static void fdinfo_release(struct rtask *t)
 {
 	t->img[PART_FDINFO] = NULL;	/* the tree's table owns it */
@@ -1002,6 +1025,7 @@ const struct part part_fdinfo = {
 	.prefork = fdinfo_prefork,
 	.early = fdinfo_early,
 	.child = fdinfo_child,
+	.final = fdinfo_final,
 	.release = fdinfo_release,
 	.release_tree = fdinfo_release_tree,
 };

@@ -7,6 +7,8 @@
 #define SK_INET_LIB_H
 
 #include <arpa/inet.h>
+#include <poll.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -85,6 +87,57 @@ static inline void same_name(int sk, const union addr *want, const char *what)
 
 	if (getsockname(sk, &a.sa, &len) || len != addr_len(want) || memcmp(&a, want, len))
 		fail("%s is not bound where it was", what);
+}
+
+/*
+ * Streams of bytes both sides know: byte i of stream @salt is pattern(i,
+ * salt) (test_inet_sk.py's peer computes the same).
+ */
+static inline size_t min_sz(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+static inline unsigned char pattern(size_t i, int salt)
+{
+	return (unsigned char)(i * 31 + (i >> 8) + salt);
+}
+
+static inline void write_all(int fd, size_t from, size_t n, int salt, const char *what)
+{
+	unsigned char buf[4096];
+	size_t i, k;
+	ssize_t w;
+
+	for (i = from; i < from + n; i += k) {
+		k = min_sz(sizeof(buf), from + n - i);
+		for (size_t j = 0; j < k; j++)
+			buf[j] = pattern(i + j, salt);
+		w = write(fd, buf, k);
+		if (w != (ssize_t)k)
+			fail_errno("%s: write", what);
+	}
+}
+
+/* Reads @n bytes of the stream from offset @from, each as the pattern says. */
+static inline void read_check(int fd, size_t from, size_t n, int salt, const char *what)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	unsigned char buf[4096];
+	size_t got = 0, j;
+	ssize_t r;
+
+	while (got < n) {
+		if (poll(&p, 1, 5000) != 1)
+			fail("%s: %zu of %zu bytes came", what, got, n);
+		r = read(fd, buf, min_sz(sizeof(buf), n - got));
+		if (r <= 0)
+			fail_errno("%s: read after %zu of %zu bytes", what, got, n);
+		for (j = 0; j < (size_t)r; j++)
+			if (buf[j] != pattern(from + got + j, salt))
+				fail("%s: byte %zu is not the one sent", what, from + got + j);
+		got += r;
+	}
 }
 
 #endif
