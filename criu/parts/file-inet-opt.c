@@ -20,7 +20,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/file-inet.h"
+#include "parts/file-inet-opt.h"
 
 /* Which sockets an option is for (multicast: datagram ones only). */
 enum { ANY, V4, V6, TCP, UDP, V4_UDP, V6_UDP };

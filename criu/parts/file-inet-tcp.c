@@ -38,7 +38,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/file-inet.h"
+#include "parts/file-inet-tcp.h"
 
 #define REPAIR_ON		1
 #define REPAIR_OFF		0

@@ -51,7 +51,8 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/file-inet.h"
+#include "parts/file-inet-opt.h"
+#include "parts/file-inet-tcp.h"
 #include "parts/file-kind.h"
 #include "parts/file-unix-sk.h"
 #include "task/ptrace.h"

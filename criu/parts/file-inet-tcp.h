@@ -1,25 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef CRIU_PARTS_FILE_INET_H
-#define CRIU_PARTS_FILE_INET_H
+#ifndef CRIU_PARTS_FILE_INET_TCP_H
+#define CRIU_PARTS_FILE_INET_TCP_H
 
 /*
- * TCP and UDP sockets: file-inet.c saves and reopens them, file-inet-opt.c
- * their socket options, file-inet-tcp.c established connections.
+ * Established TCP connections through TCP_REPAIR (file-inet-tcp.c), for
+ * file-inet.c, which saves and reopens the sockets.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
 
 #include "fdinfo.pb-c.h"
-
-/* every option of @e's kind of socket, into @e; -1 logged */
-int inet_opts_read(int sk, InetSkEntry *e);
-void inet_opts_free(InetSkEntry *e);
-/* an image's options are all of the table and of its kind of socket */
-int inet_opts_validate(const InetSkEntry *e);
-/* set on a new socket, in its task; -1 logged */
-int inet_opts_set(pid_t pid, int sk, const InetSkEntry *e);
-/* SO_BINDTODEVICE (its link may come later) and TCP_CONGESTION, right before bind() */
-int inet_opts_set_late(pid_t pid, int sk, const InetSkEntry *e);
 
 /*
  * --tcp-established: @sk (criu's reference to fd @fd of task @pid) goes
