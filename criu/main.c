@@ -84,6 +84,8 @@ static void usage(FILE *f)
 "                          tree (INO: only these); restore connects them again\n"
 "  --external unix[INO]    the same as --ext-unix-sk=INO\n"
 "  --tcp-established       dump: TCP connections too (TCP_REPAIR), restored as they were\n"
+"  --tcp-close             dump: TCP connections without their state; restore: every\n"
+"                          connection as a closed socket\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -112,6 +114,7 @@ enum {
 	OPT_EXT_MOUNT_MAP,
 	OPT_EXT_UNIX_SK,
 	OPT_TCP_ESTABLISHED,
+	OPT_TCP_CLOSE,
 };
 
 static const struct option long_opts[] = {
@@ -145,6 +148,7 @@ static const struct option long_opts[] = {
 	{ "ext-mount-map", required_argument, NULL, OPT_EXT_MOUNT_MAP },
 	{ "ext-unix-sk", optional_argument, NULL, OPT_EXT_UNIX_SK },
 	{ "tcp-established", no_argument, NULL, OPT_TCP_ESTABLISHED },
+	{ "tcp-close", no_argument, NULL, OPT_TCP_CLOSE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -409,6 +413,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_TCP_ESTABLISHED:
 			o->tcp_established = 1;
+			break;
+		case OPT_TCP_CLOSE:
+			o->tcp_close = 1;
 			break;
 		case OPT_VETH_PAIR:
 			if (add_veth_pair(o, optarg))

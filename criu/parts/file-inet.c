@@ -346,9 +346,9 @@ static int check_sk(const struct fd_dump *f, const struct inet_sk *s)
 		return refuse(f, s, "a listening", why);
 	}
 	if (s->proto == IPPROTO_TCP && s->state == TCP_ESTABLISHED &&
-	    !(f->opts && f->opts->tcp_established))
+	    !(f->opts && (f->opts->tcp_established || f->opts->tcp_close)))
 		return refuse(f, s, "an established", ", a connection: dump it with "
-			      "--tcp-established");
+			      "--tcp-established (or --tcp-close, to restore it closed)");
 	/* half-closed, closing, connecting: no way to rebuild them yet */
 	if (s->proto == IPPROTO_TCP && s->state != TCP_CLOSE && s->state != TCP_LISTEN &&
 	    s->state != TCP_ESTABLISHED) {
@@ -437,8 +437,12 @@ static int inet_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 	if (sk_read(f, sk, &s) || check_sk(f, &s) || fill_entry(f, &s, e))
 		goto out;
 	ret = inet_opts_read(sk, e);
-	if (!ret && s.proto == IPPROTO_TCP && s.state == TCP_ESTABLISHED)
-		ret = tcp_conn_dump(f->pid, f->fd, sk, e);
+	if (!ret && s.proto == IPPROTO_TCP && s.state == TCP_ESTABLISHED) {
+		if (f->opts->tcp_established)
+			ret = tcp_conn_dump(f->pid, f->fd, sk, e);
+		else	/* --tcp-close: its addresses only, for the messages */
+			e->has_closed = e->closed = 1;
+	}
 	pr_debug("Task %d: fd %d: %s socket %s %lu, state %u, shutdown %u, %zu options",
 		 f->pid, f->fd, s.proto_name, s.name, e->ino, e->state, e->shutdown, e->n_opts);
 out:
@@ -473,7 +477,7 @@ static int state_ok(const InetSkEntry *e)
 	if (!tcp_conn_validate(e))
 		return 0;
 	if (e->proto == IPPROTO_TCP)
-		return e->state == TCP_CLOSE || e->conn ||
+		return e->state == TCP_CLOSE || e->conn || e->closed ||
 		       (e->state == TCP_LISTEN && e->has_src_addr && e->has_backlog &&
 			e->backlog <= INT32_MAX);
 	return e->state == TCP_CLOSE || (e->state == TCP_ESTABLISHED && e->has_dst_addr);
@@ -525,11 +529,11 @@ static int inet_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 		return -1;
 	}
 	/* as CRIU: the restore is asked for connections too */
-	if (e->conn && !(rc->opts && rc->opts->tcp_established)) {
+	if (e->conn && !(rc->opts && (rc->opts->tcp_established || rc->opts->tcp_close))) {
 		image_addr(e, &e->src_addr, e->src_port, src, sizeof(src));
 		image_addr(e, &e->dst_addr, e->dst_port, dst, sizeof(dst));
 		pr_err("Task %d: the images hold the TCP connection %s -> %s (socket:[%lu]): "
-		       "restore it with --tcp-established", pid, src, dst, e->ino);
+		       "restore it with --tcp-established (or --tcp-close)", pid, src, dst, e->ino);
 		return -1;
 	}
 	return 0;
@@ -572,13 +576,33 @@ static int shutdown_sk(int sk, const InetSkEntry *e)
 	return 0;
 }
 
+/*
+ * A connection restored closed (--tcp-close at the dump or here): a new
+ * TCP socket, never connected: reads and writes fail as on a connection
+ * that is gone.
+ */
+static int closed(const struct rst_ctx *rc, pid_t pid, const InetSkEntry *e, const char *src)
+{
+	char dst[INET6_ADDRSTRLEN + 16];
+
+	if (!e->closed && !(e->conn && rc->opts && rc->opts->tcp_close))
+		return 0;
+	image_addr(e, &e->dst_addr, e->dst_port, dst, sizeof(dst));
+	pr_info("Task %d: TCP connection %s -> %s (socket:[%lu]) restored closed (--tcp-close)",
+		pid, src, dst, e->ino);
+	return 1;
+}
+
 /* Where it is bound, listens or is connected to, and its shutdown bits. */
-static int place_sk(pid_t pid, int sk, const InetSkEntry *e, const char *src)
+static int place_sk(const struct rst_ctx *rc, pid_t pid, int sk, const InetSkEntry *e,
+		    const char *src)
 {
 	char dst[INET6_ADDRSTRLEN + 16];
 
 	if (inet_opts_set_late(pid, sk, e))
 		return -1;
+	if (closed(rc, pid, e, src))
+		return 0;
 	if (e->conn && connection(pid, sk, e))
 		return -1;
 	if (!e->conn && e->has_src_addr && bind_sk(sk, e)) {
@@ -644,7 +668,7 @@ static int inet_finish(struct rst_ctx *rc, pid_t pid, pid_t host_pid, int fd,
 	sk = ptrace_getfd(host_pid, fd);
 	if (sk < 0)
 		return -1;
-	ret = place_sk(pid, sk, e, src);
+	ret = place_sk(rc, pid, sk, e, src);
 	close(sk);
 	return ret;
 }

@@ -52,7 +52,7 @@ struct rule {
 #define MNTNS	"is not implemented (Documentation/mounts.md says what is)"
 #define CGROUPS	"criu keeps its own set of cgroup properties; other sets and cgroup yards " \
 		"are not supported"
-#define TCP	"of the TCP options only tcp_established is supported yet"
+#define TCP	"skipping connections in flight is not supported yet"
 #define ITER	"iterative dumps need dirty-page tracking, not there yet"
 #define TLS	"the page server and its TLS are not implemented"
 #define UNIXEXT	"unix sockets connected outside the tree are taken only on the command " \
@@ -522,7 +522,7 @@ static const struct rule rules[] = {
 	  "no terminal of the tree is restored, so no pty master is ever left over",
 	  0, NULL, NULL, NULL },
 	{ "config_file", "config", HONOURED, NULL, 0, set_config, conf_config, NULL },
-	{ "tcp_close", "tcp-close", REFUSED, TCP, 0, NULL, NULL, NULL },
+	{ "tcp_close", "tcp-close", HONOURED, NULL, AT(o.tcp_close), NULL, NULL, NULL },
 	{ "lsm_profile", "lsm-profile", REFUSED, "LSM profiles are not restored yet", 0, NULL,
 	  NULL, NULL },
 	{ "tls_cacert", "tls-cacert", REFUSED, TLS, 0, NULL, NULL, NULL },

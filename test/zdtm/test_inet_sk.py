@@ -6,7 +6,8 @@ images that hold a connection, without it, fails cleanly (one Error line
 naming the connection and the option, nothing left behind) and the same
 images then restore with it. Over RPC, criu_opts.tcp_established is
 honoured: a dump through `criu swrk` with it restores, and the program
-finds every byte of its connections.
+finds every byte of its connections. Images of connections restored with
+--tcp-close come back closed (sk_inet_closed).
 
 A connection to a peer outside the tree (sk_inet_peer), both checking every
 byte of both streams across the dump and the restore: over loopback in
@@ -43,6 +44,21 @@ def test_restore_needs_the_option():
                           ("--tcp-established",))
         check_nothing_left(r, "restore without --tcp-established", res)
         r.restore_ok(img, TCP)
+        r.finish()
+
+
+@pytest.mark.parametrize("dump", ["--tcp-close", "--tcp-established"])
+def test_restore_closed(dump):
+    """Dumped with --tcp-close (no repair mode: only the addresses) or
+    --tcp-established, restored with --tcp-close: the connection comes back
+    closed, the listener still accepts (sk_inet_closed checks it)."""
+    with zdtm.Run("sk_inet_closed", f"closed{dump[5:]}") as r:
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        r.dump_ok(img, [dump])
+        r.restore_ok(img, ["--tcp-close"])
+        r.check_running("after the restore", snap)
         r.finish()
 
 
