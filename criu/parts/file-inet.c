@@ -10,16 +10,18 @@
  * name.
  *
  * Dump: criu takes its own reference to the socket (pidfd_getfd()) and
- * reads what getsockopt(), getsockname() and getpeername() show, and asks
- * inet_diag (NETLINK_SOCK_DIAG in the task's network namespace) for what
- * they do not: the state, the shutdown bits and the queue lengths. Saved
- * and restored: unbound, bound and listening TCP sockets (with the
- * backlog), unbound, bound and connected UDP sockets, their options
- * (file-inet-opt.c) and shutdown state. Refused, with one line naming the
- * task, the fd and the socket's addresses: TCP connections (established
- * or on their way there or out: they need TCP_REPAIR, which criu does not
- * do yet), a listener holding connections not accepted yet, and UDP data
- * waiting to be read or (corked) to be sent.
+ * reads what getsockopt(), getsockname() and getpeername() show, TCP's
+ * state from TCP_INFO, and asks inet_diag (NETLINK_SOCK_DIAG in the task's
+ * network namespace) for what they do not: the shutdown bits, UDP's state
+ * and queue lengths. Saved and restored: unbound, bound and listening TCP
+ * sockets (with the backlog), unbound, bound and connected UDP sockets,
+ * their options (file-inet-opt.c) and shutdown state; established TCP
+ * connections with --tcp-established (file-inet-tcp.c), or only their
+ * addresses with --tcp-close (restored closed). Refused, with one line
+ * naming the task, the fd and the socket's addresses: a connection without
+ * either option, one half closed, closing or connecting, a listener
+ * holding connections not accepted yet, and UDP data waiting to be read or
+ * (corked) to be sent.
  *
  * Restore: the task that holds the socket makes it, in its own network
  * namespace (a socket several tasks share: criu, or the tree's root once it
@@ -27,11 +29,10 @@
  * gets its links, addresses and routes later (ns-net.c, once every task
  * waits): then criu, through its own reference to the socket, binds it,
  * listens or connects, and shuts it down as it was (inet_finish()). The
- * options come before bind(): SO_REUSEADDR
- * lets a listener take its port again while connections it accepted
- * linger in TIME_WAIT (as a restore on the same host finds them), as it
- * let the dumped one; a listener without it can't, there, until they are
- * gone (the restore says so).
+ * options come before bind(): SO_REUSEADDR lets a listener take its port
+ * again while connections it accepted linger in TIME_WAIT (as a restore on
+ * the same host finds them), as it let the dumped one; a listener without
+ * it can't, there, until they are gone (the restore says so).
  */
 #include <arpa/inet.h>
 #include <errno.h>
