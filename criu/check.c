@@ -233,7 +233,8 @@ static const struct cr_feature {
 	  "the kernel's ip_tables)" },
 	{ "pidfd_store", NULL, "the pidfd store serves iterative pre-dumps, not implemented" },
 	{ "ns_pid", probe_rseq_conf, "/proc is missing" },
-	{ "apparmor_stacking", NULL, "LSM profiles are not restored" },
+	{ "apparmor_stacking", NULL, "AppArmor policy namespaces (stacked profiles) are not "
+	  "restored, only a task's own profile" },
 	{ "network_lock_nftables", probe_nftables, "nf_tables does not answer" },
 	{ "sockopt_buf_lock", NULL, "TCP connections are not dumped" },
 	{ "memfd_hugetlb", NULL, "hugetlb memfds are not dumped" },

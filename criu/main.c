@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "core/cgroupfs.h"
+#include "core/lsm.h"
 #include "core/external.h"
 #include "core/log.h"
 #include "core/opts.h"
@@ -76,6 +77,9 @@ static void usage(FILE *f)
 "  --empty-ns net          restore: an empty network namespace (loopback up)\n"
 "  --network-lock METHOD   nftables (default), iptables or skip\n"
 "  --root DIR              restore: the root filesystem of the tree's mount namespace\n"
+"  --lsm-profile TYPE:NAME restore: every task gets this security label (apparmor,\n"
+"                          selinux or smack) instead of its own\n"
+"  --lsm-mount-context CTX restore: mounts that had an SELinux context= get CTX\n"
 "  --external mnt[MNT]:KEY dump: the mount at MNT comes from outside, named KEY;\n"
 "                          mnt[] names every such mount by its path\n"
 "  --external mnt[KEY]:PATH  restore: mount KEY is bound from PATH\n"
@@ -111,6 +115,8 @@ enum {
 	OPT_EMPTY_NS,
 	OPT_NETWORK_LOCK,
 	OPT_ROOT,
+	OPT_LSM_PROFILE,
+	OPT_LSM_MOUNT_CONTEXT,
 	OPT_EXT_MOUNT_MAP,
 	OPT_EXT_UNIX_SK,
 	OPT_TCP_ESTABLISHED,
@@ -145,6 +151,8 @@ static const struct option long_opts[] = {
 	{ "empty-ns", required_argument, NULL, OPT_EMPTY_NS },
 	{ "network-lock", required_argument, NULL, OPT_NETWORK_LOCK },
 	{ "root", required_argument, NULL, OPT_ROOT },
+	{ "lsm-profile", required_argument, NULL, OPT_LSM_PROFILE },
+	{ "lsm-mount-context", required_argument, NULL, OPT_LSM_MOUNT_CONTEXT },
 	{ "ext-mount-map", required_argument, NULL, OPT_EXT_MOUNT_MAP },
 	{ "ext-unix-sk", optional_argument, NULL, OPT_EXT_UNIX_SK },
 	{ "tcp-established", no_argument, NULL, OPT_TCP_ESTABLISHED },
@@ -334,6 +342,19 @@ static int parse_network_lock(const char *arg, struct opts *o)
 	return -1;
 }
 
+static int parse_lsm_profile(const char *arg, struct opts *o)
+{
+	const char *kind, *name;
+
+	if (lsm_profile_parse(arg, &kind, &name)) {
+		fprintf(stderr, "Error: bad value '%s' for option --lsm-profile (apparmor:NAME, "
+			"selinux:CONTEXT or smack:LABEL)\n", arg);
+		return -1;
+	}
+	o->lsm_profile = arg;
+	return 0;
+}
+
 /* 0, -1 when the error is said, 1 when help or the version is printed. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
@@ -439,6 +460,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			break;
 		case OPT_ROOT: o->root = optarg;
+			break;
+		case OPT_LSM_PROFILE:
+			if (parse_lsm_profile(optarg, o))
+				return -1;
+			break;
+		case OPT_LSM_MOUNT_CONTEXT:
+			if (!*optarg) {
+				fprintf(stderr, "Error: --lsm-mount-context needs a context\n");
+				return -1;
+			}
+			o->lsm_mount_context = optarg;
 			break;
 		/* done: 1, and main() returns 0 (a fuzzer calls this too) */
 		case 'h': usage(stdout); return 1;

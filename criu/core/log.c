@@ -22,7 +22,7 @@
 
 static int log_level = LOG_WARN;
 static int logfd = 2;
-static char first_error[512];
+static char first_error[MSG_MAX];	/* whole: the hint of a long line comes last */
 static int keep_first = 1;
 static int errors_to_log = 1;
 static struct timespec log_start;

@@ -75,6 +75,8 @@ struct opts {
 	unsigned int empty_ns;		/* --empty-ns net: CLONE_NEWNET */
 	int network_lock;		/* --network-lock: NETLOCK_* */
 	const char *root;		/* --root: restore: the tree's root filesystem */
+	const char *lsm_profile;	/* --lsm-profile TYPE:NAME: every task's label */
+	const char *lsm_mount_context;	/* --lsm-mount-context CTX: mounts' context= */
 	/* opened once by main(): every file criu writes is created in these */
 	int images_dirfd;		/* -D, or -1 */
 	int work_dirfd;			/* -W, else -D, else AT_FDCWD */

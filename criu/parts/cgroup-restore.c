@@ -248,14 +248,15 @@ int cg_load(struct rst_ctx *rc, struct rtask *t)
 
 static int note_made(struct cg_rst *r, int h, const char *abs)
 {
-	struct cg_made *n = xrealloc(r->made, (r->nr_made + 1) * sizeof(*n));
+	char *copy = xstrdup(abs);
 
-	if (!n)
+	if (!copy || xgrow(r->made, r->nr_made)) {
+		free(copy);
 		return -1;
-	r->made = n;
-	n[r->nr_made].h = h;
-	n[r->nr_made].abs = xstrdup(abs);
-	return n[r->nr_made].abs ? (r->nr_made++, 0) : -1;
+	}
+	r->made[r->nr_made].h = h;
+	r->made[r->nr_made++].abs = copy;
+	return 0;
 }
 
 static int exists(struct cg_hier *ch, const char *abs)

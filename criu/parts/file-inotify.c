@@ -74,14 +74,19 @@ static int parse_line(const char *p, struct wd_line *w)
 	return 0;
 }
 
-/* A mount of the filesystem of kernel device @sdev, its root preferred. */
-static int open_mount(unsigned int sdev)
+/*
+ * A mount of the filesystem of kernel device @sdev in task @pid's mount
+ * namespace, its root preferred: a path read back through it is the one the
+ * task sees (a container's, not the host's).
+ */
+static int open_mount(pid_t pid, unsigned int sdev)
 {
 	unsigned int maj, min, want_maj = sdev >> 20, want_min = sdev & 0xfffff;
-	char *buf, *p, root[PATH_MAX], mnt[PATH_MAX];
+	char *buf, *p, root[PATH_MAX], mnt[PATH_MAX], at[PATH_MAX + 32];
 	int fd = -1, best = 0;
 
-	buf = read_file(-1, "/proc/self/mountinfo", NULL);
+	snprintf(at, sizeof(at), "/proc/%d/mountinfo", pid);
+	buf = read_file(-1, at, NULL);
 	if (!buf)
 		return -1;
 	for (p = buf; p && *p && best < 2; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
@@ -92,22 +97,25 @@ static int open_mount(unsigned int sdev)
 			continue;
 		if (fd >= 0)
 			close(fd);
-		fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		snprintf(at, sizeof(at), "/proc/%d/root%s", pid, mnt);
+		fd = open(at, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		best = fd >= 0 ? 1 + !strcmp(root, "/") : 0;
 	}
 	free(buf);
 	return fd;
 }
 
-/* The path of the watched inode; NULL when it has none (logged). */
-static char *watch_path(const struct fd_dump *f, const struct wd_line *w)
+/*
+ * The path of the watched inode as task @f->pid sees it, and its stat in
+ * @st; NULL when it has none (logged).
+ */
+static char *watch_path(const struct fd_dump *f, const struct wd_line *w, struct stat *st)
 {
 	struct {
 		struct file_handle fh;
 		unsigned char bytes[HANDLE_MAX];
 	} h;
-	char link[64], path[PATH_MAX];
-	struct stat st;
+	char link[64], path[PATH_MAX], at[PATH_MAX + 32];
 	int mfd, fd;
 	ssize_t len;
 
@@ -117,7 +125,7 @@ static char *watch_path(const struct fd_dump *f, const struct wd_line *w)
 		       w->wd);
 		return NULL;
 	}
-	mfd = open_mount(w->sdev);
+	mfd = open_mount(f->pid, w->sdev);
 	if (mfd < 0) {
 		pr_err("Task %d: inotify fd %d watches inode %lu (wd %u) on device %u:%u, "
 		       "which is not mounted here", f->pid, f->fd, w->ino, w->wd, w->sdev >> 20,
@@ -140,7 +148,9 @@ static char *watch_path(const struct fd_dump *f, const struct wd_line *w)
 	if (len > 0)
 		path[len] = '\0';
 	/* the path must lead to the very inode: not deleted, not moved out of reach */
-	if (len <= 0 || path[0] != '/' || lstat(path, &st) || st.st_ino != w->ino) {
+	if (len > 0)
+		snprintf(at, sizeof(at), "/proc/%d/root%s", f->pid, path);
+	if (len <= 0 || path[0] != '/' || lstat(at, st) || st->st_ino != w->ino) {
 		pr_err("Task %d: inotify fd %d watches inode %lu (wd %u), which has no path "
 		       "(deleted?), which is not supported", f->pid, f->fd, w->ino, w->wd);
 		return NULL;
@@ -148,14 +158,14 @@ static char *watch_path(const struct fd_dump *f, const struct wd_line *w)
 	return xstrdup(path);
 }
 
-static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path)
+static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path,
+		  const struct stat *st)
 {
 	InotifyWdEntry *n;
-	struct stat st;
 	size_t i;
 
 	n = xmalloc(sizeof(*n));
-	if (xgrow(e->wds, e->n_wds) || !n || lstat(path, &st)) {
+	if (xgrow(e->wds, e->n_wds) || !n) {
 		free(n);
 		free(path);
 		return -1;
@@ -164,8 +174,8 @@ static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path)
 	n->wd = w->wd;
 	n->mask = w->mask;
 	n->path = path;
-	n->ino = st.st_ino;
-	n->dev = st.st_dev;
+	n->ino = st->st_ino;
+	n->dev = st->st_dev;
 	/* in wd order */
 	for (i = e->n_wds; i > 0 && e->wds[i - 1]->wd > n->wd; i--)
 		e->wds[i] = e->wds[i - 1];
@@ -189,6 +199,7 @@ static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, Fil
 {
 	InotifyEntry *e = xzalloc(sizeof(*e));
 	struct wd_line w;
+	struct stat st;
 	const char *p;
 	char *path;
 
@@ -203,8 +214,8 @@ static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, Fil
 			pr_err("Task %d: can't parse a watch of inotify fd %d", f->pid, f->fd);
 			return -1;
 		}
-		path = watch_path(f, &w);
-		if (!path || add_wd(e, &w, path))
+		path = watch_path(f, &w, &st);
+		if (!path || add_wd(e, &w, path, &st))
 			return -1;
 		pr_debug("Task %d: inotify fd %d: wd %u on %s, mask %#x", f->pid, f->fd, w.wd,
 			 path, w.mask);

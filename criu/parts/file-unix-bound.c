@@ -278,15 +278,13 @@ void unix_bound_restored(void **slot, int failed)
 
 static int remember_created(struct created *c, const char *path)
 {
-	char **p = c ? xrealloc(c->paths, (c->nr + 1) * sizeof(*p)) : NULL;
+	char *copy = c ? xstrdup(path) : NULL;
 
-	if (!p)
+	if (!copy || xgrow(c->paths, c->nr)) {
+		free(copy);
 		return -1;
-	c->paths = p;
-	c->paths[c->nr] = xstrdup(path);
-	if (!c->paths[c->nr])
-		return -1;
-	c->nr++;
+	}
+	c->paths[c->nr++] = copy;
 	return 0;
 }
 

@@ -42,11 +42,32 @@ static int same_dir(const char *path, const struct stat *held)
 	       named.st_ino == held->st_ino;
 }
 
+/*
+ * Does @path, as a task of the tree sees it, lead to @held? A chrooted
+ * task's path is its mount namespace's, which its own root can't resolve
+ * (a chroot inside a container): an ancestor's root may, and the inode
+ * check keeps a wrong match out.
+ */
+static int leads_to(const struct dtask *t, const char *path, const struct stat *held)
+{
+	char inside[PATH_MAX + 64];
+
+	if (same_dir(path, held))
+		return 1;
+	for (; t; t = t->parent) {
+		snprintf(inside, sizeof(inside), "/proc/%d/root%s", t->pid, path);
+		if (same_dir(inside, held))
+			return 1;
+	}
+	return 0;
+}
+
 /* Reads /proc/PID/@link into @buf and checks that the path leads there. */
-static int read_dir_link(pid_t pid, const char *link, char *buf, size_t size,
+static int read_dir_link(const struct dtask *t, const char *link, char *buf, size_t size,
 			 uint64_t *mnt)
 {
-	char path[64], inside[PATH_MAX + 64];
+	pid_t pid = t->pid;
+	char path[64];
 	struct stat held, named;
 	ssize_t n;
 
@@ -61,8 +82,7 @@ static int read_dir_link(pid_t pid, const char *link, char *buf, size_t size,
 		pr_err("Task %d: its %s %s is not supported", pid, link, buf);
 		return -1;
 	}
-	snprintf(inside, sizeof(inside), "/proc/%d/root%s", pid, buf);
-	if (buf[0] != '/' || (!same_dir(buf, &held) && !same_dir(inside, &held))) {
+	if (buf[0] != '/' || !leads_to(t, buf, &held)) {
 		pr_err("Task %d: its %s %s names another directory for criu and for "
 		       "itself; not supported", pid, link, buf);
 		return -1;
@@ -91,8 +111,8 @@ static int fs_check(struct dump_ctx *dc, struct dtask *t)
 	d = xmalloc(sizeof(*d));
 	if (!d)
 		return -1;
-	if (read_dir_link(t->pid, "cwd", d->cwd, sizeof(d->cwd), &d->cwd_mnt) ||
-	    read_dir_link(t->pid, "root", d->root, sizeof(d->root), &d->root_mnt)) {
+	if (read_dir_link(t, "cwd", d->cwd, sizeof(d->cwd), &d->cwd_mnt) ||
+	    read_dir_link(t, "root", d->root, sizeof(d->root), &d->root_mnt)) {
 		free(d);
 		return -1;
 	}

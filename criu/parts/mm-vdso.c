@@ -519,13 +519,12 @@ out:
 
 static int add_used(struct rtask *t, uint64_t start, uint64_t end)
 {
-	struct rst_range *n = xrealloc(t->used, (t->nr_used + 1) * sizeof(*n));
+	struct rst_range *n = xpush(t->used, t->nr_used);
 
 	if (!n)
 		return -1;
-	t->used = n;
-	t->used[t->nr_used].start = start;
-	t->used[t->nr_used++].end = end;
+	n->start = start;
+	n->end = end;
 	return 0;
 }
 

@@ -878,8 +878,12 @@ static int advise_area(struct batch *b, VmaEntry *v)
 	} adv[] = {
 		{ VMF_DONTCOPY, MADV_DONTFORK, 0 },
 		{ VMF_DONTDUMP, MADV_DONTDUMP, 0 },
-		{ VMF_HUGEPAGE, MADV_HUGEPAGE, 0 },
-		{ VMF_NOHUGEPAGE, MADV_NOHUGEPAGE, 0 },
+		/*
+		 * kernels without THP (EINVAL, the only error on an area just
+		 * mapped): no huge page to ask for or against there
+		 */
+		{ VMF_HUGEPAGE, MADV_HUGEPAGE, 1 },
+		{ VMF_NOHUGEPAGE, MADV_NOHUGEPAGE, 1 },
 		{ VMF_WIPEONFORK, MADV_WIPEONFORK, 0 },
 		{ VMF_MERGEABLE, MADV_MERGEABLE, 1 },	/* kernels without KSM */
 	};

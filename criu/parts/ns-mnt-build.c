@@ -141,10 +141,52 @@ static int id_option(struct mnt_restore *r, const MountEntry *e, const char *w, 
 	return 0;
 }
 
+/*
+ * The next option of "k=v,flag,..." at *@p, cut out in place; NULL at the
+ * end. A value in double quotes keeps its commas (SELinux contexts with
+ * categories: context="u:r:t:s0:c1,c2") and loses its quotes.
+ */
+static char *next_option(char **p, char **v)
+{
+	char *w = *p, *s;
+
+	if (!w || !*w)
+		return NULL;
+	*v = NULL;
+	for (s = w; *s && *s != ','; s++) {
+		if (*s == '=' && !*v) {
+			*s = '\0';
+			*v = s + 1;
+			if (s[1] == '"' && strchr(s + 2, '"')) {
+				*v = s + 2;
+				s = strchr(s + 2, '"');
+				*s = '\0';
+			}
+		}
+	}
+	*p = *s ? s + 1 : s;
+	*s = '\0';
+	return w;
+}
+
+/*
+ * SELinux's context=, which --lsm-mount-context replaces: the context a
+ * container's mounts get is the restoring host's policy's.
+ */
+static void context_option(struct mnt_restore *r, const MountEntry *e, const char *w,
+			   char **v)
+{
+	if (!r->context || strcmp(w, "context"))
+		return;
+	pr_info("Mount %u at %s: context=%s instead of %s (--lsm-mount-context)", e->id,
+		e->mountpoint, r->context, *v);
+	*v = (char *)r->context;
+}
+
 /* "k=v,flag,..." of a superblock, one fsconfig() each. */
 static int configure(struct mnt_restore *r, int fs, const MountEntry *e)
 {
-	char *opts = xstrdup(e->options), *w, *save = NULL, *v, id[16];
+	char *opts = xstrdup(e->options), *w, *p = opts, *v, id[16];
 	int ret = 0;
 
 	if (!opts)
@@ -154,14 +196,15 @@ static int configure(struct mnt_restore *r, int fs, const MountEntry *e)
 			  e->source);
 		ret = -1;
 	}
-	for (w = strtok_r(opts, ",", &save); w && !ret; w = strtok_r(NULL, ",", &save)) {
-		v = strchr(w, '=');
-		if (v)
-			*v++ = '\0';
+	while (!ret && (w = next_option(&p, &v))) {
+		if (!*w)
+			continue;
 		if (v && id_option(r, e, w, &v, id, sizeof(id))) {
 			ret = -1;
 			break;
 		}
+		if (v)
+			context_option(r, e, w, &v);
 		ret = v ? fsconfig(fs, FSCONFIG_SET_STRING, w, v, 0) :
 			  fsconfig(fs, FSCONFIG_SET_FLAG, w, NULL, 0);
 		if (ret)

@@ -46,6 +46,7 @@ struct mnt_restore {
 	int host_root;		/* criu's root, for files on criu's mounts */
 	int *hidden_fd;		/* ns->hidden[i], opened while the tree is built */
 	const struct idmap *ids;	/* the tree's user namespace's (rst_ctx.idmap) */
+	const char *context;	/* --lsm-mount-context: SELinux's context= of mounts */
 };
 
 /* In the maker, first thing: the whole tree, entered. */

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/lsm.h"
 #include "core/util.h"
 #include "image/image.h"
 #include "parts/ns-mnt-build.h"
@@ -786,6 +787,12 @@ static int mnt_load_tree(struct rst_ctx *rc)
 	r->nr = r->ns->n_mounts;
 	r->maker = r->ns->maker;
 	r->root = rc->opts->root;
+	r->context = rc->opts->lsm_mount_context;
+	if (r->context && (!lsm_active() || strcmp(lsm_active(), "selinux"))) {
+		pr_err("--lsm-mount-context %s: this machine runs no SELinux, whose mount "
+		       "option context= it sets", r->context);
+		return -1;
+	}
 	r->m = xzalloc((r->nr + 1) * sizeof(*r->m));
 	r->ext_path = xzalloc((r->nr + 1) * sizeof(*r->ext_path));
 	r->ext_fd = xzalloc((r->nr + 1) * sizeof(*r->ext_fd));

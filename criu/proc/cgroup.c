@@ -23,13 +23,12 @@ void proc_cgroup_free(struct proc_cgroup *cg)
 
 static int add_line(struct proc_cgroup *cg, char *ctrl, char *path)
 {
-	struct proc_cgroup_line *n = xrealloc(cg->line, (cg->nr + 1) * sizeof(*n));
+	struct proc_cgroup_line *n = xpush(cg->line, cg->nr);
 
 	if (!n)
 		return -1;
-	cg->line = n;
-	n[cg->nr].controllers = ctrl;
-	n[cg->nr++].path = path;
+	n->controllers = ctrl;
+	n->path = path;
 	return 0;
 }
 

@@ -233,8 +233,12 @@ static int build_batches(struct rst_ctx *rc, struct rtree *tree, struct rnode *n
 	for (i = 0; i < PART_NR; i++) {
 		if (parts[i]->batch && parts[i]->batch(rc, t, &b))
 			return -1;
-		/* threads come once memory is back, before timers may aim at them */
-		if (i == PART_MM && queue_threads(n, &b))
+		/*
+		 * threads come once memory is back and the leader has its
+		 * security label, which they take (lsm.c), before timers may
+		 * aim at them
+		 */
+		if (i == PART_LSM && queue_threads(n, &b))
 			return -1;
 	}
 	if (rst_fds_queue_closes(t, &b))

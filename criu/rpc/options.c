@@ -24,6 +24,7 @@
 #include "core/cgroupfs.h"
 #include "core/external.h"
 #include "core/log.h"
+#include "core/lsm.h"
 #include "core/util.h"
 #include "rpc/rpc.h"
 
@@ -76,6 +77,39 @@ static int set_status_fd(struct rpc_setup *rs, const CriuOpts *ro)
 {
 	rs->status_fd = ro->status_fd;
 	return 0;
+}
+
+static int conf_lsm_profile(struct rpc_setup *rs, const char *val)
+{
+	const char *kind, *name;
+
+	if (!val || lsm_profile_parse(val, &kind, &name)) {
+		snprintf(rs->err, sizeof(rs->err), "Option lsm_profile '%.200s' is not "
+			 "apparmor:NAME, selinux:CONTEXT or smack:LABEL", val ? val : "");
+		return -1;
+	}
+	rs->o.lsm_profile = val;
+	return 0;
+}
+
+static int set_lsm_profile(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	return conf_lsm_profile(rs, ro->lsm_profile);
+}
+
+static int conf_lsm_mount_context(struct rpc_setup *rs, const char *val)
+{
+	if (!val || !*val) {
+		snprintf(rs->err, sizeof(rs->err), "Option lsm_mount_context needs a context");
+		return -1;
+	}
+	rs->o.lsm_mount_context = val;
+	return 0;
+}
+
+static int set_lsm_mount_context(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	return conf_lsm_mount_context(rs, ro->lsm_mount_context);
 }
 
 static int set_pid(struct rpc_setup *rs, const CriuOpts *ro)
@@ -164,14 +198,11 @@ static int set_log_stderr(struct rpc_setup *rs, const CriuOpts *ro)
 /* A string the setup keeps (freed with it): values made up from the request. */
 static const char *keep_str(struct rpc_setup *rs, char *s)
 {
-	char **n = s ? xrealloc(rs->conf_strs, (rs->nr_conf_strs + 1) * sizeof(*n)) : NULL;
-
-	if (!n) {
+	if (!s || xgrow(rs->conf_strs, rs->nr_conf_strs)) {
 		free(s);
 		return NULL;
 	}
-	rs->conf_strs = n;
-	n[rs->nr_conf_strs++] = s;
+	rs->conf_strs[rs->nr_conf_strs++] = s;
 	return s;
 }
 
@@ -523,8 +554,8 @@ static const struct rule rules[] = {
 	  0, NULL, NULL, NULL },
 	{ "config_file", "config", HONOURED, NULL, 0, set_config, conf_config, NULL },
 	{ "tcp_close", "tcp-close", HONOURED, NULL, AT(o.tcp_close), NULL, NULL, NULL },
-	{ "lsm_profile", "lsm-profile", REFUSED, "LSM profiles are not restored yet", 0, NULL,
-	  NULL, NULL },
+	{ "lsm_profile", "lsm-profile", HONOURED, NULL, 0, set_lsm_profile, conf_lsm_profile,
+	  NULL },
 	{ "tls_cacert", "tls-cacert", REFUSED, TLS, 0, NULL, NULL, NULL },
 	{ "tls_cacrl", "tls-cacrl", REFUSED, TLS, 0, NULL, NULL, NULL },
 	{ "tls_cert", "tls-cert", REFUSED, TLS, 0, NULL, NULL, NULL },
@@ -536,8 +567,8 @@ static const struct rule rules[] = {
 	  "refused", 0, NULL, NULL, NULL },
 	{ "pidfd_store_sk", NULL, ACCEPTED, "pidfds are kept for iterative pre-dumps only, "
 	  "which are refused", 0, NULL, NULL, NULL },
-	{ "lsm_mount_context", "lsm-mount-context", REFUSED, "mount contexts " MNTNS, 0, NULL,
-	  NULL, NULL },
+	{ "lsm_mount_context", "lsm-mount-context", HONOURED, NULL, 0, set_lsm_mount_context,
+	  conf_lsm_mount_context, NULL },
 	{ "network_lock", "network-lock", HONOURED, NULL, 0, set_network_lock, conf_network_lock,
 	  NULL },
 	{ "mntns_compat_mode", "mntns-compat-mode", ACCEPTED, "criu has one way of making mounts, "

@@ -51,7 +51,7 @@ struct rpc_setup {
 	struct cg_root *cg_roots;	/* o.cg_roots: cg_root and cgroup-root lines */
 	int inherited_open;		/* o.inherit_fds are ours now, not the client's */
 	int cr_errno;			/* for the response */
-	char err[512];			/* the one line that says why not */
+	char err[1024];			/* the one line that says why not */
 };
 
 /*

@@ -283,6 +283,12 @@ uint64_t batch_entries_remote(struct batch *b)
 	return b->remote + b->table_off;
 }
 
+uint64_t batch_ret_remote(struct batch *b, int idx)
+{
+	return batch_entries_remote(b) + idx * sizeof(struct sc_entry) +
+	       offsetof(struct sc_entry, ret);
+}
+
 uint64_t batch_code_remote(struct batch *b)
 {
 	return b->remote;

@@ -30,6 +30,8 @@ struct sc_entry {
 };
 
 #define SC_MAY_FAIL	(1LL << 62)
+/* args[0] is where the value is: batch_ret_remote() of an earlier entry */
+#define SC_ARG0_AT	(1LL << 61)
 #define SC_DESC_LEN	64
 
 /* Kept in the code page, so a batch built by the task can be found by criu. */
@@ -79,6 +81,8 @@ void *batch_local(struct batch *b, uint64_t remote);
 struct sc_entry *batch_entry(struct batch *b, int idx);
 const char *batch_desc(struct batch *b, int idx);
 uint64_t batch_entries_remote(struct batch *b);
+/* where entry @idx's ret will be, in the task (for SC_ARG0_AT) */
+uint64_t batch_ret_remote(struct batch *b, int idx);
 uint64_t batch_syscall_insn(struct batch *b);
 uint64_t batch_code_remote(struct batch *b);
 /*

@@ -7,6 +7,8 @@
  * In:  rdi = table, rsi = number of entries.
  * Out: each entry's ret filled; on the first failing entry not marked
  *      SC_MAY_FAIL (bit 62 of nr) it stops; r13 = entries not run.
+ * SC_ARG0_AT (bit 61 of nr): args[0] is the address of the value to pass
+ *      (an earlier entry's ret: the fd an open returned, for its write).
  * Uses no stack: the restore variant unmaps the old one under its feet.
  *
  * The way back is chosen by the batch header (struct batch_hdr, HDR_OFF
@@ -40,7 +42,12 @@ executor_code_start:
 	mov	0(%r12), %rax
 	mov	%rax, %r14
 	btr	$62, %rax
+	btr	$61, %rax
 	mov	8(%r12), %rdi
+	bt	$61, %r14
+	jnc	5f
+	mov	(%rdi), %rdi
+5:
 	mov	16(%r12), %rsi
 	mov	24(%r12), %rdx
 	mov	32(%r12), %r10

@@ -110,13 +110,12 @@ static int add_tids(int dirfd, const char *what)
 		v = strtol(p, &end, 10);
 		if (end == p)
 			break;
-		n = xrealloc(fz.tids, (fz.nr + 1) * sizeof(*n));
+		n = xpush(fz.tids, fz.nr);
 		if (!n) {
 			free(buf);
 			return -1;
 		}
-		fz.tids = n;
-		fz.tids[fz.nr++] = v;
+		*n = v;
 	}
 	free(buf);
 	return 0;

@@ -101,10 +101,11 @@ for t in "${targets[@]}"; do
 	fuzz_proc)
 		build fuzz_proc test/fuzz/fuzz_proc.c criu/proc/*.c "${core[@]}" ;;
 	fuzz_opts)
-		build fuzz_opts test/fuzz/fuzz_opts.c criu/core/external.c criu/core/cgroupfs.c "${core[@]}" ;;
+		build fuzz_opts test/fuzz/fuzz_opts.c criu/core/external.c criu/core/cgroupfs.c criu/core/lsm.c "${core[@]}" ;;
 	fuzz_rpc)
 		build fuzz_rpc test/fuzz/fuzz_rpc.c criu/rpc/decode.c criu/rpc/options.c \
-			criu/core/external.c criu/core/cgroupfs.c "${core[@]}" "$GEN"/rpc.pb-c.c "${pbc[@]}" ;;
+			criu/core/external.c criu/core/cgroupfs.c criu/core/lsm.c "${core[@]}" \
+			"$GEN"/rpc.pb-c.c "${pbc[@]}" ;;
 	*)
 		echo "build.sh: no fuzz target $t" >&2
 		exit 1 ;;

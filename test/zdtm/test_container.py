@@ -1109,6 +1109,34 @@ def test_mnt_round_trip(make: Make, tmp_path: Path) -> None:
     assert not c.leftovers([])
 
 
+def test_lsm_mount_context_refused(make: Make, tmp_path: Path) -> None:
+    """--lsm-mount-context where no SELinux runs: one line says so before
+    anything is made, the images stay as they were, and the same images
+    then restore without the option."""
+    zdtm.need_criu()
+    if Path("/sys/fs/selinux/enforce").exists():
+        pytest.skip("SELinux runs here: --lsm-mount-context applies")
+    c = make(MNT_ONLY, COUNTER)
+    wait_for("the counter", lambda: count(c) > 0)
+    img, res = mnt_dump(c, tmp_path)
+    assert res.returncode == 0, res.describe()
+    assert not ct.reap_until_gone(c.tasks()), "the dumped container still runs"
+    c.delete(keep_state=True)
+    fresh = ct.copy_rootfs(tmp_path / "fresh-root")
+    images = {k: v for k, v in zdtm.hash_tree(img).items() if k.endswith(".img")}
+    res = mnt_restore(c, tmp_path, img, fresh, "--lsm-mount-context",
+                      "system_u:object_r:container_file_t:s0:c1,c2")
+    errs = zdtm.error_lines(res.stderr)
+    assert res.returncode > 0 and len(errs) == 1, res.describe()
+    assert "--lsm-mount-context" in errs[0] and "SELinux" in errs[0], errs[0]
+    assert {k: v for k, v in zdtm.hash_tree(img).items() if k.endswith(".img")} == images
+    res = mnt_restore(c, tmp_path, img, fresh)
+    assert res.returncode == 0, res.describe()
+    assert counting(c), "the counter does not go on"
+    c.delete(pid=c.pid)
+    assert not c.leftovers([])
+
+
 @pytest.mark.parametrize("how", ["named", "auto"])
 def test_mnt_round_trip_volume(make: Make, tmp_path: Path, how: str) -> None:
     """A volume (a host directory bound in) and a host file bound read-only:

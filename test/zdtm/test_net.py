@@ -288,6 +288,20 @@ def test_veth_pair_inside(host):
 
 # ---------------------------------------------------------------- macvlan
 
+def macvlan_tree(r: zdtm.Run, host: Netns, addr: str = "") -> None:
+    """r's tree started in a namespace of its own with mv0 on low0 of
+    criu's namespace (a veth pair low0/low1 the test made), up, and with
+    @addr/24 if given."""
+    start_tree(r, host)
+    p = run_in(host.path, f"ip link add mv0 link low0 netns {r.pid} type macvlan "
+               "mode bridge", check=False)
+    if "Unknown device type" in p.stderr:
+        pytest.skip("this kernel has no macvlan driver")
+    assert p.returncode == 0, p.stderr
+    run_in(tree_ns(r.pid), "ip link set mv0 up" +
+           (f" && ip addr add {addr}/24 dev mv0" if addr else ""))
+
+
 @pytest.mark.parametrize("given", [False, True], ids=["lower-by-name", "lower-given"])
 def test_macvlan(host, given):
     """mv0 inside on low0 of criu's namespace: made again on low0 (the
@@ -297,13 +311,7 @@ def test_macvlan(host, given):
     host.sh("ip link add low0 type veth peer name low1 && ip link set low0 up && "
             "ip link set low1 up && ip addr add 10.33.0.1/24 dev low1")
     with zdtm.Run(PROGRAM, "macvlan") as r:
-        start_tree(r, host)
-        p = run_in(host.path, f"ip link add mv0 link low0 netns {r.pid} type macvlan "
-                   "mode bridge", check=False)
-        if "Unknown device type" in p.stderr:
-            pytest.skip("this kernel has no macvlan driver")
-        assert p.returncode == 0, p.stderr
-        run_in(tree_ns(r.pid), "ip link set mv0 up && ip addr add 10.33.0.2/24 dev mv0")
+        macvlan_tree(r, host, "10.33.0.2")
         before = run_in(tree_ns(r.pid), "ip -o -d link show mv0").stdout
         img = r.imgdir("img")
         r.dump_ok(img)
@@ -333,13 +341,7 @@ def test_macvlan_dead_ns_lingers(host):
     host.sh("ip link add low0 type veth peer name low1 && ip link set low0 up && "
             "ip link set low1 up")
     with zdtm.Run(PROGRAM, "macvlan-linger") as r:
-        start_tree(r, host)
-        p = run_in(host.path, f"ip link add mv0 link low0 netns {r.pid} type macvlan "
-                   "mode bridge", check=False)
-        if "Unknown device type" in p.stderr:
-            pytest.skip("this kernel has no macvlan driver")
-        assert p.returncode == 0, p.stderr
-        run_in(tree_ns(r.pid), "ip link set mv0 up")
+        macvlan_tree(r, host)
         holder = subprocess.Popen([tool("nsenter") or "nsenter", f"--net={tree_ns(r.pid)}",
                                    "sleep", "1.5"])
         try:

@@ -1,6 +1,5 @@
-"""The zdtm `ns` flavour's machinery (nsflavour.py, ns.md), in the default
-run: the full matrix needs ZDTM_NS=1, but the pieces it stands on are
-checked here on every run.
+"""The zdtm `ns` flavour's machinery (nsflavour.py, ns.md): the pieces the
+flavour stands on, checked on every run (also with ZDTM_NS=0).
 
 - A sample of programs passes inside ctr containers without criu (the
   container side of the flavour works today).
@@ -8,7 +7,7 @@ checked here on every run.
   containers it gives the issue-12 reason with criu's Error line, the
   probe's container runs on until killed and nothing of it is left; once
   criu dumps containers, a program goes through the whole flavour.
-- The flavour is off unless ZDTM_NS=1, and excluded programs say why.
+- The flavour is on unless ZDTM_NS=0, and excluded programs say why.
 """
 from __future__ import annotations
 
@@ -80,8 +79,9 @@ def test_ns_probe():
     nsflavour.run(zdtm.load_desc("mem_anon"), selfcheck=False)
 
 
-def test_ns_off_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No ns parameters unless ZDTM_NS=1; with it, one per program."""
+def test_ns_on_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One ns parameter per program; none with ZDTM_NS=0."""
+    assert nsflavour.ENABLED == (os.environ.get("ZDTM_NS", "1") != "0")
     monkeypatch.setattr(nsflavour, "ENABLED", False)
     assert not [p for p in test_zdtm._params() if p.id.endswith("-ns")]
     monkeypatch.setattr(nsflavour, "ENABLED", True)

@@ -62,3 +62,32 @@ def test_leftovers_by_session_group_and_parent():
             pass
         zdtm.reap_session(leader.pid)
     assert not zdtm.leftovers(leader.pid)
+
+
+def test_skip_if_pid_taken():
+    """A restore refused for a pid in use skips only when an outside
+    process holds it (the host's doing); a holder of the runner's (what
+    criu may have left) or another error is no reason to skip."""
+    def refused(pid: int) -> zdtm.CriuResult:
+        return zdtm.CriuResult(["restore"], 1, "",
+                               f"Error: restore failed: pid {pid} is in use\n", None)
+
+    with zdtm.Run("mem_anon", "pid-taken") as r:
+        with pytest.raises(pytest.skip.Exception, match=r"pid 1 was taken"):
+            r.skip_if_pid_taken(refused(1))
+        ours = subprocess.Popen(["sleep", "10"])
+        try:
+            no_skip(r, refused(ours.pid), "a holder of the runner's")
+        finally:
+            ours.kill()
+            ours.wait()
+        no_skip(r, zdtm.CriuResult(["restore"], 1, "", "Error: no images\n", None),
+                "another error")
+
+
+def no_skip(r: zdtm.Run, res: zdtm.CriuResult, what: str) -> None:
+    """A skip here would hide the failure it must not excuse."""
+    try:
+        r.skip_if_pid_taken(res)
+    except pytest.skip.Exception as e:
+        pytest.fail(f"skipped for {what}: {e}")

@@ -210,3 +210,21 @@ def test_podman_export_import(podman: Podman) -> None:
     after = c.wait_count(frozen)
     assert after > frozen, f"the counter went from {frozen} to {after} after restore"
     assert c.status() == "running"
+
+
+def test_podman_leave_running(podman: Podman) -> None:
+    """checkpoint --leave-running --export: the container runs on and
+    counts; once it is removed, restore --import brings back the
+    checkpointed one, whose counter goes on from the checkpoint (not 0)."""
+    c = podman
+    tar = c.base / "checkpoint.tar"
+    before = c.count()
+    c.podman("container", "checkpoint", "--leave-running", "--export", str(tar), c.name)
+    assert c.status() == "running"
+    assert c.wait_count(c.count()) > before, "the container stopped counting"
+    c.podman("rm", "-f", "-t", "0", c.name)
+    assert c.status() == "gone"
+    c.podman("container", "restore", "--import", str(tar))
+    assert c.status() == "running"
+    after = c.wait_count(0)
+    assert after >= before, f"the counter went from {before} to {after} after restore"

@@ -143,3 +143,24 @@ def test_runc_round_trip(container: Container) -> None:
     # and its write.
     cmdline = c.runc("exec", c.name, "cat", "/proc/1/cmdline").stdout
     assert "/tmp/count" in cmdline, cmdline
+
+
+def test_runc_leave_running(container: Container) -> None:
+    """checkpoint --leave-running: the container runs on and counts; once
+    it is killed and deleted, restore -d brings back the checkpointed one,
+    whose counter goes on from the checkpoint's value (not from 0)."""
+    c = container
+    deadline = time.monotonic() + 10
+    while c.count() < 20 and time.monotonic() < deadline:
+        time.sleep(0.05)    # far enough from 0 that a fresh start shows
+    before = c.count()
+    assert before >= 20, "the counter is too slow"
+    p = checkpoint(c, "--leave-running")
+    assert p.returncode == 0, p.stderr
+    assert c.status() == "running" and c.counting(), "the container stopped"
+    c.destroy()
+    assert c.status() == "gone"
+    c.runc("restore", "-d", "--image-path", str(c.base / "img"), "--work-path",
+           str(c.base / "work"), c.name)
+    assert c.status() == "running" and c.counting()
+    assert c.count() > before, "the counter restarted"

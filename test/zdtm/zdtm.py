@@ -177,8 +177,30 @@ def own_filesystems(pid: int) -> dict[int, str]:
         except OSError:
             return {}
         return {int(w[0]): w[2] for w in (line.split() for line in lines)}
+    def ppid(p: int) -> int:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("PPid:"):
+                    return int(line.split()[1])
+        except OSError:
+            pass
+        return 0
+
+    def mntns(p: int) -> int:
+        try:
+            return os.stat(f"/proc/{p}/ns/mnt").st_ino
+        except OSError:
+            return -1
+
     ours = set(devs("self").values())
-    return {i: d for i, d in devs(str(pid)).items() if d not in ours}
+    # a chrooted task's mountinfo only shows the mounts under its root:
+    # its ancestors in the same namespace show the rest (/dev of a container)
+    theirs: dict[int, str] = {}
+    p, ns = pid, mntns(pid)
+    while p > 1 and mntns(p) == ns:
+        theirs.update(devs(str(p)))
+        p = ppid(p)
+    return {i: d for i, d in theirs.items() if d not in ours}
 
 
 def fs_label(labels: dict[str, str], dev: str, ino: str) -> str:

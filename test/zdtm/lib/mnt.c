@@ -158,3 +158,29 @@ const char *mnt_abs(const char *name)
 	strcpy(b + n + 1, name);
 	return b;
 }
+
+const char *mnt_at(const char *base, const char *name)
+{
+	static char buf[4][PATH_MAX + 64];
+	static int n;
+	char *b = buf[n++ % 4];
+
+	snprintf(b, sizeof(buf[0]), "%s/%s", base, name);
+	return b;
+}
+
+void mnt_compare(const char *base, const struct mnt_line *a, int na,
+		 const struct mnt_line *b, int nb)
+{
+	int i;
+
+	if (na != nb)
+		fail("%d mounts below %s, there were %d", nb, base, na);
+	for (i = 0; i < na; i++)
+		if (strcmp(a[i].mountpoint, b[i].mountpoint) || strcmp(a[i].root, b[i].root) ||
+		    strcmp(a[i].opts, b[i].opts) || strcmp(a[i].fstype, b[i].fstype) ||
+		    strcmp(a[i].source, b[i].source) || strcmp(a[i].sb, b[i].sb))
+			fail("mount #%d: %s %s %s %s %s %s, was %s %s %s %s %s %s", i, b[i].mountpoint,
+			     b[i].root, b[i].opts, b[i].fstype, b[i].source, b[i].sb, a[i].mountpoint,
+			     a[i].root, a[i].opts, a[i].fstype, a[i].source, a[i].sb);
+}

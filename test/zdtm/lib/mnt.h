@@ -32,5 +32,10 @@ int mnt_list(const char *prefix, struct mnt_line *out, int max);
 int mnt_id_of_path(const char *path);
 /* "/cwd/@name": an absolute path below the test's directory. */
 const char *mnt_abs(const char *name);
+/* "@base/@name", in one of a few rotating buffers (several in one call). */
+const char *mnt_at(const char *base, const char *name);
+/* fail()s unless @b (nb lines) are the mounts @a (na) were, below @base. */
+void mnt_compare(const char *base, const struct mnt_line *a, int na,
+		 const struct mnt_line *b, int nb);
 
 #endif

@@ -32,12 +32,7 @@ static char base[4096];
 
 static const char *at(const char *name)
 {
-	static char buf[4][4096 + 64];
-	static int n;
-	char *b = buf[n++ % 4];
-
-	snprintf(b, sizeof(buf[0]), "%s/%s", base, name);
-	return b;
+	return mnt_at(base, name);
 }
 
 static void put(const char *path, const char *text)
@@ -110,21 +105,6 @@ static int snapshot(struct mnt_line *m)
 	return mnt_list(base, m, MAX);
 }
 
-static void compare(const struct mnt_line *a, int na, const struct mnt_line *b, int nb)
-{
-	int i;
-
-	if (na != nb)
-		fail("%d mounts below %s, there were %d", nb, base, na);
-	for (i = 0; i < na; i++)
-		if (strcmp(a[i].mountpoint, b[i].mountpoint) || strcmp(a[i].root, b[i].root) ||
-		    strcmp(a[i].opts, b[i].opts) || strcmp(a[i].fstype, b[i].fstype) ||
-		    strcmp(a[i].source, b[i].source) || strcmp(a[i].sb, b[i].sb))
-			fail("mount #%d: %s %s %s %s %s %s, was %s %s %s %s %s %s", i, b[i].mountpoint,
-			     b[i].root, b[i].opts, b[i].fstype, b[i].source, b[i].sb, a[i].mountpoint,
-			     a[i].root, a[i].opts, a[i].fstype, a[i].source, a[i].sb);
-}
-
 int main(int argc, char **argv)
 {
 	static struct mnt_line before[MAX], after[MAX];
@@ -152,7 +132,7 @@ int main(int argc, char **argv)
 	test_waitsig();
 
 	na = snapshot(after);
-	compare(before, nb, after, na);
+	mnt_compare(base, before, nb, after, na);
 	same_inode(at("bdir/x"), at("src/dir/x"));
 	same_inode(at("bfile"), at("src/file"));
 	same_inode(".", at("src/dir"));

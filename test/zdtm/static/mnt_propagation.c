@@ -27,12 +27,7 @@ static char base[4096];
 
 static const char *at(const char *name)
 {
-	static char buf[4][4096 + 64];
-	static int n;
-	char *b = buf[n++ % 4];
-
-	snprintf(b, sizeof(buf[0]), "%s/%s", base, name);
-	return b;
+	return mnt_at(base, name);
 }
 
 static void do_mount(const char *src, const char *dst, const char *type, unsigned long flags)
