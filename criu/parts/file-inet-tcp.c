@@ -120,6 +120,22 @@ static int read_options(int sk, InetTcpConn *c)
 	return 0;
 }
 
+/* How much of the send queue the peer never saw: sent anew, as TCP would. */
+static int read_unsent(int sk, InetTcpConn *c)
+{
+	int n = 0;
+
+	if (ioctl(sk, SIOCOUTQNSD, &n))
+		return -1;
+	if (n < 0 || (size_t)n > c->send_queue.len) {
+		errno = EIO;
+		return -1;
+	}
+	c->has_unsent = 1;
+	c->unsent = n;
+	return 0;
+}
+
 int tcp_conn_dump(pid_t pid, int fd, int sk, InetSkEntry *e)
 {
 	InetTcpConn *c;
@@ -144,12 +160,13 @@ int tcp_conn_dump(pid_t pid, int fd, int sk, InetSkEntry *e)
 	held[nr_held++] = own;
 	if (read_queue(own, TCP_SEND_QUEUE, &c->snd_seq, &c->send_queue) ||
 	    read_queue(own, TCP_RECV_QUEUE, &c->rcv_seq, &c->recv_queue) ||
-	    read_options(own, c)) {
+	    read_options(own, c) || read_unsent(own, c)) {
 		pr_perror("Task %d: can't read the TCP connection of fd %d in repair mode", pid, fd);
 		return -1;
 	}
-	pr_debug("Task %d: fd %d: seq %u/%u, %zu bytes to send, %zu to read, mss %u", pid, fd,
-		 c->snd_seq, c->rcv_seq, c->send_queue.len, c->recv_queue.len, c->mss);
+	pr_debug("Task %d: fd %d: seq %u/%u, %zu bytes to send (%u never sent), %zu to read, "
+		 "mss %u", pid, fd, c->snd_seq, c->rcv_seq, c->send_queue.len, c->unsent,
+		 c->recv_queue.len, c->mss);
 	return 0;
 }
 
@@ -179,6 +196,8 @@ void tcp_conn_after_dump(int runs)
 
 /* ------------------------------------------------------------- restore */
 
+static int defer_unsent(pid_t pid, int sk, const InetSkEntry *e);
+
 int tcp_conn_validate(const InetSkEntry *e)
 {
 	const InetTcpConn *c = e->conn;
@@ -190,20 +209,20 @@ int tcp_conn_validate(const InetSkEntry *e)
 	return e->proto == IPPROTO_TCP && e->state == TCP_ESTABLISHED && e->has_src_addr &&
 	       e->has_dst_addr &&
 	       c->send_queue.len <= QUEUE_MAX && c->recv_queue.len <= QUEUE_MAX &&
+	       c->unsent <= c->send_queue.len &&
 	       c->snd_wscale <= 14 && c->rcv_wscale <= 14 && c->mss && c->mss <= 65535;
 }
 
-/* Writes @data into queue @q of @sk, which is in repair mode. */
-static int fill_queue(int sk, int q, const ProtobufCBinaryData *data)
+/* Writes @len bytes of @data into @sk: queue @q in repair mode, else as the task would. */
+static int fill_queue(int sk, int q, const uint8_t *data, size_t len)
 {
 	size_t off = 0;
 	ssize_t n;
 
-	if (select_queue(sk, q))
+	if (q >= 0 && select_queue(sk, q))
 		return -1;
-	while (off < data->len) {
-		n = send(sk, data->data + off, min((size_t)CHUNK, data->len - off),
-			 MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (off < len) {
+		n = send(sk, data + off, min((size_t)CHUNK, len - off), MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n <= 0)
 			return -1;
 		off += n;
@@ -242,8 +261,9 @@ static int set_options(int sk, const InetTcpConn *c)
 	    (c->has_timestamp &&
 	     setsockopt(sk, IPPROTO_TCP, TCP_TIMESTAMP, &c->timestamp, sizeof(c->timestamp))))
 		return -1;
-	if (fill_queue(sk, TCP_RECV_QUEUE, &c->recv_queue) ||
-	    fill_queue(sk, TCP_SEND_QUEUE, &c->send_queue))
+	/* what was sent goes back as sent and not acknowledged: retransmitted if need be */
+	if (fill_queue(sk, TCP_RECV_QUEUE, c->recv_queue.data, c->recv_queue.len) ||
+	    fill_queue(sk, TCP_SEND_QUEUE, c->send_queue.data, c->send_queue.len - c->unsent))
 		return -1;
 	return setsockopt(sk, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w));
 }
@@ -272,5 +292,64 @@ int tcp_conn_restore(pid_t pid, int sk, const InetSkEntry *e, const struct socka
 		pr_perror("Task %d: can't take socket:[%lu] out of repair mode", pid, e->ino);
 		return -1;
 	}
+	return c->unsent ? defer_unsent(pid, sk, e) : 0;
+}
+
+/*
+ * What was never sent goes out as new data, when the peer's window lets
+ * it (in repair mode it would count as sent, and wait for retransmission
+ * timeouts, backing off, instead): once every task is restored, so that
+ * the peer, when it is in the tree, is there to take it (a segment to a
+ * socket not made yet would get a reset).
+ */
+struct unsent {
+	pid_t pid;
+	int sk;
+	const InetSkEntry *e;
+};
+
+static struct unsent *unsent;
+static int nr_unsent;
+
+static int defer_unsent(pid_t pid, int sk, const InetSkEntry *e)
+{
+	struct unsent *u = xpush(unsent, nr_unsent);
+
+	if (!u)
+		return -1;
+	u->pid = pid;
+	u->e = e;
+	u->sk = dup(sk);
+	if (u->sk < 0) {
+		pr_perror("Task %d: can't keep socket:[%lu] for its unsent data", pid, e->ino);
+		nr_unsent--;
+		return -1;
+	}
 	return 0;
+}
+
+int tcp_conn_resume(void)
+{
+	const InetTcpConn *c;
+	int i, ret = 0;
+
+	for (i = 0; i < nr_unsent && !ret; i++) {
+		c = unsent[i].e->conn;
+		if (fill_queue(unsent[i].sk, -1, c->send_queue.data + c->send_queue.len - c->unsent,
+			       c->unsent)) {
+			pr_perror("Task %d: can't queue the %u bytes TCP connection socket:[%lu] "
+				  "had not sent yet", unsent[i].pid, c->unsent, unsent[i].e->ino);
+			ret = -1;
+		}
+	}
+	tcp_conn_restored();
+	return ret;
+}
+
+void tcp_conn_restored(void)
+{
+	while (nr_unsent > 0)
+		close(unsent[--nr_unsent].sk);
+	free(unsent);
+	unsent = NULL;
 }

@@ -26,4 +26,9 @@ int tcp_conn_validate(const InetSkEntry *e);
 int tcp_conn_restore(pid_t pid, int sk, const InetSkEntry *e, const struct sockaddr *src,
 		     const struct sockaddr *dst, socklen_t len);
 
+/* every task restored: the bytes connections had never sent go out now; -1 logged */
+int tcp_conn_resume(void);
+/* the restore is over (or failed): what tcp_conn_resume() would have sent goes */
+void tcp_conn_restored(void);
+
 #endif

@@ -674,6 +674,12 @@ static int inet_finish(struct rst_ctx *rc, pid_t pid, pid_t host_pid, int fd,
 	return ret;
 }
 
+/* The restore is over: nothing is kept for tcp_conn_resume() any more. */
+static void inet_restored(void **data, int failed)
+{
+	tcp_conn_restored();
+}
+
 /* Made in the tree's network namespace, when it has one. */
 static int inet_in_tree_ns(const FileDesc *d)
 {
@@ -692,5 +698,7 @@ const struct file_kind fk_inet = {
 	.validate = inet_validate,
 	.open = inet_open,
 	.finish = inet_finish,
+	.resume = tcp_conn_resume,
+	.restored = inet_restored,
 	.in_tree_ns = inet_in_tree_ns,
 };

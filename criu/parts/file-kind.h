@@ -100,6 +100,8 @@ struct file_kind {
 	 * once per description, by the first task that holds it
 	 */
 	int (*finish)(struct rst_ctx *rc, pid_t pid, pid_t host_pid, int fd, const FileDesc *d);
+	/* restore, in criu, every task restored, right before the tree is let go */
+	int (*resume)(void);
 	/* criu opens it in a helper inside the tree's time namespace */
 	int task_clocks;
 	/*

@@ -989,6 +989,17 @@ static int fdinfo_final(struct rst_ctx *rc, struct rtask *t)
 	return 0;
 }
 
+/* Right before the tree is let go: what the kinds held back until every task was there. */
+static int fdinfo_resume(struct rst_ctx *rc, struct rtask *root)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (kinds[i]->resume && kinds[i]->resume())
+			return -1;
+	return 0;
+}
+
 static void fdinfo_release(struct rtask *t)
 {
 	t->img[PART_FDINFO] = NULL;	/* the tree's table owns it */
@@ -1026,6 +1037,7 @@ const struct part part_fdinfo = {
 	.early = fdinfo_early,
 	.child = fdinfo_child,
 	.final = fdinfo_final,
+	.resume = fdinfo_resume,
 	.release = fdinfo_release,
 	.release_tree = fdinfo_release_tree,
 };
