@@ -87,6 +87,9 @@ static void usage(FILE *f)
 "  --ext-unix-sk[=INO,...] dump: unix datagram sockets may be connected outside the\n"
 "                          tree (INO: only these); restore connects them again\n"
 "  --external unix[INO]    the same as --ext-unix-sk=INO\n"
+"  --tcp-established       dump: TCP connections too (TCP_REPAIR), restored as they were\n"
+"  --tcp-close             dump: TCP connections without their state; restore: every\n"
+"                          connection as a closed socket\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -116,6 +119,8 @@ enum {
 	OPT_LSM_MOUNT_CONTEXT,
 	OPT_EXT_MOUNT_MAP,
 	OPT_EXT_UNIX_SK,
+	OPT_TCP_ESTABLISHED,
+	OPT_TCP_CLOSE,
 };
 
 static const struct option long_opts[] = {
@@ -150,6 +155,8 @@ static const struct option long_opts[] = {
 	{ "lsm-mount-context", required_argument, NULL, OPT_LSM_MOUNT_CONTEXT },
 	{ "ext-mount-map", required_argument, NULL, OPT_EXT_MOUNT_MAP },
 	{ "ext-unix-sk", optional_argument, NULL, OPT_EXT_UNIX_SK },
+	{ "tcp-established", no_argument, NULL, OPT_TCP_ESTABLISHED },
+	{ "tcp-close", no_argument, NULL, OPT_TCP_CLOSE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -424,6 +431,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_EXT_UNIX_SK:
 			if (add_ext_unix_sk(o, optarg))
 				return -1;
+			break;
+		case OPT_TCP_ESTABLISHED:
+			o->tcp_established = 1;
+			break;
+		case OPT_TCP_CLOSE:
+			o->tcp_close = 1;
 			break;
 		case OPT_VETH_PAIR:
 			if (add_veth_pair(o, optarg))

@@ -66,6 +66,8 @@ struct opts {
 	 * (core/external.c); each part looks up the kinds it knows.
 	 */
 	int ext_unix_sk;		/* --ext-unix-sk: any unix socket's peer may be outside */
+	int tcp_established;		/* --tcp-established: TCP connections are dumped */
+	int tcp_close;			/* --tcp-close: TCP connections are restored closed */
 	const char **external;
 	int nr_external;
 	struct inherit_fd *inherit_fds;	/* --inherit-fd */

@@ -53,7 +53,7 @@ struct rule {
 #define MNTNS	"is not implemented (Documentation/mounts.md says what is)"
 #define CGROUPS	"criu keeps its own set of cgroup properties; other sets and cgroup yards " \
 		"are not supported"
-#define TCP	"TCP connections are not dumped yet"
+#define TCP	"skipping connections in flight is not supported yet"
 #define ITER	"iterative dumps need dirty-page tracking, not there yet"
 #define TLS	"the page server and its TLS are not implemented"
 #define UNIXEXT	"unix sockets connected outside the tree are taken only on the command " \
@@ -482,7 +482,8 @@ static const struct rule rules[] = {
 	{ "pid", "tree", HONOURED, NULL, 0, set_pid, conf_pid, NULL },
 	{ "leave_running", "leave-running", HONOURED, NULL, AT(o.leave_running), NULL, NULL, NULL },
 	{ "ext_unix_sk", "ext-unix-sk", REFUSED, UNIXEXT, 0, NULL, NULL, NULL },
-	{ "tcp_established", "tcp-established", REFUSED, TCP, 0, NULL, NULL, NULL },
+	{ "tcp_established", "tcp-established", HONOURED, NULL, AT(o.tcp_established), NULL, NULL,
+	  NULL },
 	{ "evasive_devices", "evasive-devices", ACCEPTED,
 	  "a device is reopened by its path; with the path gone the restore fails, evasive or not",
 	  0, NULL, NULL, NULL },
@@ -552,7 +553,7 @@ static const struct rule rules[] = {
 	  "no terminal of the tree is restored, so no pty master is ever left over",
 	  0, NULL, NULL, NULL },
 	{ "config_file", "config", HONOURED, NULL, 0, set_config, conf_config, NULL },
-	{ "tcp_close", "tcp-close", REFUSED, TCP, 0, NULL, NULL, NULL },
+	{ "tcp_close", "tcp-close", HONOURED, NULL, AT(o.tcp_close), NULL, NULL, NULL },
 	{ "lsm_profile", "lsm-profile", HONOURED, NULL, 0, set_lsm_profile, conf_lsm_profile,
 	  NULL },
 	{ "tls_cacert", "tls-cacert", REFUSED, TLS, 0, NULL, NULL, NULL },

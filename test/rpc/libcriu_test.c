@@ -244,9 +244,9 @@ static int more_once(criu_predump_info pi)
 #define SETTERS(X)								\
 	X(ext_unix_sk, 1, set_ext_unix_sk(O true))				\
 	X(unix_sk, 1, add_unix_sk(O 1234))					\
-	X(tcp_established, 1, set_tcp_established(O true))			\
+	X(tcp_established, 0, set_tcp_established(O true))			\
 	X(tcp_skip_in_flight, 1, set_tcp_skip_in_flight(O true))		\
-	X(tcp_close, 1, set_tcp_close(O true))					\
+	X(tcp_close, 0, set_tcp_close(O true))					\
 	X(weak_sysctls, 1, set_weak_sysctls(O true))				\
 	X(evasive_devices, 0, set_evasive_devices(O true))			\
 	X(shell_job, 0, set_shell_job(O true))					\
