@@ -83,6 +83,8 @@ static void usage(FILE *f)
 "  --ext-unix-sk[=INO,...] dump: unix datagram sockets may be connected outside the\n"
 "                          tree (INO: only these); restore connects them again\n"
 "  --external unix[INO]    the same as --ext-unix-sk=INO\n"
+"  --ghost-limit SIZE      dump: save deleted files held open or mapped up to SIZE\n"
+"                          bytes each (K, M, G suffixes; default 1M)\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -110,6 +112,7 @@ enum {
 	OPT_ROOT,
 	OPT_EXT_MOUNT_MAP,
 	OPT_EXT_UNIX_SK,
+	OPT_GHOST_LIMIT,
 };
 
 static const struct option long_opts[] = {
@@ -142,6 +145,7 @@ static const struct option long_opts[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "ext-mount-map", required_argument, NULL, OPT_EXT_MOUNT_MAP },
 	{ "ext-unix-sk", optional_argument, NULL, OPT_EXT_UNIX_SK },
+	{ "ghost-limit", required_argument, NULL, OPT_GHOST_LIMIT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -403,6 +407,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_EXT_UNIX_SK:
 			if (add_ext_unix_sk(o, optarg))
 				return -1;
+			break;
+		case OPT_GHOST_LIMIT:
+			if (parse_size(optarg, &o->ghost_limit))
+				goto bad_value;
+			o->ghost_limit_set = 1;
 			break;
 		case OPT_VETH_PAIR:
 			if (add_veth_pair(o, optarg))

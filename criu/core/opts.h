@@ -2,6 +2,8 @@
 #ifndef CRIU_CORE_OPTS_H
 #define CRIU_CORE_OPTS_H
 
+#include <stdint.h>
+
 /* --cpu-cap: which CPU compatibility checks restore makes (CRIU's words) */
 #define CPU_CAP_NONE		0u
 #define CPU_CAP_FPU		1u	/* the XSAVE components registers use */
@@ -73,6 +75,8 @@ struct opts {
 	unsigned int empty_ns;		/* --empty-ns net: CLONE_NEWNET */
 	int network_lock;		/* --network-lock: NETLOCK_* */
 	const char *root;		/* --root: restore: the tree's root filesystem */
+	uint64_t ghost_limit;		/* --ghost-limit: bytes of a deleted file saved, at most */
+	int ghost_limit_set;		/* 0: CRIU's default (parts/file-ghost.h) */
 	/* opened once by main(): every file criu writes is created in these */
 	int images_dirfd;		/* -D, or -1 */
 	int work_dirfd;			/* -W, else -D, else AT_FDCWD */

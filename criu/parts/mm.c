@@ -9,7 +9,8 @@
  * map every area and pread() its pages straight from the store. Shared
  * memory is not the task's alone: an area of a shared anonymous mapping
  * or of a memfd maps the one object shmem.c created for the whole tree,
- * and a System V segment is attached again by its id (sysvipc.c made it).
+ * so does an area of a deleted file (a ghost, file-ghost.c: the fds on it
+ * reopen the same object), and a System V segment is attached again by its id (sysvipc.c made it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "parts/file-ghost.h"
 #include "parts/mm-pages.h"
 #include "parts/mm-vdso.h"
 #include "parts/mm-vma.h"
@@ -71,6 +73,7 @@ static const char *vma_unsupported(const struct proc_vma *v)
 	case SHMO_ANON:
 	case SHMO_MEMFD:
 	case SHMO_SYSV:
+	case SHMO_GHOST:	/* ghost_check() says whether it can be saved */
 		return NULL;
 	case SHMO_HUGETLB:
 		return "hugetlbfs shared memory (MFD_HUGETLB, SHMO_HUGETLB)";
@@ -130,6 +133,22 @@ static int64_t own_fds_bound(const struct dtask *t)
 	return n;
 }
 
+/* An area of a deleted file: its contents must be saved (file-ghost.c). */
+static int ghost_area_check(struct dump_ctx *dc, struct dtask *t, const struct proc_vma *v)
+{
+	char path[96], what[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", t->pid, v->start, v->end);
+	if (stat(path, &st)) {
+		pr_perror("Task %d: can't stat the deleted file mapped at %#lx (%s)", t->pid,
+			  v->start, v->path);
+		return -1;
+	}
+	snprintf(what, sizeof(what), "the area at %#lx", v->start);
+	return ghost_check(t->pid, what, v->path, &st, dc->opts);
+}
+
 static int mm_check(struct dump_ctx *dc, struct dtask *t)
 {
 	const char *why;
@@ -145,6 +164,9 @@ static int mm_check(struct dump_ctx *dc, struct dtask *t)
 		why = vma_unsupported(&t->maps.vma[i]);
 		if (!why && proc_vma_shmem(&t->maps.vma[i]) == SHMO_SYSV)
 			why = sysv_unsupported(t, i);
+		if (!why && proc_vma_shmem(&t->maps.vma[i]) == SHMO_GHOST &&
+		    ghost_area_check(dc, t, &t->maps.vma[i]))
+			return -1;
 		if (why) {
 			pr_err("Task %d: %s at %#lx-%#lx (%s) is not supported",
 			       t->pid, why, t->maps.vma[i].start, t->maps.vma[i].end,
@@ -311,6 +333,10 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 		e->kind = VMA_KIND__VMA_SYSV_SHM;
 		e->path = v->path;
 		return 0;
+	case SHMO_GHOST:
+		e->kind = v->shared ? VMA_KIND__VMA_GHOST_SHARED : VMA_KIND__VMA_GHOST_PRIVATE;
+		e->path = v->path;
+		return 0;
 	}
 	e->kind = v->shared ? VMA_KIND__VMA_FILE_SHARED : VMA_KIND__VMA_FILE_PRIVATE;
 	e->path = v->path;
@@ -443,11 +469,13 @@ static int bad_vma(struct rst_ctx *rc, const VmaEntry *v)
 		return v->has_ino && (!v->has_dev || !rst_object_known(rc, v->dev, v->ino));
 	case VMA_KIND__VMA_MEMFD_SHARED:
 	case VMA_KIND__VMA_MEMFD_PRIVATE:
+	case VMA_KIND__VMA_GHOST_SHARED:
+	case VMA_KIND__VMA_GHOST_PRIVATE:
 		return !v->has_ino || !v->has_dev || !rst_object_known(rc, v->dev, v->ino);
 	case VMA_KIND__VMA_SYSV_SHM:
 		return !v->has_ino || v->ino > INT_MAX || !v->has_pgoff;
 	default:
-		return v->kind < 1 || v->kind > VMA_KIND__VMA_SYSV_SHM;
+		return v->kind < 1 || v->kind > VMA_KIND__VMA_GHOST_PRIVATE;
 	}
 }
 
@@ -655,7 +683,8 @@ static int is_file(const VmaEntry *v)
 static int is_object(const VmaEntry *v)
 {
 	return (v->kind == VMA_KIND__VMA_ANON_SHARED && v->has_ino) ||
-	       v->kind == VMA_KIND__VMA_MEMFD_SHARED || v->kind == VMA_KIND__VMA_MEMFD_PRIVATE;
+	       v->kind == VMA_KIND__VMA_MEMFD_SHARED || v->kind == VMA_KIND__VMA_MEMFD_PRIVATE ||
+	       v->kind == VMA_KIND__VMA_GHOST_SHARED || v->kind == VMA_KIND__VMA_GHOST_PRIVATE;
 }
 
 /*
@@ -668,12 +697,13 @@ static int object_fd(struct rst_ctx *rc, struct rtask *t, const VmaEntry *v)
 	char path[64];
 	int fd = rst_object_fd(rc, v->dev, v->ino);
 
-	if (fd < 0 || v->kind != VMA_KIND__VMA_MEMFD_SHARED || v->open_flags != O_RDONLY)
+	if (fd < 0 || (v->kind != VMA_KIND__VMA_MEMFD_SHARED &&
+		       v->kind != VMA_KIND__VMA_GHOST_SHARED) || v->open_flags != O_RDONLY)
 		return fd;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		pr_perror("Task %d: can't reopen memfd %s read-only", t->pid, v->path);
+		pr_perror("Task %d: can't reopen %s read-only", t->pid, v->path);
 		return -1;
 	}
 	return rst_private_fd(t, fd);

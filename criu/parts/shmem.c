@@ -8,6 +8,9 @@
  * tree, whoever maps it or holds it open, and created once by criu before
  * the first fork. Every task inherits an fd of each object: mm.c maps it
  * where the areas were, file-memfd.c reopens it for the task's own fds.
+ * Regular files deleted while open or mapped (ghosts) are objects too:
+ * file-ghost.c says what is kept of them and makes them again, file-reg.c
+ * reopens them.
  *
  * The identity of an object is the dev/ino that stat() of
  * /proc/PID/map_files/START-END or /proc/PID/fd/N shows; areas and fds
@@ -30,6 +33,7 @@
 #include "image/image.h"
 #include "image/pagestore.h"
 #include "image/sums.h"
+#include "parts/file-ghost.h"
 #include "parts/part.h"
 #include "shmem.pb-c.h"
 
@@ -99,6 +103,8 @@ static int add_object(struct dump_ctx *dc, pid_t pid, const char *src, int kind,
 	if (!d->src)
 		return -1;
 	s->nr++;
+	if (kind == SHMO_GHOST)
+		return ghost_fill(&d->o, src, link, &st);
 	if (kind != SHMO_MEMFD)
 		return 0;
 	d->o.name = proc_memfd_name(link);
@@ -129,7 +135,7 @@ static int add_object(struct dump_ctx *dc, pid_t pid, const char *src, int kind,
 	return 0;
 }
 
-/* memfds the task holds open; the fd table saves the fds themselves */
+/* memfds and ghosts the task holds open; the fd table saves the fds themselves */
 static int dump_fds(struct dump_ctx *dc, pid_t pid)
 {
 	char dir[64], path[320], link[PATH_MAX];
@@ -150,13 +156,15 @@ static int dump_fds(struct dump_ctx *dc, pid_t pid)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		len = readlink(path, link, sizeof(link) - 1);
-		if (len < 0 || strncmp(link, PROC_MEMFD_PREFIX, strlen(PROC_MEMFD_PREFIX)))
+		if (len < 0 || link[0] != '/')
 			continue;
 		link[len] = '\0';
 		if (stat(path, &st))
 			continue;	/* the fd table part names what it can't read */
 		if (proc_shmem_kind(link, st.st_dev) == SHMO_MEMFD)
 			ret = add_object(dc, pid, path, SHMO_MEMFD, link);
+		else if (ghost_link(link, &st))
+			ret = add_object(dc, pid, path, SHMO_GHOST, link);
 	}
 	closedir(d);
 	return ret;
@@ -171,7 +179,7 @@ static int shmem_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	for (i = 0; i < t->maps.nr; i++) {
 		v = &t->maps.vma[i];
 		k = proc_vma_shmem(v);
-		if (k != SHMO_ANON && k != SHMO_MEMFD)
+		if (k != SHMO_ANON && k != SHMO_MEMFD && k != SHMO_GHOST)
 			continue;
 		snprintf(src, sizeof(src), "/proc/%d/map_files/%lx-%lx", t->pid, v->start,
 			 v->end);
@@ -256,6 +264,7 @@ out:
 			free(o->runs[--o->n_runs]);
 		free(o->runs);
 		free(o->name);
+		free(o->path);
 		free(s->objs[i].src);
 	}
 	free(s->objs);
@@ -394,7 +403,7 @@ static int fill_memfd(struct shm_rst *rst, ShmemObject *o, int fd)
 		len = (uint64_t)o->runs[i]->nr_pages * PAGE_SIZE;
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, o->runs[i]->off);
 		if (p == MAP_FAILED) {
-			pr_perror("Can't map %lu bytes of memfd %s at %lu", len, o->name,
+			pr_perror("Can't map %lu bytes of %s at %lu", len, o->name ? o->name : o->path,
 				  o->runs[i]->off);
 			return -1;
 		}
@@ -489,6 +498,32 @@ err:
 	return -1;
 }
 
+struct ghost_fill {
+	struct shm_rst *rst;
+	ShmemObject *o;
+};
+
+static int fill_ghost(void *arg, int fd)
+{
+	struct ghost_fill *g = arg;
+
+	return fill_memfd(g->rst, g->o, fd);
+}
+
+static int create(struct shm_rst *rst, ShmemObject *o)
+{
+	struct ghost_fill g = { rst, o };
+
+	switch (o->kind) {
+	case SHMEM_KIND__SHMEM_MEMFD:
+		return create_memfd(rst, o);
+	case SHMEM_KIND__SHMEM_GHOST:
+		return ghost_create(o, fill_ghost, &g);
+	default:
+		return create_anon(rst, o);
+	}
+}
+
 /* Every object, filled, inherited by every task (rst_object_set). */
 static int shmem_prefork(struct rst_ctx *rc)
 {
@@ -499,7 +534,7 @@ static int shmem_prefork(struct rst_ctx *rc)
 
 	for (i = 0; rst && i < rst->e->n_objects; i++) {
 		o = rst->e->objects[i];
-		fd = o->kind == SHMEM_KIND__SHMEM_MEMFD ? create_memfd(rst, o) : create_anon(rst, o);
+		fd = create(rst, o);
 		rst->fds[i] = rst_object_set(rc, o->dev, o->ino, fd);
 		if (rst->fds[i] < 0)
 			return -1;

@@ -205,6 +205,7 @@ enum {
 	SHMO_MEMFD,	/* "/memfd:NAME (deleted)" */
 	SHMO_SYSV,	/* "/SYSV%08x (deleted)", a System V segment (key) */
 	SHMO_HUGETLB,	/* on hugetlbfs: not supported */
+	SHMO_GHOST,	/* "/PATH (deleted)", any other: a deleted file (file-ghost.c) */
 };
 
 /* What kind of shared memory object an area maps, if any. */

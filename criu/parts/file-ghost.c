@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Ghost files: a regular file deleted while a task holds it open or maps
+ * it. Only the tree reaches its contents, so the dump saves them, up to
+ * --ghost-limit bytes (holes stay holes: shmem.c copies with SEEK_DATA),
+ * as a shared memory object of shmem.img: one per inode, however many
+ * fds, tasks and areas use it. The restore makes the file again in its
+ * directory under a name of criu's, fills it, gives it its owner, mode
+ * and times, renames it to the name it had (so /proc shows the same
+ * "PATH (deleted)"; if that name was taken since, it keeps criu's), and
+ * unlinks it at once: criu holds the only link to it, an fd every task
+ * inherits, and fds and areas reopen and map that fd. Nothing is left in
+ * the directory, whether the restore goes on or fails.
+ *
+ * A deleted file that still has links elsewhere (CRIU's --link-remap) is
+ * refused: a copy would no longer be the file those links name.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "parts/file-ghost.h"
+#include "parts/file-kind.h"
+#include "proc/proc.h"
+#include "task/mounts.h"
+#include "task/rst.h"
+
+#define DELETED		" (deleted)"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE	1	/* Linux 3.15 */
+#endif
+
+int ghost_link(const char *link, const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && proc_shmem_kind(link, st->st_dev) == SHMO_GHOST;
+}
+
+static uint64_t ghost_limit(const struct opts *opts)
+{
+	return opts->ghost_limit_set ? opts->ghost_limit : GHOST_LIMIT_DEFAULT;
+}
+
+/* The tree's files are made again in criu's mount namespace, never in one of its own. */
+static int in_criu_mntns(pid_t pid)
+{
+	struct stat a, b;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
+	return !stat(path, &a) && !stat("/proc/self/ns/mnt", &b) && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
+int ghost_check(pid_t pid, const char *what, const char *link, const struct stat *st,
+		const struct opts *opts)
+{
+	if (!S_ISREG(st->st_mode)) {
+		pr_err("Task %d: %s: %s is not a regular file: deleted ones of its kind are "
+		       "not supported", pid, what, link);
+		return -1;
+	}
+	if (st->st_nlink) {
+		pr_err("Task %d: %s: %s was unlinked but has %lu other link(s): not supported "
+		       "(CRIU's --link-remap is not implemented)", pid, what, link,
+		       (unsigned long)st->st_nlink);
+		return -1;
+	}
+	if ((uint64_t)st->st_size > ghost_limit(opts)) {
+		pr_err("Task %d: %s: deleted file %s is %lld bytes, over --ghost-limit %lu",
+		       pid, what, link, (long long)st->st_size, ghost_limit(opts));
+		return -1;
+	}
+	if (!in_criu_mntns(pid)) {
+		pr_err("Task %d: %s: deleted file %s in a mount namespace of the tree's own: "
+		       "not supported", pid, what, link);
+		return -1;
+	}
+	return 0;
+}
+
+int ghost_fill(ShmemObject *o, const char *src, const char *link, const struct stat *st)
+{
+	size_t len = strlen(link) - strlen(DELETED);
+
+	o->kind = SHMEM_KIND__SHMEM_GHOST;
+	o->path = xmalloc(len + 1);
+	if (!o->path)
+		return -1;
+	memcpy(o->path, link, len);
+	o->path[len] = '\0';
+	o->mnt_id = mnt_id_of(src);
+	o->has_mnt_id = !!o->mnt_id;
+	o->has_mode = o->has_uid = o->has_gid = 1;
+	o->mode = st->st_mode & 07777;
+	o->uid = st->st_uid;
+	o->gid = st->st_gid;
+	o->has_atime_ns = o->has_mtime_ns = 1;
+	o->atime_ns = ts_to_ns(&st->st_atim);
+	o->mtime_ns = ts_to_ns(&st->st_mtim);
+	return 0;
+}
+
+/* The last component of an absolute @path, or NULL if it has none to create. */
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	if (!b || !b[1] || !strcmp(b + 1, ".") || !strcmp(b + 1, ".."))
+		return NULL;
+	return b + 1;
+}
+
+int ghost_valid(const ShmemObject *o, size_t i)
+{
+	if (!o->path || o->path[0] != '/' || strlen(o->path) >= PATH_MAX ||
+	    !base_name(o->path) || strlen(base_name(o->path)) > NAME_MAX || !o->has_mode ||
+	    !o->has_uid || !o->has_gid) {
+		pr_err("Image shmem.img has an invalid ghost file #%zu", i);
+		return -1;
+	}
+	return 0;
+}
+
+/* The directory the ghost was in, reached without following any symlink. */
+static int ghost_dir(const char *path)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	char dir[PATH_MAX];
+	size_t len = base_name(path) - path;
+	int fd;
+
+	memcpy(dir, path, len);
+	dir[len] = '\0';
+	fd = syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+	if (fd < 0 && errno == ENOENT)
+		pr_err("Ghost file %s: its directory %s is gone; criu does not make it again",
+		       path, dir);
+	else if (fd < 0)
+		pr_perror("Ghost file %s: can't open its directory %s (a symlink on the way "
+			  "is refused)", path, dir);
+	return fd;
+}
+
+static int set_attrs(const ShmemObject *o, int fd)
+{
+	struct timespec ts[2] = {
+		{ o->atime_ns / 1000000000, o->atime_ns % 1000000000 },
+		{ o->mtime_ns / 1000000000, o->mtime_ns % 1000000000 },
+	};
+
+	/* chown clears set-id bits: the mode after it, the times after every write */
+	if (fchown(fd, o->uid, o->gid) || fchmod(fd, o->mode) ||
+	    (o->has_atime_ns && o->has_mtime_ns && futimens(fd, ts))) {
+		pr_perror("Ghost file %s: can't give it its owner, mode and times", o->path);
+		return -1;
+	}
+	return 0;
+}
+
+/* Unlink @name in @dir if it still is the file @fd: someone may have replaced it. */
+static int unlink_own(int dir, const char *name, int fd, const char *path)
+{
+	struct stat a, b;
+
+	if (fstat(fd, &a) || fstatat(dir, name, &b, AT_SYMLINK_NOFOLLOW) ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		pr_err("Ghost file %s: %s is no longer the file criu made", path, name);
+		return -1;
+	}
+	if (unlinkat(dir, name, 0)) {
+		pr_perror("Ghost file %s: can't unlink %s", path, name);
+		return -1;
+	}
+	return 0;
+}
+
+/* The file under @tmp, renamed to its own name if that is free: the name it ends with. */
+static const char *give_name(int dir, const char *tmp, const ShmemObject *o)
+{
+	const char *base = base_name(o->path);
+
+	if (!syscall(SYS_renameat2, dir, tmp, dir, base, RENAME_NOREPLACE))
+		return base;
+	if (errno != EEXIST) {
+		pr_perror("Ghost file %s: can't rename %s to it", o->path, tmp);
+		return NULL;
+	}
+	pr_warn("Ghost file %s: the name is taken again, the restored file is %s (deleted) "
+		"in the same directory", o->path, tmp);
+	return tmp;
+}
+
+int ghost_create(const ShmemObject *o, int (*fill)(void *arg, int fd), void *arg)
+{
+	const char *name;
+	char tmp[64];
+	int dir, fd;
+
+	if (mnt_tree_has_ns()) {
+		pr_err("Ghost file %s: making it in the tree's own mount namespace is not "
+		       "supported", o->path);
+		return -1;
+	}
+	dir = ghost_dir(o->path);
+	if (dir < 0)
+		return -1;
+	snprintf(tmp, sizeof(tmp), ".criu-ghost.%d.%lu", getpid(), (unsigned long)o->ino);
+	fd = openat(dir, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		pr_perror("Ghost file %s: can't create %s in its directory", o->path, tmp);
+		close(dir);
+		return -1;
+	}
+	name = tmp;
+	if (ftruncate(fd, o->size)) {
+		pr_perror("Ghost file %s: can't size it to %lu", o->path, o->size);
+		goto err;
+	}
+	if (fill(arg, fd) || set_attrs(o, fd))
+		goto err;
+	name = give_name(dir, tmp, o);
+	if (!name) {
+		name = tmp;
+		goto err;
+	}
+	if (unlink_own(dir, name, fd, o->path))
+		goto err_kept;
+	close(dir);
+	return fd;
+err:
+	unlink_own(dir, name, fd, o->path);
+err_kept:
+	close(fd);
+	close(dir);
+	return -1;
+}
+
+ShmemRef *file_object_ref(const struct stat *st)
+{
+	ShmemRef *r = xmalloc(sizeof(*r));
+
+	if (r) {
+		shmem_ref__init(r);
+		r->dev = st->st_dev;
+		r->ino = st->st_ino;
+	}
+	return r;
+}
+
+int file_reopen_object(struct rst_ctx *rc, pid_t pid, const ShmemRef *ref,
+		       const FileDesc *d)
+{
+	int obj = rst_object_fd(rc, ref->dev, ref->ino), fd;
+	char path[64];
+
+	if (obj < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", obj);
+	fd = open(path, d->flags & OPEN_STATUS_MASK);
+	if (fd < 0) {
+		pr_perror("Task %d: can't reopen %s", pid, d->path);
+		return -1;
+	}
+	if (lseek(fd, d->pos, SEEK_SET) != (off_t)d->pos) {
+		pr_perror("Task %d: can't seek %s to %lu", pid, d->path, d->pos);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
