@@ -872,11 +872,13 @@ static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_
 		break;
 	case VMA_KIND__VMA_FILE_PRIVATE:
 	case VMA_KIND__VMA_MEMFD_PRIVATE:
+	case VMA_KIND__VMA_GHOST_PRIVATE:
 		flags |= MAP_PRIVATE;
 		fd = l->fds[i];
 		break;
 	case VMA_KIND__VMA_FILE_SHARED:
 	case VMA_KIND__VMA_MEMFD_SHARED:
+	case VMA_KIND__VMA_GHOST_SHARED:
 		flags |= MAP_SHARED;
 		fd = l->fds[i];
 		break;
