@@ -187,27 +187,73 @@ static int unlink_own(int dir, const char *name, int fd, const char *path)
 	return 0;
 }
 
-/* The file under @tmp, renamed to its own name if that is free: the name it ends with. */
-static const char *give_name(int dir, const char *tmp, const ShmemObject *o)
+/*
+ * Linked as @name, or as @tmp where @name was taken again since the dump:
+ * the name the file now has, or NULL (logged). @named: it is under @tmp
+ * already; else it has no name yet (O_TMPFILE).
+ */
+static const char *give_name(int dir, int fd, int named, const char *tmp, const ShmemObject *o)
 {
 	const char *base = base_name(o->path);
+	char proc[64];
+	int i, ret;
 
-	if (!syscall(SYS_renameat2, dir, tmp, dir, base, RENAME_NOREPLACE))
-		return base;
-	if (errno != EEXIST) {
-		pr_perror("Ghost file %s: can't rename %s to it", o->path, tmp);
-		return NULL;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	for (i = 0; i < 2; i++) {
+		if (named)
+			ret = i ? 0 : syscall(SYS_renameat2, dir, tmp, dir, base, RENAME_NOREPLACE);
+		else
+			ret = linkat(AT_FDCWD, proc, dir, i ? tmp : base, AT_SYMLINK_FOLLOW);
+		if (!ret)
+			break;
+		if (errno != EEXIST || i) {
+			pr_perror("Ghost file %s: can't link it in its directory", o->path);
+			return NULL;
+		}
 	}
-	pr_warn("Ghost file %s: the name is taken again, the restored file is %s (deleted) "
-		"in the same directory", o->path, tmp);
-	return tmp;
+	if (i)
+		pr_warn("Ghost file %s: the name is taken again, the restored file is %s "
+			"(deleted) in the same directory", o->path, tmp);
+	return i ? tmp : base;
+}
+
+/* Opened by @name, the name it was linked as: what /proc shows is that name. */
+static int open_named(int dir, int fd, const char *name, const char *path)
+{
+	struct stat a, b;
+	int nfd = openat(dir, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+
+	if (nfd < 0 || fstat(fd, &a) || fstat(nfd, &b) || a.st_ino != b.st_ino ||
+	    a.st_dev != b.st_dev) {
+		pr_perror("Ghost file %s: can't open %s, the file criu linked", path, name);
+		if (nfd >= 0)
+			close(nfd);
+		return -1;
+	}
+	return nfd;
+}
+
+/*
+ * A new file in @dir: with no name (O_TMPFILE), so that nothing is left if
+ * criu dies while it fills it; under @tmp where the filesystem can't.
+ */
+static int new_file(int dir, const char *tmp, const char *path, int *named)
+{
+	int fd = openat(dir, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+	*named = fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL);
+	if (*named)
+		fd = openat(dir, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		pr_perror("Ghost file %s: can't create it in its directory", path);
+	return fd;
 }
 
 int ghost_create(const ShmemObject *o, int (*fill)(void *arg, int fd), void *arg)
 {
-	const char *name;
+	const char *name = NULL;
+	int dir, fd, nfd, named;
 	char tmp[64];
-	int dir, fd;
 
 	if (mnt_tree_has_ns()) {
 		pr_err("Ghost file %s: making it in the tree's own mount namespace is not "
@@ -218,32 +264,39 @@ int ghost_create(const ShmemObject *o, int (*fill)(void *arg, int fd), void *arg
 	if (dir < 0)
 		return -1;
 	snprintf(tmp, sizeof(tmp), ".criu-ghost.%d.%lu", getpid(), (unsigned long)o->ino);
-	fd = openat(dir, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		pr_perror("Ghost file %s: can't create %s in its directory", o->path, tmp);
-		close(dir);
-		return -1;
-	}
-	name = tmp;
+	fd = new_file(dir, tmp, o->path, &named);
+	if (fd < 0)
+		goto out;
+	if (named)
+		name = tmp;
 	if (ftruncate(fd, o->size)) {
 		pr_perror("Ghost file %s: can't size it to %lu", o->path, o->size);
 		goto err;
 	}
 	if (fill(arg, fd) || set_attrs(o, fd))
 		goto err;
-	name = give_name(dir, tmp, o);
+	fault_point("ghost-filled");
+	name = give_name(dir, fd, named, tmp, o);
 	if (!name) {
-		name = tmp;
+		name = named ? tmp : NULL;
 		goto err;
 	}
+	nfd = named ? fd : open_named(dir, fd, name, o->path);
+	if (nfd < 0)
+		goto err;
+	if (nfd != fd)
+		close(fd);
+	fd = nfd;
 	if (unlink_own(dir, name, fd, o->path))
-		goto err_kept;
+		goto err_close;
 	close(dir);
 	return fd;
 err:
-	unlink_own(dir, name, fd, o->path);
-err_kept:
+	if (name)
+		unlink_own(dir, name, fd, o->path);
+err_close:
 	close(fd);
+out:
 	close(dir);
 	return -1;
 }

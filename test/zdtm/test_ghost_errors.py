@@ -2,8 +2,14 @@
 --ghost-limit (held open, or only mapped), or still linked under another
 name (CRIU's --link-remap, not implemented). criu must fail cleanly with one
 line naming the task, the fd or area, the path, and the size and option
-(test_errors.py's contract), and the task goes on untouched."""
+(test_errors.py's contract), and the task goes on untouched. A restore
+killed while it makes a ghost again leaves nothing behind."""
 from __future__ import annotations
+
+import hashlib
+import os
+import signal
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +36,32 @@ def test_dump_refused_ghost(what: str) -> None:
         for w in words[1:]:
             assert w in line, f"'{w}' is not in: {line}"
         assert "file_ghost_refused.ghost (deleted)" in line, line
+
+
+def _image_sums(img: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in img.iterdir()
+            if p.is_file() and p.suffix == ".img"}
+
+
+def test_restore_killed_leaves_no_ghost() -> None:
+    """criu killed while it fills a ghost file (CRIU_FAULT=ghost-filled):
+    nothing is left in the ghost's directory and the images are unchanged;
+    a restore after it brings the task back as it was."""
+    with zdtm.Run("file_ghost", "ghost-killed") as r:
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        before = set(os.listdir(r.dir))
+        sums = _image_sums(img)
+        res, _ = r.restore(img, env=dict(os.environ, CRIU_FAULT="ghost-filled"))
+        if res.returncode != -signal.SIGKILL:
+            r.fail(f"CRIU_FAULT=ghost-filled: criu exited with {res.returncode}", res)
+        left = sorted(n for n in set(os.listdir(r.dir)) - before if "ghost" in n)
+        if left:
+            r.fail(f"the killed restore left {left} in {r.dir}", res)
+        if _image_sums(img) != sums:
+            r.fail("the killed restore changed the images", res)
+        r.restore_ok(img)
+        r.check_running("after the restore that followed the killed one", snap)
+        r.finish()
