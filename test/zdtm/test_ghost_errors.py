@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import rpcclient as rpc
 import zdtm
 from test_errors import check_refused_dump
 
@@ -64,4 +65,32 @@ def test_restore_killed_leaves_no_ghost() -> None:
             r.fail("the killed restore changed the images", res)
         r.restore_ok(img)
         r.check_running("after the restore that followed the killed one", snap)
+        r.finish()
+
+
+def test_rpc_ghost_limit() -> None:
+    """The RPC field ghost_limit is --ghost-limit: a 2 MiB ghost is refused
+    with CRIU's default (1 MiB) and dumped with 4 MiB (leave_running, so
+    the task then checks its file)."""
+    with zdtm.Run("file_ghost_refused", "rpc-ghost-limit", args=["big"]) as r:
+        r.start()
+        snap = r.snapshot()
+        for n, limit in enumerate((1 << 20, 4 << 20)):
+            img = r.imgdir(f"img{n}")
+            fd = os.open(img, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                s = rpc.Swrk(zdtm.CRIU, log=r.dir / f"swrk{n}.out")
+                resp = s.call(rpc.request("DUMP", images_dir_fd=fd, pid=r.pid,
+                                          log_file="dump.log", leave_running=True,
+                                          ghost_limit=limit))
+                s.wait()
+            finally:
+                os.close(fd)
+            if n == 0:
+                assert not resp.success, "a 2 MiB ghost was dumped with ghost_limit 1 MiB"
+                log = (img / "dump.log").read_text(errors="replace")
+                assert "over --ghost-limit 1048576" in log, log[-2000:]
+            else:
+                assert resp.success, (img / "dump.log").read_text(errors="replace")[-2000:]
+            r.check_running(f"after the RPC dump with ghost_limit {limit}", snap)
         r.finish()
