@@ -84,8 +84,8 @@ def test_dump_refused(what):
 @pytest.mark.parametrize("what", ["thread", "child", "deleted"])
 def test_dump_with(what):
     """The same test program with a second thread (blocking every signal,
-    in pause()), a child (in pause()) or a deleted file held open: dump, restore, and the extra is
-    still there when the program checks itself."""
+    in pause()), a child (in pause()) or a deleted file held open: dump,
+    restore, and the extra is still there when the program checks itself."""
     with zdtm.Run("mem_anon", f"with-{what}", extra=what) as r:
         r.start()
         snap = r.snapshot()
