@@ -18,8 +18,8 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/file-ghost.h"
 #include "parts/file-kind.h"
+#include "parts/file-object.h"
 
 static int memfd_match(const char *link, const struct stat *st)
 {

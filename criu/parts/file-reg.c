@@ -4,7 +4,7 @@
  * for the fd table (file.c). They are reopened by path with their
  * status flags; a regular file is seeked to its offset. A file that is
  * no longer the one dumped (another device, a directory now...) is refused.
- * A regular file deleted while open is a ghost (file-ghost.c): its
+ * A regular file deleted while open is a ghost (shmem-ghost.c): its
  * contents are a shared memory object of the tree, which the restore
  * made again and every fd on it reopens, with its own flags and offset.
  */
@@ -17,7 +17,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/file-ghost.h"
+#include "parts/file-object.h"
 #include "parts/file-kind.h"
 #include "task/mounts.h"
 
@@ -32,7 +32,7 @@ static int has_path(const char *link)
 static int reg_match(const char *link, const struct stat *st)
 {
 	return (has_path(link) && (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode))) ||
-	       ghost_link(link, st);
+	       proc_is_ghost(link, st->st_mode, st->st_dev);
 }
 
 static int chr_match(const char *link, const struct stat *st)
@@ -44,10 +44,9 @@ static int reg_check(const struct fd_dump *f)
 {
 	char what[PATH_MAX + 32];
 
-	if (ghost_link(f->link, f->st)) {
-		snprintf(what, sizeof(what), "fd %d", f->fd);
-		return ghost_check(f->pid, what, f->link, f->st, f->opts);
-	}
+	/* its contents are saved by the shmem part, whose check says whether they can be */
+	if (proc_is_ghost(f->link, f->st->st_mode, f->st->st_dev))
+		return 0;
 	snprintf(what, sizeof(what), "fd %d (%s)", f->fd, f->link);
 	return mnt_dump_reaches(f->pid, f->mnt_id, what) ? 0 : -1;
 }
@@ -57,7 +56,7 @@ static int reg_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDes
 	int hidden;
 
 	/* its contents are an object shmem.c saved, known by the dev/ino it has */
-	if (ghost_link(f->link, f->st)) {
+	if (proc_is_ghost(f->link, f->st->st_mode, f->st->st_dev)) {
 		d->ghost = file_object_ref(f->st);
 		return d->ghost ? 0 : -1;
 	}

@@ -9,7 +9,7 @@
  * map every area and pread() its pages straight from the store. Shared
  * memory is not the task's alone: an area of a shared anonymous mapping
  * or of a memfd maps the one object shmem.c created for the whole tree,
- * so does an area of a deleted file (a ghost, file-ghost.c: the fds on it
+ * so does an area of a deleted file (a ghost, shmem-ghost.c: the fds on it
  * reopen the same object), and a System V segment is attached again by its id (sysvipc.c made it).
  */
 #include <errno.h>
@@ -31,7 +31,6 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/file-ghost.h"
 #include "parts/mm-pages.h"
 #include "parts/mm-vdso.h"
 #include "parts/mm-vma.h"
@@ -73,7 +72,7 @@ static const char *vma_unsupported(const struct proc_vma *v)
 	case SHMO_ANON:
 	case SHMO_MEMFD:
 	case SHMO_SYSV:
-	case SHMO_GHOST:	/* ghost_check() says whether it can be saved */
+	case SHMO_GHOST:	/* the shmem part's check says whether it can be saved */
 		return NULL;
 	case SHMO_HUGETLB:
 		return "hugetlbfs shared memory (MFD_HUGETLB, SHMO_HUGETLB)";
@@ -133,22 +132,6 @@ static int64_t own_fds_bound(const struct dtask *t)
 	return n;
 }
 
-/* An area of a deleted file: its contents must be saved (file-ghost.c). */
-static int ghost_area_check(struct dump_ctx *dc, struct dtask *t, const struct proc_vma *v)
-{
-	char path[96], what[64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", t->pid, v->start, v->end);
-	if (stat(path, &st)) {
-		pr_perror("Task %d: can't stat the deleted file mapped at %#lx (%s)", t->pid,
-			  v->start, v->path);
-		return -1;
-	}
-	snprintf(what, sizeof(what), "the area at %#lx", v->start);
-	return ghost_check(t->pid, what, v->path, &st, dc->opts);
-}
-
 static int mm_check(struct dump_ctx *dc, struct dtask *t)
 {
 	const char *why;
@@ -164,9 +147,6 @@ static int mm_check(struct dump_ctx *dc, struct dtask *t)
 		why = vma_unsupported(&t->maps.vma[i]);
 		if (!why && proc_vma_shmem(&t->maps.vma[i]) == SHMO_SYSV)
 			why = sysv_unsupported(t, i);
-		if (!why && proc_vma_shmem(&t->maps.vma[i]) == SHMO_GHOST &&
-		    ghost_area_check(dc, t, &t->maps.vma[i]))
-			return -1;
 		if (why) {
 			pr_err("Task %d: %s at %#lx-%#lx (%s) is not supported",
 			       t->pid, why, t->maps.vma[i].start, t->maps.vma[i].end,

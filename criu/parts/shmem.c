@@ -9,7 +9,7 @@
  * the first fork. Every task inherits an fd of each object: mm.c maps it
  * where the areas were, file-memfd.c reopens it for the task's own fds.
  * Regular files deleted while open or mapped (ghosts) are objects too:
- * file-ghost.c says what is kept of them and makes them again, file-reg.c
+ * shmem-ghost.c says what is kept of them and makes them again, file-reg.c
  * reopens them.
  *
  * The identity of an object is the dev/ino that stat() of
@@ -33,7 +33,7 @@
 #include "image/image.h"
 #include "image/pagestore.h"
 #include "image/sums.h"
-#include "parts/file-ghost.h"
+#include "parts/shmem-ghost.h"
 #include "parts/part.h"
 #include "shmem.pb-c.h"
 
@@ -135,12 +135,25 @@ static int add_object(struct dump_ctx *dc, pid_t pid, const char *src, int kind,
 	return 0;
 }
 
-/* memfds and ghosts the task holds open; the fd table saves the fds themselves */
-static int dump_fds(struct dump_ctx *dc, pid_t pid)
+/* An fd of a task: its number, its /proc path, the link and stat() of it. */
+struct fd_seen {
+	pid_t pid;
+	const char *name;
+	const char *path;
+	const char *link;
+	struct stat st;
+};
+
+/*
+ * @fn for each fd of task @pid on a file with a path in /proc ('/'); the
+ * fd table part names what it can't read, so those are passed over.
+ */
+static int walk_fds(struct dump_ctx *dc, pid_t pid,
+		    int (*fn)(struct dump_ctx *dc, const struct fd_seen *f))
 {
 	char dir[64], path[320], link[PATH_MAX];
+	struct fd_seen f = { .pid = pid, .path = path, .link = link };
 	struct dirent *de;
-	struct stat st;
 	ssize_t len;
 	int ret = 0;
 	DIR *d;
@@ -159,15 +172,58 @@ static int dump_fds(struct dump_ctx *dc, pid_t pid)
 		if (len < 0 || link[0] != '/')
 			continue;
 		link[len] = '\0';
-		if (stat(path, &st))
-			continue;	/* the fd table part names what it can't read */
-		if (proc_shmem_kind(link, st.st_dev) == SHMO_MEMFD)
-			ret = add_object(dc, pid, path, SHMO_MEMFD, link);
-		else if (ghost_link(link, &st))
-			ret = add_object(dc, pid, path, SHMO_GHOST, link);
+		f.name = de->d_name;
+		if (!stat(path, &f.st))
+			ret = fn(dc, &f);
 	}
 	closedir(d);
 	return ret;
+}
+
+/* memfds and ghosts the task holds open; the fd table saves the fds themselves */
+static int dump_fd(struct dump_ctx *dc, const struct fd_seen *f)
+{
+	if (proc_shmem_kind(f->link, f->st.st_dev) == SHMO_MEMFD)
+		return add_object(dc, f->pid, f->path, SHMO_MEMFD, f->link);
+	if (proc_is_ghost(f->link, f->st.st_mode, f->st.st_dev))
+		return add_object(dc, f->pid, f->path, SHMO_GHOST, f->link);
+	return 0;
+}
+
+static int check_fd(struct dump_ctx *dc, const struct fd_seen *f)
+{
+	char what[64];
+
+	if (!proc_is_ghost(f->link, f->st.st_mode, f->st.st_dev))
+		return 0;	/* a deleted FIFO, device...: the fd table's */
+	snprintf(what, sizeof(what), "fd %s", f->name);
+	return ghost_check(f->pid, what, f->link, &f->st, dc->opts);
+}
+
+/* Ghosts the task maps or holds open that can't be saved, before anything is changed. */
+static int shmem_check(struct dump_ctx *dc, struct dtask *t)
+{
+	const struct proc_vma *v;
+	char src[96], what[64];
+	struct stat st;
+	int i;
+
+	for (i = 0; i < t->maps.nr; i++) {
+		v = &t->maps.vma[i];
+		if (proc_vma_shmem(v) != SHMO_GHOST)
+			continue;
+		snprintf(src, sizeof(src), "/proc/%d/map_files/%lx-%lx", t->pid, v->start,
+			 v->end);
+		if (stat(src, &st)) {
+			pr_perror("Task %d: can't stat the deleted file mapped at %#lx (%s)",
+				  t->pid, v->start, v->path);
+			return -1;
+		}
+		snprintf(what, sizeof(what), "the area at %#lx", v->start);
+		if (ghost_check(t->pid, what, v->path, &st, dc->opts))
+			return -1;
+	}
+	return walk_fds(dc, t->pid, check_fd);
 }
 
 static int shmem_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
@@ -186,7 +242,7 @@ static int shmem_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 		if (add_object(dc, t->pid, src, k, v->path))
 			return -1;
 	}
-	return dump_fds(dc, t->pid);
+	return walk_fds(dc, t->pid, dump_fd);
 }
 
 static int add_run(void *arg, uint64_t off, uint64_t len)
@@ -587,6 +643,7 @@ static void shmem_release_tree(struct rst_ctx *rc)
 const struct part part_shmem = {
 	.name = "shmem",
 	.id = PART_SHMEM,
+	.check = shmem_check,
 	.dump = shmem_dump,
 	.dump_tree = shmem_dump_tree,
 	.load_tree = shmem_load_tree,

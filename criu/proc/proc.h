@@ -212,6 +212,8 @@ enum {
 int proc_vma_shmem(const struct proc_vma *v);
 /* The same for @path (an fd's link) on device @dev (its st_dev). */
 int proc_shmem_kind(const char *path, uint64_t dev);
+/* A regular file (@mode) whose @link says it was deleted: a ghost (shmem-ghost.c). */
+int proc_is_ghost(const char *link, mode_t mode, uint64_t dev);
 /* NAME of a memfd's link "/memfd:NAME (deleted)", malloc'ed (SHMO_MEMFD only). */
 char *proc_memfd_name(const char *link);
 

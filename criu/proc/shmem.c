@@ -72,6 +72,11 @@ int proc_shmem_kind(const char *path, uint64_t dev)
 	return path[0] == '/' ? SHMO_GHOST : SHMO_NONE;
 }
 
+int proc_is_ghost(const char *link, mode_t mode, uint64_t dev)
+{
+	return S_ISREG(mode) && proc_shmem_kind(link, dev) == SHMO_GHOST;
+}
+
 int proc_vma_shmem(const struct proc_vma *v)
 {
 	int k = proc_shmem_kind(v->path, makedev(v->dev_major, v->dev_minor));

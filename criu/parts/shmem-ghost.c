@@ -9,7 +9,7 @@
  * and times, renames it to the name it had (so /proc shows the same
  * "PATH (deleted)"; if that name was taken since, it keeps criu's), and
  * unlinks it at once: criu holds the only link to it, an fd every task
- * inherits, and fds and areas reopen and map that fd. Nothing is left in
+ * inherits, and fds (file-reg.c) and areas (mm.c) reopen and map that fd. Nothing is left in
  * the directory, whether the restore goes on or fails.
  *
  * A deleted file that still has links elsewhere (CRIU's --link-remap) is
@@ -28,22 +28,15 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "parts/file-ghost.h"
-#include "parts/file-kind.h"
+#include "parts/shmem-ghost.h"
 #include "proc/proc.h"
 #include "task/mounts.h"
-#include "task/rst.h"
 
 #define DELETED		" (deleted)"
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE	1	/* Linux 3.15 */
 #endif
-
-int ghost_link(const char *link, const struct stat *st)
-{
-	return S_ISREG(st->st_mode) && proc_shmem_kind(link, st->st_dev) == SHMO_GHOST;
-}
 
 static uint64_t ghost_limit(const struct opts *opts)
 {
@@ -299,38 +292,4 @@ err_close:
 out:
 	close(dir);
 	return -1;
-}
-
-ShmemRef *file_object_ref(const struct stat *st)
-{
-	ShmemRef *r = xmalloc(sizeof(*r));
-
-	if (r) {
-		shmem_ref__init(r);
-		r->dev = st->st_dev;
-		r->ino = st->st_ino;
-	}
-	return r;
-}
-
-int file_reopen_object(struct rst_ctx *rc, pid_t pid, const ShmemRef *ref,
-		       const FileDesc *d)
-{
-	int obj = rst_object_fd(rc, ref->dev, ref->ino), fd;
-	char path[64];
-
-	if (obj < 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", obj);
-	fd = open(path, d->flags & OPEN_STATUS_MASK);
-	if (fd < 0) {
-		pr_perror("Task %d: can't reopen %s", pid, d->path);
-		return -1;
-	}
-	if (lseek(fd, d->pos, SEEK_SET) != (off_t)d->pos) {
-		pr_perror("Task %d: can't seek %s to %lu", pid, d->path, d->pos);
-		close(fd);
-		return -1;
-	}
-	return fd;
 }

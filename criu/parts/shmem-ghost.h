@@ -1,28 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef CRIU_PARTS_FILE_GHOST_H
-#define CRIU_PARTS_FILE_GHOST_H
+#ifndef CRIU_PARTS_SHMEM_GHOST_H
+#define CRIU_PARTS_SHMEM_GHOST_H
 
 /*
  * Ghost files: regular files deleted while a task still holds them open
  * or mapped. Their contents exist nowhere but in the kernel, so they are
  * saved as shared memory objects (shmem.c keeps the contents, once per
- * inode, for every fd and area on it); this helper says which deleted
- * files can be saved, what is kept of them, and makes them again.
+ * inode, for every fd and area on it); this helper of shmem.c says which
+ * deleted files can be saved, what is kept of them, and makes them again.
  */
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
 #include "core/opts.h"
-#include "fdinfo.pb-c.h"
 #include "shmem.pb-c.h"
-
-struct rst_ctx;
 
 #define GHOST_LIMIT_DEFAULT	(1ULL << 20)	/* CRIU's --ghost-limit default */
 
-/* Is @link (an fd's or an area's path) with stat() @st a ghost file? */
-int ghost_link(const char *link, const struct stat *st);
 /*
  * Dump, before anything is changed: 0 when the ghost @link that task @pid
  * holds as @what ("fd 3", "the area at 0x...") can be saved, else -1 with
@@ -40,13 +35,5 @@ int ghost_valid(const ShmemObject *o, size_t i);
  * (logged) with nothing left behind.
  */
 int ghost_create(const ShmemObject *o, int (*fill)(void *arg, int fd), void *arg);
-/* Dump: the reference to the object of an fd on @st (a memfd, a ghost); NULL logged. */
-ShmemRef *file_object_ref(const struct stat *st);
-/*
- * Restore: a new description, with @d's flags and offset, of the object
- * @ref criu made (a memfd, a ghost), as reopening through /proc gives.
- */
-int file_reopen_object(struct rst_ctx *rc, pid_t pid, const ShmemRef *ref,
-		       const FileDesc *d);
 
 #endif
