@@ -85,6 +85,8 @@ static void usage(FILE *f)
 "  --external unix[INO]    the same as --ext-unix-sk=INO\n"
 "  --ghost-limit SIZE      dump: save deleted files held open or mapped up to SIZE\n"
 "                          bytes each (K, M, G suffixes; default 1M)\n"
+"  --link-remap            dump: a deleted file still linked elsewhere is linked\n"
+"                          back in its directory, restore opens it and unlinks it\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -113,6 +115,7 @@ enum {
 	OPT_EXT_MOUNT_MAP,
 	OPT_EXT_UNIX_SK,
 	OPT_GHOST_LIMIT,
+	OPT_LINK_REMAP,
 };
 
 static const struct option long_opts[] = {
@@ -146,6 +149,7 @@ static const struct option long_opts[] = {
 	{ "ext-mount-map", required_argument, NULL, OPT_EXT_MOUNT_MAP },
 	{ "ext-unix-sk", optional_argument, NULL, OPT_EXT_UNIX_SK },
 	{ "ghost-limit", required_argument, NULL, OPT_GHOST_LIMIT },
+	{ "link-remap", no_argument, NULL, OPT_LINK_REMAP },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -413,6 +417,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				goto bad_value;
 			o->ghost_limit_set = 1;
 			break;
+		case OPT_LINK_REMAP: o->link_remap = 1; break;
 		case OPT_VETH_PAIR:
 			if (add_veth_pair(o, optarg))
 				return -1;

@@ -76,7 +76,8 @@ struct opts {
 	int network_lock;		/* --network-lock: NETLOCK_* */
 	const char *root;		/* --root: restore: the tree's root filesystem */
 	uint64_t ghost_limit;		/* --ghost-limit: bytes of a deleted file saved, at most */
-	int ghost_limit_set;		/* 0: CRIU's default (parts/file-ghost.h) */
+	int ghost_limit_set;		/* 0: CRIU's default (parts/shmem-ghost.h) */
+	int link_remap;			/* --link-remap: link deleted files back at dump */
 	/* opened once by main(): every file criu writes is created in these */
 	int images_dirfd;		/* -D, or -1 */
 	int work_dirfd;			/* -W, else -D, else AT_FDCWD */

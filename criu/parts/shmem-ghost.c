@@ -62,13 +62,12 @@ int ghost_check(pid_t pid, const char *what, const char *link, const struct stat
 		       "not supported", pid, what, link);
 		return -1;
 	}
-	if (st->st_nlink) {
-		pr_err("Task %d: %s: %s was unlinked but has %lu other link(s): not supported "
-		       "(CRIU's --link-remap is not implemented)", pid, what, link,
-		       (unsigned long)st->st_nlink);
+	if (st->st_nlink && !opts->link_remap) {
+		pr_err("Task %d: %s: %s was unlinked but has %lu other link(s): --link-remap "
+		       "links it back at dump", pid, what, link, (unsigned long)st->st_nlink);
 		return -1;
 	}
-	if ((uint64_t)st->st_size > ghost_limit(opts)) {
+	if (!st->st_nlink && (uint64_t)st->st_size > ghost_limit(opts)) {
 		pr_err("Task %d: %s: deleted file %s is %lld bytes, over --ghost-limit %lu",
 		       pid, what, link, (long long)st->st_size, ghost_limit(opts));
 		return -1;
@@ -85,10 +84,15 @@ int ghost_fill(ShmemObject *o, const char *src, const char *link, const struct s
 {
 	size_t len = strlen(link) - strlen(DELETED);
 
-	o->kind = SHMEM_KIND__SHMEM_GHOST;
+	o->kind = st->st_nlink ? SHMEM_KIND__SHMEM_LINKED : SHMEM_KIND__SHMEM_GHOST;
 	o->path = xmalloc(len + 1);
 	if (!o->path)
 		return -1;
+	if (st->st_nlink && asprintf(&o->remap, ".criu-link-remap.%lu",
+				     (unsigned long)st->st_ino) < 0) {
+		o->remap = NULL;
+		return -1;
+	}
 	memcpy(o->path, link, len);
 	o->path[len] = '\0';
 	o->mnt_id = mnt_id_of(src);
@@ -113,11 +117,20 @@ static const char *base_name(const char *path)
 	return b + 1;
 }
 
+/* A name criu may make in a directory: one component, not "." or "..". */
+static int name_ok(const char *name)
+{
+	return name && *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..") &&
+	       strlen(name) <= NAME_MAX;
+}
+
 int ghost_valid(const ShmemObject *o, size_t i)
 {
+	int linked = o->kind == SHMEM_KIND__SHMEM_LINKED;
+
 	if (!o->path || o->path[0] != '/' || strlen(o->path) >= PATH_MAX ||
-	    !base_name(o->path) || strlen(base_name(o->path)) > NAME_MAX || !o->has_mode ||
-	    !o->has_uid || !o->has_gid) {
+	    !name_ok(base_name(o->path)) || !o->has_mode || !o->has_uid || !o->has_gid ||
+	    (linked && (!name_ok(o->remap) || o->n_runs))) {
 		pr_err("Image shmem.img has an invalid ghost file #%zu", i);
 		return -1;
 	}
@@ -163,13 +176,13 @@ static int set_attrs(const ShmemObject *o, int fd)
 	return 0;
 }
 
-/* Unlink @name in @dir if it still is the file @fd: someone may have replaced it. */
-static int unlink_own(int dir, const char *name, int fd, const char *path)
+/* Unlink @name in @dir if it still is the file @a: someone may have replaced it. */
+static int unlink_is(int dir, const char *name, const struct stat *a, const char *path)
 {
-	struct stat a, b;
+	struct stat b;
 
-	if (fstat(fd, &a) || fstatat(dir, name, &b, AT_SYMLINK_NOFOLLOW) ||
-	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+	if (fstatat(dir, name, &b, AT_SYMLINK_NOFOLLOW) || a->st_dev != b.st_dev ||
+	    a->st_ino != b.st_ino) {
 		pr_err("Ghost file %s: %s is no longer the file criu made", path, name);
 		return -1;
 	}
@@ -178,6 +191,18 @@ static int unlink_own(int dir, const char *name, int fd, const char *path)
 		return -1;
 	}
 	return 0;
+}
+
+/* Unlink @name in @dir if it still is the file @fd. */
+static int unlink_own(int dir, const char *name, int fd, const char *path)
+{
+	struct stat a;
+
+	if (fstat(fd, &a)) {
+		pr_perror("Ghost file %s: can't stat it", path);
+		return -1;
+	}
+	return unlink_is(dir, name, &a, path);
 }
 
 /*
@@ -290,6 +315,93 @@ err:
 err_close:
 	close(fd);
 out:
+	close(dir);
+	return -1;
+}
+
+/* ------------------------------------------------------- --link-remap */
+
+int ghost_link_back(const ShmemObject *o, const char *src)
+{
+	struct stat a, b;
+	int dir, ret;
+
+	dir = ghost_dir(o->path);
+	if (dir < 0)
+		return -1;
+	ret = linkat(AT_FDCWD, src, dir, o->remap, AT_SYMLINK_FOLLOW);
+	/* a dump before this one (--leave-running) made it: the same file, kept */
+	if (ret && errno == EEXIST && !stat(src, &a) &&
+	    !fstatat(dir, o->remap, &b, AT_SYMLINK_NOFOLLOW) && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		ret = 0;
+	if (ret)
+		pr_perror("Deleted file %s: can't link it back as %s in its directory",
+			  o->path, o->remap);
+	close(dir);
+	return ret;
+}
+
+void ghost_unlink_back(const ShmemObject *o, const struct stat *st)
+{
+	int dir = ghost_dir(o->path);
+
+	if (dir < 0)
+		return;
+	unlink_is(dir, o->remap, st, o->path);
+	close(dir);
+}
+
+/* Opened by @name in @dir: read-write if it can be (shared writable areas), else read-only. */
+static int open_linked(int dir, const char *name)
+{
+	int fd = openat(dir, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 && (errno == ETXTBSY || errno == EROFS || errno == EACCES))
+		fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	return fd;
+}
+
+/*
+ * The file the dump linked back as o->remap, opened by its old name while
+ * it is free (linked, opened, unlinked: /proc shows "PATH (deleted)" as
+ * before). The remap link stays until the tree runs (ghost_unlink_back).
+ */
+int ghost_open_linked(const ShmemObject *o, struct stat *st)
+{
+	const char *base = base_name(o->path);
+	int dir, fd, nfd, bad;
+	struct stat nst;
+
+	dir = ghost_dir(o->path);
+	if (dir < 0)
+		return -1;
+	fd = open_linked(dir, o->remap);
+	if (fd < 0 || fstat(fd, st) || !S_ISREG(st->st_mode)) {
+		pr_perror("Deleted file %s: can't open %s, the link the dump made", o->path,
+			  o->remap);
+		goto err;
+	}
+	if (linkat(dir, o->remap, dir, base, 0)) {
+		pr_warn("Deleted file %s: its name is taken again, the restored file is %s",
+			o->path, o->remap);
+		close(dir);
+		return fd;
+	}
+	nfd = open_linked(dir, base);
+	bad = nfd < 0 || fstat(nfd, &nst) || nst.st_ino != st->st_ino || nst.st_dev != st->st_dev;
+	if (unlink_is(dir, base, st, o->path) || bad) {
+		pr_err("Deleted file %s: can't reopen it by its name", o->path);
+		if (nfd >= 0)
+			close(nfd);
+		goto err;
+	}
+	close(fd);
+	close(dir);
+	return nfd;
+err:
+	if (fd >= 0)
+		close(fd);
 	close(dir);
 	return -1;
 }

@@ -36,4 +36,16 @@ int ghost_valid(const ShmemObject *o, size_t i);
  */
 int ghost_create(const ShmemObject *o, int (*fill)(void *arg, int fd), void *arg);
 
+/*
+ * --link-remap: a deleted file still linked elsewhere is no ghost: its
+ * contents are in the filesystem. Dump: link the file @src (a /proc path
+ * of it) back in its directory as o->remap; -1 logged. ghost_unlink_back()
+ * removes that link if it still is the file @st (logged): after a failed
+ * dump, and once a restore let the tree run.
+ */
+int ghost_link_back(const ShmemObject *o, const char *src);
+void ghost_unlink_back(const ShmemObject *o, const struct stat *st);
+/* Restore, in criu: the linked-back file opened (stat() in @st); -1 logged. */
+int ghost_open_linked(const ShmemObject *o, struct stat *st);
+
 #endif

@@ -58,6 +58,8 @@
 struct shm_dump_obj {
 	ShmemObject o;
 	char *src;		/* a /proc path that opens it while the tree is frozen */
+	int linked_back;	/* --link-remap: the dump made o.remap */
+	struct stat st;
 };
 
 struct shm_dump {
@@ -99,6 +101,7 @@ static int add_object(struct dump_ctx *dc, pid_t pid, const char *src, int kind,
 	d->o.dev = st.st_dev;
 	d->o.ino = st.st_ino;
 	d->o.size = st.st_size;
+	d->st = st;
 	d->src = xstrdup(src);
 	if (!d->src)
 		return -1;
@@ -268,6 +271,11 @@ static int dump_contents(struct shm_dump_obj *d, int out, uint64_t *total)
 	int fd, ret;
 
 	d->o.pages_off = *total;
+	if (d->o.kind == SHMEM_KIND__SHMEM_LINKED) {
+		/* its contents are in the filesystem: linked back, not copied */
+		d->linked_back = !ghost_link_back(&d->o, d->src);
+		return d->linked_back ? 0 : -1;
+	}
 	fd = open(d->src, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		pr_perror("Can't open the shared memory object %s", d->src);
@@ -316,11 +324,14 @@ out:
 	for (i = 0; i < s->nr; i++) {
 		ShmemObject *o = &s->objs[i].o;
 
+		if (ret && s->objs[i].linked_back)
+			ghost_unlink_back(o, &s->objs[i].st);
 		while (o->n_runs)
 			free(o->runs[--o->n_runs]);
 		free(o->runs);
 		free(o->name);
 		free(o->path);
+		free(o->remap);
 		free(s->objs[i].src);
 	}
 	free(s->objs);
@@ -335,6 +346,7 @@ out:
 struct shm_rst {
 	ShmemEntry *e;
 	int *fds;		/* per object: the inherited fd, -1 until created */
+	struct stat *linked;	/* per object: stat() of a linked-back file criu opened */
 	int pages_fd;
 	int tasks, finished;	/* live tasks loaded, and through their batches */
 };
@@ -351,8 +363,12 @@ static int validate(ShmemEntry *e, uint64_t store_size)
 		    (o->kind == SHMEM_KIND__SHMEM_ANON && (!o->size || (o->size & ~PAGE_MASK))) ||
 		    (o->kind == SHMEM_KIND__SHMEM_MEMFD &&
 		     (!o->name || strlen(o->name) > MEMFD_NAME_MAX || !o->has_seals ||
-		      (o->seals & ~SEALS_KNOWN))))
+		      (o->seals & ~SEALS_KNOWN))) ||
+		    o->kind < SHMEM_KIND__SHMEM_ANON || o->kind > SHMEM_KIND__SHMEM_LINKED)
 			goto bad;
+		if ((o->kind == SHMEM_KIND__SHMEM_GHOST || o->kind == SHMEM_KIND__SHMEM_LINKED) &&
+		    ghost_valid(o, i))
+			return -1;
 		for (j = 0; j < i; j++)
 			if (e->objects[j]->dev == o->dev && e->objects[j]->ino == o->ino)
 				goto bad;
@@ -401,7 +417,8 @@ static int shmem_load_tree(struct rst_ctx *rc)
 	rst->e = e;
 	rst->pages_fd = img_open_raw(rc->dirfd, IMG_SHMEM_PAGES, 0, 0);
 	rst->fds = xmalloc(e->n_objects * sizeof(int));
-	if (rst->pages_fd < 0 || !rst->fds)
+	rst->linked = xzalloc(e->n_objects * sizeof(*rst->linked));
+	if (rst->pages_fd < 0 || !rst->fds || !rst->linked)
 		return -1;
 	for (i = 0; i < e->n_objects; i++)
 		rst->fds[i] = -1;
@@ -566,8 +583,9 @@ static int fill_ghost(void *arg, int fd)
 	return fill_memfd(g->rst, g->o, fd);
 }
 
-static int create(struct shm_rst *rst, ShmemObject *o)
+static int create(struct shm_rst *rst, size_t i)
 {
+	ShmemObject *o = rst->e->objects[i];
 	struct ghost_fill g = { rst, o };
 
 	switch (o->kind) {
@@ -575,6 +593,8 @@ static int create(struct shm_rst *rst, ShmemObject *o)
 		return create_memfd(rst, o);
 	case SHMEM_KIND__SHMEM_GHOST:
 		return ghost_create(o, fill_ghost, &g);
+	case SHMEM_KIND__SHMEM_LINKED:
+		return ghost_open_linked(o, &rst->linked[i]);
 	default:
 		return create_anon(rst, o);
 	}
@@ -590,7 +610,7 @@ static int shmem_prefork(struct rst_ctx *rc)
 
 	for (i = 0; rst && i < rst->e->n_objects; i++) {
 		o = rst->e->objects[i];
-		fd = create(rst, o);
+		fd = create(rst, i);
 		rst->fds[i] = rst_object_set(rc, o->dev, o->ino, fd);
 		if (rst->fds[i] < 0)
 			return -1;
@@ -625,6 +645,17 @@ static int shmem_final(struct rst_ctx *rc, struct rtask *t)
 	return 0;
 }
 
+/* The tree runs: the links --link-remap made at dump are no longer needed. */
+static void shmem_resumed(struct rst_ctx *rc, struct rtask *root)
+{
+	struct shm_rst *rst = rc->shared[PART_SHMEM];
+	size_t i;
+
+	for (i = 0; rst && i < rst->e->n_objects; i++)
+		if (rst->e->objects[i]->kind == SHMEM_KIND__SHMEM_LINKED && rst->fds[i] >= 0)
+			ghost_unlink_back(rst->e->objects[i], &rst->linked[i]);
+}
+
 static void shmem_release_tree(struct rst_ctx *rc)
 {
 	struct shm_rst *rst = rc->shared[PART_SHMEM];
@@ -635,6 +666,7 @@ static void shmem_release_tree(struct rst_ctx *rc)
 		close(rst->pages_fd);
 	/* the inherited fds are criu's to close */
 	free(rst->fds);
+	free(rst->linked);
 	img_free(IMG_SHMEM, rst->e);
 	free(rst);
 	rc->shared[PART_SHMEM] = NULL;
@@ -650,5 +682,6 @@ const struct part part_shmem = {
 	.load = shmem_load,
 	.prefork = shmem_prefork,
 	.final = shmem_final,
+	.resumed = shmem_resumed,
 	.release_tree = shmem_release_tree,
 };

@@ -487,9 +487,7 @@ static const struct rule rules[] = {
 	{ "auto_dedup", "auto-dedup", REFUSED, "deduplication works on " ITER, 0, NULL, NULL,
 	  NULL },
 	{ "work_dir_fd", NULL, HONOURED, NULL, 0, set_work_fd, NULL, NULL },
-	{ "link_remap", "link-remap", REFUSED, "deleted files still linked elsewhere are not "
-	  "dumped",
-	  0, NULL, NULL, NULL },
+	{ "link_remap", "link-remap", HONOURED, NULL, AT(o.link_remap), NULL, NULL, NULL },
 	{ "veths", "veth-pair", HONOURED, NULL, 0, set_veths, conf_veths, NULL },
 	{ "cpu_cap", "cpu-cap", HONOURED, NULL, 0, set_cpu_cap, conf_cpu_cap, NULL },
 	{ "force_irmap", "force-irmap", REFUSED,
