@@ -1,6 +1,6 @@
 """Deleted files ("ghost files") criu refuses to dump: bigger than
 --ghost-limit (held open, or only mapped), or still linked under another
-name (CRIU's --link-remap, not implemented). criu must fail cleanly with one
+name, without --link-remap. criu must fail cleanly with one
 line naming the task, the fd or area, the path, and the size and option
 (test_errors.py's contract), and the task goes on untouched. A restore
 killed while it makes a ghost again leaves nothing behind."""
