@@ -41,7 +41,7 @@ int file_reopen_object(struct rst_ctx *rc, pid_t pid, const ShmemRef *ref,
 		pr_perror("Task %d: can't reopen %s", pid, d->path);
 		return -1;
 	}
-	if (lseek(fd, d->pos, SEEK_SET) != (off_t)d->pos) {
+	if (!(d->flags & O_PATH) && lseek(fd, d->pos, SEEK_SET) != (off_t)d->pos) {
 		pr_perror("Task %d: can't seek %s to %lu", pid, d->path, d->pos);
 		close(fd);
 		return -1;

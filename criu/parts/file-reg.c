@@ -100,7 +100,9 @@ static int reg_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 		pr_err("Task %d: %s is not the file it was at dump time", pid, d->path);
 		goto err;
 	}
-	if (S_ISREG(st.st_mode) && lseek(fd, d->pos, SEEK_SET) != (off_t)d->pos) {
+	/* an O_PATH fd has no offset: lseek() on it is EBADF */
+	if (S_ISREG(st.st_mode) && !(d->flags & O_PATH) &&
+	    lseek(fd, d->pos, SEEK_SET) != (off_t)d->pos) {
 		pr_perror("Task %d: can't seek %s to %lu", pid, d->path, d->pos);
 		goto err;
 	}
