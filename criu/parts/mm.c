@@ -329,6 +329,31 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 	return mnt_dump_reaches(pid, f->mnt, v->path) ? 0 : -1;
 }
 
+/*
+ * An executable deleted since the task started is a ghost the task maps:
+ * restore takes it from the object its areas map (shmem.c saves it).
+ */
+static int exe_ghost(struct dtask *t, MmEntry *mm, VmaEntry *vmas, int nr)
+{
+	size_t len = strlen(mm->exe_path);
+	int i;
+
+	if (len < 10 || strcmp(mm->exe_path + len - 10, " (deleted)"))
+		return 0;
+	for (i = 0; i < nr; i++)
+		if ((vmas[i].kind == VMA_KIND__VMA_GHOST_PRIVATE ||
+		     vmas[i].kind == VMA_KIND__VMA_GHOST_SHARED) &&
+		    !strcmp(vmas[i].path, mm->exe_path)) {
+			mm->has_exe_dev = mm->has_exe_ino = 1;
+			mm->exe_dev = vmas[i].dev;
+			mm->exe_ino = vmas[i].ino;
+			return 0;
+		}
+	pr_err("Task %d: its executable %s was deleted and is not mapped: not supported",
+	       t->pid, mm->exe_path);
+	return -1;
+}
+
 static int read_auxv(pid_t pid, MmEntry *mm)
 {
 	char path[64];
@@ -402,6 +427,8 @@ static int mm_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	}
 	mm.vmas = pv;
 	mm.n_vmas = t->maps.nr;
+	if (exe_ghost(t, &mm, vmas, t->maps.nr))
+		goto out;
 
 	if (mm_dump_pages(dc, t, &mm, &pm))
 		goto out;
@@ -467,6 +494,10 @@ static int validate(struct rst_ctx *rc, struct rtask *t, MmEntry *mm)
 
 	for (i = 0; i < mm->n_vmas; i++)
 		nr += mm->vmas[i]->kind != VMA_KIND__VMA_VSYSCALL;
+	if (mm->has_exe_ino && (!mm->has_exe_dev || !rst_object_known(rc, mm->exe_dev, mm->exe_ino))) {
+		pr_err("Task %d: image mm has a deleted executable without its object", t->pid);
+		return -1;
+	}
 	if (limit_areas(t->pid, nr))
 		return -1;
 	for (i = 0; i < mm->n_vmas; i++) {
@@ -667,26 +698,39 @@ static int is_object(const VmaEntry *v)
 	       v->kind == VMA_KIND__VMA_GHOST_SHARED || v->kind == VMA_KIND__VMA_GHOST_PRIVATE;
 }
 
+/* A reopening of the object criu made for the tree (@what) with @flags; -1 logged. */
+static int reopen_object(struct rst_ctx *rc, struct rtask *t, uint64_t dev, uint64_t ino,
+			 int flags, const char *what)
+{
+	int fd = rst_object_fd(rc, dev, ino);
+	char path[64];
+
+	if (fd < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	fd = open(path, flags | O_CLOEXEC);
+	if (fd < 0)
+		pr_perror("Task %d: can't reopen %s (flags %#x)", t->pid, what, flags);
+	return fd;
+}
+
 /*
  * The fd an area of a shared object is mapped from: the one criu made for
- * the tree, or a read-only reopening of it for a shared area that could
- * never be made writable (as if mapped from an fd opened O_RDONLY).
+ * the tree, or a reopening of it with the area's open flags: read-only for
+ * a shared memfd area that could never be made writable (as if mapped
+ * from an fd opened O_RDONLY), and for a shared area of a ghost, whose
+ * object fd is read-only (the kernel takes no deleted executable that
+ * someone may write to, shmem.c).
  */
 static int object_fd(struct rst_ctx *rc, struct rtask *t, const VmaEntry *v)
 {
-	char path[64];
-	int fd = rst_object_fd(rc, v->dev, v->ino);
+	int fd;
 
-	if (fd < 0 || (v->kind != VMA_KIND__VMA_MEMFD_SHARED &&
-		       v->kind != VMA_KIND__VMA_GHOST_SHARED) || v->open_flags != O_RDONLY)
-		return fd;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		pr_perror("Task %d: can't reopen %s read-only", t->pid, v->path);
-		return -1;
-	}
-	return rst_private_fd(t, fd);
+	if (!(v->kind == VMA_KIND__VMA_MEMFD_SHARED && v->open_flags == O_RDONLY) &&
+	    v->kind != VMA_KIND__VMA_GHOST_SHARED)
+		return rst_object_fd(rc, v->dev, v->ino);
+	fd = reopen_object(rc, t, v->dev, v->ino, v->open_flags, v->path);
+	return fd < 0 ? -1 : rst_private_fd(t, fd);
 }
 
 static int mm_child(struct rst_ctx *rc, struct rtask *t)
@@ -718,7 +762,9 @@ static int mm_child(struct rst_ctx *rc, struct rtask *t)
 			return -1;
 	}
 	if (l->mm->exe_path) {
-		l->exe_fd = mnt_open(t->pid, l->mm->exe_mnt, l->mm->exe_path, O_RDONLY);
+		l->exe_fd = l->mm->has_exe_ino ? reopen_object(rc, t, l->mm->exe_dev, l->mm->exe_ino,
+						       O_RDONLY, l->mm->exe_path) :
+			    mnt_open(t->pid, l->mm->exe_mnt, l->mm->exe_path, O_RDONLY);
 		if (l->exe_fd < 0) {
 			pr_perror("Task %d: can't open its executable %s", t->pid,
 				  l->mm->exe_path);

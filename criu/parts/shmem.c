@@ -583,6 +583,26 @@ static int fill_ghost(void *arg, int fd)
 	return fill_memfd(g->rst, g->o, fd);
 }
 
+/*
+ * A ghost's fd, read-only: criu and every task hold it, and the kernel
+ * refuses a file open for writing as a task's executable (PR_SET_MM_MAP's
+ * exe_fd, a deleted binary); areas and fds reopen it as they need.
+ */
+static int read_only(int fd)
+{
+	char path[64];
+	int ro;
+
+	if (fd < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	if (ro < 0)
+		pr_perror("Can't reopen the deleted file %s read-only", path);
+	close(fd);
+	return ro;
+}
+
 static int create(struct shm_rst *rst, size_t i)
 {
 	ShmemObject *o = rst->e->objects[i];
@@ -592,9 +612,9 @@ static int create(struct shm_rst *rst, size_t i)
 	case SHMEM_KIND__SHMEM_MEMFD:
 		return create_memfd(rst, o);
 	case SHMEM_KIND__SHMEM_GHOST:
-		return ghost_create(o, fill_ghost, &g);
+		return read_only(ghost_create(o, fill_ghost, &g));
 	case SHMEM_KIND__SHMEM_LINKED:
-		return ghost_open_linked(o, &rst->linked[i]);
+		return read_only(ghost_open_linked(o, &rst->linked[i]));
 	default:
 		return create_anon(rst, o);
 	}
