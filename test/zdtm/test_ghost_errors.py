@@ -15,7 +15,7 @@ import pytest
 
 import rpcclient as rpc
 import zdtm
-from test_errors import check_refused_dump
+from test_errors import check_clean_error, check_refused_dump
 
 pytestmark = pytest.mark.usefixtures("need_criu")
 
@@ -93,4 +93,33 @@ def test_rpc_ghost_limit() -> None:
             else:
                 assert resp.success, (img / "dump.log").read_text(errors="replace")[-2000:]
             r.check_running(f"after the RPC dump with ghost_limit {limit}", snap)
+        r.finish()
+
+
+def test_restore_ghost_dir_gone() -> None:
+    """The directory a ghost was in is gone at restore: one line says so,
+    nothing is left behind, the images are unchanged; with the directory
+    back the restore works."""
+    with zdtm.Run("file_ghost_refused", "ghost-dir-gone", args=["in-dir"]) as r:
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        gone = r.dir / "file_ghost_refused.dir"
+        gone.rmdir()
+        sums = _image_sums(img)
+        res, _ = r.restore(img)
+        if res.returncode == 0:
+            r.ours = False
+            r.fail("the restore worked without the ghost's directory", res)
+        line = check_clean_error(r, res, "restore of a ghost whose directory is gone",
+                                 ("is gone",), 0)
+        assert str(gone) in line, line
+        if _image_sums(img) != sums:
+            r.fail("the failed restore changed the images", res)
+        if zdtm.pid_exists(r.pid):
+            r.fail(f"pid {r.pid} exists after the failed restore", res)
+        gone.mkdir()
+        r.restore_ok(img)
+        r.check_running("after the restore with the directory back", snap)
         r.finish()
