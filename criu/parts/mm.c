@@ -494,7 +494,8 @@ static int validate(struct rst_ctx *rc, struct rtask *t, MmEntry *mm)
 
 	for (i = 0; i < mm->n_vmas; i++)
 		nr += mm->vmas[i]->kind != VMA_KIND__VMA_VSYSCALL;
-	if (mm->has_exe_ino && (!mm->has_exe_dev || !rst_object_known(rc, mm->exe_dev, mm->exe_ino))) {
+	if (mm->has_exe_ino &&
+	    (!mm->has_exe_dev || !rst_object_known(rc, mm->exe_dev, mm->exe_ino))) {
 		pr_err("Task %d: image mm has a deleted executable without its object", t->pid);
 		return -1;
 	}
@@ -762,9 +763,10 @@ static int mm_child(struct rst_ctx *rc, struct rtask *t)
 			return -1;
 	}
 	if (l->mm->exe_path) {
-		l->exe_fd = l->mm->has_exe_ino ? reopen_object(rc, t, l->mm->exe_dev, l->mm->exe_ino,
-						       O_RDONLY, l->mm->exe_path) :
-			    mnt_open(t->pid, l->mm->exe_mnt, l->mm->exe_path, O_RDONLY);
+		l->exe_fd = l->mm->has_exe_ino ?
+			reopen_object(rc, t, l->mm->exe_dev, l->mm->exe_ino, O_RDONLY,
+				      l->mm->exe_path) :
+			mnt_open(t->pid, l->mm->exe_mnt, l->mm->exe_path, O_RDONLY);
 		if (l->exe_fd < 0) {
 			pr_perror("Task %d: can't open its executable %s", t->pid,
 				  l->mm->exe_path);

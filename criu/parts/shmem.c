@@ -476,8 +476,8 @@ static int fill_memfd(struct shm_rst *rst, ShmemObject *o, int fd)
 		len = (uint64_t)o->runs[i]->nr_pages * PAGE_SIZE;
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, o->runs[i]->off);
 		if (p == MAP_FAILED) {
-			pr_perror("Can't map %lu bytes of %s at %lu", len, o->name ? o->name : o->path,
-				  o->runs[i]->off);
+			pr_perror("Can't map %lu bytes of %s at %lu", len,
+				  o->name ? o->name : o->path, o->runs[i]->off);
 			return -1;
 		}
 		ret = fill_run(rst, p, len, pos);

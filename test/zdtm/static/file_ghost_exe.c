@@ -51,7 +51,8 @@ static int mapped_ino(const char *path, struct stat *st)
 
 	while (f && !found && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
-		if (strlen(line) < strlen(path) || strcmp(line + strlen(line) - strlen(path), path) ||
+		if (strlen(line) < strlen(path) ||
+		    strcmp(line + strlen(line) - strlen(path), path) ||
 		    sscanf(line, "%lx-%lx", &s, &e) != 2)
 			continue;
 		snprintf(where, sizeof(where), "/proc/self/map_files/%lx-%lx", s, e);
