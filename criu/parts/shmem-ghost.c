@@ -5,15 +5,18 @@
  * --ghost-limit bytes (holes stay holes: shmem.c copies with SEEK_DATA),
  * as a shared memory object of shmem.img: one per inode, however many
  * fds, tasks and areas use it. The restore makes the file again in its
- * directory under a name of criu's, fills it, gives it its owner, mode
- * and times, renames it to the name it had (so /proc shows the same
- * "PATH (deleted)"; if that name was taken since, it keeps criu's), and
- * unlinks it at once: criu holds the only link to it, an fd every task
- * inherits, and fds (file-reg.c) and areas (mm.c) reopen and map that fd. Nothing is left in
- * the directory, whether the restore goes on or fails.
+ * directory with no name (O_TMPFILE), fills it, gives it its owner, mode
+ * and times, links it as the name it had (so /proc shows the same "PATH
+ * (deleted)"; if that name was taken since, as a name of criu's), opens it
+ * by that name and unlinks it at once: criu holds the only reference, an
+ * fd every task inherits, and fds (file-reg.c) and areas (mm.c) reopen
+ * and map it. Nothing is left in the directory, whether the restore goes
+ * on, fails, or criu is killed while it fills the file.
  *
- * A deleted file that still has links elsewhere (CRIU's --link-remap) is
- * refused: a copy would no longer be the file those links name.
+ * A deleted file that still has links elsewhere is no ghost: a copy would
+ * no longer be the file those links name. With --link-remap the dump
+ * links it back in its directory and the restore opens that link (the
+ * end of this file); without, it is refused, as CRIU does.
  */
 #include <errno.h>
 #include <fcntl.h>
