@@ -123,3 +123,25 @@ def test_restore_ghost_dir_gone() -> None:
         r.restore_ok(img)
         r.check_running("after the restore with the directory back", snap)
         r.finish()
+
+
+def test_restore_ghost_name_taken() -> None:
+    """A file of the ghost's name exists again at restore: the ghost is made
+    under a name of criu's in the same directory (its fd shows that name,
+    deleted), the new file is left as it is, and nothing else is left."""
+    with zdtm.Run("file_ghost_refused", "ghost-name-taken", args=["in-dir"]) as r:
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        d = r.dir / "file_ghost_refused.dir"
+        taken = d / "file_ghost_refused.ghost"
+        taken.write_text("someone else's")
+        r.restore_ok(img)
+        links = [os.readlink(f"/proc/{r.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{r.pid}/fd")]
+        ghosts = [ln for ln in links if ln.startswith(str(d) + "/")]
+        assert len(ghosts) == 1 and ghosts[0].startswith(f"{d}/.criu-ghost.") and \
+            ghosts[0].endswith(" (deleted)"), links
+        assert taken.read_text() == "someone else's"
+        assert sorted(os.listdir(d)) == [taken.name], os.listdir(d)
+        taken.unlink()
+        r.finish()
