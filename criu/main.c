@@ -90,6 +90,10 @@ static void usage(FILE *f)
 "  --tcp-established       dump: TCP connections too (TCP_REPAIR), restored as they were\n"
 "  --tcp-close             dump: TCP connections without their state; restore: every\n"
 "                          connection as a closed socket\n"
+"  --ghost-limit SIZE      dump: save deleted files held open or mapped up to SIZE\n"
+"                          bytes each (K, M, G suffixes; default 1M)\n"
+"  --link-remap            dump: a deleted file still linked elsewhere is linked\n"
+"                          back in its directory, restore opens it and unlinks it\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -121,6 +125,8 @@ enum {
 	OPT_EXT_UNIX_SK,
 	OPT_TCP_ESTABLISHED,
 	OPT_TCP_CLOSE,
+	OPT_GHOST_LIMIT,
+	OPT_LINK_REMAP,
 };
 
 static const struct option long_opts[] = {
@@ -157,6 +163,8 @@ static const struct option long_opts[] = {
 	{ "ext-unix-sk", optional_argument, NULL, OPT_EXT_UNIX_SK },
 	{ "tcp-established", no_argument, NULL, OPT_TCP_ESTABLISHED },
 	{ "tcp-close", no_argument, NULL, OPT_TCP_CLOSE },
+	{ "ghost-limit", required_argument, NULL, OPT_GHOST_LIMIT },
+	{ "link-remap", no_argument, NULL, OPT_LINK_REMAP },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -438,6 +446,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_TCP_CLOSE:
 			o->tcp_close = 1;
 			break;
+		case OPT_GHOST_LIMIT:
+			if (parse_size(optarg, &o->ghost_limit))
+				goto bad_value;
+			o->ghost_limit_set = 1;
+			break;
+		case OPT_LINK_REMAP: o->link_remap = 1; break;
 		case OPT_VETH_PAIR:
 			if (add_veth_pair(o, optarg))
 				return -1;

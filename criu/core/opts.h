@@ -2,6 +2,8 @@
 #ifndef CRIU_CORE_OPTS_H
 #define CRIU_CORE_OPTS_H
 
+#include <stdint.h>
+
 /* --cpu-cap: which CPU compatibility checks restore makes (CRIU's words) */
 #define CPU_CAP_NONE		0u
 #define CPU_CAP_FPU		1u	/* the XSAVE components registers use */
@@ -77,6 +79,9 @@ struct opts {
 	const char *root;		/* --root: restore: the tree's root filesystem */
 	const char *lsm_profile;	/* --lsm-profile TYPE:NAME: every task's label */
 	const char *lsm_mount_context;	/* --lsm-mount-context CTX: mounts' context= */
+	uint64_t ghost_limit;		/* --ghost-limit: bytes of a deleted file saved, at most */
+	int ghost_limit_set;		/* 0: CRIU's default (parts/shmem-ghost.h) */
+	int link_remap;			/* --link-remap: link deleted files back at dump */
 	/* opened once by main(): every file criu writes is created in these */
 	int images_dirfd;		/* -D, or -1 */
 	int work_dirfd;			/* -W, else -D, else AT_FDCWD */

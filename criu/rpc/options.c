@@ -436,6 +436,24 @@ static int conf_network_lock(struct rpc_setup *rs, const char *val)
 	return -1;
 }
 
+static int set_ghost_limit(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	rs->o.ghost_limit = ro->ghost_limit;
+	rs->o.ghost_limit_set = 1;
+	return 0;
+}
+
+static int conf_ghost_limit(struct rpc_setup *rs, const char *val)
+{
+	if (!val || parse_size(val, &rs->o.ghost_limit)) {
+		snprintf(rs->err, sizeof(rs->err), "Config option ghost-limit: a size (bytes, "
+			 "or with K, M or G)");
+		return -1;
+	}
+	rs->o.ghost_limit_set = 1;
+	return 0;
+}
+
 static int set_external(struct rpc_setup *rs, const CriuOpts *ro)
 {
 	size_t i;
@@ -501,8 +519,7 @@ static const struct rule rules[] = {
 	{ "auto_dedup", "auto-dedup", REFUSED, "deduplication works on " ITER, 0, NULL, NULL,
 	  NULL },
 	{ "work_dir_fd", NULL, HONOURED, NULL, 0, set_work_fd, NULL, NULL },
-	{ "link_remap", "link-remap", REFUSED, "open files that were unlinked are not dumped",
-	  0, NULL, NULL, NULL },
+	{ "link_remap", "link-remap", HONOURED, NULL, AT(o.link_remap), NULL, NULL, NULL },
 	{ "veths", "veth-pair", HONOURED, NULL, 0, set_veths, conf_veths, NULL },
 	{ "cpu_cap", "cpu-cap", HONOURED, NULL, 0, set_cpu_cap, conf_cpu_cap, NULL },
 	{ "force_irmap", "force-irmap", REFUSED,
@@ -526,9 +543,8 @@ static const struct rule rules[] = {
 	  NULL },
 	{ "unix_sk_ino", NULL, REFUSED, UNIXEXT, 0, NULL, NULL, NULL },
 	{ "manage_cgroups_mode", NULL, HONOURED, NULL, 0, set_cg_mode, NULL, NULL },
-	{ "ghost_limit", "ghost-limit", ACCEPTED,
-	  "open unlinked files are refused at any size: no ghost file is ever saved",
-	  0, NULL, NULL, NULL },
+	{ "ghost_limit", "ghost-limit", HONOURED, NULL, 0, set_ghost_limit, conf_ghost_limit,
+	  NULL },
 	{ "irmap_scan_paths", "irmap-scan-path", REFUSED, "an inode map is not implemented",
 	  0, NULL, NULL, NULL },
 	{ "external", "external", HONOURED, NULL, 0, set_external, conf_external, NULL },
@@ -584,8 +600,8 @@ static const struct rule rules[] = {
 	{ "log_to_stderr", NULL, HONOURED, NULL, 0, set_log_stderr, NULL, NULL },
 	{ "allow_uprobes", "allow-uprobes", REFUSED, "uprobes areas are not dumped", 0, NULL,
 	  NULL, NULL },
-	{ "ghost_fiemap", "ghost-fiemap", ACCEPTED, "open unlinked files are refused at any "
-	  "size: no ghost file is ever saved", 0, NULL, NULL, NULL },
+	{ "ghost_fiemap", "ghost-fiemap", ACCEPTED, "the holes of a deleted file are found with "
+	  "SEEK_DATA/SEEK_HOLE, whatever the filesystem", 0, NULL, NULL, NULL },
 	{ "file_validation_method", "file-validation", ACCEPTED, "restore checks files its own "
 	  "way (Documentation/files.md), neither by size alone nor by build-id", 0, NULL, NULL,
 	  NULL },

@@ -257,7 +257,7 @@ static int more_once(criu_predump_info pi)
 	X(track_mem, 1, set_track_mem(O true))					\
 	X(auto_dedup, 1, set_auto_dedup(O true))				\
 	X(force_irmap, 1, set_force_irmap(O true))				\
-	X(link_remap, 1, set_link_remap(O true))				\
+	X(link_remap, 0, set_link_remap(O true))				\
 	X(log_level, 0, set_log_level(O 1))					\
 	X(cpu_cap, 0, set_cpu_cap(O 0))						\
 	X(root_slash, 0, set_root(O "/"))					\
