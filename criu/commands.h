@@ -28,5 +28,7 @@ int cr_cpuinfo(const struct opts *o, const char *sub);
 int cr_swrk(const char *fd);
 /* criu service --address PATH: the same RPC on a unix socket (rpc/service.c) */
 int cr_service(const struct opts *o);
+/* criu page-server: one dump's images received into o->images_dirfd (pagesrv.c) */
+int cr_page_server(const struct opts *o);
 
 #endif

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The images' way out: the images directory, or the page server's
+ * connection. Frames are sent whole under one lock, since the page
+ * store's writer thread sends pages while the dump writes other images.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/file.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "image/image.h"
+#include "image/imgout.h"
+
+/* What a staged store is sent through: read here, then one DATA frame. */
+#define STAGE_CHUNK	(8U << 20)
+#define MAX_STAGED	64
+
+static struct {
+	int sk;			/* -1: images go to the directory */
+	char peer[300];		/* for errors: "ADDR:PORT" */
+	uint32_t next;		/* the next file's number */
+	pthread_mutex_t lock;
+	char *staged[MAX_STAGED];
+	int nr_staged;
+} out = { .sk = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+
+int ps_read_full(int sk, void *buf, size_t len)
+{
+	ssize_t n;
+
+	for (; len; buf = (char *)buf + n, len -= n) {
+		n = read(sk, buf, len);
+		if (n < 0 && errno == EINTR) {
+			n = 0;
+			continue;
+		}
+		if (n <= 0) {
+			if (!n)
+				errno = 0;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* writev, without SIGPIPE: a server that went away is an error, not a death */
+static int send_iov(int sk, struct iovec *iov, int nr)
+{
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = nr };
+	ssize_t n;
+
+	while (nr) {
+		n = sendmsg(sk, &mh, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		while (nr && (size_t)n >= iov->iov_len) {
+			n -= iov->iov_len;
+			iov++;
+			nr--;
+		}
+		if (nr) {
+			iov->iov_base = (char *)iov->iov_base + n;
+			iov->iov_len -= n;
+		}
+		mh.msg_iov = iov;
+		mh.msg_iovlen = nr;
+	}
+	return 0;
+}
+
+int ps_send(int sk, uint32_t type, uint32_t file, const void *p, size_t len)
+{
+	struct ps_hdr h = { .type = type, .file = file, .len = len };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)p, len } };
+
+	return send_iov(sk, iov, len ? 2 : 1);
+}
+
+static int send_locked(uint32_t type, uint32_t file, const void *p, size_t len)
+{
+	int ret;
+
+	pthread_mutex_lock(&out.lock);
+	ret = ps_send(out.sk, type, file, p, len);
+	pthread_mutex_unlock(&out.lock);
+	if (ret)
+		pr_perror("Page server %s: can't send to it", out.peer);
+	return ret;
+}
+
+int imgout_remote(void)
+{
+	return out.sk >= 0;
+}
+
+static int hello(void)
+{
+	uint32_t h[2] = { PS_MAGIC, PS_VERSION };
+
+	out.next = 1;
+	return send_locked(PS_HELLO, 0, h, sizeof(h));
+}
+
+int imgout_use_socket(int sk)
+{
+	out.sk = fcntl(sk, F_DUPFD_CLOEXEC, 0);
+	if (out.sk < 0) {
+		pr_perror("Page server: can't use socket %d", sk);
+		return -1;
+	}
+	snprintf(out.peer, sizeof(out.peer), "on fd %d", sk);
+	return hello();
+}
+
+int ps_sockaddr(const char *addr, int port, struct sockaddr_storage *ss, unsigned int *len)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	in->sin_family = AF_INET;
+	in->sin_port = htons(port);
+	*len = sizeof(*in);
+	if (!addr || inet_pton(AF_INET, addr, &in->sin_addr) == 1)
+		return 0;
+	in6->sin6_family = AF_INET6;
+	in6->sin6_port = htons(port);
+	*len = sizeof(*in6);
+	return inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1 ? 0 : -1;
+}
+
+int imgout_connect(const char *addr, int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int sk;
+
+	if (!addr || !*addr || port <= 0 || port > 65535) {
+		pr_err("Page server: dump needs --address and --port (1-65535)");
+		return -1;
+	}
+	snprintf(out.peer, sizeof(out.peer), "%s:%d", addr, port);
+	if (ps_sockaddr(addr, port, &ss, &len)) {
+		pr_err("Page server %s: not a numeric IPv4 or IPv6 address", out.peer);
+		return -1;
+	}
+	sk = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sk < 0 || connect(sk, (struct sockaddr *)&ss, len)) {
+		pr_perror("Page server %s: can't connect", out.peer);
+		if (sk >= 0)
+			close(sk);
+		return -1;
+	}
+	out.sk = sk;
+	return hello();
+}
+
+int imgout_create(int dirfd, const char *name, struct imgout_file *f)
+{
+	f->fd = -1;
+	if (out.sk < 0) {
+		f->fd = create_file_at(dirfd, name, O_RDWR);
+		if (f->fd < 0)
+			pr_perror("Can't create image %s", name);
+		return f->fd < 0 ? -1 : 0;
+	}
+	pthread_mutex_lock(&out.lock);
+	f->nr = out.next++;
+	pthread_mutex_unlock(&out.lock);
+	return send_locked(PS_OPEN, f->nr, name, strlen(name));
+}
+
+int imgout_write(struct imgout_file *f, const void *buf, size_t len)
+{
+	size_t n;
+
+	if (f->fd >= 0)
+		return write_full(f->fd, buf, len);
+	for (; len; buf = (const char *)buf + n, len -= n) {
+		n = min(len, (size_t)PS_MAX_DATA);
+		if (send_locked(PS_DATA, f->nr, buf, n))
+			return -1;
+	}
+	return 0;
+}
+
+int imgout_close(struct imgout_file *f)
+{
+	if (f->fd >= 0) {
+		close(f->fd);
+		f->fd = -1;
+		return 0;
+	}
+	return send_locked(PS_CLOSE, f->nr, NULL, 0);
+}
+
+int imgout_stage(int dirfd, const char *name)
+{
+	(void)dirfd;
+	if (out.sk < 0)
+		return 0;
+	if (out.nr_staged == MAX_STAGED || !(out.staged[out.nr_staged] = xstrdup(name)))
+		return -1;
+	out.nr_staged++;
+	return 0;
+}
+
+/* Sends staged store @name through one file of the connection. */
+static int ship(int dirfd, const char *name, void *buf)
+{
+	struct imgout_file f;
+	int fd = img_open_read(dirfd, name);
+	ssize_t n;
+	int ret = -1;
+
+	if (fd < 0)
+		return -1;
+	if (imgout_create(dirfd, name, &f))
+		goto out;
+	while ((n = read(fd, buf, STAGE_CHUNK)) > 0)
+		if (imgout_write(&f, buf, n))
+			goto out;
+	if (n < 0) {
+		pr_perror("Can't read image %s to send it", name);
+		goto out;
+	}
+	ret = imgout_close(&f);
+out:
+	close(fd);
+	return ret;
+}
+
+static int ship_staged(int dirfd)
+{
+	void *buf;
+	int i, ret = 0;
+
+	if (!out.nr_staged)
+		return 0;
+	buf = mmap(NULL, STAGE_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		   -1, 0);
+	if (buf == MAP_FAILED) {
+		pr_perror("Can't allocate a buffer to send the stores");
+		return -1;
+	}
+	for (i = 0; i < out.nr_staged && !ret; i++)
+		ret = ship(dirfd, out.staged[i], buf);
+	munmap(buf, STAGE_CHUNK);
+	return ret;
+}
+
+static int wait_ack(void)
+{
+	struct ps_hdr h;
+	char why[256] = "";
+
+	if (ps_read_full(out.sk, &h, sizeof(h))) {
+		pr_perror("Page server %s: no answer to the commit", out.peer);
+		return -1;
+	}
+	if (h.type == PS_ACK && !h.len)
+		return 0;
+	if (h.type == PS_ERR && h.len < sizeof(why) && !ps_read_full(out.sk, why, h.len))
+		pr_err("Page server %s: %s", out.peer, why);
+	else
+		pr_err("Page server %s: a bad answer to the commit (frame %u)", out.peer,
+		       h.type);
+	return -1;
+}
+
+int imgout_commit(int dirfd)
+{
+	if (out.sk < 0) {
+		if (syncfs(dirfd)) {
+			pr_perror("Can't sync the images");
+			return -1;
+		}
+		return 0;
+	}
+	if (ship_staged(dirfd) || send_locked(PS_COMMIT, 0, NULL, 0))
+		return -1;
+	return wait_ack();
+}
+
+void imgout_end(int dirfd, int ok)
+{
+	int i;
+
+	for (i = 0; i < out.nr_staged; i++) {
+		unlinkat(dirfd, out.staged[i], 0);
+		free(out.staged[i]);
+	}
+	out.nr_staged = 0;
+	if (out.sk < 0)
+		return;
+	/* after a commit the server keeps the checkpoint even if this is lost */
+	if (ps_send(out.sk, ok ? PS_DONE : PS_ABORT, 0, NULL, 0))
+		pr_warn("Page server %s: can't tell it the dump %s: %s", out.peer,
+			ok ? "is done" : "failed", strerror(errno));
+	close(out.sk);
+	out.sk = -1;
+}
