@@ -229,6 +229,10 @@ static int serve(struct server *s)
 				       errno ? strerror(errno) : "");
 			return -1;
 		}
+		/* the tests kill the server here: at frame N, or on the commit */
+		fault_point("pagesrv-frame");
+		if (h.type == PS_COMMIT)
+			fault_point("pagesrv-commit");
 		if (s->committed && h.type != PS_DONE && h.type != PS_ABORT)
 			return refuse(s, "a frame after the commit", NULL);
 		switch (h.type) {

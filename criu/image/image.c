@@ -108,11 +108,13 @@ int img_write(int dirfd, enum img_type t, int id, const ProtobufCMessage *msg)
 	if (imgout_create(dirfd, name, &f))
 		goto out;
 	if (imgout_write(&f, buf, len + IMG_HDR_SIZE)) {
-		pr_perror("Can't write image %s", name);
+		pr_perror("Can't write image %s%s", name, imgout_where());
 		imgout_close(&f);
 		goto out;
 	}
 	ret = imgout_close(&f);
+	if (ret)
+		pr_perror("Can't write image %s%s", name, imgout_where());
 out:
 	free(buf);
 	return ret;

@@ -96,9 +96,17 @@ static int send_locked(uint32_t type, uint32_t file, const void *p, size_t len)
 	pthread_mutex_lock(&out.lock);
 	ret = ps_send(out.sk, type, file, p, len);
 	pthread_mutex_unlock(&out.lock);
-	if (ret)
-		pr_perror("Page server %s: can't send to it", out.peer);
 	return ret;
+}
+
+const char *imgout_where(void)
+{
+	static char where[sizeof(out.peer) + 20];
+
+	if (out.sk < 0)
+		return "";
+	snprintf(where, sizeof(where), " to page server %s", out.peer);
+	return where;
 }
 
 int imgout_remote(void)
@@ -111,7 +119,10 @@ static int hello(void)
 	uint32_t h[2] = { PS_MAGIC, PS_VERSION };
 
 	out.next = 1;
-	return send_locked(PS_HELLO, 0, h, sizeof(h));
+	if (!send_locked(PS_HELLO, 0, h, sizeof(h)))
+		return 0;
+	pr_perror("Page server %s: can't greet it", out.peer);
+	return -1;
 }
 
 int imgout_use_socket(int sk)
@@ -180,7 +191,10 @@ int imgout_create(int dirfd, const char *name, struct imgout_file *f)
 	pthread_mutex_lock(&out.lock);
 	f->nr = out.next++;
 	pthread_mutex_unlock(&out.lock);
-	return send_locked(PS_OPEN, f->nr, name, strlen(name));
+	if (!send_locked(PS_OPEN, f->nr, name, strlen(name)))
+		return 0;
+	pr_perror("Can't create image %s%s", name, imgout_where());
+	return -1;
 }
 
 int imgout_write(struct imgout_file *f, const void *buf, size_t len)
@@ -232,12 +246,13 @@ static int ship(int dirfd, const char *name, void *buf)
 		goto out;
 	while ((n = read(fd, buf, STAGE_CHUNK)) > 0)
 		if (imgout_write(&f, buf, n))
-			goto out;
-	if (n < 0) {
+			break;
+	if (n < 0)
 		pr_perror("Can't read image %s to send it", name);
-		goto out;
-	}
-	ret = imgout_close(&f);
+	else if (n > 0 || imgout_close(&f))
+		pr_perror("Can't send image %s%s", name, imgout_where());
+	else
+		ret = 0;
 out:
 	close(fd);
 	return ret;
@@ -290,8 +305,12 @@ int imgout_commit(int dirfd)
 		}
 		return 0;
 	}
-	if (ship_staged(dirfd) || send_locked(PS_COMMIT, 0, NULL, 0))
+	if (ship_staged(dirfd))
 		return -1;
+	if (send_locked(PS_COMMIT, 0, NULL, 0)) {
+		pr_perror("Page server %s: can't commit the checkpoint", out.peer);
+		return -1;
+	}
 	return wait_ack();
 }
 

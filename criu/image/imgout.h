@@ -44,13 +44,19 @@ struct imgout_file {
 	uint32_t nr;		/* remote: its number on the connection */
 };
 
+/* For errors: "" locally, else " to page server ADDR:PORT". */
+const char *imgout_where(void);
+
 /* Starts sending to the page server at @addr:@port (HELLO sent); 0 or -1 logged. */
 int imgout_connect(const char *addr, int port);
 /* Uses connected socket @sk (the RPC's ps.fd): 0 or -1 logged. */
 int imgout_use_socket(int sk);
 int imgout_remote(void);
 
-/* Creates image @name in @dirfd, or on the server; 0 or -1 logged. */
+/*
+ * Creates image @name in @dirfd, or on the server; 0 or -1 logged. Write
+ * and close return -1 with errno, for the caller to say what failed.
+ */
 int imgout_create(int dirfd, const char *name, struct imgout_file *f);
 int imgout_write(struct imgout_file *f, const void *buf, size_t len);
 int imgout_close(struct imgout_file *f);

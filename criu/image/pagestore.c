@@ -173,7 +173,7 @@ int pstore_flush(struct pstore *ps, uint64_t *total)
 	}
 	if (ps->werr) {
 		errno = ps->werr;
-		pr_perror("Can't write the page store");
+		pr_perror("Can't write page store %d%s", ps->id, imgout_where());
 		ret = -1;
 	}
 	if (ps->summed && !ret)
@@ -181,8 +181,10 @@ int pstore_flush(struct pstore *ps, uint64_t *total)
 	store_sum_free(&ps->sum);
 	if (total)
 		*total = ps->total;
-	if (imgout_close(&ps->f))
+	if (imgout_close(&ps->f) && !ret) {
+		pr_perror("Can't write page store %d%s", ps->id, imgout_where());
 		ret = -1;
+	}
 	ps->open = 0;
 	return ret;
 }
