@@ -370,7 +370,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 	o->verbosity = LOG_WARN;
 	o->cpu_cap = CPU_CAP_DEFAULT;
-	o->port = o->status_fd = o->ps_socket = -1;
+	o->port = o->status_fd = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:D:W:o:v::jdhV", long_opts, NULL)) != -1) {
 		switch (c) {

@@ -58,7 +58,6 @@ struct opts {
 	const char *address;		/* service --address PATH; page server: its host */
 	int page_server;		/* dump --page-server: images go to --address:--port */
 	int port;			/* --port; -1: not given */
-	int ps_socket;			/* RPC ps.fd: a connected page server socket, or -1 */
 	int status_fd;			/* page-server --status-fd: '\0' once listening; -1 */
 	int skip_checksum;		/* --skip-checksum */
 	enum cg_mode manage_cgroups;	/* --manage-cgroups[=MODE] */

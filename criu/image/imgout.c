@@ -125,17 +125,6 @@ static int hello(void)
 	return -1;
 }
 
-int imgout_use_socket(int sk)
-{
-	out.sk = fcntl(sk, F_DUPFD_CLOEXEC, 0);
-	if (out.sk < 0) {
-		pr_perror("Page server: can't use socket %d", sk);
-		return -1;
-	}
-	snprintf(out.peer, sizeof(out.peer), "on fd %d", sk);
-	return hello();
-}
-
 int ps_sockaddr(const char *addr, int port, struct sockaddr_storage *ss, unsigned int *len)
 {
 	struct sockaddr_in *in = (struct sockaddr_in *)ss;

@@ -49,8 +49,6 @@ const char *imgout_where(void);
 
 /* Starts sending to the page server at @addr:@port (HELLO sent); 0 or -1 logged. */
 int imgout_connect(const char *addr, int port);
-/* Uses connected socket @sk (the RPC's ps.fd): 0 or -1 logged. */
-int imgout_use_socket(int sk);
 int imgout_remote(void);
 
 /*

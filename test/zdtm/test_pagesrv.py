@@ -173,6 +173,24 @@ def test_server_killed(fault: str) -> None:
         r.finish()
 
 
+def test_rpc_ps() -> None:
+    """DUMP over RPC with ps {address, port}, as runc sends it: the images
+    go to the page server, the restore from its directory passes."""
+    from test_rpc import expect_dumped, rpc_dump
+    with zdtm.Run(PROGRAM, "pagesrv-rpc") as r:
+        r.start()
+        src, dst = r.imgdir("src"), r.imgdir("dst")
+        srv = Server(dst, r.dir / "pslog", address="127.0.0.1")
+        try:
+            resp = rpc_dump(r, src, ps={"address": "127.0.0.1", "port": srv.port})
+            expect_dumped(r, resp, src / "dump.log")
+            check_transfer(r, srv, src, dst)
+        finally:
+            srv.stop()
+        r.restore_ok(dst)
+        r.finish()
+
+
 # ------------------------------------------------------------------ hostile peers
 
 def frame(kind: int, nr: int = 0, payload: bytes = b"", length: Optional[int] = None) -> bytes:

@@ -598,7 +598,8 @@ REFUSED: dict[str, tuple[Any, str]] = {
     "empty_ns": (CLONE_NEWNS, "network namespace"),
     "cgroup_yard": ("/tmp/yard", "yard"),
     "lazy_pages": (True, "lazy"),
-    "ps": ({"address": "127.0.0.1", "port": 1234}, "page server"),
+    # a page server's address is honoured (test_pagesrv.py); a socket is lazy pages'
+    "ps": ({"address": "127.0.0.1", "port": 1234, "fd": 5}, "lazy"),
     "parent_img": ("../p", "dirty-page"),
     "external": (["dev[1/2]:x"], "external"),
     "file_locks": (True, "locks"),
