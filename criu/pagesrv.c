@@ -348,29 +348,31 @@ static int announce(const struct opts *o, int port)
 	return 0;
 }
 
-int cr_page_server(const struct opts *o)
+int page_server_listen(const struct opts *o, int *port)
 {
-	struct server s = { .dirfd = o->images_dirfd, .sk = -1, .inv_fd = -1 };
-	int lsk, port, i, ret = -1;
-
 	if (o->port < 0) {
 		pr_err("Page server: needs --port (0: any free port)");
 		return -1;
 	}
+	return listen_on(o, port);
+}
+
+int page_server_serve(const struct opts *o, int lsk)
+{
+	struct server s = { .dirfd = o->images_dirfd, .sk = -1, .inv_fd = -1 };
+	int i, ret = -1;
+
 	for (i = 0; i < PS_MAX_FILES; i++)
 		s.files[i].fd = -1;
 	s.buf = mmap(NULL, PS_MAX_DATA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		     -1, 0);
 	if (s.buf == MAP_FAILED) {
 		pr_perror("Page server: can't allocate its buffer");
+		close(lsk);
 		return -1;
 	}
-	lsk = listen_on(o, &port);
-	if (lsk < 0 || announce(o, port))
-		goto out;
 	s.sk = accept4(lsk, NULL, NULL, SOCK_CLOEXEC);
 	close(lsk);
-	lsk = -1;
 	if (s.sk < 0) {
 		pr_perror("Page server: can't accept the dump's connection");
 		goto out;
@@ -379,11 +381,22 @@ int cr_page_server(const struct opts *o)
 	unlinkat(s.dirfd, INVENTORY, 0);
 	ret = serve(&s) == 1 ? 0 : -1;
 	cleanup(&s);
+	close(s.sk);
 out:
-	if (lsk >= 0)
-		close(lsk);
-	if (s.sk >= 0)
-		close(s.sk);
 	munmap(s.buf, PS_MAX_DATA);
 	return ret;
+}
+
+int cr_page_server(const struct opts *o)
+{
+	int lsk, port;
+
+	lsk = page_server_listen(o, &port);
+	if (lsk < 0)
+		return -1;
+	if (announce(o, port)) {
+		close(lsk);
+		return -1;
+	}
+	return page_server_serve(o, lsk);
 }

@@ -272,7 +272,8 @@ static int wait_ack(void)
 	char why[256] = "";
 
 	if (ps_read_full(out.sk, &h, sizeof(h))) {
-		pr_perror("Page server %s: no answer to the commit", out.peer);
+		pr_err("Page server %s: no answer to the commit: %s", out.peer,
+		       errno ? strerror(errno) : "it closed the connection");
 		return -1;
 	}
 	if (h.type == PS_ACK && !h.len)

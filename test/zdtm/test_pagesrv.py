@@ -22,6 +22,7 @@ import os
 import socket
 import struct
 import subprocess
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -187,6 +188,53 @@ def test_rpc_ps() -> None:
             check_transfer(r, srv, src, dst)
         finally:
             srv.stop()
+        r.restore_ok(dst)
+        r.finish()
+
+
+def wait_gone(pid: int, timeout: float = 60) -> None:
+    """A process that is not our child (the RPC's page server): until it is
+    gone, or a zombie we (a subreaper) reap."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return
+        except ChildProcessError:
+            try:
+                if Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] == "Z":
+                    return
+            except (OSError, IndexError):
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"the page server {pid} did not exit")
+
+
+def test_rpc_page_server() -> None:
+    """The PAGE_SERVER request starts a page server into images_dir_fd and
+    answers its port (ps.port 0: any) and pid; a dump to it restores."""
+    import rpcclient as rpc
+    from test_rpc import dir_fd, swrk
+    with zdtm.Run(PROGRAM, "pagesrv-rpc") as r:
+        r.start()
+        src, dst = r.imgdir("src"), r.imgdir("dst")
+        fd = dir_fd(dst)
+        try:
+            s = swrk(r)
+            try:
+                resp = s.call(rpc.request("PAGE_SERVER", images_dir_fd=fd, log_level=4,
+                                          log_file="ps.log",
+                                          ps={"address": "127.0.0.1", "port": 0}))
+            finally:
+                s.wait()
+        finally:
+            os.close(fd)
+        if not resp.success or not resp.ps.port or not resp.ps.pid:
+            r.fail(f"PAGE_SERVER: {resp}")
+        r.dump_ok(src, ps_opts("127.0.0.1", resp.ps.port))
+        wait_gone(resp.ps.pid)
+        if not (dst / "inventory.img").exists():
+            r.fail(f"no checkpoint from the RPC's page server: {sorted(os.listdir(dst))}")
         r.restore_ok(dst)
         r.finish()
 
