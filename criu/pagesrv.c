@@ -44,8 +44,13 @@ struct server {
 	int inv_fd;		/* the closed inventory's O_TMPFILE, or -1 */
 	int committed;
 	uint8_t *buf;
+	int pipe[2];		/* socket -> pipe -> file; -1: read and write */
+	int spliced;		/* splice worked once: its errors are errors */
 	uint64_t bytes;
 };
+
+/* What the pipe holds at once (F_SETPIPE_SZ, within the default limit). */
+#define PIPE_BYTES	(1U << 20)
 
 /* One error line for the peer too (best effort), then the caller fails. */
 static int refuse(struct server *s, const char *why, const char *what)
@@ -124,25 +129,61 @@ static int do_open(struct server *s, const struct ps_hdr *h)
 	return 0;
 }
 
-/* Reads @len payload bytes straight into the file, in pieces of our buffer. */
+/*
+ * @len bytes from the socket into @fd through our pipe: the kernel moves
+ * the socket's pages into the pipe and copies them once, into the file's
+ * page cache. 1: splice can't (an fs without it): the caller reads instead.
+ */
+static int splice_in(struct server *s, int fd, size_t len)
+{
+	ssize_t n, m;
+
+	while (len) {
+		n = splice(s->sk, NULL, s->pipe[1], NULL, min(len, (size_t)PIPE_BYTES),
+			   SPLICE_F_MOVE | SPLICE_F_MORE);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 && errno == EINVAL && !s->spliced ? 1 : -1;
+		len -= n;
+		for (; n; n -= m) {
+			m = splice(s->pipe[0], NULL, fd, NULL, n, SPLICE_F_MOVE);
+			if (m < 0 && errno == EINTR)
+				m = 0;
+			else if (m <= 0)
+				return -1;
+		}
+		s->spliced = 1;
+	}
+	return 0;
+}
+
+static int read_in(struct server *s, int fd, size_t len)
+{
+	if (ps_read_full(s->sk, s->buf, len))
+		return -1;
+	return write_full(fd, s->buf, len);
+}
+
 static int do_data(struct server *s, const struct ps_hdr *h)
 {
 	struct rfile *f = find(s, h->file);
-	uint64_t left = h->len;
-	size_t n;
+	int ret = 1;
 
 	if (!f)
 		return refuse(s, "data for a file that is not open", NULL);
 	if (h->len > PS_MAX_DATA)
 		return refuse(s, "a data frame too large", NULL);
-	for (; left; left -= n) {
-		n = min(left, (uint64_t)PS_MAX_DATA);
-		if (ps_read_full(s->sk, s->buf, n))
-			return refuse(s, "the connection was lost in a data frame", NULL);
-		if (write_full(f->fd, s->buf, n)) {
-			pr_perror("Page server: can't write an image");
-			return -1;
-		}
+	errno = 0;
+	if (s->pipe[0] >= 0)
+		ret = splice_in(s, f->fd, h->len);
+	if (ret > 0)
+		ret = read_in(s, f->fd, h->len);
+	if (ret && !errno)
+		return refuse(s, "the connection was lost in a data frame", NULL);
+	if (ret) {
+		pr_perror("Page server: can't receive an image");
+		return -1;
 	}
 	s->bytes += h->len;
 	return 0;
@@ -359,11 +400,19 @@ int page_server_listen(const struct opts *o, int *port)
 
 int page_server_serve(const struct opts *o, int lsk)
 {
-	struct server s = { .dirfd = o->images_dirfd, .sk = -1, .inv_fd = -1 };
+	struct server s = { .dirfd = o->images_dirfd, .sk = -1, .inv_fd = -1,
+			    .pipe = { -1, -1 } };
 	int i, ret = -1;
 
 	for (i = 0; i < PS_MAX_FILES; i++)
 		s.files[i].fd = -1;
+	if (pipe2(s.pipe, O_CLOEXEC) || fcntl(s.pipe[0], F_SETPIPE_SZ, PIPE_BYTES) < 0) {
+		if (s.pipe[0] >= 0) {
+			close(s.pipe[0]);
+			close(s.pipe[1]);
+		}
+		s.pipe[0] = s.pipe[1] = -1;
+	}
 	s.buf = mmap(NULL, PS_MAX_DATA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		     -1, 0);
 	if (s.buf == MAP_FAILED) {
@@ -383,6 +432,10 @@ int page_server_serve(const struct opts *o, int lsk)
 	cleanup(&s);
 	close(s.sk);
 out:
+	if (s.pipe[0] >= 0) {
+		close(s.pipe[0]);
+		close(s.pipe[1]);
+	}
 	munmap(s.buf, PS_MAX_DATA);
 	return ret;
 }
