@@ -24,15 +24,24 @@
 
 /* What a staged store is sent through: read here, then one DATA frame. */
 #define STAGE_CHUNK	(8U << 20)
-#define MAX_STAGED	64
+
+/*
+ * The raw stores the kernel fills by fd (sendfile), some from a helper
+ * process in the tree's namespaces: made here in the images directory,
+ * sent at the commit. The page stores (pages-PID.img) are streamed.
+ */
+static const enum img_type staged[] = {
+#define IMAGE(...)
+#define KIND(...)
+#define RAW(name, NAME, nr, file) IMG_##NAME,
+#include "kinds.def"
+};
 
 static struct {
 	int sk;			/* -1: images go to the directory */
 	char peer[300];		/* for errors: "ADDR:PORT" */
 	uint32_t next;		/* the next file's number */
 	pthread_mutex_t lock;
-	char *staged[MAX_STAGED];
-	int nr_staged;
 } out = { .sk = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 int ps_read_full(int sk, void *buf, size_t len)
@@ -125,6 +134,17 @@ static int hello(void)
 	return -1;
 }
 
+/* Removes the staged stores here: an older dump's, or ours once sent. */
+static void unlink_staged(int dirfd)
+{
+	char name[64];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(staged); i++)
+		if (staged[i] != IMG_PAGES)
+			unlinkat(dirfd, img_name(staged[i], 0, name, sizeof(name)), 0);
+}
+
 int ps_sockaddr(const char *addr, int port, struct sockaddr_storage *ss, unsigned int *len)
 {
 	struct sockaddr_in *in = (struct sockaddr_in *)ss;
@@ -142,7 +162,7 @@ int ps_sockaddr(const char *addr, int port, struct sockaddr_storage *ss, unsigne
 	return inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1 ? 0 : -1;
 }
 
-int imgout_connect(const char *addr, int port)
+int imgout_connect(int dirfd, const char *addr, int port)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -165,6 +185,7 @@ int imgout_connect(const char *addr, int port)
 		return -1;
 	}
 	out.sk = sk;
+	unlink_staged(dirfd);
 	return hello();
 }
 
@@ -210,17 +231,6 @@ int imgout_close(struct imgout_file *f)
 	return send_locked(PS_CLOSE, f->nr, NULL, 0);
 }
 
-int imgout_stage(int dirfd, const char *name)
-{
-	(void)dirfd;
-	if (out.sk < 0)
-		return 0;
-	if (out.nr_staged == MAX_STAGED || !(out.staged[out.nr_staged] = xstrdup(name)))
-		return -1;
-	out.nr_staged++;
-	return 0;
-}
-
 /* Sends staged store @name through one file of the connection. */
 static int ship(int dirfd, const char *name, void *buf)
 {
@@ -249,19 +259,25 @@ out:
 
 static int ship_staged(int dirfd)
 {
+	char name[64];
 	void *buf;
-	int i, ret = 0;
+	size_t i;
+	int ret = 0;
 
-	if (!out.nr_staged)
-		return 0;
 	buf = mmap(NULL, STAGE_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		   -1, 0);
 	if (buf == MAP_FAILED) {
 		pr_perror("Can't allocate a buffer to send the stores");
 		return -1;
 	}
-	for (i = 0; i < out.nr_staged && !ret; i++)
-		ret = ship(dirfd, out.staged[i], buf);
+	for (i = 0; i < ARRAY_SIZE(staged) && !ret; i++) {
+		if (staged[i] == IMG_PAGES)
+			continue;
+		img_name(staged[i], 0, name, sizeof(name));
+		if (faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW))
+			continue;	/* this dump made none */
+		ret = ship(dirfd, name, buf);
+	}
 	munmap(buf, STAGE_CHUNK);
 	return ret;
 }
@@ -306,15 +322,9 @@ int imgout_commit(int dirfd)
 
 void imgout_end(int dirfd, int ok)
 {
-	int i;
-
-	for (i = 0; i < out.nr_staged; i++) {
-		unlinkat(dirfd, out.staged[i], 0);
-		free(out.staged[i]);
-	}
-	out.nr_staged = 0;
 	if (out.sk < 0)
 		return;
+	unlink_staged(dirfd);
 	/* after a commit the server keeps the checkpoint even if this is lost */
 	if (ps_send(out.sk, ok ? PS_DONE : PS_ABORT, 0, NULL, 0))
 		pr_warn("Page server %s: can't tell it the dump %s: %s", out.peer,

@@ -6,9 +6,10 @@
  * Where a dump's images go: files in the images directory, or, with
  * --page-server, a page server's connection (Documentation/page-server.md).
  * img_write() and the page store write through imgout_create/write/close;
- * the raw stores the kernel fills by fd (shmem, System V, tmpfs) are made
- * locally and shipped by imgout_commit(). A local file and a remote one
- * look the same to the writer.
+ * the raw stores the kernel fills by fd (shmem, System V, tmpfs; some in a
+ * helper process) are made in the images directory as ever and sent, then
+ * removed there, by imgout_commit(). A local file and a remote one look the
+ * same to the writer.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -47,8 +48,11 @@ struct imgout_file {
 /* For errors: "" locally, else " to page server ADDR:PORT". */
 const char *imgout_where(void);
 
-/* Starts sending to the page server at @addr:@port (HELLO sent); 0 or -1 logged. */
-int imgout_connect(const char *addr, int port);
+/*
+ * Starts sending to the page server at @addr:@port (HELLO sent); the
+ * stores staged in @dirfd (below) by an older dump are removed. 0 or -1 logged.
+ */
+int imgout_connect(int dirfd, const char *addr, int port);
 int imgout_remote(void);
 
 /*
@@ -59,11 +63,6 @@ int imgout_create(int dirfd, const char *name, struct imgout_file *f);
 int imgout_write(struct imgout_file *f, const void *buf, size_t len);
 int imgout_close(struct imgout_file *f);
 
-/*
- * A raw store made locally as @name in @dirfd while sending to a page
- * server: imgout_commit() sends it and removes it here.
- */
-int imgout_stage(int dirfd, const char *name);
 /*
  * The images are written: locally syncfs(@dirfd); remotely the staged
  * stores go, then COMMIT, and the server's ACK says they are safe there.

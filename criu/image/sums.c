@@ -26,7 +26,6 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/crc32c.h"
-#include "image/imgout.h"
 #include "image/sums.h"
 
 #define WINDOW		(4U << 20)	/* mapped at once; a multiple of any chunk size */
@@ -468,11 +467,6 @@ int img_open_raw(int dirfd, enum img_type t, int id, int write)
 		fd = create_file_at(dirfd, name, O_RDWR);
 		if (fd < 0)
 			pr_perror("Can't create image %s", name);
-		else if (imgout_stage(dirfd, name)) {
-			pr_err("Image %s: too many stores to send to the page server", name);
-			close(fd);
-			return -1;
-		}
 		return fd;
 	}
 	if (img_sums_expect(name))

@@ -101,17 +101,21 @@ def check_transfer(r: zdtm.Run, srv: Server, src: Path, dst: Path) -> None:
         r.fail(f"the destination is not a checkpoint: {sorted(os.listdir(dst))}")
 
 
-def test_loopback() -> None:
-    with zdtm.Run(PROGRAM, "pagesrv") as r:
+# private pages (the page store, streamed), and the raw stores made locally
+# and sent at the commit: shmem (memfd), System V, tmpfs contents
+@pytest.mark.parametrize("name", [PROGRAM, "memfd_shared", "sysvipc_ns", "mnt_tmpfs"])
+def test_loopback(name: str) -> None:
+    desc = zdtm.load_desc(name)
+    with zdtm.Run(name, "pagesrv", args=desc.args, pidns=desc.pidns) as r:
         r.start()
         src, dst = r.imgdir("src"), r.imgdir("dst")
         srv = Server(dst, r.dir / "pslog", address="127.0.0.1")
         try:
-            r.dump_ok(src, ps_opts("127.0.0.1", srv.port))
+            r.dump_ok(src, desc.dump_opts + ps_opts("127.0.0.1", srv.port))
             check_transfer(r, srv, src, dst)
         finally:
             srv.stop()
-        r.restore_ok(dst)
+        r.restore_ok(dst, desc.restore_opts)
         r.finish()
 
 
