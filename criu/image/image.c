@@ -66,6 +66,19 @@ uint32_t img_magic(enum img_type t)
 	return descs[t].magic;
 }
 
+const char *const *img_staged_stores(void)
+{
+	static const char *names[IMG_NR];
+	int i, nr = 0;
+
+	if (names[0])
+		return names;
+	for (i = 0; i < IMG_NR; i++)
+		if (!descs[i].pb && i != IMG_PAGES)
+			names[nr++] = descs[i].fmt;
+	return names;
+}
+
 static int checksums = 1;
 
 void img_set_checksum(int on)

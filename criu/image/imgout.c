@@ -19,29 +19,17 @@
 #include "core/file.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "image/image.h"
 #include "image/imgout.h"
 
 /* What a staged store is sent through: read here, then one DATA frame. */
 #define STAGE_CHUNK	(8U << 20)
-
-/*
- * The raw stores the kernel fills by fd (sendfile), some from a helper
- * process in the tree's namespaces: made here in the images directory,
- * sent at the commit. The page stores (pages-PID.img) are streamed.
- */
-static const enum img_type staged[] = {
-#define IMAGE(...)
-#define KIND(...)
-#define RAW(name, NAME, nr, file) IMG_##NAME,
-#include "kinds.def"
-};
 
 static struct {
 	int sk;			/* -1: images go to the directory */
 	char peer[300];		/* for errors: "ADDR:PORT" */
 	uint32_t next;		/* the next file's number */
 	pthread_mutex_t lock;
+	const char *const *staged;	/* made here, sent at the commit */
 } out = { .sk = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 int ps_read_full(int sk, void *buf, size_t len)
@@ -137,12 +125,10 @@ static int hello(void)
 /* Removes the staged stores here: an older dump's, or ours once sent. */
 static void unlink_staged(int dirfd)
 {
-	char name[64];
-	size_t i;
+	const char *const *n;
 
-	for (i = 0; i < ARRAY_SIZE(staged); i++)
-		if (staged[i] != IMG_PAGES)
-			unlinkat(dirfd, img_name(staged[i], 0, name, sizeof(name)), 0);
+	for (n = out.staged; n && *n; n++)
+		unlinkat(dirfd, *n, 0);
 }
 
 int ps_sockaddr(const char *addr, int port, struct sockaddr_storage *ss, unsigned int *len)
@@ -162,7 +148,7 @@ int ps_sockaddr(const char *addr, int port, struct sockaddr_storage *ss, unsigne
 	return inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1 ? 0 : -1;
 }
 
-int imgout_connect(int dirfd, const char *addr, int port)
+int imgout_connect(int dirfd, const char *addr, int port, const char *const *staged)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -185,6 +171,7 @@ int imgout_connect(int dirfd, const char *addr, int port)
 		return -1;
 	}
 	out.sk = sk;
+	out.staged = staged;
 	unlink_staged(dirfd);
 	return hello();
 }
@@ -235,12 +222,14 @@ int imgout_close(struct imgout_file *f)
 static int ship(int dirfd, const char *name, void *buf)
 {
 	struct imgout_file f;
-	int fd = img_open_read(dirfd, name);
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	ssize_t n;
 	int ret = -1;
 
-	if (fd < 0)
+	if (fd < 0) {
+		pr_perror("Can't open image %s to send it", name);
 		return -1;
+	}
 	if (imgout_create(dirfd, name, &f))
 		goto out;
 	while ((n = read(fd, buf, STAGE_CHUNK)) > 0)
@@ -259,9 +248,8 @@ out:
 
 static int ship_staged(int dirfd)
 {
-	char name[64];
+	const char *const *n;
 	void *buf;
-	size_t i;
 	int ret = 0;
 
 	buf = mmap(NULL, STAGE_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -270,14 +258,9 @@ static int ship_staged(int dirfd)
 		pr_perror("Can't allocate a buffer to send the stores");
 		return -1;
 	}
-	for (i = 0; i < ARRAY_SIZE(staged) && !ret; i++) {
-		if (staged[i] == IMG_PAGES)
-			continue;
-		img_name(staged[i], 0, name, sizeof(name));
-		if (faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW))
-			continue;	/* this dump made none */
-		ret = ship(dirfd, name, buf);
-	}
+	for (n = out.staged; n && *n && !ret; n++)
+		if (!faccessat(dirfd, *n, F_OK, AT_SYMLINK_NOFOLLOW))
+			ret = ship(dirfd, *n, buf);	/* else this dump made none */
 	munmap(buf, STAGE_CHUNK);
 	return ret;
 }

@@ -49,10 +49,12 @@ struct imgout_file {
 const char *imgout_where(void);
 
 /*
- * Starts sending to the page server at @addr:@port (HELLO sent); the
- * stores staged in @dirfd (below) by an older dump are removed. 0 or -1 logged.
+ * Starts sending to the page server at @addr:@port (HELLO sent). @staged:
+ * the names of the stores made in @dirfd and sent at the commit (NULL
+ * ends it; img_staged_stores()); an older dump's are removed now. 0 or -1
+ * logged.
  */
-int imgout_connect(int dirfd, const char *addr, int port);
+int imgout_connect(int dirfd, const char *addr, int port, const char *const *staged);
 int imgout_remote(void);
 
 /*

@@ -7,6 +7,8 @@ source directory keeps the logs only.
   program passes its own check.
 - veth: the same between two network namespaces the test makes, joined by a
   veth pair (addresses only inside them); the restore runs in the server's.
+- no server listening, an address that is not numeric: one Error line, the
+  task untouched.
 - server killed (CRIU_FAULT in the server: at a frame in the middle, or on
   the commit): the dump fails with one Error line, the task runs on as it
   was, the destination holds no inventory.img (no checkpoint) and a restore
@@ -175,6 +177,24 @@ def test_server_killed(fault: str) -> None:
         if res.returncode == 0:
             r.fail("a restore from the half-sent checkpoint succeeded", res)
         r.check_running("after the refused restore", snap)
+        r.finish()
+
+
+def test_no_server() -> None:
+    """Nobody listens: the dump fails at once with one Error line naming the
+    page server, and the task was never touched."""
+    with zdtm.Run(PROGRAM, "pagesrv") as r:
+        r.start()
+        snap = r.snapshot()
+        with socket.socket() as sk:     # a port that was free a moment ago
+            sk.bind(("127.0.0.1", 0))
+            port = sk.getsockname()[1]
+        src = r.imgdir("src")
+        res = r.dump(src, ps_opts("127.0.0.1", port))
+        check_clean_error(r, res, "dump to no page server", ("connect",))
+        res = r.dump(src, ["--page-server", "--address", "no.such.host", "--port", "1"])
+        check_clean_error(r, res, "dump to a page server named", ("numeric",))
+        r.check_running("after the dumps to no page server", snap)
         r.finish()
 
 
