@@ -575,6 +575,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Error: %s needs -D|--images-dir\n", cmd);
 		return 1;
 	}
+	if (o.page_server && strcmp(cmd, "dump")) {
+		fprintf(stderr, "Error: --page-server is for dump (lazy restores are not "
+			"implemented)\n");
+		return 1;
+	}
 	if (!strcmp(cmd, "dump") && !o.pid) {
 		fprintf(stderr, "Error: dump needs -t|--tree PID\n");
 		return 1;

@@ -117,9 +117,11 @@ static int do_open(struct server *s, const struct ps_hdr *h)
 	f->inventory = !strcmp(name, INVENTORY);
 	if (f->inventory && s->inv_fd >= 0)
 		return refuse(s, "inventory.img sent twice", NULL);
+	if (!f->inventory && remember(s, name))
+		return refuse(s, "too many files", name);
 	if (f->inventory)
 		f->fd = openat(s->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	else if (!remember(s, name))
+	else
 		f->fd = create_file_at(s->dirfd, name, O_WRONLY);
 	if (f->fd < 0) {
 		pr_perror("Page server: can't create image %s", name);
@@ -344,32 +346,6 @@ static int listen_on(const struct opts *o, int *port)
 	return sk;
 }
 
-/* -d: the parent returns once the child listens; the pidfile names the child. */
-static int daemonize(const struct opts *o)
-{
-	pid_t pid = fork();
-	char buf[16];
-	int fd, len;
-
-	if (pid < 0) {
-		pr_perror("Page server: can't fork");
-		return -1;
-	}
-	if (pid > 0) {
-		if (o->pidfile) {
-			fd = create_file_at(o->work_dirfd, o->pidfile, O_WRONLY);
-			len = snprintf(buf, sizeof(buf), "%d\n", pid);
-			if (fd < 0 || write_full(fd, buf, len))
-				pr_perror("Page server: can't write pidfile %s", o->pidfile);
-			if (fd >= 0)
-				close(fd);
-		}
-		_exit(0);
-	}
-	setsid();
-	return 0;
-}
-
 static int announce(const struct opts *o, int port)
 {
 	pr_info("Page server: listening on %s port %d",
@@ -384,9 +360,7 @@ static int announce(const struct opts *o, int port)
 			pr_perror("Page server: can't write status fd %d", o->status_fd);
 		close(o->status_fd);
 	}
-	if (o->restore_detached)
-		return daemonize(o);
-	return 0;
+	return o->restore_detached ? cr_daemonize(o->pidfile) : 0;
 }
 
 int page_server_listen(const struct opts *o, int *port)

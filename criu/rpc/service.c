@@ -70,13 +70,13 @@ static int write_pid(const char *path, pid_t pid)
  * -d: the daemon runs on in a session of its own. The caller returns once
  * the socket listens and the pidfile names the daemon: ready to be used.
  */
-static int daemonize(const char *pidfile)
+int cr_daemonize(const char *pidfile)
 {
 	pid_t pid = fork();
 	int null;
 
 	if (pid < 0) {
-		pr_perror("Can't fork the service daemon");
+		pr_perror("Can't fork the daemon");
 		return -1;
 	}
 	if (pid) {
@@ -122,7 +122,7 @@ int cr_service(const struct opts *o)
 	lsk = listen_on(o->address);
 	if (lsk < 0)
 		return -1;
-	if (o->restore_detached ? daemonize(o->pidfile) :
+	if (o->restore_detached ? cr_daemonize(o->pidfile) :
 	    o->pidfile && write_pid(o->pidfile, getpid()))
 		return -1;
 	/* workers are reaped by the kernel: the daemon never waits */

@@ -194,7 +194,46 @@ def test_no_server() -> None:
         check_clean_error(r, res, "dump to no page server", ("connect",))
         res = r.dump(src, ["--page-server", "--address", "no.such.host", "--port", "1"])
         check_clean_error(r, res, "dump to a page server named", ("numeric",))
+        res = r.criu(["restore", "-D", str(src), "--page-server", "--address", "127.0.0.1",
+                      "--port", str(port)])
+        check_clean_error(r, res, "restore --page-server", ("lazy",))
         r.check_running("after the dumps to no page server", snap)
+        r.finish()
+
+
+def test_daemon() -> None:
+    """-d: the command returns once the server listens (the port printed,
+    a zero byte on --status-fd, --pidfile naming the daemon), and the
+    daemon takes the dump."""
+    with zdtm.Run(PROGRAM, "pagesrv") as r:
+        r.start()
+        src, dst = r.imgdir("src"), r.imgdir("dst")
+        pidfile = r.dir / "ps.pid"
+        rfd, wfd = os.pipe()
+        # files, not pipes: the daemon keeps stderr for its errors
+        with open(r.dir / "ps.out", "w+") as out, open(r.dir / "ps.err", "w+") as err:
+            try:
+                p = subprocess.run([zdtm.CRIU, "page-server", "-D", str(dst), "--port",
+                                    "0", "--address", "127.0.0.1", "-d", "--pidfile",
+                                    str(pidfile), "--status-fd", str(wfd), "-W", str(r.dir),
+                                    "-o", "ps.log", "-v4"], pass_fds=(wfd,), stdout=out,
+                                   stderr=err, timeout=30)
+                os.close(wfd)
+                status = os.read(rfd, 16)
+            finally:
+                os.close(rfd)
+            out.seek(0)
+            port = out.read().strip()
+            err.seek(0)
+            if p.returncode or not port.isdigit() or status != b"\0":
+                r.fail(f"page-server -d: exit {p.returncode}, stdout {port!r}, status fd "
+                       f"{status!r}: {err.read()}")
+        pid = int(pidfile.read_text())
+        if not Path(f"/proc/{pid}").exists():
+            r.fail(f"the daemon {pid} of --pidfile is not running")
+        r.dump_ok(src, ps_opts("127.0.0.1", int(port)))
+        wait_gone(pid)
+        r.restore_ok(dst)
         r.finish()
 
 
