@@ -28,14 +28,6 @@ int cr_cpuinfo(const struct opts *o, const char *sub);
 int cr_swrk(const char *fd);
 /* criu service --address PATH: the same RPC on a unix socket (rpc/service.c) */
 int cr_service(const struct opts *o);
-/*
- * -d of service and page-server (rpc/service.c): the caller's parent
- * returns 0 once @pidfile (if any) names the child, which goes on in a
- * session of its own, stdin and stdout on /dev/null (stderr too when it
- * was the log; with a log file it keeps stderr for its errors). 0 in the
- * child, -1 logged.
- */
-int cr_daemonize(const char *pidfile);
 /* criu page-server: one dump's images received into o->images_dirfd (pagesrv.c) */
 int cr_page_server(const struct opts *o);
 /* Its halves, for the RPC: the listening socket (*@port its port), then one dump. */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "core/daemon.h"
 #include "core/file.h"
 #include "core/log.h"
 #include "core/util.h"
