@@ -73,7 +73,13 @@ int imgout_commit(int dirfd);
 /* End of the dump: DONE (@ok) or ABORT; staged stores removed; closes. */
 void imgout_end(int dirfd, int ok);
 
-/* The server's side: reads exactly @len bytes; 0, or -1 (errno, 0 at EOF). */
+/*
+ * The server's side (psrecv.c): one dump's images from @sk into @dirfd.
+ * 0 once the dump said DONE after a commit; -1 logged (what it wrote is
+ * removed unless the checkpoint was committed).
+ */
+int ps_receive(int dirfd, int sk);
+/* Reads exactly @len bytes; 0, or -1 (errno, 0 at EOF). */
 int ps_read_full(int sk, void *buf, size_t len);
 /*
  * The socket address of numeric IPv4 or IPv6 @addr (NULL: any IPv4) and
