@@ -78,16 +78,16 @@ static struct rfile *find(struct server *s, uint32_t nr)
 
 static int remember(struct server *s, const char *name)
 {
-	char **w;
+	char *copy;
 
-	if (s->nr_written == MAX_WRITTEN)
+	if (s->nr_written == MAX_WRITTEN || !(copy = xstrdup(name)))
 		return -1;
-	w = realloc(s->written, (s->nr_written + 1) * sizeof(*w));
-	if (!w)
+	if (xgrow(s->written, s->nr_written)) {
+		free(copy);
 		return -1;
-	s->written = w;
-	w[s->nr_written] = xstrdup(name);
-	return w[s->nr_written] ? s->nr_written++, 0 : -1;
+	}
+	s->written[s->nr_written++] = copy;
+	return 0;
 }
 
 static int do_open(struct server *s, const struct ps_hdr *h)
