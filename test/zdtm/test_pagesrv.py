@@ -5,6 +5,7 @@ source directory keeps the logs only.
 
 - loopback: dump to a server on 127.0.0.1, restore from its directory, the
   program passes its own check.
+- ipv6: the same over ::1.
 - veth: the same between two network namespaces the test makes, joined by a
   veth pair (addresses only inside them); the restore runs in the server's.
 - no server listening, an address that is not numeric: one Error line, the
@@ -149,6 +150,29 @@ def test_veth() -> None:
     finally:
         a.close()
         b.close()
+
+
+def test_ipv6() -> None:
+    """The same over ::1, in a network namespace of the test's (lo up)."""
+    if not tool("nsenter") or not tool("unshare") or not tool("ip"):
+        pytest.skip("not installed: nsenter, unshare or ip")
+    n = Netns()
+    try:
+        enter = [tool("nsenter") or "nsenter", f"--net={n.path}"]
+        with zdtm.Run(PROGRAM, "pagesrv") as r:
+            r.start_prefix = r.criu_prefix = enter
+            r.start()
+            src, dst = r.imgdir("src"), r.imgdir("dst")
+            srv = Server(dst, r.dir / "pslog", prefix=enter, address="::1")
+            try:
+                r.dump_ok(src, ps_opts("::1", srv.port))
+                check_transfer(r, srv, src, dst)
+            finally:
+                srv.stop()
+            r.restore_ok(dst)
+            r.finish()
+    finally:
+        n.close()
 
 
 @pytest.mark.parametrize("fault", ["pagesrv-frame#12", "pagesrv-commit"])
