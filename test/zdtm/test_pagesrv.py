@@ -14,6 +14,8 @@ source directory keeps the logs only.
   the commit): the dump fails with one Error line, the task runs on as it
   was, the destination holds no inventory.img (no checkpoint) and a restore
   from it is refused.
+- the dump killed before the commit (the server removes what it wrote) and
+  after it (the server keeps the complete checkpoint).
 - hostile peers (garbage, names with '/' or '..', a symlink planted in the
   directory, frames out of order, a transfer cut short): the server exits
   non-zero with one Error line, writes nothing outside its directory and
@@ -323,6 +325,39 @@ def test_rpc_page_server() -> None:
         if not (dst / "inventory.img").exists():
             r.fail(f"no checkpoint from the RPC's page server: {sorted(os.listdir(dst))}")
         r.restore_ok(dst)
+        r.finish()
+
+
+@pytest.mark.parametrize("point", ["memory", "written"])
+def test_dump_killed(point: str) -> None:
+    """The dump SIGKILLed (CRIU_FAULT) after its pages went out ("memory")
+    or after the commit ("written"): before the commit the server removes
+    what it wrote and exits 1; after it, it keeps the complete checkpoint
+    (the dump may have let the tree go) and says so, exiting 1 too. The
+    task runs on either way."""
+    with zdtm.Run(PROGRAM, "pagesrv") as r:
+        r.start()
+        snap = r.snapshot()
+        src, dst = r.imgdir("src"), r.imgdir("dst")
+        srv = Server(dst, r.dir / "pslog", address="127.0.0.1")
+        try:
+            res = r.dump(src, ps_opts("127.0.0.1", srv.port),
+                         env=dict(os.environ, CRIU_FAULT=point))
+            if res.returncode != -9:
+                r.fail(f"CRIU_FAULT={point}: the dump exited {res.returncode}", res)
+            rc, err = srv.wait()
+        finally:
+            srv.stop()
+        errs = zdtm.error_lines(err)
+        words = "complete and kept" if point == "written" else "connection was lost"
+        if rc <= 0 or len(errs) != 1 or words not in errs[0]:
+            r.fail(f"the server: exit {rc}, expected one Error line saying {words!r}: {err}")
+        left = sorted(os.listdir(dst))
+        if point == "memory" and left:
+            r.fail(f"the server left {left} of a transfer that was never committed")
+        if point == "written" and "inventory.img" not in left:
+            r.fail(f"the committed checkpoint is gone: {left}")
+        r.check_running(f"after the dump was killed at {point}", snap)
         r.finish()
 
 
