@@ -30,6 +30,7 @@ static struct {
 	uint32_t next;		/* the next file's number */
 	pthread_mutex_t lock;
 	const char *const *staged;	/* made here, sent at the commit */
+	char said[256];		/* the server's ERR, read once a send failed */
 } out = { .sk = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 int ps_read_full(int sk, void *buf, size_t len)
@@ -86,23 +87,46 @@ int ps_send(int sk, uint32_t type, uint32_t file, const void *p, size_t len)
 	return send_iov(sk, iov, len ? 2 : 1);
 }
 
+/*
+ * A send failed: the server may have said why (PS_ERR) before it closed;
+ * that frame is still ours to read. errno is kept.
+ */
+static void hear_why(void)
+{
+	struct ps_hdr h;
+	int err = errno;
+	ssize_t n;
+
+	if (out.said[0])
+		return;
+	n = recv(out.sk, &h, sizeof(h), MSG_DONTWAIT);
+	if (n == sizeof(h) && h.type == PS_ERR && h.len && h.len < sizeof(out.said)) {
+		n = recv(out.sk, out.said, h.len, MSG_DONTWAIT);
+		out.said[n > 0 ? n : 0] = '\0';
+	}
+	errno = err;
+}
+
 static int send_locked(uint32_t type, uint32_t file, const void *p, size_t len)
 {
 	int ret;
 
 	pthread_mutex_lock(&out.lock);
 	ret = ps_send(out.sk, type, file, p, len);
+	if (ret)
+		hear_why();
 	pthread_mutex_unlock(&out.lock);
 	return ret;
 }
 
 const char *imgout_where(void)
 {
-	static char where[sizeof(out.peer) + 20];
+	static char where[sizeof(out.peer) + sizeof(out.said) + 40];
 
 	if (out.sk < 0)
 		return "";
-	snprintf(where, sizeof(where), " to page server %s", out.peer);
+	snprintf(where, sizeof(where), " to page server %s%s%s%s", out.peer,
+		 out.said[0] ? " (it said: " : "", out.said, out.said[0] ? ")" : "");
 	return where;
 }
 

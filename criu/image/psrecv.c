@@ -58,6 +58,16 @@ static int refuse(struct server *s, const char *why, const char *what)
 	return -1;
 }
 
+/* The same for a failed system call, errno told. */
+static int refuse_errno(struct server *s, const char *what, const char *name)
+{
+	char why[320];
+
+	snprintf(why, sizeof(why), "%s%s%s: %s", what, name ? " " : "", name ? name : "",
+		 strerror(errno));
+	return refuse(s, why, NULL);
+}
+
 /* A plain file name: no directory, no parent, nothing hidden in it. */
 static int plain_name(const char *name, size_t len)
 {
@@ -118,10 +128,8 @@ static int do_open(struct server *s, const struct ps_hdr *h)
 		f->fd = openat(s->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	else
 		f->fd = create_file_at(s->dirfd, name, O_WRONLY);
-	if (f->fd < 0) {
-		pr_perror("Page server: can't create image %s", name);
-		return -1;
-	}
+	if (f->fd < 0)
+		return refuse_errno(s, "can't create image", name);
 	f->nr = h->file;
 	return 0;
 }
@@ -178,10 +186,8 @@ static int do_data(struct server *s, const struct ps_hdr *h)
 		ret = read_in(s, f->fd, h->len);
 	if (ret && !errno)
 		return refuse(s, "the connection was lost in a data frame", NULL);
-	if (ret) {
-		pr_perror("Page server: can't receive an image");
-		return -1;
-	}
+	if (ret)
+		return refuse_errno(s, "can't write an image", NULL);
 	s->bytes += h->len;
 	return 0;
 }
@@ -212,17 +218,13 @@ static int do_commit(struct server *s)
 			return refuse(s, "a commit with files still open", NULL);
 	if (s->inv_fd < 0)
 		return refuse(s, "a commit without inventory.img", NULL);
-	if (fsync(s->inv_fd) || syncfs(s->dirfd)) {
-		pr_perror("Page server: can't sync the images");
-		return -1;
-	}
+	if (fsync(s->inv_fd) || syncfs(s->dirfd))
+		return refuse_errno(s, "can't sync the images", NULL);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", s->inv_fd);
 	if ((unlinkat(s->dirfd, INVENTORY, 0) && errno != ENOENT) ||
 	    linkat(AT_FDCWD, path, s->dirfd, INVENTORY, AT_SYMLINK_FOLLOW) ||
-	    fsync(s->dirfd)) {
-		pr_perror("Page server: can't name inventory.img");
-		return -1;
-	}
+	    fsync(s->dirfd))
+		return refuse_errno(s, "can't name", INVENTORY);
 	s->committed = 1;
 	if (ps_send(s->sk, PS_ACK, 0, NULL, 0))
 		pr_warn("Page server: can't tell the dump its images are safe: %s",

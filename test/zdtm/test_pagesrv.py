@@ -263,6 +263,31 @@ def test_daemon() -> None:
         r.finish()
 
 
+def test_server_refuses() -> None:
+    """The server can't create an image (a directory has its name): it
+    says so to the dump, whose one Error line repeats it; the task runs on
+    and the destination holds no checkpoint."""
+    with zdtm.Run(PROGRAM, "pagesrv") as r:
+        r.start()
+        snap = r.snapshot()
+        src, dst = r.imgdir("src"), r.imgdir("dst")
+        (dst / "pstree.img").mkdir()
+        srv = Server(dst, r.dir / "pslog", address="127.0.0.1")
+        try:
+            res = r.dump(src, ps_opts("127.0.0.1", srv.port))
+            check_clean_error(r, res, "dump to a server that can't create pstree.img",
+                              ("can't create image pstree.img",))
+            rc, _ = srv.wait()
+            if rc <= 0:
+                r.fail(f"the page server exited {rc}")
+        finally:
+            srv.stop()
+        if sorted(os.listdir(dst)) != ["pstree.img"]:
+            r.fail(f"the server left {sorted(os.listdir(dst))}")
+        r.check_running("after the refused dump", snap)
+        r.finish()
+
+
 def test_rpc_ps() -> None:
     """DUMP over RPC with ps {address, port}, as runc sends it: the images
     go to the page server, the restore from its directory passes."""
