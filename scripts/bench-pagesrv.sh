@@ -11,7 +11,11 @@
 #   copy    the same bytes (the dump's pages-*.img) through a plain TCP copy
 #           (python: sendfile into the socket, recv_into + write at the
 #           other end, into a file as the page server does), lo and veth
-# GB/s = the checkpoint's bytes / the wall time of the command.
+# GB/s = the checkpoint's bytes / the wall time of the command, which for a
+# dump ends once the images are durable (syncfs here, or the page server's
+# fsync and syncfs before its ACK); "/mem" the same bytes / the dump's memory
+# phase (its log: the pages read and written, or sent, as they are read).
+# The copies end when the bytes are in the receiver's page cache (no fsync).
 #
 # Usage: scripts/bench-pagesrv.sh [MiB...]   (default: 256 1024; root)
 set -eu
@@ -51,6 +55,12 @@ inB ip link set bpb up
 now() { date +%s.%N; }
 rate() { $PY -c "import sys; print(f'{int(sys.argv[1]) / (float(sys.argv[3]) - float(sys.argv[2])) / 1e9:.2f}')" "$@"; }
 pages_bytes() { cat "$1"/pages-*.img | wc -c; }
+# the memory phase of the dump logged in $2, as a rate of $1 bytes
+mem_rate() {
+	local ms
+	ms=$(sed -n 's/.* memory \([0-9.]*\) .*/\1/p' "$2" | tail -n 1)
+	$PY -c "import sys; print(f'{int(sys.argv[1]) / float(sys.argv[2]) / 1e6:.2f}')" "$1" "$ms"
+}
 
 # The page server in namespace $1's runner on address $2, into $3: PORT, SRV.
 start_server() {
@@ -70,7 +80,7 @@ dump_remote() {
 	rm -rf "$WORK/src"; mkdir -p "$WORK/src"
 	rm -f "$WORK/port"
 	t0=$(now)
-	inA "$CRIU" dump -t "$pid" -D "$WORK/src" -o dump.log --leave-running \
+	inA "$CRIU" dump -t "$pid" -D "$WORK/src" -o dump.log -v3 --leave-running \
 		--page-server --address "$addr" --port "$PORT"
 	wait "$SRV"
 	T="$t0 $(now)"
@@ -109,7 +119,8 @@ s.close()" "$addr" "$port" "$file"
 	echo "$t0 $t1"
 }
 
-printf "%8s %10s %10s %10s %10s %10s\n" "MiB" "local" "lo" "copy-lo" "veth" "copy-veth"
+printf "%6s %7s %7s %7s %7s %8s %7s %7s %9s\n" "MiB" "local" "/mem" "lo" "/mem" "copy-lo" \
+	"veth" "/mem" "copy-veth"
 for mib in $SIZES; do
 	rm -f "$WORK/pid"
 	inA setsid $PY -c "
@@ -125,10 +136,11 @@ while True:
 
 	rm -rf "$WORK/local"; mkdir -p "$WORK/local"
 	t0=$(now)
-	inA "$CRIU" dump -t "$pid" -D "$WORK/local" -o dump.log --leave-running
+	inA "$CRIU" dump -t "$pid" -D "$WORK/local" -o dump.log -v3 --leave-running
 	t1=$(now)
 	bytes=$(pages_bytes "$WORK/local")
 	local_r=$(rate "$bytes" "$t0" "$t1")
+	local_m=$(mem_rate "$bytes" "$WORK/local/dump.log")
 	# the copies send the dump's own page store
 	cp "$WORK"/local/pages-*.img "$WORK/pages.ref"
 	rm -rf "$WORK/local"
@@ -136,15 +148,18 @@ while True:
 	start_server inA 127.0.0.1 "$WORK/dst"
 	dump_remote "$pid" 127.0.0.1
 	lo_r=$(rate "$bytes" $T)
+	lo_m=$(mem_rate "$bytes" "$WORK/src/dump.log")
 	copy_lo=$(rate "$bytes" $(copy_ref inA 127.0.0.1 "$WORK/pages.ref"))
 
 	start_server inB 10.78.0.2 "$WORK/dst"
 	dump_remote "$pid" 10.78.0.2
 	veth_r=$(rate "$bytes" $T)
+	veth_m=$(mem_rate "$bytes" "$WORK/src/dump.log")
 	copy_veth=$(rate "$bytes" $(copy_ref inB 10.78.0.2 "$WORK/pages.ref"))
 
-	printf "%8s %10s %10s %10s %10s %10s   (GB/s, %d page bytes)\n" "$mib" "$local_r" \
-		"$lo_r" "$copy_lo" "$veth_r" "$copy_veth" "$bytes"
+	printf "%6s %7s %7s %7s %7s %8s %7s %7s %9s   (GB/s, %d page bytes)\n" "$mib" \
+		"$local_r" "$local_m" "$lo_r" "$lo_m" "$copy_lo" "$veth_r" "$veth_m" \
+		"$copy_veth" "$bytes"
 	kill -9 "$pid"
 	rm -f "$WORK/pages.ref" "$WORK/copy.out"
 	rm -rf "$WORK/dst"
