@@ -29,7 +29,15 @@ struct rfile {
 	int fd;			/* -1: free */
 	uint32_t nr;
 	int inventory;		/* held as O_TMPFILE until the commit */
+	uint64_t off;		/* bytes written */
+	uint64_t flushed;	/* of those, sent to the disk already */
 };
+
+/*
+ * Writeback is started every so many bytes of a file, while the rest still
+ * comes: the commit's syncfs then waits for the tail, not for the whole.
+ */
+#define FLUSH_EVERY	(8U << 20)
 
 struct server {
 	int dirfd, sk;
@@ -131,6 +139,7 @@ static int do_open(struct server *s, const struct ps_hdr *h)
 	if (f->fd < 0)
 		return refuse_errno(s, "can't create image", name);
 	f->nr = h->file;
+	f->off = f->flushed = 0;
 	return 0;
 }
 
@@ -189,6 +198,12 @@ static int do_data(struct server *s, const struct ps_hdr *h)
 	if (ret)
 		return refuse_errno(s, "can't write an image", NULL);
 	s->bytes += h->len;
+	f->off += h->len;
+	if (f->off - f->flushed >= FLUSH_EVERY) {
+		/* a hint: the commit's fsync and syncfs are what count */
+		sync_file_range(f->fd, f->flushed, f->off - f->flushed, SYNC_FILE_RANGE_WRITE);
+		f->flushed = f->off;
+	}
 	return 0;
 }
 
