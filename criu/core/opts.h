@@ -57,7 +57,10 @@ struct opts {
 	int restore_sibling;		/* RPC rst_sibling: the root becomes our parent's child */
 	int display_stats;		/* --display-stats: log what the stats files hold */
 	const char *feature;		/* check --feature NAME */
-	const char *address;		/* service --address PATH */
+	const char *address;		/* service --address PATH; page server: its host */
+	int page_server;		/* dump --page-server: images go to --address:--port */
+	int port;			/* --port; -1: not given */
+	int status_fd;			/* page-server --status-fd: '\0' once listening; -1 */
 	int skip_checksum;		/* --skip-checksum */
 	enum cg_mode manage_cgroups;	/* --manage-cgroups[=MODE] */
 	const struct cg_root *cg_roots;	/* --cgroup-root, in the order given */

@@ -492,6 +492,31 @@ static int set_auto_ext_mnt(struct rpc_setup *rs, const CriuOpts *ro)
 	return ro->auto_ext_mnt ? add_external(rs, "auto", 1) : 0;
 }
 
+/*
+ * ps: the dump's images go to the page server at address:port. CRIU takes
+ * ps.fd only from a lazy restore's client; so do we (refused).
+ */
+static int set_ps(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	if (ro->ps->has_fd) {
+		snprintf(rs->err, sizeof(rs->err), "Option ps.fd refused: a connected socket "
+			 "is for lazy restores, which are not implemented");
+		return -1;
+	}
+	rs->o.page_server = 1;
+	rs->o.address = ro->ps->address;
+	rs->o.port = ro->ps->has_port ? ro->ps->port : -1;
+	return 0;
+}
+
+/* "page-server" in a config file: a flag, with address and port given otherwise */
+static int conf_ps(struct rpc_setup *rs, const char *val)
+{
+	(void)val;
+	rs->o.page_server = 1;
+	return 0;
+}
+
 /* ------------------------------------------------ refused for some values */
 
 static const struct rule rules[] = {
@@ -510,8 +535,7 @@ static const struct rule rules[] = {
 	  NULL },
 	{ "log_level", "verbosity", HONOURED, NULL, AT(log_level), NULL, NULL, NULL },
 	{ "log_file", "log-file", HONOURED, NULL, 0, set_log_file, conf_log_file, NULL },
-	{ "ps", "page-server", REFUSED, "the page server is not implemented", 0, NULL, NULL,
-	  NULL },
+	{ "ps", "page-server", HONOURED, NULL, 0, set_ps, conf_ps, NULL },
 	{ "notify_scripts", NULL, HONOURED, NULL, AT(notify), NULL, NULL, NULL },
 	{ "root", "root", HONOURED, NULL, AT(o.root), NULL, NULL, NULL },
 	{ "parent_img", "prev-images-dir", REFUSED, ITER, 0, NULL, NULL, NULL },
@@ -708,6 +732,7 @@ static void setup_init(struct rpc_setup *rs)
 {
 	memset(rs, 0, sizeof(*rs));
 	rs->images_dir_fd = rs->work_dir_fd = rs->status_fd = -1;
+	rs->o.port = rs->o.status_fd = -1;
 	rs->log_level = LOG_WARN;		/* CRIU's default: 2 */
 	rs->o.cpu_cap = CPU_CAP_DEFAULT;
 	rs->o.restore_detached = 1;		/* the client owns the tree, criu returns */

@@ -362,7 +362,7 @@ def test_malformed_request(what: str) -> None:
 def test_refused_request_types():
     """Known requests criu does not do are answered by their own type."""
     for kind, words in (("PRE_DUMP", "pre-dump"), ("SINGLE_PRE_DUMP", "pre-dump"),
-                        ("PAGE_SERVER", "page server"), ("PAGE_SERVER_CHLD", "page server")):
+                        ("PAGE_SERVER_CHLD", "page_server")):
         resp, rc = one(rpc.request(kind, images_dir_fd=-1))
         assert resp.type == rpc.req_type(kind) and not resp.success, resp
         assert resp.cr_errno == errno.ENOTSUP and words in resp.cr_errmsg.lower(), resp
@@ -598,7 +598,8 @@ REFUSED: dict[str, tuple[Any, str]] = {
     "empty_ns": (CLONE_NEWNS, "network namespace"),
     "cgroup_yard": ("/tmp/yard", "yard"),
     "lazy_pages": (True, "lazy"),
-    "ps": ({"address": "127.0.0.1", "port": 1234}, "page server"),
+    # a page server's address is honoured (test_pagesrv.py); a socket is lazy pages'
+    "ps": ({"address": "127.0.0.1", "port": 1234, "fd": 5}, "lazy"),
     "parent_img": ("../p", "dirty-page"),
     "external": (["dev[1/2]:x"], "external"),
     "file_locks": (True, "locks"),
