@@ -285,7 +285,7 @@ static int more_once(criu_predump_info pi)
 	X(inherit_fd, 0, add_inherit_fd(O 0, "pipe:[1]"))			\
 	X(external_net, 0, add_external(O "net[1]:x"))				\
 	X(external, 1, add_external(O "dev[1/2]:x"))				\
-	X(page_server, 1, set_page_server_address_port(O "127.0.0.1", 1))	\
+	X(page_server, 2, set_page_server_address_port(O "127.0.0.1", 1))	\
 	X(pre_dump_mode, 0, set_pre_dump_mode(O CRIU_PRE_DUMP_READ))		\
 	X(pidfd_store_sk, 0, set_pidfd_store_sk(O 0))				\
 	X(network_lock, 0, set_network_lock(O CRIU_NETWORK_LOCK_SKIP))		\
