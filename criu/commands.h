@@ -28,5 +28,10 @@ int cr_cpuinfo(const struct opts *o, const char *sub);
 int cr_swrk(const char *fd);
 /* criu service --address PATH: the same RPC on a unix socket (rpc/service.c) */
 int cr_service(const struct opts *o);
+/* criu page-server: one dump's images received into o->images_dirfd (pagesrv.c) */
+int cr_page_server(const struct opts *o);
+/* Its halves, for the RPC: the listening socket (*@port its port), then one dump. */
+int page_server_listen(const struct opts *o, int *port);
+int page_server_serve(const struct opts *o, int lsk);
 
 #endif

@@ -30,6 +30,7 @@
 #include "tree/freeze.h"
 #include "hooks.h"
 #include "image/image.h"
+#include "image/imgout.h"
 #include "image/stats.h"
 #include "image/sums.h"
 #include "parts/part.h"
@@ -962,6 +963,13 @@ int cr_dump(const struct opts *o)
 	}
 	/* no inventory means no checkpoint, whatever else is left here */
 	unlinkat(dc.dirfd, "inventory.img", 0);
+	/* the images go to the page server, the logs stay here */
+	if (o->page_server && imgout_connect(dc.dirfd, o->address, o->port,
+						    img_staged_stores())) {
+		imgout_end(dc.dirfd, 0);
+		close(dc.dirfd);
+		return -1;
+	}
 	stats_reset();
 	hooks_set_images_dir(o->images_dir);
 	if (hook_run(HOOK_PRE_DUMP, o->pid, -1))
@@ -998,10 +1006,8 @@ int cr_dump(const struct opts *o)
 	if (check_fd_room(&dc, &tree))
 		goto out;
 	lap(&dphase_ns[DP_TREE], &t0);
-	if (write_tree(&dc, &tree) || write_inventory(&dc, &tree) || syncfs(dc.dirfd)) {
-		pr_perror("Can't write and sync the images");
+	if (write_tree(&dc, &tree) || write_inventory(&dc, &tree) || imgout_commit(dc.dirfd))
 		goto out;
-	}
 	lap(&dphase_ns[DP_WRITE], &t0);
 	fault_point("written");
 	/* a "no" here still lets the tree go: the images are not a checkpoint */
@@ -1038,6 +1044,7 @@ out:
 	freezer_release();
 	after_dump(&dc, &prefrozen, 1, locked);
 	release_tree(&tree, ret != 0);
+	imgout_end(dc.dirfd, !ret);
 	close(dc.dirfd);
 	return ret;
 }

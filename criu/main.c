@@ -31,6 +31,7 @@ static void usage(FILE *f)
 "  criu cpuinfo dump|check -D DIR\n"
 "  criu swrk FD\n"
 "  criu service --address PATH [-d] [--pidfile FILE]\n"
+"  criu page-server -D DIR --port PORT [--address ADDR] [-d] [--pidfile FILE]\n"
 "\n"
 "Commands:\n"
 "  dump           checkpoint a process into a directory of images\n"
@@ -40,6 +41,7 @@ static void usage(FILE *f)
 "  cpuinfo check  check that this CPU can run what DIR/cpuinfo.img describes\n"
 "  swrk           serve CRIU's RPC to the client at the other end of socket FD\n"
 "  service        serve CRIU's RPC on a unix socket (-d: as a daemon)\n"
+"  page-server    receive one dump's images over TCP into DIR (-d: as a daemon)\n"
 "\n"
 "Options:\n"
 "  -t|--tree PID           the task to dump (a session leader, or see --shell-job)\n"
@@ -63,6 +65,13 @@ static void usage(FILE *f)
 "  --display-stats         log what stats-dump / stats-restore hold\n"
 "  --feature NAME          check: only this feature (CRIU's names)\n"
 "  --address PATH          service: the socket to listen on\n"
+"  --address ADDR          page-server: the address to listen on (default any);\n"
+"                          dump --page-server: the page server's host\n"
+"  --port PORT             the page server's TCP port (page-server: 0 picks one\n"
+"                          and prints it)\n"
+"  --page-server           dump: send the images to the page server at\n"
+"                          --address:--port; DIR keeps the logs only\n"
+"  --status-fd FD          page-server: write one '\\0' to FD once listening\n"
 "  --skip-checksum         dump: no checksums of the page stores; restore: check\n"
 "                          no checksum (the images are trusted as they are)\n"
 "  --manage-cgroups[=MODE] restore: what criu does with the tree's cgroups: none,\n"
@@ -89,6 +98,13 @@ static void usage(FILE *f)
 "  --ext-unix-sk[=INO,...] dump: unix datagram sockets may be connected outside the\n"
 "                          tree (INO: only these); restore connects them again\n"
 "  --external unix[INO]    the same as --ext-unix-sk=INO\n"
+"  --tcp-established       dump: TCP connections too (TCP_REPAIR), restored as they were\n"
+"  --tcp-close             dump: TCP connections without their state; restore: every\n"
+"                          connection as a closed socket\n"
+"  --ghost-limit SIZE      dump: save deleted files held open or mapped up to SIZE\n"
+"                          bytes each (K, M, G suffixes; default 1M)\n"
+"  --link-remap            dump: a deleted file still linked elsewhere is linked\n"
+"                          back in its directory, restore opens it and unlinks it\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -119,6 +135,13 @@ enum {
 	OPT_LSM_MOUNT_CONTEXT,
 	OPT_EXT_MOUNT_MAP,
 	OPT_EXT_UNIX_SK,
+	OPT_TCP_ESTABLISHED,
+	OPT_TCP_CLOSE,
+	OPT_GHOST_LIMIT,
+	OPT_LINK_REMAP,
+	OPT_PAGE_SERVER,
+	OPT_PORT,
+	OPT_STATUS_FD,
 };
 
 static const struct option long_opts[] = {
@@ -154,6 +177,13 @@ static const struct option long_opts[] = {
 	{ "lsm-mount-context", required_argument, NULL, OPT_LSM_MOUNT_CONTEXT },
 	{ "ext-mount-map", required_argument, NULL, OPT_EXT_MOUNT_MAP },
 	{ "ext-unix-sk", optional_argument, NULL, OPT_EXT_UNIX_SK },
+	{ "tcp-established", no_argument, NULL, OPT_TCP_ESTABLISHED },
+	{ "tcp-close", no_argument, NULL, OPT_TCP_CLOSE },
+	{ "ghost-limit", required_argument, NULL, OPT_GHOST_LIMIT },
+	{ "link-remap", no_argument, NULL, OPT_LINK_REMAP },
+	{ "page-server", no_argument, NULL, OPT_PAGE_SERVER },
+	{ "port", required_argument, NULL, OPT_PORT },
+	{ "status-fd", required_argument, NULL, OPT_STATUS_FD },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -359,6 +389,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 	o->verbosity = LOG_WARN;
 	o->cpu_cap = CPU_CAP_DEFAULT;
+	o->port = o->status_fd = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:D:W:o:v::jdhV", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -411,6 +442,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_DISPLAY_STATS: o->display_stats = 1; break;
 		case OPT_FEATURE: o->feature = optarg; break;
 		case OPT_ADDRESS: o->address = optarg; break;
+		case OPT_PAGE_SERVER: o->page_server = 1; break;
+		case OPT_PORT:
+			if (parse_int(optarg, &o->port) || o->port < 0 || o->port > 65535) {
+				fprintf(stderr, "Error: bad value '%s' for option --port "
+					"(0-65535)\n", optarg);
+				return -1;
+			}
+			break;
+		case OPT_STATUS_FD:
+			if (parse_int(optarg, &o->status_fd) || o->status_fd < 0) {
+				fprintf(stderr, "Error: bad value '%s' for option --status-fd\n",
+					optarg);
+				return -1;
+			}
+			break;
 		case OPT_SKIP_CHECKSUM: o->skip_checksum = 1; break;
 		case OPT_MANAGE_CGROUPS:
 			if (parse_cg_mode(argc, argv, o))
@@ -430,6 +476,18 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (add_ext_unix_sk(o, optarg))
 				return -1;
 			break;
+		case OPT_TCP_ESTABLISHED:
+			o->tcp_established = 1;
+			break;
+		case OPT_TCP_CLOSE:
+			o->tcp_close = 1;
+			break;
+		case OPT_GHOST_LIMIT:
+			if (parse_size(optarg, &o->ghost_limit))
+				goto bad_value;
+			o->ghost_limit_set = 1;
+			break;
+		case OPT_LINK_REMAP: o->link_remap = 1; break;
 		case OPT_VETH_PAIR:
 			if (add_veth_pair(o, optarg))
 				return -1;
@@ -512,6 +570,8 @@ static int run_cmd(const struct opts *o, const char *cmd, const char *sub)
 		return cr_swrk(sub);	/* > 0: a request failed, and the client was told */
 	if (!strcmp(cmd, "service"))
 		return cr_service(o);
+	if (!strcmp(cmd, "page-server"))
+		return cr_page_server(o);
 	return cr_cpuinfo(o, sub);
 }
 
@@ -538,12 +598,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (strcmp(cmd, "dump") && strcmp(cmd, "restore") && strcmp(cmd, "check") &&
-	    strcmp(cmd, "cpuinfo") && strcmp(cmd, "swrk") && strcmp(cmd, "service")) {
+	    strcmp(cmd, "cpuinfo") && strcmp(cmd, "swrk") && strcmp(cmd, "service") &&
+	    strcmp(cmd, "page-server")) {
 		fprintf(stderr, "Error: unknown command '%s'\n", cmd);
 		return 1;
 	}
 	if (dirs_needed(cmd) && !o.images_dir) {
 		fprintf(stderr, "Error: %s needs -D|--images-dir\n", cmd);
+		return 1;
+	}
+	if (o.page_server && strcmp(cmd, "dump")) {
+		fprintf(stderr, "Error: --page-server is for dump (lazy restores are not "
+			"implemented)\n");
 		return 1;
 	}
 	if (!strcmp(cmd, "dump") && !o.pid) {
@@ -559,7 +625,7 @@ int main(int argc, char **argv)
 	o.work_dirfd = AT_FDCWD;
 	/* a dump (and cpuinfo dump) creates its images directory */
 	if (!ret && dirs_needed(cmd))
-		ret = opts_open_dirs(&o, !strcmp(cmd, "dump") ||
+		ret = opts_open_dirs(&o, !strcmp(cmd, "dump") || !strcmp(cmd, "page-server") ||
 				     (!strcmp(cmd, "cpuinfo") && sub && !strcmp(sub, "dump")));
 	/* without a log file, errors are kept for the one line printed below */
 	if (!ret)

@@ -40,7 +40,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("task", ["task/"]),
     ("parts", ["parts/"]),
     ("tree", ["tree/"]),
-    ("drivers", ["commands", "dump", "check", "cpuinfo", "hooks", "restore/", "rpc/"]),
+    ("drivers", ["commands", "dump", "check", "cpuinfo", "hooks", "pagesrv", "restore/",
+                 "rpc/"]),
     ("main", ["main"]),
 ]
 # The table of parts: the one module of parts/ that names every group.

@@ -5,11 +5,13 @@
  * a restore.
  *
  *	ctr-service [--count FILE] [--socket PATH|none] [--interval MS] [--tcp PORT]
+ *		    [--udp IP:PORT]
  *
  * Runs as the container's init (pid 1) with two children:
  *  - the counter: every interval (50 ms) counts one up and writes the
  *    number, padded, at the start of FILE (/dev/shm/count: on a tmpfs of
- *    the container), through an fd it keeps open;
+ *    the container), through an fd it keeps open; with --udp, it also
+ *    answers each datagram to IP:PORT with "count N\n" once a tick;
  *  - the server: answers every connection to the unix socket PATH
  *    (/run/service.sock) with one line "count N served K\n", N read from
  *    FILE and K the connections it served before this one.
@@ -57,6 +59,43 @@ static __attribute__((noreturn)) void die(const char *what)
 	exit(1);
 }
 
+static int udp_fd = -1;		/* --udp: the counter's socket */
+
+/* --udp IP:PORT: a UDP socket bound there (an address of the container's own) */
+static void bind_udp(const char *arg)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	const char *colon = strrchr(arg, ':');
+	char ip[INET_ADDRSTRLEN] = "";
+
+	if (!colon || colon - arg >= (long)sizeof(ip)) {
+		errno = EINVAL;
+		die(arg);
+	}
+	memcpy(ip, arg, colon - arg);
+	sin.sin_port = htons((unsigned short)atoi(colon + 1));
+	udp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (inet_pton(AF_INET, ip, &sin.sin_addr) != 1 || udp_fd < 0 ||
+	    bind(udp_fd, (struct sockaddr *)&sin, sizeof(sin)))
+		die(arg);
+}
+
+/* Every datagram waiting gets the count as its answer. */
+static void answer_udp(unsigned long long n)
+{
+	struct sockaddr_storage from;
+	socklen_t len = sizeof(from);
+	char buf[64];
+	int l;
+
+	while (udp_fd >= 0 && recvfrom(udp_fd, buf, sizeof(buf), 0,
+				       (struct sockaddr *)&from, &len) >= 0) {
+		l = snprintf(buf, sizeof(buf), "count %llu\n", n);
+		sendto(udp_fd, buf, l, 0, (struct sockaddr *)&from, len);
+		len = sizeof(from);
+	}
+}
+
 static __attribute__((noreturn)) void counter(const char *path, long interval_ms)
 {
 	struct timespec ts = { interval_ms / 1000, (interval_ms % 1000) * 1000000L };
@@ -71,6 +110,7 @@ static __attribute__((noreturn)) void counter(const char *path, long interval_ms
 		len = snprintf(buf, sizeof(buf), "%20llu\n", ++n);
 		if (pwrite(fd, buf, len, 0) != len)
 			die("write the count");
+		answer_udp(n);
 		nanosleep(&ts, NULL);
 	}
 }
@@ -121,19 +161,23 @@ static __attribute__((noreturn)) void server(const char *sock_path, const char *
 
 /*
  * --tcp PORT: the init also holds a TCP socket listening on 127.0.0.1:PORT
- * (nothing is served on it): a network socket, state that criu does not
- * dump yet, for the tests of a refused dump of a whole container.
+ * and both ends of a connection to it (nothing is served on it): a TCP
+ * connection, which criu refuses without --tcp-established, for the
+ * tests of a refused dump of a whole container.
  */
 static void listen_tcp(const char *port)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int fd, one = 1;
+	int fd, c, one = 1;
 
 	sin.sin_port = htons((unsigned short)atoi(port));
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 4))
+	c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || c < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 4) ||
+	    connect(c, (struct sockaddr *)&sin, sizeof(sin)) ||
+	    accept4(fd, NULL, NULL, SOCK_CLOEXEC) < 0)
 		die("tcp");
 }
 
@@ -195,6 +239,7 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "tcp", required_argument, NULL, 't' },
+		{ "udp", required_argument, NULL, 'u' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *count = "/dev/shm/count", *sock = "/run/service.sock";
@@ -212,9 +257,11 @@ int main(int argc, char **argv)
 			interval = optarg;
 		else if (opt == 't' && atoi(optarg) > 0 && atoi(optarg) < 65536)
 			tcp = optarg;
+		else if (opt == 'u')
+			bind_udp(optarg);
 		else {
 			fprintf(stderr, "usage: ctr-service [--count FILE] [--socket PATH|none] "
-				"[--interval MS] [--tcp PORT]\n");
+				"[--interval MS] [--tcp PORT] [--udp IP:PORT]\n");
 			return 2;
 		}
 	}

@@ -2,6 +2,8 @@
 #ifndef CRIU_CORE_OPTS_H
 #define CRIU_CORE_OPTS_H
 
+#include <stdint.h>
+
 /* --cpu-cap: which CPU compatibility checks restore makes (CRIU's words) */
 #define CPU_CAP_NONE		0u
 #define CPU_CAP_FPU		1u	/* the XSAVE components registers use */
@@ -56,7 +58,10 @@ struct opts {
 	int restore_sibling;		/* RPC rst_sibling: the root becomes our parent's child */
 	int display_stats;		/* --display-stats: log what the stats files hold */
 	const char *feature;		/* check --feature NAME */
-	const char *address;		/* service --address PATH */
+	const char *address;		/* service --address PATH; page server: its host */
+	int page_server;		/* dump --page-server: images go to --address:--port */
+	int port;			/* --port; -1: not given */
+	int status_fd;			/* page-server --status-fd: '\0' once listening; -1 */
 	int skip_checksum;		/* --skip-checksum */
 	enum cg_mode manage_cgroups;	/* --manage-cgroups[=MODE] */
 	const struct cg_root *cg_roots;	/* --cgroup-root, in the order given */
@@ -67,6 +72,8 @@ struct opts {
 	 * (core/external.c); each part looks up the kinds it knows.
 	 */
 	int ext_unix_sk;		/* --ext-unix-sk: any unix socket's peer may be outside */
+	int tcp_established;		/* --tcp-established: TCP connections are dumped */
+	int tcp_close;			/* --tcp-close: TCP connections are restored closed */
 	const char **external;
 	int nr_external;
 	struct inherit_fd *inherit_fds;	/* --inherit-fd */
@@ -76,6 +83,9 @@ struct opts {
 	const char *root;		/* --root: restore: the tree's root filesystem */
 	const char *lsm_profile;	/* --lsm-profile TYPE:NAME: every task's label */
 	const char *lsm_mount_context;	/* --lsm-mount-context CTX: mounts' context= */
+	uint64_t ghost_limit;		/* --ghost-limit: bytes of a deleted file saved, at most */
+	int ghost_limit_set;		/* 0: CRIU's default (parts/shmem-ghost.h) */
+	int link_remap;			/* --link-remap: link deleted files back at dump */
 	/* opened once by main(): every file criu writes is created in these */
 	int images_dirfd;		/* -D, or -1 */
 	int work_dirfd;			/* -W, else -D, else AT_FDCWD */

@@ -113,6 +113,27 @@ int64_t ts_to_ns(const struct timespec *ts)
 	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
 }
 
+int parse_size(const char *s, uint64_t *v)
+{
+	static const char suffix[] = "KMG";
+	unsigned long long n;
+	const char *k;
+	char *end;
+
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -1;
+	if (*end) {
+		k = strchr(suffix, *end);
+		if (!k || end[1] || n >> (62 - 10 * (k - suffix)))
+			return -1;
+		n <<= 10 * (k - suffix + 1);
+	}
+	*v = n;
+	return 0;
+}
+
 int64_t clock_ns(int clk)
 {
 	struct timespec ts;

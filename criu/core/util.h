@@ -56,6 +56,8 @@ int opts_open_dirs(struct opts *o, int create);
 void opts_warn_dirs(const struct opts *o);
 
 int64_t ts_to_ns(const struct timespec *ts);
+/* A size as CRIU's options take it: bytes, or with a K, M or G suffix; -1 if not one. */
+int parse_size(const char *s, uint64_t *v);
 int64_t clock_ns(int clk);
 
 /* Test-only fault injection: kill ourselves at a named point (CRIU_FAULT). */

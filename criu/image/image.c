@@ -16,6 +16,7 @@
 #include "core/util.h"
 #include "image/crc32c.h"
 #include "image/image.h"
+#include "image/imgout.h"
 
 struct img_desc {
 	const char *fmt;	/* file name; %d is the task's pid */
@@ -65,6 +66,19 @@ uint32_t img_magic(enum img_type t)
 	return descs[t].magic;
 }
 
+const char *const *img_staged_stores(void)
+{
+	static const char *names[IMG_NR];
+	int i, nr = 0;
+
+	if (names[0])
+		return names;
+	for (i = 0; i < IMG_NR; i++)
+		if (!descs[i].pb && i != IMG_PAGES)
+			names[nr++] = descs[i].fmt;
+	return names;
+}
+
 static int checksums = 1;
 
 void img_set_checksum(int on)
@@ -89,8 +103,9 @@ int img_write(int dirfd, enum img_type t, int id, const ProtobufCMessage *msg)
 {
 	char name[64];
 	size_t len = protobuf_c_message_get_packed_size(msg);
+	struct imgout_file f;
 	uint8_t *buf;
-	int fd, ret = -1;
+	int ret = -1;
 
 	img_name(t, id, name, sizeof(name));
 	if (len > IMG_MAX_MSG) {
@@ -103,18 +118,16 @@ int img_write(int dirfd, enum img_type t, int id, const ProtobufCMessage *msg)
 	protobuf_c_message_pack(msg, buf + IMG_HDR_SIZE);
 	img_frame_header(t, buf + IMG_HDR_SIZE, len, buf);
 
-	fd = create_file_at(dirfd, name, O_WRONLY);
-	if (fd < 0) {
-		pr_perror("Can't create image %s", name);
+	if (imgout_create(dirfd, name, &f))
+		goto out;
+	if (imgout_write(&f, buf, len + IMG_HDR_SIZE)) {
+		pr_perror("Can't write image %s%s", name, imgout_where());
+		imgout_close(&f);
 		goto out;
 	}
-	if (write_full(fd, buf, len + IMG_HDR_SIZE)) {
-		pr_perror("Can't write image %s", name);
-		close(fd);
-		goto out;
-	}
-	close(fd);
-	ret = 0;
+	ret = imgout_close(&f);
+	if (ret)
+		pr_perror("Can't write image %s%s", name, imgout_where());
 out:
 	free(buf);
 	return ret;

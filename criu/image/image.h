@@ -44,6 +44,14 @@ int img_checksum_on(void);
 /* The header of a frame of @len bytes of message @msg (IMG_HDR_SIZE bytes). */
 void img_frame_header(enum img_type t, const uint8_t *msg, size_t len, uint8_t *hdr);
 
+/*
+ * The raw stores the kernel fills by fd (sendfile; some from a helper in
+ * the tree's namespaces), NULL-terminated: with a page server they are
+ * made in the images directory and sent at the commit (imgout.h). The
+ * page stores (pages-PID.img) are not among them: they are streamed.
+ */
+const char *const *img_staged_stores(void);
+
 /* Writes magic + one length-prefixed message, file mode 0600. */
 int img_write(int dirfd, enum img_type t, int id, const ProtobufCMessage *msg);
 /*

@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "image/imgout.h"
 #include "image/pagestore.h"
 #include "image/sums.h"
 
@@ -20,7 +21,8 @@
 #define PIECE	(512U << 10)
 
 struct pstore {
-	int fd;			/* the open store; -1: none */
+	struct imgout_file f;	/* the open store: a file, or on the page server */
+	int open;
 	int id;
 	int summed;		/* checksums on: sum is the open store's */
 	int caller_sums;	/* the caller sums what it writes (pstore_sum) */
@@ -46,7 +48,7 @@ static void put(struct pstore *ps, int i)
 		n = min(left, (size_t)PIECE);
 		if (ps->summed && !ps->caller_sums)
 			store_sum_add(&ps->sum, p, n);
-		if (write_full(ps->fd, p, n))
+		if (imgout_write(&ps->f, p, n))
 			ps->werr = errno;
 		else
 			ps->total += n;
@@ -76,7 +78,6 @@ struct pstore *pstore_new(void)
 
 	if (!ps)
 		return NULL;
-	ps->fd = -1;
 	for (i = 0; i < 2; i++) {
 		sem_init(&ps->filled[i], 0, 0);
 		sem_init(&ps->empty[i], 0, 1);
@@ -86,9 +87,11 @@ struct pstore *pstore_new(void)
 
 int pstore_open(struct pstore *ps, int dirfd, int id)
 {
-	ps->fd = img_open_raw(dirfd, IMG_PAGES, id, 1);
-	if (ps->fd < 0)
+	char name[64];
+
+	if (imgout_create(dirfd, img_name(IMG_PAGES, id, name, sizeof(name)), &ps->f))
 		return -1;
+	ps->open = 1;
 	ps->id = id;
 	ps->werr = 0;
 	ps->total = 0;
@@ -161,7 +164,7 @@ int pstore_flush(struct pstore *ps, uint64_t *total)
 {
 	int i, ret = 0;
 
-	if (ps->fd < 0)
+	if (!ps->open)
 		return -1;
 	/* both buffers free again: every queued write is done */
 	for (i = 0; i < 2; i++) {
@@ -170,7 +173,7 @@ int pstore_flush(struct pstore *ps, uint64_t *total)
 	}
 	if (ps->werr) {
 		errno = ps->werr;
-		pr_perror("Can't write the page store");
+		pr_perror("Can't write page store %d%s", ps->id, imgout_where());
 		ret = -1;
 	}
 	if (ps->summed && !ret)
@@ -178,8 +181,11 @@ int pstore_flush(struct pstore *ps, uint64_t *total)
 	store_sum_free(&ps->sum);
 	if (total)
 		*total = ps->total;
-	close(ps->fd);
-	ps->fd = -1;
+	if (imgout_close(&ps->f) && !ret) {
+		pr_perror("Can't write page store %d%s", ps->id, imgout_where());
+		ret = -1;
+	}
+	ps->open = 0;
 	return ret;
 }
 
@@ -189,7 +195,7 @@ void pstore_free(struct pstore *ps)
 
 	if (!ps)
 		return;
-	if (ps->fd >= 0)
+	if (ps->open)
 		pstore_flush(ps, NULL);
 	if (ps->running) {
 		sem_wait(&ps->empty[ps->cur]);

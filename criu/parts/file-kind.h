@@ -48,6 +48,12 @@ struct file_kind {
 	FileKind kind;
 	/* dump: is this description mine? */
 	int (*match)(const char *link, const struct stat *st);
+	/*
+	 * dump, instead of match, for kinds that the link and stat() can't
+	 * tell apart (every socket is "socket:[INO]"): asked about fd @fd of
+	 * task @pid itself, before the kinds that match by the link
+	 */
+	int (*match_fd)(pid_t pid, int fd, const char *link, const struct stat *st);
 	/* dump, before anything is changed: refuse what can't be saved, saying why */
 	int (*check)(const struct fd_dump *f);
 	/*
@@ -62,6 +68,11 @@ struct file_kind {
 	int (*dump_done)(struct file_ref *files, size_t n);
 	/* frees what dump allocated in @d */
 	void (*free)(FileDesc *d);
+	/*
+	 * dump, once the tree's fate is known (part.h's after_dump): @runs,
+	 * it goes on; else it was killed after a complete checkpoint
+	 */
+	void (*after_dump)(int runs);
 
 	/* restore: check the image's description before anything is created */
 	int (*validate)(struct rst_ctx *rc, pid_t pid, const FileDesc *d);
@@ -82,6 +93,15 @@ struct file_kind {
 	 */
 	pid_t (*installer)(const FileDesc *d);
 	int (*install)(pid_t pid, int fd, const FileDesc *d);
+	/*
+	 * restore, in criu, once every namespace of the tree is filled (the
+	 * network namespace's links and routes): what can't be done before,
+	 * from outside, on fd @fd of task @pid (@host_pid in criu's view),
+	 * once per description, by the first task that holds it
+	 */
+	int (*finish)(struct rst_ctx *rc, pid_t pid, pid_t host_pid, int fd, const FileDesc *d);
+	/* restore, in criu, every task restored, right before the tree is let go */
+	int (*resume)(void);
 	/*
 	 * restore, in the installer when it is a session leader, right after
 	 * its setsid() and before it forks its session (a terminal is inherited

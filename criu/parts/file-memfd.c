@@ -19,6 +19,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "parts/file-kind.h"
+#include "parts/file-object.h"
 
 static int memfd_match(const char *link, const struct stat *st)
 {
@@ -27,15 +28,8 @@ static int memfd_match(const char *link, const struct stat *st)
 
 static int memfd_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
 {
-	ShmemRef *r = xmalloc(sizeof(*r));
-
-	if (!r)
-		return -1;
-	shmem_ref__init(r);
-	r->dev = f->st->st_dev;
-	r->ino = f->st->st_ino;
-	d->memfd = r;
-	return 0;
+	d->memfd = file_object_ref(f->st);
+	return d->memfd ? 0 : -1;
 }
 
 static void memfd_free(FileDesc *d)
@@ -56,24 +50,7 @@ static int memfd_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 
 static int memfd_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
-	int obj = rst_object_fd(rc, d->memfd->dev, d->memfd->ino), fd;
-	char path[64];
-
-	if (obj < 0)
-		return -1;
-	/* a new description of the same file, as a reopening through /proc gives */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", obj);
-	fd = open(path, d->flags & OPEN_STATUS_MASK);
-	if (fd < 0) {
-		pr_perror("Task %d: can't reopen %s", pid, d->path);
-		return -1;
-	}
-	if (lseek(fd, d->pos, SEEK_SET) != (off_t)d->pos) {
-		pr_perror("Task %d: can't seek %s to %lu", pid, d->path, d->pos);
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return file_reopen_object(rc, pid, d->memfd, d);
 }
 
 const struct file_kind fk_memfd = {

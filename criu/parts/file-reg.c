@@ -4,6 +4,9 @@
  * for the fd table (file.c). They are reopened by path with their
  * status flags; a regular file is seeked to its offset. A file that is
  * no longer the one dumped (another device, a directory now...) is refused.
+ * A regular file deleted while open is a ghost (shmem-ghost.c): its
+ * contents are a shared memory object of the tree, which the restore
+ * made again and every fd on it reopens, with its own flags and offset.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -13,6 +16,8 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/util.h"
+#include "parts/file-object.h"
 #include "parts/file-kind.h"
 #include "task/mounts.h"
 
@@ -26,7 +31,8 @@ static int has_path(const char *link)
 
 static int reg_match(const char *link, const struct stat *st)
 {
-	return has_path(link) && (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode));
+	return (has_path(link) && (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode))) ||
+	       proc_is_ghost(link, st->st_mode, st->st_dev);
 }
 
 static int chr_match(const char *link, const struct stat *st)
@@ -38,14 +44,23 @@ static int reg_check(const struct fd_dump *f)
 {
 	char what[PATH_MAX + 32];
 
+	/* its contents are saved by the shmem part, whose check says whether they can be */
+	if (proc_is_ghost(f->link, f->st->st_mode, f->st->st_dev))
+		return 0;
 	snprintf(what, sizeof(what), "fd %d (%s)", f->fd, f->link);
 	return mnt_dump_reaches(f->pid, f->mnt_id, what) ? 0 : -1;
 }
 
 static int reg_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
 {
-	int hidden = mnt_dump_hidden(f->pid, f->mnt_id, f->link, d->flags);
+	int hidden;
 
+	/* its contents are an object shmem.c saved, known by the dev/ino it has */
+	if (proc_is_ghost(f->link, f->st->st_mode, f->st->st_dev)) {
+		d->ghost = file_object_ref(f->st);
+		return d->ghost ? 0 : -1;
+	}
+	hidden = mnt_dump_hidden(f->pid, f->mnt_id, f->link, d->flags);
 	if (hidden < 0)
 		return -1;
 	d->has_hidden = !!hidden;
@@ -60,12 +75,20 @@ static int reg_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDes
 	return 0;
 }
 
+static void reg_free(FileDesc *d)
+{
+	free(d->ghost);
+	d->ghost = NULL;
+}
+
 static int reg_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	unsigned int flags = (d->flags & OPEN_STATUS_MASK) | O_NOCTTY;
 	struct stat st;
 	int fd;
 
+	if (d->ghost)
+		return file_reopen_object(rc, pid, d->ghost, d);
 	fd = d->hidden ? mnt_open_hidden(pid, d->hidden, d->path) :
 			 mnt_open(pid, d->mnt_id, d->path, flags);
 	if (fd < 0) {
@@ -77,7 +100,9 @@ static int reg_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 		pr_err("Task %d: %s is not the file it was at dump time", pid, d->path);
 		goto err;
 	}
-	if (S_ISREG(st.st_mode) && lseek(fd, d->pos, SEEK_SET) != (off_t)d->pos) {
+	/* an O_PATH fd has no offset: lseek() on it is EBADF */
+	if (S_ISREG(st.st_mode) && !(d->flags & O_PATH) &&
+	    lseek(fd, d->pos, SEEK_SET) != (off_t)d->pos) {
 		pr_perror("Task %d: can't seek %s to %lu", pid, d->path, d->pos);
 		goto err;
 	}
@@ -93,6 +118,12 @@ static int reg_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 		pr_err("Task %d: image files.img has file #%u with a relative path", pid, d->id);
 		return -1;
 	}
+	if (d->ghost && (d->kind != FILE_KIND__FILE_REG ||
+			 !rst_object_known(rc, d->ghost->dev, d->ghost->ino))) {
+		pr_err("Task %d: image files.img has deleted file #%u without its object in "
+		       "shmem.img", pid, d->id);
+		return -1;
+	}
 	return 0;
 }
 
@@ -102,6 +133,7 @@ const struct file_kind fk_reg = {
 	.match = reg_match,
 	.check = reg_check,
 	.dump = reg_dump,
+	.free = reg_free,
 	.validate = reg_validate,
 	.open = reg_open,
 	.on_mount = 1,

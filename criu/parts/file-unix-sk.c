@@ -2,10 +2,16 @@
 /*
  * What both halves of the unix sockets' restore use (file-unix.c for
  * pairs, file-unix-bound.c for the others): their queues sent again and
- * their options set as they were.
+ * their options set as they were; and the sock_diag socket that unix and
+ * network sockets (file-inet.c) are asked about through.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <linux/netlink.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -117,3 +123,33 @@ int unix_set_options(int sk, const FileDesc *d)
 	return 0;
 }
 
+
+/* A sock_diag socket in @pid's network namespace: the kernel answers only about its own. */
+int sock_diag_open(pid_t pid)
+{
+	struct stat there, here;
+	char path[64];
+	int ns, self = -1, nl = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+	if (stat(path, &there) || stat("/proc/self/ns/net", &here))
+		return -1;
+	if (there.st_ino == here.st_ino && there.st_dev == here.st_dev)
+		return socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	ns = open(path, O_RDONLY | O_CLOEXEC);
+	if (ns >= 0)
+		self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self >= 0 && !setns(ns, CLONE_NEWNET)) {
+		nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+		if (setns(self, CLONE_NEWNET)) {
+			pr_perror("Can't come back to criu's network namespace");
+			close(nl);
+			nl = -1;
+		}
+	}
+	if (self >= 0)
+		close(self);
+	if (ns >= 0)
+		close(ns);
+	return nl;
+}

@@ -32,6 +32,13 @@ int unix_refill(int from, const FileDesc *d, const struct sockaddr_un *to, sockl
 /* Socket options and shutdown state as saved, and the file status flags. */
 int unix_set_options(int sk, const FileDesc *d);
 
+/*
+ * A NETLINK_SOCK_DIAG socket in @pid's network namespace (the kernel
+ * answers only about sockets of its own); -1 with errno. Network sockets
+ * (file-inet.c) ask through it too.
+ */
+int sock_diag_open(pid_t pid);
+
 /* Not a plain socketpair end: restored with the others by unix_open_bound(). */
 static inline int unix_is_bound(const UnixSkEntry *e)
 {

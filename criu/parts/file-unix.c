@@ -9,7 +9,8 @@
  * (socketpair()) are restored here; every other socket (bound, listening,
  * accepted, connected to a bound one, unconnected) also keeps its state,
  * name, socket file and queued connections, and is restored by
- * file-unix-bound.c. Network sockets, sockets bound to relative paths or
+ * file-unix-bound.c. Sockets of other families than unix (TCP and UDP
+ * are file-inet.c's, asked first), sockets bound to relative paths or
  * whose socket file is gone, and data sent on a connection not accepted
  * yet are refused before anything is changed, with one line naming the
  * task, the fd and the socket.
@@ -104,36 +105,6 @@ static int diag_icons(struct sk_diag *sd, const void *data, size_t len)
 	return 0;
 }
 
-/* A sock_diag socket in @pid's network namespace: the kernel answers only about its own. */
-static int diag_socket(pid_t pid)
-{
-	struct stat there, here;
-	char path[64];
-	int ns, self = -1, nl = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-	if (stat(path, &there) || stat("/proc/self/ns/net", &here))
-		return -1;
-	if (there.st_ino == here.st_ino && there.st_dev == here.st_dev)
-		return socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	ns = open(path, O_RDONLY | O_CLOEXEC);
-	if (ns >= 0)
-		self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (self >= 0 && !setns(ns, CLONE_NEWNET)) {
-		nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-		if (setns(self, CLONE_NEWNET)) {
-			pr_perror("Can't come back to criu's network namespace");
-			close(nl);
-			nl = -1;
-		}
-	}
-	if (self >= 0)
-		close(self);
-	if (ns >= 0)
-		close(ns);
-	return nl;
-}
-
 static int nl_ask(pid_t pid, uint32_t ino, struct sk_diag *sd)
 {
 	struct {
@@ -153,7 +124,7 @@ static int nl_ask(pid_t pid, uint32_t ino, struct sk_diag *sd)
 	struct rtattr *a;
 	int nl, len;
 
-	nl = diag_socket(pid);
+	nl = sock_diag_open(pid);
 	if (nl < 0)
 		return -1;
 	if (send(nl, &req, sizeof(req), 0) != sizeof(req)) {
@@ -215,44 +186,49 @@ static int sk_diag(const struct fd_dump *f, uint32_t ino, struct sk_diag *sd)
 	return -1;
 }
 
-/* One line on a socket we refuse: "a listening TCP socket on 0.0.0.0:80". */
-static void refuse_inet(const struct fd_dump *f, int sk, int domain)
+static const char *family_name(int domain)
+{
+	switch (domain) {
+	case AF_NETLINK: return "netlink";
+	case AF_PACKET: return "packet";
+	case AF_INET: return "IPv4";
+	case AF_INET6: return "IPv6";
+	default: return "unknown";
+	}
+}
+
+/*
+ * One line on a socket we refuse: TCP and UDP ones are file-inet.c's,
+ * what comes here is another kind ("a raw IP socket on 0.0.0.0:1").
+ */
+static void refuse_other(const struct fd_dump *f, int sk, int domain)
 {
 	struct sockaddr_storage ss;
 	char addr[INET6_ADDRSTRLEN] = "?";
 	socklen_t len;
-	int type = 0, proto = 0, listening = 0, port = 0;
-	const char *what;
+	int type = 0, proto = 0, port = 0;
 
 	len = sizeof(int);
 	getsockopt(sk, SOL_SOCKET, SO_TYPE, &type, &len);
 	len = sizeof(int);
 	getsockopt(sk, SOL_SOCKET, SO_PROTOCOL, &proto, &len);
-	len = sizeof(int);
-	getsockopt(sk, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len);
-	len = sizeof(ss);
-	if (!getsockname(sk, (struct sockaddr *)&ss, &len)) {
-		if (ss.ss_family == AF_INET) {
-			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr,
-				  sizeof(addr));
-			port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-		} else if (ss.ss_family == AF_INET6) {
-			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr,
-				  sizeof(addr));
-			port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-		}
-	}
 	if (domain != AF_INET && domain != AF_INET6) {
-		pr_err("Task %d: fd %d is a socket of address family %d (%s), which is "
-		       "not supported", f->pid, f->fd, domain, f->link);
+		pr_err("Task %d: fd %d is a %s socket (address family %d, type %d, protocol %d; "
+		       "%s), which is not supported", f->pid, f->fd, family_name(domain), domain,
+		       type, proto, f->link);
 		return;
 	}
-	what = proto == IPPROTO_TCP ? "TCP" : proto == IPPROTO_UDP ? "UDP" :
-	       type == SOCK_RAW ? "raw IP" : "IP";
-	pr_err("Task %d: fd %d is a %s%s%s socket on %s%s%s:%d (%s), which is not "
-	       "supported (network sockets are not)", f->pid, f->fd,
-	       listening ? "listening " : "", what, domain == AF_INET6 ? "v6" : "",
-	       domain == AF_INET6 ? "[" : "", addr, domain == AF_INET6 ? "]" : "", port,
+	len = sizeof(ss);
+	if (!getsockname(sk, (struct sockaddr *)&ss, &len))
+		inet_ntop(domain, domain == AF_INET6 ?
+			  (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr :
+			  (void *)&((struct sockaddr_in *)&ss)->sin_addr, addr, sizeof(addr));
+	port = ntohs(((struct sockaddr_in *)&ss)->sin_port);	/* sin6_port sits there too */
+	pr_err("Task %d: fd %d is a %s %s socket on %s%s%s:%d, protocol %d (%s), which is not "
+	       "supported (of network sockets, only TCP and UDP ones are)", f->pid, f->fd,
+	       type == SOCK_RAW ? "raw" : type == SOCK_DGRAM ? "datagram" :
+	       type == SOCK_STREAM ? "stream" : "other", family_name(domain),
+	       domain == AF_INET6 ? "[" : "", addr, domain == AF_INET6 ? "]" : "", port, proto,
 	       f->link);
 }
 
@@ -402,7 +378,7 @@ static int unix_check(const struct fd_dump *f)
 		pr_perror("Task %d: can't learn what socket fd %d is", f->pid, f->fd);
 		ret = -1;
 	} else if (domain != AF_UNIX) {
-		refuse_inet(f, sk, domain);
+		refuse_other(f, sk, domain);
 		ret = -1;
 	} else {
 		ret = check_unix(f, &sd);

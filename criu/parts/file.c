@@ -54,12 +54,14 @@ static const struct file_kind *const kinds[] = {
 #include "kinds.def"
 };
 
-static const struct file_kind *kind_of_link(const char *link, const struct stat *st)
+static const struct file_kind *kind_of_link(pid_t pid, int fd, const char *link,
+					     const struct stat *st)
 {
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(kinds); i++)
-		if (kinds[i]->match(link, st))
+		if (kinds[i]->match_fd ? kinds[i]->match_fd(pid, fd, link, st) :
+		    kinds[i]->match(link, st))
 			return kinds[i];
 	return NULL;
 }
@@ -153,11 +155,11 @@ static void fd_dump_of(const struct opts *o, const struct dtask *t, const struct
 }
 
 /* Names what an fd no kind takes is, for the error message. */
-static const char *fd_unsupported(const char *path, const struct stat *st)
+static const char *fd_unsupported(pid_t pid, int fd, const char *path, const struct stat *st)
 {
 	size_t len = strlen(path);
 
-	if (kind_of_link(path, st))
+	if (kind_of_link(pid, fd, path, st))
 		return NULL;
 	if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
 		return "an open deleted file";
@@ -195,14 +197,14 @@ static int fdinfo_check(struct dump_ctx *dc, struct dtask *t)
 	ret = limit_fds(t->pid, nr, top);
 	t->nr_fds = nr;
 	for (i = 0; i < nr && !ret; i++) {
-		why = fd_unsupported(fds[i].path, &fds[i].st);
+		why = fd_unsupported(t->pid, fds[i].fd, fds[i].path, &fds[i].st);
 		if (why) {
 			pr_err("Task %d: fd %d is %s (%s), which is not supported yet",
 			       t->pid, fds[i].fd, why, fds[i].path);
 			ret = -1;
 			break;
 		}
-		k = kind_of_link(fds[i].path, &fds[i].st);
+		k = kind_of_link(t->pid, fds[i].fd, fds[i].path, &fds[i].st);
 		fd_dump_of(dc->opts, t, &fds[i], &f);
 		if (k->check && k->check(&f))
 			ret = -1;
@@ -360,13 +362,13 @@ static int desc_of_fd(struct ftree *ft, const struct dtask *t, const struct fd_s
 		      uint32_t *id)
 {
 	pid_t pid = t->pid;
-	const struct file_kind *k = kind_of_link(s->path, &s->st);
+	const struct file_kind *k = kind_of_link(pid, s->fd, s->path, &s->st);
 	struct inode_descs *in;
 	struct fd_dump f;
 	size_t pos;
 	int found;
 
-	if (!k || fd_unsupported(s->path, &s->st)) {
+	if (!k || fd_unsupported(pid, s->fd, s->path, &s->st)) {
 		pr_err("Task %d: fd %d (%s) is not supported", pid, s->fd, s->path);
 		return -1;
 	}
@@ -455,6 +457,16 @@ out:
 	return ret;
 }
 
+/* The tree goes on or is gone: kinds let go of what held it (TCP repair mode). */
+static void fdinfo_after_dump(struct dump_ctx *dc, int runs)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (kinds[i]->after_dump)
+			kinds[i]->after_dump(runs);
+}
+
 /* ------------------------------------------------------------- restore */
 
 struct rfile {
@@ -462,6 +474,7 @@ struct rfile {
 	pid_t last;		/* the last task counted in users */
 	int users;		/* how many tasks */
 	int inherited;		/* criu's fd, inherited by every task; -1: none */
+	int finished;		/* its kind's finish() ran */
 };
 
 struct rtable {
@@ -935,6 +948,39 @@ static int fdinfo_session(struct rst_ctx *rc, struct rtask *t)
 	return 0;
 }
 
+/* In criu, the namespaces filled: what the kinds finish from outside (sockets' addresses). */
+static int fdinfo_final(struct rst_ctx *rc, struct rtask *t)
+{
+	struct rfiles *rf = rc->shared[PART_FDINFO];
+	FdinfoEntry *e = t->img[PART_FDINFO];
+	const struct file_kind *k;
+	struct rfile *f;
+	size_t i;
+
+	for (i = 0; e && i < e->n_fds; i++) {
+		f = &rf->f[e->fds[i]->file_id];
+		k = kind_of_desc(rf->img->files[e->fds[i]->file_id]);
+		if (!k->finish || f->finished || f->first != (pid_t)t->pid)
+			continue;
+		f->finished = 1;
+		if (k->finish(rc, t->pid, t->host_pid, e->fds[i]->fd,
+			      rf->img->files[e->fds[i]->file_id]))
+			return -1;
+	}
+	return 0;
+}
+
+/* Right before the tree is let go: what the kinds held back until every task was there. */
+static int fdinfo_resume(struct rst_ctx *rc, struct rtask *root)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (kinds[i]->resume && kinds[i]->resume())
+			return -1;
+	return 0;
+}
+
 static void fdinfo_release(struct rtask *t)
 {
 	t->img[PART_FDINFO] = NULL;	/* the tree's table owns it */
@@ -962,6 +1008,7 @@ static void fdinfo_release_tree(struct rst_ctx *rc)
 const struct part part_fdinfo = {
 	.name = "fdinfo",
 	.id = PART_FDINFO,
+	.after_dump = fdinfo_after_dump,
 	.check = fdinfo_check,
 	.dump = fdinfo_dump,
 	.dump_tree = fdinfo_dump_tree,
@@ -971,6 +1018,8 @@ const struct part part_fdinfo = {
 	.early = fdinfo_early,
 	.session = fdinfo_session,
 	.child = fdinfo_child,
+	.final = fdinfo_final,
+	.resume = fdinfo_resume,
 	.release = fdinfo_release,
 	.release_tree = fdinfo_release_tree,
 };

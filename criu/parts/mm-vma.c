@@ -50,6 +50,7 @@ int vma_entry_has_pages(const VmaEntry *v)
 	case VMA_KIND__VMA_ANON_PRIVATE:
 	case VMA_KIND__VMA_FILE_PRIVATE:
 	case VMA_KIND__VMA_MEMFD_PRIVATE:
+	case VMA_KIND__VMA_GHOST_PRIVATE:
 		return 1;
 	case VMA_KIND__VMA_ANON_SHARED:
 		return !v->has_ino;	/* images from before shmem.img */

@@ -9,7 +9,8 @@
  * map every area and pread() its pages straight from the store. Shared
  * memory is not the task's alone: an area of a shared anonymous mapping
  * or of a memfd maps the one object shmem.c created for the whole tree,
- * and a System V segment is attached again by its id (sysvipc.c made it).
+ * so does an area of a deleted file (a ghost, shmem-ghost.c: the fds on it
+ * reopen the same object), and a System V segment is attached again by its id (sysvipc.c made it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +72,7 @@ static const char *vma_unsupported(const struct proc_vma *v)
 	case SHMO_ANON:
 	case SHMO_MEMFD:
 	case SHMO_SYSV:
+	case SHMO_GHOST:	/* the shmem part's check says whether it can be saved */
 		return NULL;
 	case SHMO_HUGETLB:
 		return "hugetlbfs shared memory (MFD_HUGETLB, SHMO_HUGETLB)";
@@ -311,6 +313,10 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 		e->kind = VMA_KIND__VMA_SYSV_SHM;
 		e->path = v->path;
 		return 0;
+	case SHMO_GHOST:
+		e->kind = v->shared ? VMA_KIND__VMA_GHOST_SHARED : VMA_KIND__VMA_GHOST_PRIVATE;
+		e->path = v->path;
+		return 0;
 	}
 	e->kind = v->shared ? VMA_KIND__VMA_FILE_SHARED : VMA_KIND__VMA_FILE_PRIVATE;
 	e->path = v->path;
@@ -321,6 +327,31 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 	if (mapped_build_id(pid, v, f, e))
 		return -1;
 	return mnt_dump_reaches(pid, f->mnt, v->path) ? 0 : -1;
+}
+
+/*
+ * An executable deleted since the task started is a ghost the task maps:
+ * restore takes it from the object its areas map (shmem.c saves it).
+ */
+static int exe_ghost(struct dtask *t, MmEntry *mm, VmaEntry *vmas, int nr)
+{
+	size_t len = strlen(mm->exe_path);
+	int i;
+
+	if (len < 10 || strcmp(mm->exe_path + len - 10, " (deleted)"))
+		return 0;
+	for (i = 0; i < nr; i++)
+		if ((vmas[i].kind == VMA_KIND__VMA_GHOST_PRIVATE ||
+		     vmas[i].kind == VMA_KIND__VMA_GHOST_SHARED) &&
+		    !strcmp(vmas[i].path, mm->exe_path)) {
+			mm->has_exe_dev = mm->has_exe_ino = 1;
+			mm->exe_dev = vmas[i].dev;
+			mm->exe_ino = vmas[i].ino;
+			return 0;
+		}
+	pr_err("Task %d: its executable %s was deleted and is not mapped: not supported",
+	       t->pid, mm->exe_path);
+	return -1;
 }
 
 static int read_auxv(pid_t pid, MmEntry *mm)
@@ -396,6 +427,8 @@ static int mm_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	}
 	mm.vmas = pv;
 	mm.n_vmas = t->maps.nr;
+	if (exe_ghost(t, &mm, vmas, t->maps.nr))
+		goto out;
 
 	if (mm_dump_pages(dc, t, &mm, &pm))
 		goto out;
@@ -443,11 +476,13 @@ static int bad_vma(struct rst_ctx *rc, const VmaEntry *v)
 		return v->has_ino && (!v->has_dev || !rst_object_known(rc, v->dev, v->ino));
 	case VMA_KIND__VMA_MEMFD_SHARED:
 	case VMA_KIND__VMA_MEMFD_PRIVATE:
+	case VMA_KIND__VMA_GHOST_SHARED:
+	case VMA_KIND__VMA_GHOST_PRIVATE:
 		return !v->has_ino || !v->has_dev || !rst_object_known(rc, v->dev, v->ino);
 	case VMA_KIND__VMA_SYSV_SHM:
 		return !v->has_ino || v->ino > INT_MAX || !v->has_pgoff;
 	default:
-		return v->kind < 1 || v->kind > VMA_KIND__VMA_SYSV_SHM;
+		return v->kind < 1 || v->kind > VMA_KIND__VMA_GHOST_PRIVATE;
 	}
 }
 
@@ -459,6 +494,11 @@ static int validate(struct rst_ctx *rc, struct rtask *t, MmEntry *mm)
 
 	for (i = 0; i < mm->n_vmas; i++)
 		nr += mm->vmas[i]->kind != VMA_KIND__VMA_VSYSCALL;
+	if (mm->has_exe_ino &&
+	    (!mm->has_exe_dev || !rst_object_known(rc, mm->exe_dev, mm->exe_ino))) {
+		pr_err("Task %d: image mm has a deleted executable without its object", t->pid);
+		return -1;
+	}
 	if (limit_areas(t->pid, nr))
 		return -1;
 	for (i = 0; i < mm->n_vmas; i++) {
@@ -655,28 +695,43 @@ static int is_file(const VmaEntry *v)
 static int is_object(const VmaEntry *v)
 {
 	return (v->kind == VMA_KIND__VMA_ANON_SHARED && v->has_ino) ||
-	       v->kind == VMA_KIND__VMA_MEMFD_SHARED || v->kind == VMA_KIND__VMA_MEMFD_PRIVATE;
+	       v->kind == VMA_KIND__VMA_MEMFD_SHARED || v->kind == VMA_KIND__VMA_MEMFD_PRIVATE ||
+	       v->kind == VMA_KIND__VMA_GHOST_SHARED || v->kind == VMA_KIND__VMA_GHOST_PRIVATE;
+}
+
+/* A reopening of the object criu made for the tree (@what) with @flags; -1 logged. */
+static int reopen_object(struct rst_ctx *rc, struct rtask *t, uint64_t dev, uint64_t ino,
+			 int flags, const char *what)
+{
+	int fd = rst_object_fd(rc, dev, ino);
+	char path[64];
+
+	if (fd < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	fd = open(path, flags | O_CLOEXEC);
+	if (fd < 0)
+		pr_perror("Task %d: can't reopen %s (flags %#x)", t->pid, what, flags);
+	return fd;
 }
 
 /*
  * The fd an area of a shared object is mapped from: the one criu made for
- * the tree, or a read-only reopening of it for a shared area that could
- * never be made writable (as if mapped from an fd opened O_RDONLY).
+ * the tree, or a reopening of it with the area's open flags: read-only for
+ * a shared memfd area that could never be made writable (as if mapped
+ * from an fd opened O_RDONLY), and for a shared area of a ghost, whose
+ * object fd is read-only (the kernel takes no deleted executable that
+ * someone may write to, shmem.c).
  */
 static int object_fd(struct rst_ctx *rc, struct rtask *t, const VmaEntry *v)
 {
-	char path[64];
-	int fd = rst_object_fd(rc, v->dev, v->ino);
+	int fd;
 
-	if (fd < 0 || v->kind != VMA_KIND__VMA_MEMFD_SHARED || v->open_flags != O_RDONLY)
-		return fd;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		pr_perror("Task %d: can't reopen memfd %s read-only", t->pid, v->path);
-		return -1;
-	}
-	return rst_private_fd(t, fd);
+	if (!(v->kind == VMA_KIND__VMA_MEMFD_SHARED && v->open_flags == O_RDONLY) &&
+	    v->kind != VMA_KIND__VMA_GHOST_SHARED)
+		return rst_object_fd(rc, v->dev, v->ino);
+	fd = reopen_object(rc, t, v->dev, v->ino, v->open_flags, v->path);
+	return fd < 0 ? -1 : rst_private_fd(t, fd);
 }
 
 static int mm_child(struct rst_ctx *rc, struct rtask *t)
@@ -708,7 +763,10 @@ static int mm_child(struct rst_ctx *rc, struct rtask *t)
 			return -1;
 	}
 	if (l->mm->exe_path) {
-		l->exe_fd = mnt_open(t->pid, l->mm->exe_mnt, l->mm->exe_path, O_RDONLY);
+		l->exe_fd = l->mm->has_exe_ino ?
+			reopen_object(rc, t, l->mm->exe_dev, l->mm->exe_ino, O_RDONLY,
+				      l->mm->exe_path) :
+			mnt_open(t->pid, l->mm->exe_mnt, l->mm->exe_path, O_RDONLY);
 		if (l->exe_fd < 0) {
 			pr_perror("Task %d: can't open its executable %s", t->pid,
 				  l->mm->exe_path);
@@ -842,11 +900,13 @@ static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_
 		break;
 	case VMA_KIND__VMA_FILE_PRIVATE:
 	case VMA_KIND__VMA_MEMFD_PRIVATE:
+	case VMA_KIND__VMA_GHOST_PRIVATE:
 		flags |= MAP_PRIVATE;
 		fd = l->fds[i];
 		break;
 	case VMA_KIND__VMA_FILE_SHARED:
 	case VMA_KIND__VMA_MEMFD_SHARED:
+	case VMA_KIND__VMA_GHOST_SHARED:
 		flags |= MAP_SHARED;
 		fd = l->fds[i];
 		break;

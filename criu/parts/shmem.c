@@ -8,6 +8,9 @@
  * tree, whoever maps it or holds it open, and created once by criu before
  * the first fork. Every task inherits an fd of each object: mm.c maps it
  * where the areas were, file-memfd.c reopens it for the task's own fds.
+ * Regular files deleted while open or mapped (ghosts) are objects too:
+ * shmem-ghost.c says what is kept of them and makes them again, file-reg.c
+ * reopens them.
  *
  * The identity of an object is the dev/ino that stat() of
  * /proc/PID/map_files/START-END or /proc/PID/fd/N shows; areas and fds
@@ -30,6 +33,7 @@
 #include "image/image.h"
 #include "image/pagestore.h"
 #include "image/sums.h"
+#include "parts/shmem-ghost.h"
 #include "parts/part.h"
 #include "shmem.pb-c.h"
 
@@ -54,6 +58,8 @@
 struct shm_dump_obj {
 	ShmemObject o;
 	char *src;		/* a /proc path that opens it while the tree is frozen */
+	int linked_back;	/* --link-remap: the dump made o.remap */
+	struct stat st;
 };
 
 struct shm_dump {
@@ -95,10 +101,13 @@ static int add_object(struct dump_ctx *dc, pid_t pid, const char *src, int kind,
 	d->o.dev = st.st_dev;
 	d->o.ino = st.st_ino;
 	d->o.size = st.st_size;
+	d->st = st;
 	d->src = xstrdup(src);
 	if (!d->src)
 		return -1;
 	s->nr++;
+	if (kind == SHMO_GHOST)
+		return ghost_fill(&d->o, src, link, &st);
 	if (kind != SHMO_MEMFD)
 		return 0;
 	d->o.name = proc_memfd_name(link);
@@ -129,12 +138,25 @@ static int add_object(struct dump_ctx *dc, pid_t pid, const char *src, int kind,
 	return 0;
 }
 
-/* memfds the task holds open; the fd table saves the fds themselves */
-static int dump_fds(struct dump_ctx *dc, pid_t pid)
+/* An fd of a task: its number, its /proc path, the link and stat() of it. */
+struct fd_seen {
+	pid_t pid;
+	const char *name;
+	const char *path;
+	const char *link;
+	struct stat st;
+};
+
+/*
+ * @fn for each fd of task @pid on a file with a path in /proc ('/'); the
+ * fd table part names what it can't read, so those are passed over.
+ */
+static int walk_fds(struct dump_ctx *dc, pid_t pid,
+		    int (*fn)(struct dump_ctx *dc, const struct fd_seen *f))
 {
 	char dir[64], path[320], link[PATH_MAX];
+	struct fd_seen f = { .pid = pid, .path = path, .link = link };
 	struct dirent *de;
-	struct stat st;
 	ssize_t len;
 	int ret = 0;
 	DIR *d;
@@ -150,16 +172,61 @@ static int dump_fds(struct dump_ctx *dc, pid_t pid)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		len = readlink(path, link, sizeof(link) - 1);
-		if (len < 0 || strncmp(link, PROC_MEMFD_PREFIX, strlen(PROC_MEMFD_PREFIX)))
+		if (len < 0 || link[0] != '/')
 			continue;
 		link[len] = '\0';
-		if (stat(path, &st))
-			continue;	/* the fd table part names what it can't read */
-		if (proc_shmem_kind(link, st.st_dev) == SHMO_MEMFD)
-			ret = add_object(dc, pid, path, SHMO_MEMFD, link);
+		f.name = de->d_name;
+		if (!stat(path, &f.st))
+			ret = fn(dc, &f);
 	}
 	closedir(d);
 	return ret;
+}
+
+/* memfds and ghosts the task holds open; the fd table saves the fds themselves */
+static int dump_fd(struct dump_ctx *dc, const struct fd_seen *f)
+{
+	if (proc_shmem_kind(f->link, f->st.st_dev) == SHMO_MEMFD)
+		return add_object(dc, f->pid, f->path, SHMO_MEMFD, f->link);
+	if (proc_is_ghost(f->link, f->st.st_mode, f->st.st_dev))
+		return add_object(dc, f->pid, f->path, SHMO_GHOST, f->link);
+	return 0;
+}
+
+static int check_fd(struct dump_ctx *dc, const struct fd_seen *f)
+{
+	char what[64];
+
+	if (!proc_is_ghost(f->link, f->st.st_mode, f->st.st_dev))
+		return 0;	/* a deleted FIFO, device...: the fd table's */
+	snprintf(what, sizeof(what), "fd %s", f->name);
+	return ghost_check(f->pid, what, f->link, &f->st, dc->opts);
+}
+
+/* Ghosts the task maps or holds open that can't be saved, before anything is changed. */
+static int shmem_check(struct dump_ctx *dc, struct dtask *t)
+{
+	const struct proc_vma *v;
+	char src[96], what[64];
+	struct stat st;
+	int i;
+
+	for (i = 0; i < t->maps.nr; i++) {
+		v = &t->maps.vma[i];
+		if (proc_vma_shmem(v) != SHMO_GHOST)
+			continue;
+		snprintf(src, sizeof(src), "/proc/%d/map_files/%lx-%lx", t->pid, v->start,
+			 v->end);
+		if (stat(src, &st)) {
+			pr_perror("Task %d: can't stat the deleted file mapped at %#lx (%s)",
+				  t->pid, v->start, v->path);
+			return -1;
+		}
+		snprintf(what, sizeof(what), "the area at %#lx", v->start);
+		if (ghost_check(t->pid, what, v->path, &st, dc->opts))
+			return -1;
+	}
+	return walk_fds(dc, t->pid, check_fd);
 }
 
 static int shmem_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
@@ -171,14 +238,14 @@ static int shmem_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	for (i = 0; i < t->maps.nr; i++) {
 		v = &t->maps.vma[i];
 		k = proc_vma_shmem(v);
-		if (k != SHMO_ANON && k != SHMO_MEMFD)
+		if (k != SHMO_ANON && k != SHMO_MEMFD && k != SHMO_GHOST)
 			continue;
 		snprintf(src, sizeof(src), "/proc/%d/map_files/%lx-%lx", t->pid, v->start,
 			 v->end);
 		if (add_object(dc, t->pid, src, k, v->path))
 			return -1;
 	}
-	return dump_fds(dc, t->pid);
+	return walk_fds(dc, t->pid, dump_fd);
 }
 
 static int add_run(void *arg, uint64_t off, uint64_t len)
@@ -204,6 +271,11 @@ static int dump_contents(struct shm_dump_obj *d, int out, uint64_t *total)
 	int fd, ret;
 
 	d->o.pages_off = *total;
+	if (d->o.kind == SHMEM_KIND__SHMEM_LINKED) {
+		/* its contents are in the filesystem: linked back, not copied */
+		d->linked_back = !ghost_link_back(&d->o, d->src);
+		return d->linked_back ? 0 : -1;
+	}
 	fd = open(d->src, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		pr_perror("Can't open the shared memory object %s", d->src);
@@ -252,10 +324,14 @@ out:
 	for (i = 0; i < s->nr; i++) {
 		ShmemObject *o = &s->objs[i].o;
 
+		if (ret && s->objs[i].linked_back)
+			ghost_unlink_back(o, &s->objs[i].st);
 		while (o->n_runs)
 			free(o->runs[--o->n_runs]);
 		free(o->runs);
 		free(o->name);
+		free(o->path);
+		free(o->remap);
 		free(s->objs[i].src);
 	}
 	free(s->objs);
@@ -270,6 +346,7 @@ out:
 struct shm_rst {
 	ShmemEntry *e;
 	int *fds;		/* per object: the inherited fd, -1 until created */
+	struct stat *linked;	/* per object: stat() of a linked-back file criu opened */
 	int pages_fd;
 	int tasks, finished;	/* live tasks loaded, and through their batches */
 };
@@ -286,8 +363,12 @@ static int validate(ShmemEntry *e, uint64_t store_size)
 		    (o->kind == SHMEM_KIND__SHMEM_ANON && (!o->size || (o->size & ~PAGE_MASK))) ||
 		    (o->kind == SHMEM_KIND__SHMEM_MEMFD &&
 		     (!o->name || strlen(o->name) > MEMFD_NAME_MAX || !o->has_seals ||
-		      (o->seals & ~SEALS_KNOWN))))
+		      (o->seals & ~SEALS_KNOWN))) ||
+		    o->kind < SHMEM_KIND__SHMEM_ANON || o->kind > SHMEM_KIND__SHMEM_LINKED)
 			goto bad;
+		if ((o->kind == SHMEM_KIND__SHMEM_GHOST || o->kind == SHMEM_KIND__SHMEM_LINKED) &&
+		    ghost_valid(o, i))
+			return -1;
 		for (j = 0; j < i; j++)
 			if (e->objects[j]->dev == o->dev && e->objects[j]->ino == o->ino)
 				goto bad;
@@ -336,7 +417,8 @@ static int shmem_load_tree(struct rst_ctx *rc)
 	rst->e = e;
 	rst->pages_fd = img_open_raw(rc->dirfd, IMG_SHMEM_PAGES, 0, 0);
 	rst->fds = xmalloc(e->n_objects * sizeof(int));
-	if (rst->pages_fd < 0 || !rst->fds)
+	rst->linked = xzalloc(e->n_objects * sizeof(*rst->linked));
+	if (rst->pages_fd < 0 || !rst->fds || !rst->linked)
 		return -1;
 	for (i = 0; i < e->n_objects; i++)
 		rst->fds[i] = -1;
@@ -394,8 +476,8 @@ static int fill_memfd(struct shm_rst *rst, ShmemObject *o, int fd)
 		len = (uint64_t)o->runs[i]->nr_pages * PAGE_SIZE;
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, o->runs[i]->off);
 		if (p == MAP_FAILED) {
-			pr_perror("Can't map %lu bytes of memfd %s at %lu", len, o->name,
-				  o->runs[i]->off);
+			pr_perror("Can't map %lu bytes of %s at %lu", len,
+				  o->name ? o->name : o->path, o->runs[i]->off);
 			return -1;
 		}
 		ret = fill_run(rst, p, len, pos);
@@ -489,6 +571,55 @@ err:
 	return -1;
 }
 
+struct ghost_fill {
+	struct shm_rst *rst;
+	ShmemObject *o;
+};
+
+static int fill_ghost(void *arg, int fd)
+{
+	struct ghost_fill *g = arg;
+
+	return fill_memfd(g->rst, g->o, fd);
+}
+
+/*
+ * A ghost's fd, read-only: criu and every task hold it, and the kernel
+ * refuses a file open for writing as a task's executable (PR_SET_MM_MAP's
+ * exe_fd, a deleted binary); areas and fds reopen it as they need.
+ */
+static int read_only(int fd)
+{
+	char path[64];
+	int ro;
+
+	if (fd < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	if (ro < 0)
+		pr_perror("Can't reopen the deleted file %s read-only", path);
+	close(fd);
+	return ro;
+}
+
+static int create(struct shm_rst *rst, size_t i)
+{
+	ShmemObject *o = rst->e->objects[i];
+	struct ghost_fill g = { rst, o };
+
+	switch (o->kind) {
+	case SHMEM_KIND__SHMEM_MEMFD:
+		return create_memfd(rst, o);
+	case SHMEM_KIND__SHMEM_GHOST:
+		return read_only(ghost_create(o, fill_ghost, &g));
+	case SHMEM_KIND__SHMEM_LINKED:
+		return read_only(ghost_open_linked(o, &rst->linked[i]));
+	default:
+		return create_anon(rst, o);
+	}
+}
+
 /* Every object, filled, inherited by every task (rst_object_set). */
 static int shmem_prefork(struct rst_ctx *rc)
 {
@@ -499,7 +630,7 @@ static int shmem_prefork(struct rst_ctx *rc)
 
 	for (i = 0; rst && i < rst->e->n_objects; i++) {
 		o = rst->e->objects[i];
-		fd = o->kind == SHMEM_KIND__SHMEM_MEMFD ? create_memfd(rst, o) : create_anon(rst, o);
+		fd = create(rst, i);
 		rst->fds[i] = rst_object_set(rc, o->dev, o->ino, fd);
 		if (rst->fds[i] < 0)
 			return -1;
@@ -534,6 +665,17 @@ static int shmem_final(struct rst_ctx *rc, struct rtask *t)
 	return 0;
 }
 
+/* The tree runs: the links --link-remap made at dump are no longer needed. */
+static void shmem_resumed(struct rst_ctx *rc, struct rtask *root)
+{
+	struct shm_rst *rst = rc->shared[PART_SHMEM];
+	size_t i;
+
+	for (i = 0; rst && i < rst->e->n_objects; i++)
+		if (rst->e->objects[i]->kind == SHMEM_KIND__SHMEM_LINKED && rst->fds[i] >= 0)
+			ghost_unlink_back(rst->e->objects[i], &rst->linked[i]);
+}
+
 static void shmem_release_tree(struct rst_ctx *rc)
 {
 	struct shm_rst *rst = rc->shared[PART_SHMEM];
@@ -544,6 +686,7 @@ static void shmem_release_tree(struct rst_ctx *rc)
 		close(rst->pages_fd);
 	/* the inherited fds are criu's to close */
 	free(rst->fds);
+	free(rst->linked);
 	img_free(IMG_SHMEM, rst->e);
 	free(rst);
 	rc->shared[PART_SHMEM] = NULL;
@@ -552,11 +695,13 @@ static void shmem_release_tree(struct rst_ctx *rc)
 const struct part part_shmem = {
 	.name = "shmem",
 	.id = PART_SHMEM,
+	.check = shmem_check,
 	.dump = shmem_dump,
 	.dump_tree = shmem_dump_tree,
 	.load_tree = shmem_load_tree,
 	.load = shmem_load,
 	.prefork = shmem_prefork,
 	.final = shmem_final,
+	.resumed = shmem_resumed,
 	.release_tree = shmem_release_tree,
 };

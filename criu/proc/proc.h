@@ -205,12 +205,15 @@ enum {
 	SHMO_MEMFD,	/* "/memfd:NAME (deleted)" */
 	SHMO_SYSV,	/* "/SYSV%08x (deleted)", a System V segment (key) */
 	SHMO_HUGETLB,	/* on hugetlbfs: not supported */
+	SHMO_GHOST,	/* "/PATH (deleted)", any other: a deleted file (file-ghost.c) */
 };
 
 /* What kind of shared memory object an area maps, if any. */
 int proc_vma_shmem(const struct proc_vma *v);
 /* The same for @path (an fd's link) on device @dev (its st_dev). */
 int proc_shmem_kind(const char *path, uint64_t dev);
+/* A regular file (@mode) whose @link says it was deleted: a ghost (shmem-ghost.c). */
+int proc_is_ghost(const char *link, mode_t mode, uint64_t dev);
 /* NAME of a memfd's link "/memfd:NAME (deleted)", malloc'ed (SHMO_MEMFD only). */
 char *proc_memfd_name(const char *link);
 

@@ -6,6 +6,8 @@
  * "/memfd:NAME (deleted)", a System V segment "/SYSV<key> (deleted)";
  * all of them live on its internal shmem mount, whose device tells them
  * from a deleted file of a tmpfs someone mounted (or of hugetlbfs).
+ * Any other deleted path is a file the tree alone still reaches (a ghost:
+ * it must be a regular file, which the caller's stat() tells).
  */
 #include <stdio.h>
 #include <string.h>
@@ -67,7 +69,12 @@ int proc_shmem_kind(const char *path, uint64_t dev)
 		return dev == shm ? SHMO_SYSV : SHMO_HUGETLB;
 	if (dev == shm && !strcmp(path, "/dev/zero" DELETED))
 		return SHMO_ANON;
-	return SHMO_NONE;
+	return path[0] == '/' ? SHMO_GHOST : SHMO_NONE;
+}
+
+int proc_is_ghost(const char *link, mode_t mode, uint64_t dev)
+{
+	return S_ISREG(mode) && proc_shmem_kind(link, dev) == SHMO_GHOST;
 }
 
 int proc_vma_shmem(const struct proc_vma *v)

@@ -53,7 +53,7 @@ struct rule {
 #define MNTNS	"is not implemented (Documentation/mounts.md says what is)"
 #define CGROUPS	"criu keeps its own set of cgroup properties; other sets and cgroup yards " \
 		"are not supported"
-#define TCP	"TCP connections are not dumped yet"
+#define TCP	"skipping connections in flight is not supported yet"
 #define ITER	"iterative dumps need dirty-page tracking, not there yet"
 #define TLS	"the page server and its TLS are not implemented"
 #define UNIXEXT	"unix sockets connected outside the tree are taken only on the command " \
@@ -436,6 +436,24 @@ static int conf_network_lock(struct rpc_setup *rs, const char *val)
 	return -1;
 }
 
+static int set_ghost_limit(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	rs->o.ghost_limit = ro->ghost_limit;
+	rs->o.ghost_limit_set = 1;
+	return 0;
+}
+
+static int conf_ghost_limit(struct rpc_setup *rs, const char *val)
+{
+	if (!val || parse_size(val, &rs->o.ghost_limit)) {
+		snprintf(rs->err, sizeof(rs->err), "Config option ghost-limit: a size (bytes, "
+			 "or with K, M or G)");
+		return -1;
+	}
+	rs->o.ghost_limit_set = 1;
+	return 0;
+}
+
 static int set_external(struct rpc_setup *rs, const CriuOpts *ro)
 {
 	size_t i;
@@ -474,6 +492,31 @@ static int set_auto_ext_mnt(struct rpc_setup *rs, const CriuOpts *ro)
 	return ro->auto_ext_mnt ? add_external(rs, "auto", 1) : 0;
 }
 
+/*
+ * ps: the dump's images go to the page server at address:port. CRIU takes
+ * ps.fd only from a lazy restore's client; so do we (refused).
+ */
+static int set_ps(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	if (ro->ps->has_fd) {
+		snprintf(rs->err, sizeof(rs->err), "Option ps.fd refused: a connected socket "
+			 "is for lazy restores, which are not implemented");
+		return -1;
+	}
+	rs->o.page_server = 1;
+	rs->o.address = ro->ps->address;
+	rs->o.port = ro->ps->has_port ? ro->ps->port : -1;
+	return 0;
+}
+
+/* "page-server" in a config file: a flag, with address and port given otherwise */
+static int conf_ps(struct rpc_setup *rs, const char *val)
+{
+	(void)val;
+	rs->o.page_server = 1;
+	return 0;
+}
+
 /* ------------------------------------------------ refused for some values */
 
 static const struct rule rules[] = {
@@ -482,7 +525,8 @@ static const struct rule rules[] = {
 	{ "pid", "tree", HONOURED, NULL, 0, set_pid, conf_pid, NULL },
 	{ "leave_running", "leave-running", HONOURED, NULL, AT(o.leave_running), NULL, NULL, NULL },
 	{ "ext_unix_sk", "ext-unix-sk", REFUSED, UNIXEXT, 0, NULL, NULL, NULL },
-	{ "tcp_established", "tcp-established", REFUSED, TCP, 0, NULL, NULL, NULL },
+	{ "tcp_established", "tcp-established", HONOURED, NULL, AT(o.tcp_established), NULL, NULL,
+	  NULL },
 	{ "evasive_devices", "evasive-devices", ACCEPTED,
 	  "a device is reopened by its path; with the path gone the restore fails, evasive or not",
 	  0, NULL, NULL, NULL },
@@ -491,8 +535,7 @@ static const struct rule rules[] = {
 	  NULL },
 	{ "log_level", "verbosity", HONOURED, NULL, AT(log_level), NULL, NULL, NULL },
 	{ "log_file", "log-file", HONOURED, NULL, 0, set_log_file, conf_log_file, NULL },
-	{ "ps", "page-server", REFUSED, "the page server is not implemented", 0, NULL, NULL,
-	  NULL },
+	{ "ps", "page-server", HONOURED, NULL, 0, set_ps, conf_ps, NULL },
 	{ "notify_scripts", NULL, HONOURED, NULL, AT(notify), NULL, NULL, NULL },
 	{ "root", "root", HONOURED, NULL, AT(o.root), NULL, NULL, NULL },
 	{ "parent_img", "prev-images-dir", REFUSED, ITER, 0, NULL, NULL, NULL },
@@ -500,8 +543,7 @@ static const struct rule rules[] = {
 	{ "auto_dedup", "auto-dedup", REFUSED, "deduplication works on " ITER, 0, NULL, NULL,
 	  NULL },
 	{ "work_dir_fd", NULL, HONOURED, NULL, 0, set_work_fd, NULL, NULL },
-	{ "link_remap", "link-remap", REFUSED, "open files that were unlinked are not dumped",
-	  0, NULL, NULL, NULL },
+	{ "link_remap", "link-remap", HONOURED, NULL, AT(o.link_remap), NULL, NULL, NULL },
 	{ "veths", "veth-pair", HONOURED, NULL, 0, set_veths, conf_veths, NULL },
 	{ "cpu_cap", "cpu-cap", HONOURED, NULL, 0, set_cpu_cap, conf_cpu_cap, NULL },
 	{ "force_irmap", "force-irmap", REFUSED,
@@ -525,9 +567,8 @@ static const struct rule rules[] = {
 	  NULL },
 	{ "unix_sk_ino", NULL, REFUSED, UNIXEXT, 0, NULL, NULL, NULL },
 	{ "manage_cgroups_mode", NULL, HONOURED, NULL, 0, set_cg_mode, NULL, NULL },
-	{ "ghost_limit", "ghost-limit", ACCEPTED,
-	  "open unlinked files are refused at any size: no ghost file is ever saved",
-	  0, NULL, NULL, NULL },
+	{ "ghost_limit", "ghost-limit", HONOURED, NULL, 0, set_ghost_limit, conf_ghost_limit,
+	  NULL },
 	{ "irmap_scan_paths", "irmap-scan-path", REFUSED, "an inode map is not implemented",
 	  0, NULL, NULL, NULL },
 	{ "external", "external", HONOURED, NULL, 0, set_external, conf_external, NULL },
@@ -551,7 +592,7 @@ static const struct rule rules[] = {
 	{ "orphan_pts_master", "orphan-pts-master", HONOURED, NULL, AT(o.orphan_pts_master),
 	  NULL, NULL, NULL },
 	{ "config_file", "config", HONOURED, NULL, 0, set_config, conf_config, NULL },
-	{ "tcp_close", "tcp-close", REFUSED, TCP, 0, NULL, NULL, NULL },
+	{ "tcp_close", "tcp-close", HONOURED, NULL, AT(o.tcp_close), NULL, NULL, NULL },
 	{ "lsm_profile", "lsm-profile", HONOURED, NULL, 0, set_lsm_profile, conf_lsm_profile,
 	  NULL },
 	{ "tls_cacert", "tls-cacert", REFUSED, TLS, 0, NULL, NULL, NULL },
@@ -582,8 +623,8 @@ static const struct rule rules[] = {
 	{ "log_to_stderr", NULL, HONOURED, NULL, 0, set_log_stderr, NULL, NULL },
 	{ "allow_uprobes", "allow-uprobes", REFUSED, "uprobes areas are not dumped", 0, NULL,
 	  NULL, NULL },
-	{ "ghost_fiemap", "ghost-fiemap", ACCEPTED, "open unlinked files are refused at any "
-	  "size: no ghost file is ever saved", 0, NULL, NULL, NULL },
+	{ "ghost_fiemap", "ghost-fiemap", ACCEPTED, "the holes of a deleted file are found with "
+	  "SEEK_DATA/SEEK_HOLE, whatever the filesystem", 0, NULL, NULL, NULL },
 	{ "file_validation_method", "file-validation", ACCEPTED, "restore checks files its own "
 	  "way (Documentation/files.md), neither by size alone nor by build-id", 0, NULL, NULL,
 	  NULL },
@@ -690,6 +731,7 @@ static void setup_init(struct rpc_setup *rs)
 {
 	memset(rs, 0, sizeof(*rs));
 	rs->images_dir_fd = rs->work_dir_fd = rs->status_fd = -1;
+	rs->o.port = rs->o.status_fd = -1;
 	rs->log_level = LOG_WARN;		/* CRIU's default: 2 */
 	rs->o.cpu_cap = CPU_CAP_DEFAULT;
 	rs->o.restore_detached = 1;		/* the client owns the tree, criu returns */

@@ -524,6 +524,52 @@ out:
 	return ret;
 }
 
+/*
+ * PAGE_SERVER: a page server for one dump into the images directory, run
+ * by a child of ours that outlives us; the answer gives its port and pid.
+ */
+static int do_page_server(struct rpc_conn *c, CriuReq *req)
+{
+	CriuResp resp = CRIU_RESP__INIT;
+	CriuPageServerInfo ps = CRIU_PAGE_SERVER_INFO__INIT;
+	struct rpc_setup rs;
+	int ret = -1, lsk = -1, port;
+	pid_t pid;
+
+	resp.type = req->type;
+	if (prepare(c, req, &rs, 1)) {
+		ret = respond_error(c, &resp, rs.cr_errno, rs.err);
+		goto out;
+	}
+	if (rs.o.port < 0)
+		rs.o.port = 0;	/* no ps.port: any free one, told in the answer */
+	lsk = page_server_listen(&rs.o, &port);
+	pid = lsk < 0 ? -1 : fork();
+	if (pid < 0) {
+		if (lsk >= 0)
+			pr_perror("Can't start the page server");
+		ret = respond_error(c, &resp, 0, failure(c, "page server"));
+		goto out;
+	}
+	if (!pid) {
+		setsid();
+		_exit(page_server_serve(&rs.o, lsk) ? 1 : 0);
+	}
+	status_ready(&rs);
+	resp.success = 1;
+	resp.ps = &ps;
+	ps.has_port = ps.has_pid = 1;
+	ps.port = port;
+	ps.pid = pid;
+	ret = respond(c, &resp);
+out:
+	if (lsk >= 0)
+		close(lsk);
+	close_inherited(&rs);
+	rpc_setup_free(&rs);
+	return ret;
+}
+
 /* A request criu knows but does not do (yet): said so, by its own type. */
 static int refuse_type(struct rpc_conn *c, CriuReq *req)
 {
@@ -535,9 +581,9 @@ static int refuse_type(struct rpc_conn *c, CriuReq *req)
 		why = "Pre-dumps are not implemented: they need dirty-page tracking "
 		      "(userfaultfd write-protect), not there yet; dump in one go";
 		break;
-	case CRIU_REQ_TYPE__PAGE_SERVER:
 	case CRIU_REQ_TYPE__PAGE_SERVER_CHLD:
-		why = "The page server is not implemented: dump into a directory and copy it";
+		why = "PAGE_SERVER_CHLD is not implemented: send PAGE_SERVER, whose server "
+		      "runs on after criu answers";
 		break;
 	case CRIU_REQ_TYPE__NOTIFY:
 		return answer_error(c, CRIU_REQ_TYPE__EMPTY, EBADRQC, "NOTIFY answers a "
@@ -589,6 +635,8 @@ static int serve_one(struct rpc_conn *c, CriuReq *req)
 		return do_dump(c, req);
 	case CRIU_REQ_TYPE__RESTORE:
 		return do_restore(c, req);
+	case CRIU_REQ_TYPE__PAGE_SERVER:
+		return do_page_server(c, req);
 	default:
 		return refuse_type(c, req);
 	}

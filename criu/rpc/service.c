@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "core/daemon.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "rpc/server.h"
@@ -50,54 +51,6 @@ static int listen_on(const char *path)
 	return sk;
 }
 
-static int write_pid(const char *path, pid_t pid)
-{
-	char buf[16];
-	int fd, len = snprintf(buf, sizeof(buf), "%d", pid);
-
-	fd = create_file_at(AT_FDCWD, path, O_WRONLY);
-	if (fd < 0 || write(fd, buf, len) != len) {
-		pr_perror("Can't write pidfile %s", path);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
-/*
- * -d: the daemon runs on in a session of its own. The caller returns once
- * the socket listens and the pidfile names the daemon: ready to be used.
- */
-static int daemonize(const char *pidfile)
-{
-	pid_t pid = fork();
-	int null;
-
-	if (pid < 0) {
-		pr_perror("Can't fork the service daemon");
-		return -1;
-	}
-	if (pid) {
-		if (pidfile && write_pid(pidfile, pid)) {
-			kill(pid, SIGKILL);
-			return -1;
-		}
-		_exit(0);
-	}
-	setsid();
-	null = open("/dev/null", O_RDWR);
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		if (log_fd() <= 2)
-			dup2(null, 2);
-		if (null > 2)
-			close(null);
-	}
-	return 0;
-}
 
 static void serve_connection(int lsk, int sk)
 {
@@ -122,7 +75,7 @@ int cr_service(const struct opts *o)
 	lsk = listen_on(o->address);
 	if (lsk < 0)
 		return -1;
-	if (o->restore_detached ? daemonize(o->pidfile) :
+	if (o->restore_detached ? cr_daemonize(o->pidfile) :
 	    o->pidfile && write_pid(o->pidfile, getpid()))
 		return -1;
 	/* workers are reaped by the kernel: the daemon never waits */

@@ -9,46 +9,22 @@ Reports figures, asserts nothing but that criu succeeded.
 import argparse
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 
-# test/zdtm holds the modules the tests and benchmarks share
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "zdtm"))
+# the modules the tests and benchmarks share (test/zdtm), and roundtrip.py here
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "zdtm"))
+sys.path.insert(0, HERE)
 import buildpaths  # noqa: E402
-from reap import become_subreaper, reap_leftovers  # noqa: E402
+from reap import become_subreaper  # noqa: E402
+from roundtrip import time_round_trip  # noqa: E402
 
 TARGET = str(buildpaths.build_dir() / "test" / "bench" / "files_bench")
 
 
 def one(criu, n, kids, work):
-    img = os.path.join(work, "img")
-    shutil.rmtree(img, ignore_errors=True)
-    os.mkdir(img, 0o700)
-    ready = os.path.join(work, "ready")
-    if os.path.exists(ready):
-        os.unlink(ready)
-    p = subprocess.Popen([TARGET, str(n), str(kids), ready], stdin=subprocess.DEVNULL,
-                         start_new_session=True)
-    while not os.path.exists(ready):
-        if p.poll() is not None:
-            sys.exit(f"files_bench exited with {p.returncode}")
-        time.sleep(0.05)
-    t = time.monotonic()
-    subprocess.run([criu, "dump", "-t", str(p.pid), "-D", img, "-o", "dump.log"], check=True)
-    dump = time.monotonic() - t
-    p.wait()
-    time.sleep(0.2)
-    reap_leftovers()
-    t = time.monotonic()
-    subprocess.run([criu, "restore", "-D", img, "-d", "-o", "restore.log"], check=True)
-    restore = time.monotonic() - t
-    os.killpg(p.pid, signal.SIGKILL)
-    time.sleep(0.2)
-    reap_leftovers()
-    return dump, restore
+    return time_round_trip(criu, [TARGET, str(n), str(kids)], work)
 
 
 def main():

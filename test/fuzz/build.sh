@@ -13,9 +13,10 @@
 #   fuzz_opts    the command line parser (criu/main.c)
 #   fuzz_rpc     the RPC request decoder and option table (criu/rpc), with
 #                protobuf-c's decoder like fuzz_image
+#   fuzz_pagesrv the page server's receiver (criu/image/psrecv.c)
 # meson builds everything else with one compiler; these need clang's
 # -fsanitize=fuzzer, so they are compiled here, straight from the sources.
-#   test/fuzz/build.sh [TARGET...]      (default: all four)
+#   test/fuzz/build.sh [TARGET...]      (default: all five)
 #
 # Environment: BUILD_DIR (default build), CC (default clang), FUZZ_CFLAGS
 # (added last, e.g. "-O2" or "-fsanitize=memory" instead of address).
@@ -45,7 +46,7 @@ if [ "$regen" = 1 ]; then
 fi
 
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_image fuzz_proc fuzz_opts fuzz_rpc)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_image fuzz_proc fuzz_opts fuzz_rpc fuzz_pagesrv)
 
 # -O1 and no frame pointer omission: the usual fuzzing trade of speed for
 # stack traces. UBSan aborts on the first finding so that libFuzzer stops.
@@ -106,6 +107,9 @@ for t in "${targets[@]}"; do
 		build fuzz_rpc test/fuzz/fuzz_rpc.c criu/rpc/decode.c criu/rpc/options.c \
 			criu/core/external.c criu/core/cgroupfs.c criu/core/lsm.c "${core[@]}" \
 			"$GEN"/rpc.pb-c.c "${pbc[@]}" ;;
+	fuzz_pagesrv)
+		build fuzz_pagesrv test/fuzz/fuzz_pagesrv.c criu/image/imgout.c criu/image/psrecv.c \
+			"${core[@]}" ;;
 	*)
 		echo "build.sh: no fuzz target $t" >&2
 		exit 1 ;;

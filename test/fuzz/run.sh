@@ -7,6 +7,7 @@
 #   fuzz_proc   the /proc parsers (criu/proc)                          2/8
 #   fuzz_rpc    the RPC requests (criu/rpc and protobuf-c's decoder)   2/8
 #   fuzz_opts   the command line (criu/main.c)                         1/8
+#   fuzz_pagesrv what a page server's peer sends (criu/image/psrecv.c)  1/8
 #
 #   test/fuzz/run.sh [SECONDS] [libFuzzer options...]   (default $FUZZ_TIME, or
 #                                                        60 s in all)
@@ -36,6 +37,7 @@
 # test/fuzz/seeds/proc/ (hand-made: timers, pagemaps, nested namespaces...).
 # fuzz_opts (the arguments, NUL-separated): test/fuzz/seeds/opts/.
 # fuzz_rpc (a request as a client sends it): test/fuzz/corpus-rpc only.
+# fuzz_pagesrv (the bytes a peer sends): test/fuzz/corpus-pagesrv only.
 #
 # A crash leaves its input in build/test/fuzz/crashes/ and the exit status 1;
 # replay it with: build/test/fuzz/fuzz_TARGET build/test/fuzz/crashes/crash-...
@@ -48,7 +50,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 OUT=$BUILD_DIR/test/fuzz
 CRIU=${CRIU:-$BUILD_DIR/criu/criu}
 PYTHON=${PYTHON:-python3}
-read -r -a targets <<<"${FUZZ_TARGETS:-fuzz_image fuzz_proc fuzz_rpc fuzz_opts}"
+read -r -a targets <<<"${FUZZ_TARGETS:-fuzz_image fuzz_proc fuzz_rpc fuzz_opts fuzz_pagesrv}"
 
 update_corpus=0
 time=${FUZZ_TIME:-60}
@@ -224,7 +226,7 @@ for t in "${targets[@]}"; do
 	corpus=$(corpus_of "$t")
 
 	if [ "$update_corpus" = 1 ]; then
-		if [ "$t" = fuzz_rpc ]; then
+		if [ "$t" = fuzz_rpc ] || [ "$t" = fuzz_pagesrv ]; then
 			echo "run.sh: $corpus is hand-made (meson test replays it): left as it is"
 			continue
 		fi

@@ -244,9 +244,9 @@ static int more_once(criu_predump_info pi)
 #define SETTERS(X)								\
 	X(ext_unix_sk, 1, set_ext_unix_sk(O true))				\
 	X(unix_sk, 1, add_unix_sk(O 1234))					\
-	X(tcp_established, 1, set_tcp_established(O true))			\
+	X(tcp_established, 0, set_tcp_established(O true))			\
 	X(tcp_skip_in_flight, 1, set_tcp_skip_in_flight(O true))		\
-	X(tcp_close, 1, set_tcp_close(O true))					\
+	X(tcp_close, 0, set_tcp_close(O true))					\
 	X(weak_sysctls, 1, set_weak_sysctls(O true))				\
 	X(evasive_devices, 0, set_evasive_devices(O true))			\
 	X(shell_job, 0, set_shell_job(O true))					\
@@ -257,7 +257,7 @@ static int more_once(criu_predump_info pi)
 	X(track_mem, 1, set_track_mem(O true))					\
 	X(auto_dedup, 1, set_auto_dedup(O true))				\
 	X(force_irmap, 1, set_force_irmap(O true))				\
-	X(link_remap, 1, set_link_remap(O true))				\
+	X(link_remap, 0, set_link_remap(O true))				\
 	X(log_level, 0, set_log_level(O 1))					\
 	X(cpu_cap, 0, set_cpu_cap(O 0))						\
 	X(root_slash, 0, set_root(O "/"))					\
@@ -268,8 +268,8 @@ static int more_once(criu_predump_info pi)
 	X(cg_mode_none, 0, set_manage_cgroups_mode(O CRIU_CG_MODE_NONE))	\
 	X(cg_mode_soft, 0, set_manage_cgroups_mode(O CRIU_CG_MODE_SOFT))	\
 	X(freeze_cgroup, 2, set_freeze_cgroup(O "/sys/fs/cgroup/no-such-cgroup"))	\
-	X(lsm_profile, 1, set_lsm_profile(O "apparmor:x"))			\
-	X(lsm_mount_context, 1, set_lsm_mount_context(O "ctx"))			\
+	X(lsm_profile, 0, set_lsm_profile(O "apparmor:x"))			\
+	X(lsm_mount_context, 0, set_lsm_mount_context(O "ctx"))			\
 	X(timeout, 1, set_timeout(O 10))					\
 	X(auto_ext_mnt, 0, set_auto_ext_mnt(O true))				\
 	X(ext_sharing, 1, set_ext_sharing(O true))				\
@@ -285,7 +285,7 @@ static int more_once(criu_predump_info pi)
 	X(inherit_fd, 0, add_inherit_fd(O 0, "pipe:[1]"))			\
 	X(external_net, 0, add_external(O "net[1]:x"))				\
 	X(external, 1, add_external(O "dev[1/2]:x"))				\
-	X(page_server, 1, set_page_server_address_port(O "127.0.0.1", 1))	\
+	X(page_server, 2, set_page_server_address_port(O "127.0.0.1", 1))	\
 	X(pre_dump_mode, 0, set_pre_dump_mode(O CRIU_PRE_DUMP_READ))		\
 	X(pidfd_store_sk, 0, set_pidfd_store_sk(O 0))				\
 	X(network_lock, 0, set_network_lock(O CRIU_NETWORK_LOCK_SKIP))		\

@@ -269,7 +269,7 @@ def namespace_refusal(res: zdtm.CriuResult) -> Optional[str]:
 # of its Error line -> the issue. A round trip that needs it skips with that
 # line (found by trying: it runs for real the day criu does it).
 LATER = {
-    "network sockets are not": "network sockets are issue 15",
+    "--tcp-established": "TCP connections (--tcp-established) are issue 15",
 }
 
 

@@ -28,6 +28,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -667,7 +668,7 @@ def snapshot(c: ct.Container) -> list[tuple[int, str, str]]:
 
 
 def test_criu_dump_refused(make: Make, tmp_path: Path) -> None:
-    """A TCP listener of the container's init (network sockets: issue 15): `criu dump
+    """A TCP connection of the container's init (without --tcp-established): `criu dump
     -t INIT` of the container is refused with one Error line naming the
     task, the fd and the socket; no images; the container runs on as it was
     (every task, not stopped, not traced, counting, answering), its
@@ -702,15 +703,29 @@ def mount_view(pid: int) -> list[tuple[str, str, str, str]]:
 
 
 # The container's init: the counter alone, or with the server on its
-# listening unix socket (issue 15: refused until then, and that round trip
-# skips with criu's line). The counter on the /dev/shm tmpfs tells a
+# listening unix socket. The counter on the /dev/shm tmpfs tells a
 # restore from a restart.
 SERVICES = {
     "counter": ["/usr/bin/ctr-service", "--socket", "none"],
     "server": ["/usr/bin/ctr-service"],
-    # the server, and a TCP listener that criu refuses until issue 15's network sockets
+    # the server, and a TCP connection that criu refuses without --tcp-established
     "refused": ["/usr/bin/ctr-service", "--tcp", "7000"],
+    # the counter answering on a UDP socket bound to the veth's address
+    # (test_round_trip_full's), shared by the init and the counter
+    "udp": ["/usr/bin/ctr-service", "--socket", "none", "--udp", "10.213.8.2:7001"],
 }
+
+
+def ask_udp(pid: int) -> int:
+    """The count the counter of container PID answers a datagram to its
+    UDP socket with (sent from inside its network namespace)."""
+    code = ("import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+            "s.settimeout(5); s.sendto(b'?', ('10.213.8.2', 7001)); print(s.recv(64).decode())")
+    res = ct.nsenter(pid, "n", sys.executable, "-c", code)
+    words = res.stdout.split()
+    assert res.returncode == 0 and len(words) == 2 and words[0] == "count", \
+        f"no answer on the container's UDP socket: {res.stdout}{res.stderr}"
+    return int(words[1])
 
 
 def round_trip(c: ct.Container, tmp_path: Path, root: Path, dump_opts: list[str],
@@ -777,11 +792,12 @@ def test_round_trip(make: Make, tmp_path: Path, root: Path, service: str) -> Non
     assert not c.leftovers([])
 
 
-@pytest.mark.parametrize("service", ["counter", "server"])
+@pytest.mark.parametrize("service", ["counter", "server", "udp"])
 def test_round_trip_full(make: Make, tmp_path: Path, root: Path, service: str) -> None:
     """With cgroups and limits (--manage-cgroups), a veth with addresses
     (its outside end named by --external veth[]) and a volume (an
-    external mount): all back as they were after the restore."""
+    external mount): all back as they were after the restore; with "udp",
+    the counter's UDP socket bound to the veth's address answers again."""
     zdtm.need_criu()
     data = tmp_path / "data"
     data.mkdir()
@@ -794,6 +810,7 @@ def test_round_trip_full(make: Make, tmp_path: Path, root: Path, service: str) -
               for f in ("memory.limit_in_bytes", "memory.max", "pids.max")
               if os.path.exists(f"{d}/{f}")}
     assert limits, f"no limit in the container's cgroups {dirs}"
+    n0 = ask_udp(c.pid) if service == "udp" else 0
     pid = round_trip(c, tmp_path, root,
                      ["--manage-cgroups", "--external", "mnt[/mnt/data]:data"],
                      ["--manage-cgroups", "--external", f"veth[eth0]:{host}",
@@ -803,6 +820,8 @@ def test_round_trip_full(make: Make, tmp_path: Path, root: Path, service: str) -
     for f, v in limits.items():
         assert Path(f).read_text() == v, f
     assert "10.213.8.2/24" in ct.nsenter(pid, "n", "ip", "-o", "addr").stdout
+    if service == "udp":
+        assert ask_udp(pid) > n0, "the UDP answer's count did not go on"
     (data / "late").write_text("after the restore\n")
     assert c.path("/mnt/data/late").read_text() == "after the restore\n"
     c.delete(pid=pid)
@@ -905,7 +924,7 @@ def test_criu_dump_refused_thawed(make: Make, tmp_path: Path, kind: str, why: st
     """--freeze-cgroup on the container's cgroup (v1 freezer.state, v2
     cgroup.freeze), and a dump that fails: while the cgroup is frozen, the
     init traced by strace can't be seized; once criu holds the tree and
-    thawed it, the init's TCP listener is refused (issue 15). Either
+    thawed it, the init's TCP connection is refused (no --tcp-established). Either
     way the cgroup is thawed, and the container counts (and answers) as
     before, its network unlocked."""
     zdtm.need_criu()

@@ -47,14 +47,14 @@ def check_clean_error(r: zdtm.Run, res: zdtm.CriuResult, what: str,
 
 
 def check_refused_dump(r: zdtm.Run, what: str, words: tuple[str, ...] = (),
-                       names_task: bool = True) -> str:
+                       names_task: bool = True, opts: list[str] = []) -> str:
     """Start r's program and dump it: refused cleanly (check_clean_error,
     naming the task unless not names_task), and the task runs on unchanged
     and passes its own check. Returns the Error line."""
     r.start()
     snap = r.snapshot()
     img = r.imgdir("img")
-    res = r.dump(img)
+    res = r.dump(img, opts)
     line = check_clean_error(r, res, f"dump of {what}", words, r.pid if names_task else 0)
     r.note(f"refused: {line}")
     r.check_running(f"after the refused dump of {what}", snap)
@@ -69,7 +69,6 @@ REFUSED = {
     # (threads and children were refused by the first version; now that
     # criu handles trees and threads, test_dump_with covers them)
     "socket": ("socket",),
-    "deleted": ("deleted", "unlinked"),
     "session": ("session", "shell-job", "shell job"),
 }
 
@@ -82,11 +81,11 @@ def test_dump_refused(what):
         check_refused_dump(r, f"a task with a {what}", REFUSED[what])
 
 
-@pytest.mark.parametrize("what", ["thread", "child"])
+@pytest.mark.parametrize("what", ["thread", "child", "deleted"])
 def test_dump_with(what):
     """The same test program with a second thread (blocking every signal,
-    in pause()) or a child (in pause()): dump, restore, and the extra is
-    still there when the program checks itself."""
+    in pause()), a child (in pause()) or a deleted file held open: dump,
+    restore, and the extra is still there when the program checks itself."""
     with zdtm.Run("mem_anon", f"with-{what}", extra=what) as r:
         r.start()
         snap = r.snapshot()

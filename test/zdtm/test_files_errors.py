@@ -1,4 +1,6 @@
-"""Open files criu refuses to dump: a listening TCP socket, a unix socket
+"""Open files criu refuses to dump: a TCP connection without
+--tcp-established, a TCP listener with a connection not accepted yet, a UDP
+socket with a datagram unread, a raw IP socket, a unix socket
 bound to a relative path or whose socket file was replaced, a connection not
 accepted yet with data sent on it, file descriptors in flight (SCM_RIGHTS),
 a socket pair whose peer is outside the tree, an epoll watching an fd the
@@ -16,7 +18,10 @@ pytestmark = pytest.mark.usefixtures("need_criu")
 
 REFUSED = {
     # argument of static/files_refused -> words one of which the line must hold
-    "tcp-listen": ("listening tcp",),
+    "tcp-established": ("--tcp-established",),
+    "tcp-unaccepted": ("not accepted",),
+    "udp-queued": ("waiting to be read",),
+    "raw-ip": ("raw ip",),
     "unix-relative": ("relative path files_refused.sock",),
     "unix-replaced": ("replaced",),
     "unix-unaccepted-data": ("not accepted yet",),

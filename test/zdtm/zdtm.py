@@ -151,9 +151,9 @@ def ns_pid(pid: int) -> int:
 
 def is_shm_object(path: str) -> bool:
     """A shared memory object restore creates anew: its inode number can't
-    be kept (shared anonymous memory, memfd)."""
-    return path.endswith(" (deleted)") and (path.startswith("/memfd:") or
-                                            path == "/dev/zero (deleted)")
+    be kept (shared anonymous memory, memfd, and a deleted file: a ghost,
+    made again from the images)."""
+    return path.startswith("/") and path.endswith(" (deleted)")
 
 
 def is_pipe_or_socket(path: str) -> bool:

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -217,6 +218,30 @@ static void *extra_thread_fn(void *arg)
 	return NULL;
 }
 
+/*
+ * An established TCP connection over loopback, both ends ours (the
+ * listener closed): criu refuses it without --tcp-established. Returns
+ * one end; the other stays open, unnamed.
+ */
+static int extra_connection(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int l, c, s;
+
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || c < 0 || bind(l, (void *)&a, sizeof(a)) || listen(l, 1) ||
+	    getsockname(l, (void *)&a, &len) || connect(c, (void *)&a, sizeof(a)))
+		fail_errno("an extra TCP connection");
+	s = accept(l, NULL, NULL);
+	if (s < 0)
+		fail_errno("accept the extra TCP connection");
+	close(l);
+	return c;
+}
+
 static void extra_setup(void)
 {
 	if (!extra)
@@ -243,10 +268,7 @@ static void extra_setup(void)
 				pause();
 		}
 	} else if (!strcmp(extra, "socket")) {
-		/* a network socket: criu refuses those (unix ones it restores) */
-		extra_fd = socket(AF_INET, SOCK_DGRAM, 0);
-		if (extra_fd < 0)
-			fail_errno("socket");
+		extra_fd = extra_connection();
 	} else if (!strcmp(extra, "deleted")) {
 		char name[64];
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Open files criu must refuse to dump, one per run (test_files_errors.py
- * picks it with an argument): a listening TCP socket, a unix socket
+ * picks it with an argument): a TCP connection (both ends ours), a TCP
+ * listener with a connection queued but not accepted, a UDP socket with a
+ * datagram waiting, a raw IP socket, a unix socket
  * listening on a relative path, one whose socket file was replaced, a
  * connection not accepted yet on which the client sent data, a socket
  * pair with a file descriptor in flight (SCM_RIGHTS), a socket pair whose
@@ -81,12 +83,44 @@ static int unix_bound(const struct sockaddr_un *un, int type, int backlog)
 	return s;
 }
 
+/*
+ * tcp-established: a loopback connection (the client's end returned, the
+ * server's kept); tcp-unaccepted: a listener whose client connected and
+ * left; udp-queued: a bound UDP socket with a datagram of its own unread.
+ */
+static int inet_refused(const char *what)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(in);
+	int udp = !strcmp(what, "udp-queued");
+	int s = socket(AF_INET, udp ? SOCK_DGRAM : SOCK_STREAM, 0), c;
+
+	if (s < 0 || bind(s, (void *)&in, sizeof(in)) || getsockname(s, (void *)&in, &len))
+		fail_errno("%s", what);
+	if (udp) {
+		if (sendto(s, "unread", 6, 0, (void *)&in, sizeof(in)) != 6)
+			fail_errno("%s", what);
+		return s;
+	}
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0 || listen(s, 4) || connect(c, (void *)&in, sizeof(in)))
+		fail_errno("%s", what);
+	if (!strcmp(what, "tcp-unaccepted")) {
+		close(c);
+		return s;
+	}
+	held = accept(s, NULL, NULL);
+	if (held < 0)
+		fail_errno("accept");
+	close(s);
+	return c;
+}
+
 int main(int argc, char **argv)
 {
-	struct sockaddr_in in = { .sin_family = AF_INET };
 	struct sockaddr_un un = { .sun_family = AF_UNIX };
 	const char *what = argc > 1 ? argv[argc - 1] : "";
-	socklen_t len = sizeof(in);
 	int sk[2], ep, p[2];
 	char cwd[256];
 
@@ -99,12 +133,12 @@ int main(int argc, char **argv)
 	    (int)sizeof(un.sun_path))
 		fail("the work directory's path is too long for a socket");
 	unlink(un.sun_path);
-	if (!strcmp(what, "tcp-listen")) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (fd < 0 || bind(fd, (void *)&in, sizeof(in)) || listen(fd, 4) ||
-		    getsockname(fd, (void *)&in, &len))
-			fail_errno("tcp");
-		test_msg("listening on port %d", ntohs(in.sin_port));
+	if (!strncmp(what, "tcp-", 4) || !strcmp(what, "udp-queued")) {
+		fd = inet_refused(what);
+	} else if (!strcmp(what, "raw-ip")) {
+		fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+		if (fd < 0)
+			fail_errno("a raw socket");
 	} else if (!strcmp(what, "unix-relative")) {
 		fd = unix_bound(&un, SOCK_STREAM, 4);
 	} else if (!strcmp(what, "unix-replaced")) {

@@ -36,8 +36,8 @@ static const char *mt_me = "root";
 /*
  * /proc/self/maps as the runner compares it: adjacent areas that differ
  * only in where the boundary lies are merged, and the inode numbers of
- * shared memory objects (which restore can't keep) become labels that
- * still tell which areas map the same object.
+ * shared memory objects and deleted files (which restore can't keep)
+ * become labels that still tell which areas map the same object.
  */
 #define MT_MAPS_SIZE	(1 << 16)
 
@@ -68,8 +68,8 @@ static char *mt_maps(char *out)
 		path = path_at ? line + path_at : "";
 		snprintf(inos, sizeof(inos), "%lu", ino);
 		n = strlen(path);
-		if (n > 10 && !strcmp(path + n - 10, " (deleted)") &&
-		    (!strncmp(path, "/memfd:", 7) || !strcmp(path, "/dev/zero (deleted)"))) {
+		/* memfds, shared anonymous memory, deleted files: all made anew */
+		if (n > 10 && !strcmp(path + n - 10, " (deleted)") && path[0] == '/') {
 			for (i = 0; i < nlabels && strcmp(labels[i], inos); i++)
 				;
 			if (i == nlabels && nlabels < 16)

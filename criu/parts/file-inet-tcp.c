@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Established TCP connections (--tcp-established), through TCP_REPAIR.
+ *
+ * Dump: criu's own reference to the socket (pidfd_getfd()) is put in
+ * repair mode, which stops it sending anything (no ACK, no window update,
+ * no FIN or RST when it is closed) and opens its insides: the sequence
+ * numbers of both queues (TCP_QUEUE_SEQ), the bytes in them (peeked:
+ * the send queue holds what the peer has not acknowledged or was not sent
+ * yet), the options agreed at the handshake (TCP_INFO and TCP_MAXSEG),
+ * the timestamp clock (TCP_TIMESTAMP) and the window (TCP_REPAIR_WINDOW).
+ * The socket stays in repair mode until the dump is over: when the tree is
+ * killed it goes silently, the peer hears nothing; when it goes on
+ * (--leave-running, a failed dump) repair mode is left without a window
+ * probe and the connection carries on.
+ *
+ * Restore: a new socket in repair mode binds to the same address (repair
+ * mode takes the port even where another socket holds it), gets the
+ * sequence numbers, "connects" without a handshake, gets the options,
+ * the timestamp clock, the receive queue (as if received), the send
+ * queue (as if sent and not acknowledged: retransmitted if the peer did
+ * not have it), the window; then leaves repair mode, without a probe, so
+ * that nothing goes out before the peer may be there too.
+ *
+ * What the peer sends while the connection is down is lost to it only if
+ * a socket answers it with a reset: the tree's network namespace is
+ * locked meanwhile (ns-net-lock.c) when it has one of its own; a
+ * connection to a peer in the same namespace as criu has no such lock.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/sockios.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "parts/file-inet-tcp.h"
+
+#define REPAIR_ON		1
+#define REPAIR_OFF		0
+#define REPAIR_OFF_NO_WP	-1	/* leave repair mode without a window probe */
+#define QUEUE_MAX		(64U << 20)	/* a sanity bound on one queue */
+#define CHUNK			(32U << 10)
+
+/* criu's references to the sockets in repair mode, until the dump is over */
+static int *held;
+static int nr_held;
+
+static int repair(int sk, int how)
+{
+	return setsockopt(sk, IPPROTO_TCP, TCP_REPAIR, &how, sizeof(how));
+}
+
+static int select_queue(int sk, int q)
+{
+	return setsockopt(sk, IPPROTO_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q));
+}
+
+static int get_u32(int sk, int name, uint32_t *v)
+{
+	socklen_t len = sizeof(*v);
+
+	return getsockopt(sk, IPPROTO_TCP, name, v, &len);
+}
+
+/* Peeks queue @q: its sequence number and its bytes. */
+static int read_queue(int sk, int q, uint32_t *seq, ProtobufCBinaryData *data)
+{
+	int len = 0;
+	ssize_t n;
+
+	if (select_queue(sk, q) || get_u32(sk, TCP_QUEUE_SEQ, seq) ||
+	    ioctl(sk, q == TCP_SEND_QUEUE ? SIOCOUTQ : SIOCINQ, &len))
+		return -1;
+	if (len < 0 || (unsigned int)len > QUEUE_MAX) {
+		errno = EFBIG;
+		return -1;
+	}
+	data->data = xmalloc(len + 1);
+	if (!data->data)
+		return -1;
+	data->len = len;
+	n = len ? recv(sk, data->data, len, MSG_PEEK | MSG_DONTWAIT) : 0;
+	if (n != len) {
+		errno = n < 0 ? errno : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+static int read_options(int sk, InetTcpConn *c)
+{
+	struct tcp_repair_window w;
+	socklen_t len = sizeof(struct tcp_info);
+	struct tcp_info ti;
+
+	if (getsockopt(sk, IPPROTO_TCP, TCP_INFO, &ti, &len) || get_u32(sk, TCP_MAXSEG, &c->mss))
+		return -1;
+	c->sack = !!(ti.tcpi_options & TCPI_OPT_SACK);
+	if (ti.tcpi_options & TCPI_OPT_WSCALE) {
+		c->has_snd_wscale = c->has_rcv_wscale = 1;
+		c->snd_wscale = ti.tcpi_snd_wscale;
+		c->rcv_wscale = ti.tcpi_rcv_wscale;
+	}
+	if ((ti.tcpi_options & TCPI_OPT_TIMESTAMPS) &&
+	    (c->has_timestamp = 1, get_u32(sk, TCP_TIMESTAMP, &c->timestamp)))
+		return -1;
+	len = sizeof(w);
+	if (getsockopt(sk, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, &len))
+		return -1;
+	c->snd_wl1 = w.snd_wl1;
+	c->snd_wnd = w.snd_wnd;
+	c->max_window = w.max_window;
+	c->rcv_wnd = w.rcv_wnd;
+	c->rcv_wup = w.rcv_wup;
+	return 0;
+}
+
+/* How much of the send queue the peer never saw: sent anew, as TCP would. */
+static int read_unsent(int sk, InetTcpConn *c)
+{
+	int n = 0;
+
+	if (ioctl(sk, SIOCOUTQNSD, &n))
+		return -1;
+	if (n < 0 || (size_t)n > c->send_queue.len) {
+		errno = EIO;
+		return -1;
+	}
+	c->has_unsent = 1;
+	c->unsent = n;
+	return 0;
+}
+
+int tcp_conn_dump(pid_t pid, int fd, int sk, InetSkEntry *e)
+{
+	InetTcpConn *c;
+	int own;
+
+	c = xmalloc(sizeof(*c));
+	if (!c)
+		return -1;
+	inet_tcp_conn__init(c);
+	e->conn = c;
+	own = dup(sk);
+	if (own < 0 || xgrow(held, nr_held)) {
+		if (own >= 0)
+			close(own);
+		return -1;
+	}
+	if (repair(own, REPAIR_ON)) {
+		pr_perror("Task %d: can't put the TCP connection of fd %d in repair mode", pid, fd);
+		close(own);
+		return -1;
+	}
+	held[nr_held++] = own;
+	if (read_queue(own, TCP_SEND_QUEUE, &c->snd_seq, &c->send_queue) ||
+	    read_queue(own, TCP_RECV_QUEUE, &c->rcv_seq, &c->recv_queue) ||
+	    read_options(own, c) || read_unsent(own, c)) {
+		pr_perror("Task %d: can't read the TCP connection of fd %d in repair mode", pid, fd);
+		return -1;
+	}
+	pr_debug("Task %d: fd %d: seq %u/%u, %zu bytes to send (%u never sent), %zu to read, "
+		 "mss %u", pid, fd, c->snd_seq, c->rcv_seq, c->send_queue.len, c->unsent,
+		 c->recv_queue.len, c->mss);
+	return 0;
+}
+
+void tcp_conn_free(InetSkEntry *e)
+{
+	if (!e->conn)
+		return;
+	free(e->conn->send_queue.data);
+	free(e->conn->recv_queue.data);
+	free(e->conn);
+	e->conn = NULL;
+}
+
+void tcp_conn_after_dump(int runs)
+{
+	int i;
+
+	for (i = 0; i < nr_held; i++) {
+		if (runs && repair(held[i], REPAIR_OFF_NO_WP))
+			pr_perror("Can't take a TCP connection of the tree out of repair mode");
+		close(held[i]);
+	}
+	free(held);
+	held = NULL;
+	nr_held = 0;
+}
+
+/* ------------------------------------------------------------- restore */
+
+static int defer_unsent(pid_t pid, int sk, const InetSkEntry *e);
+
+int tcp_conn_validate(const InetSkEntry *e)
+{
+	const InetTcpConn *c = e->conn;
+
+	if (!c)
+		return e->proto != IPPROTO_TCP || e->state != TCP_ESTABLISHED || e->closed;
+	if (e->closed)
+		return 0;
+	return e->proto == IPPROTO_TCP && e->state == TCP_ESTABLISHED && e->has_src_addr &&
+	       e->has_dst_addr &&
+	       c->send_queue.len <= QUEUE_MAX && c->recv_queue.len <= QUEUE_MAX &&
+	       c->unsent <= c->send_queue.len &&
+	       c->snd_wscale <= 14 && c->rcv_wscale <= 14 && c->mss && c->mss <= 65535;
+}
+
+/* Writes @len bytes of @data into @sk: queue @q in repair mode, else as the task would. */
+static int fill_queue(int sk, int q, const uint8_t *data, size_t len)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	if (q >= 0 && select_queue(sk, q))
+		return -1;
+	while (off < len) {
+		n = send(sk, data + off, min((size_t)CHUNK, len - off), MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n <= 0)
+			return -1;
+		off += n;
+	}
+	return 0;
+}
+
+static int set_seqs(int sk, const InetTcpConn *c)
+{
+	uint32_t snd = c->snd_seq - c->send_queue.len, rcv = c->rcv_seq - c->recv_queue.len;
+
+	return select_queue(sk, TCP_SEND_QUEUE) ||
+	       setsockopt(sk, IPPROTO_TCP, TCP_QUEUE_SEQ, &snd, sizeof(snd)) ||
+	       select_queue(sk, TCP_RECV_QUEUE) ||
+	       setsockopt(sk, IPPROTO_TCP, TCP_QUEUE_SEQ, &rcv, sizeof(rcv));
+}
+
+static int set_options(int sk, const InetTcpConn *c)
+{
+	struct tcp_repair_opt o[4];
+	struct tcp_repair_window w = {
+		.snd_wl1 = c->snd_wl1, .snd_wnd = c->snd_wnd, .max_window = c->max_window,
+		.rcv_wnd = c->rcv_wnd, .rcv_wup = c->rcv_wup,
+	};
+	int n = 0;
+
+	o[n++] = (struct tcp_repair_opt){ TCPOPT_MAXSEG, c->mss };
+	if (c->has_snd_wscale)
+		o[n++] = (struct tcp_repair_opt){ TCPOPT_WINDOW,
+						  c->snd_wscale | (c->rcv_wscale << 16) };
+	if (c->sack)
+		o[n++] = (struct tcp_repair_opt){ TCPOPT_SACK_PERMITTED, 0 };
+	if (c->has_timestamp)
+		o[n++] = (struct tcp_repair_opt){ TCPOPT_TIMESTAMP, 0 };
+	if (setsockopt(sk, IPPROTO_TCP, TCP_REPAIR_OPTIONS, o, n * sizeof(o[0])) ||
+	    (c->has_timestamp &&
+	     setsockopt(sk, IPPROTO_TCP, TCP_TIMESTAMP, &c->timestamp, sizeof(c->timestamp))))
+		return -1;
+	/* what was sent goes back as sent and not acknowledged: retransmitted if need be */
+	if (fill_queue(sk, TCP_RECV_QUEUE, c->recv_queue.data, c->recv_queue.len) ||
+	    fill_queue(sk, TCP_SEND_QUEUE, c->send_queue.data, c->send_queue.len - c->unsent))
+		return -1;
+	return setsockopt(sk, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w));
+}
+
+int tcp_conn_restore(pid_t pid, int sk, const InetSkEntry *e, const struct sockaddr *src,
+		     const struct sockaddr *dst, socklen_t len)
+{
+	const InetTcpConn *c = e->conn;
+
+	if (repair(sk, REPAIR_ON)) {
+		pr_perror("Task %d: can't put socket:[%lu] in repair mode (a TCP connection needs "
+			  "CAP_NET_ADMIN)", pid, e->ino);
+		return -1;
+	}
+	if (bind(sk, src, len) || set_seqs(sk, c) || connect(sk, dst, len)) {
+		pr_perror("Task %d: can't restore the addresses or sequence numbers of TCP "
+			  "connection socket:[%lu]", pid, e->ino);
+		return -1;
+	}
+	if (set_options(sk, c)) {
+		pr_perror("Task %d: can't restore the queues, options or window of TCP connection "
+			  "socket:[%lu]", pid, e->ino);
+		return -1;
+	}
+	if (repair(sk, REPAIR_OFF_NO_WP)) {
+		pr_perror("Task %d: can't take socket:[%lu] out of repair mode", pid, e->ino);
+		return -1;
+	}
+	return c->unsent ? defer_unsent(pid, sk, e) : 0;
+}
+
+/*
+ * What was never sent goes out as new data, when the peer's window lets
+ * it (in repair mode it would count as sent, and wait for retransmission
+ * timeouts, backing off, instead): once every task is restored, so that
+ * the peer, when it is in the tree, is there to take it (a segment to a
+ * socket not made yet would get a reset).
+ */
+struct unsent {
+	pid_t pid;
+	int sk;
+	const InetSkEntry *e;
+};
+
+static struct unsent *unsent;
+static int nr_unsent;
+
+static int defer_unsent(pid_t pid, int sk, const InetSkEntry *e)
+{
+	struct unsent *u = xpush(unsent, nr_unsent);
+
+	if (!u)
+		return -1;
+	u->pid = pid;
+	u->e = e;
+	u->sk = dup(sk);
+	if (u->sk < 0) {
+		pr_perror("Task %d: can't keep socket:[%lu] for its unsent data", pid, e->ino);
+		nr_unsent--;
+		return -1;
+	}
+	return 0;
+}
+
+int tcp_conn_resume(void)
+{
+	const InetTcpConn *c;
+	int i, ret = 0;
+
+	for (i = 0; i < nr_unsent && !ret; i++) {
+		c = unsent[i].e->conn;
+		if (fill_queue(unsent[i].sk, -1, c->send_queue.data + c->send_queue.len - c->unsent,
+			       c->unsent)) {
+			pr_perror("Task %d: can't queue the %u bytes TCP connection socket:[%lu] "
+				  "had not sent yet", unsent[i].pid, c->unsent, unsent[i].e->ino);
+			ret = -1;
+		}
+	}
+	tcp_conn_restored();
+	return ret;
+}
+
+void tcp_conn_restored(void)
+{
+	while (nr_unsent > 0)
+		close(unsent[--nr_unsent].sk);
+	free(unsent);
+	unsent = NULL;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_PARTS_FILE_INET_TCP_H
+#define CRIU_PARTS_FILE_INET_TCP_H
+
+/*
+ * Established TCP connections through TCP_REPAIR (file-inet-tcp.c), for
+ * file-inet.c, which saves and reopens the sockets.
+ */
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "fdinfo.pb-c.h"
+
+/*
+ * --tcp-established: @sk (criu's reference to fd @fd of task @pid) goes
+ * into repair mode until tcp_conn_after_dump(), and its state into
+ * @e->conn; -1 logged
+ */
+int tcp_conn_dump(pid_t pid, int fd, int sk, InetSkEntry *e);
+void tcp_conn_free(InetSkEntry *e);
+/* the dump is over: @runs, the tree goes on (repair mode is left), or it is gone */
+void tcp_conn_after_dump(int runs);
+/* an image's connection agrees with its socket (1) or not */
+int tcp_conn_validate(const InetSkEntry *e);
+/* the connection on new socket @sk, its options set; -1 logged */
+int tcp_conn_restore(pid_t pid, int sk, const InetSkEntry *e, const struct sockaddr *src,
+		     const struct sockaddr *dst, socklen_t len);
+
+/* every task restored: the bytes connections had never sent go out now; -1 logged */
+int tcp_conn_resume(void);
+/* the restore is over (or failed): what tcp_conn_resume() would have sent goes */
+void tcp_conn_restored(void);
+
+#endif
