@@ -54,6 +54,7 @@ static void usage(FILE *f)
 "  -j|--shell-job          the task is not a session leader (a job of a shell)\n"
 "  --orphan-pts-master     a pty slave whose master is outside the tree: dumped;\n"
 "                          restore makes a new pair and hands the master over (RPC)\n"
+"  -l|--file-locks         dump: save the file locks the tree holds (else refused)\n"
 "  -d|--restore-detached   return once the restored task runs\n"
 "  --pidfile FILE          write the restored task's pid to FILE\n"
 "  --cpu-cap[=CAP[,CAP]]   CPU checks on restore and cpuinfo check: fpu, ins, cpu,\n"
@@ -154,6 +155,7 @@ static const struct option long_opts[] = {
 	{ "leave-stopped", no_argument, NULL, OPT_LEAVE_STOPPED },
 	{ "shell-job", no_argument, NULL, 'j' },
 	{ "orphan-pts-master", no_argument, NULL, OPT_ORPHAN_PTS_MASTER },
+	{ "file-locks", no_argument, NULL, 'l' },
 	{ "restore-detached", no_argument, NULL, 'd' },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "cpu-cap", optional_argument, NULL, OPT_CPU_CAP },
@@ -391,7 +393,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->cpu_cap = CPU_CAP_DEFAULT;
 	o->port = o->status_fd = -1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:D:W:o:v::jdhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:D:W:o:v::jldhV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (parse_int(optarg, &o->pid))
@@ -414,6 +416,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_LEAVE_STOPPED: o->leave_stopped = 1; break;
 		case 'j': o->shell_job = 1; break;
 		case OPT_ORPHAN_PTS_MASTER: o->orphan_pts_master = 1; break;
+		case 'l': o->file_locks = 1; break;
 		case 'd': o->restore_detached = 1; break;
 		case OPT_PIDFILE: o->pidfile = optarg; break;
 		case OPT_CPU_CAP:

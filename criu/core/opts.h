@@ -51,6 +51,7 @@ struct opts {
 	int leave_stopped;
 	int shell_job;
 	int orphan_pts_master;		/* --orphan-pts-master: a pty whose master is outside */
+	int file_locks;			/* --file-locks: dump the locks the tree holds */
 	int restore_detached;		/* -d */
 	unsigned int cpu_cap;		/* --cpu-cap: CPU_CAP_* */
 	const char *cpu_map;		/* --cpu-map SRC:DST[,SRC:DST...] */

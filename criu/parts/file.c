@@ -40,6 +40,7 @@
 #include "core/util.h"
 #include "image/image.h"
 #include "parts/file-kind.h"
+#include "parts/file-lock.h"
 #include "task/mounts.h"
 #include "pstree.pb-c.h"
 
@@ -206,7 +207,7 @@ static int fdinfo_check(struct dump_ctx *dc, struct dtask *t)
 		}
 		k = kind_of_link(t->pid, fds[i].fd, fds[i].path, &fds[i].st);
 		fd_dump_of(dc->opts, t, &fds[i], &f);
-		if (k->check && k->check(&f))
+		if ((k->check && k->check(&f)) || file_lock_scan(dc, &f))
 			ret = -1;
 	}
 	sc = ret ? NULL : xmalloc(sizeof(*sc));

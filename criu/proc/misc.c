@@ -2,6 +2,8 @@
 /* Reading a /proc file (proc_read); /proc/PID/limits, fdinfo, task/ and children. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -129,6 +131,58 @@ const char *proc_fdinfo_field(const char *fdinfo, const char *key)
 		if (!strncmp(p, key, len))
 			return p + len;
 	return NULL;
+}
+
+const char *proc_next_lock(const char *p)
+{
+	for (; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, "lock:", 5))
+			return p + 5;
+	return NULL;
+}
+
+static const struct {
+	const char *word;
+	enum proc_lock_kind kind;
+} lock_words[] = {
+	{ "POSIX", PROC_LOCK_POSIX }, { "OFDLCK", PROC_LOCK_OFD },
+	{ "FLOCK", PROC_LOCK_FLOCK }, { "LEASE", PROC_LOCK_LEASE },
+};
+
+/* "1: POSIX  ADVISORY  WRITE 1234 fe:00:5678 10 29": id, kind, state, type, pid, inode, range */
+int proc_parse_lock(const char *line, struct proc_lock *l)
+{
+	char type[16], end[24];
+	long long start;
+	int pid, id, n = 0;
+	size_t i;
+
+	memset(l, 0, sizeof(*l));
+	if (sscanf(line, " %d: %15s %15s %15s %d %x:%x:%" SCNu64 " %lld %23s%n", &id, l->word,
+		   l->state, type, &pid, &l->major, &l->minor, &l->ino, &start, end, &n) != 10 ||
+	    start < 0)
+		return -1;
+	line += n;
+	if (line[strspn(line, " \t")] != '\n' && line[strspn(line, " \t")] != '\0')
+		return -1;
+	l->start = start;
+	if (!strcmp(end, "EOF"))
+		l->end = -1;
+	else if (sscanf(end, "%" SCNd64 "%n", &l->end, &n) != 1 || end[n] || l->end < start)
+		return -1;
+	if (!strcmp(type, "READ"))
+		l->type = F_RDLCK;
+	else if (!strcmp(type, "WRITE"))
+		l->type = F_WRLCK;
+	else if (!strcmp(type, "UNLCK"))
+		l->type = F_UNLCK;
+	else
+		return -1;
+	l->kind = PROC_LOCK_OTHER;
+	for (i = 0; i < ARRAY_SIZE(lock_words); i++)
+		if (!strcmp(l->word, lock_words[i].word))
+			l->kind = lock_words[i].kind;
+	return 0;
 }
 
 static int cmp_pid(const void *a, const void *b)

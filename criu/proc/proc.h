@@ -142,6 +142,36 @@ int proc_read_fdinfo(pid_t pid, int fd, struct proc_fdinfo *fi);
 const char *proc_fdinfo_field(const char *fdinfo, const char *key);
 
 /*
+ * A file lock as an fdinfo "lock:" line shows it (fs/locks.c,
+ * lock_get_status()): a POSIX lock only in the fdinfo of its owner's fds
+ * on the open file it was taken through; flock, OFD locks and leases in
+ * that of every fd on their open file description.
+ */
+enum proc_lock_kind {
+	PROC_LOCK_POSIX = 1,	/* fcntl(F_SETLK) */
+	PROC_LOCK_OFD,		/* fcntl(F_OFD_SETLK) */
+	PROC_LOCK_FLOCK,	/* flock() */
+	PROC_LOCK_LEASE,	/* fcntl(F_SETLEASE) */
+	PROC_LOCK_OTHER,	/* ACCESS, DELEG, UNKNOWN...: @word says which */
+};
+
+struct proc_lock {
+	enum proc_lock_kind kind;
+	char word[16];		/* the kernel's name of the kind: POSIX, FLOCK... */
+	char state[16];		/* ADVISORY; a lease's ACTIVE, BREAKING, BREAKER */
+	int type;		/* F_RDLCK, F_WRLCK or F_UNLCK */
+	unsigned int major, minor;	/* the device, as the kernel prints it */
+	uint64_t ino;
+	int64_t start;
+	int64_t end;		/* the last byte, -1: to the end of the file */
+};
+
+/* Parses the text after "lock:" of one line; 0, or -1 when it is not a lock line. */
+int proc_parse_lock(const char *line, struct proc_lock *l);
+/* The text after "lock:" of the first lock line at or after @p in an fdinfo text, or NULL. */
+const char *proc_next_lock(const char *p);
+
+/*
  * Runs of pages in [start, end): PM_SCAN_DATA, those worth saving (present
  * or swapped, not the zero page, not guard markers); PM_SCAN_ANON, the same
  * but only copies (not pages of the file); PM_SCAN_GUARDS, guard regions

@@ -266,8 +266,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case P_LIMITS: check_limits(buf); break;
 	case P_FDINFO: {
 		struct proc_fdinfo fi;
+		struct proc_lock l;
+		const char *p;
 
 		proc_parse_fdinfo(buf, &fi);
+		for (p = proc_next_lock(buf); p; p = proc_next_lock(p))
+			if (!proc_parse_lock(p, &l) && (l.start < 0 || (l.end >= 0 && l.end < l.start)))
+				die("fdinfo", "a lock's range is upside down");
 		break;
 	}
 	case P_TIMERS: check_timers(buf); break;

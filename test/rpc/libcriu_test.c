@@ -253,7 +253,7 @@ static int more_once(criu_predump_info pi)
 	X(skip_file_rwx_check, 1, set_skip_file_rwx_check(O true))		\
 	X(unprivileged, 1, set_unprivileged(O true))				\
 	X(orphan_pts_master, 0, set_orphan_pts_master(O true))			\
-	X(file_locks, 1, set_file_locks(O true))				\
+	X(file_locks, 0, set_file_locks(O true))				\
 	X(track_mem, 1, set_track_mem(O true))					\
 	X(auto_dedup, 1, set_auto_dedup(O true))				\
 	X(force_irmap, 1, set_force_irmap(O true))				\

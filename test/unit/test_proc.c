@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "proc/proc.h"
@@ -829,6 +830,71 @@ static void test_fdinfo_live(void)
 	expect(proc_read_fdinfo(getpid(), fd, &fi) == -1, "a closed fd");
 }
 
+/* The kernel's lines (fs/locks.c, lock_get_status()), as 6.18 prints them. */
+static void test_fdinfo_locks_sample(void)
+{
+	const char *fdinfo = "pos:\t0\nflags:\t0100002\nmnt_id:\t27\nino:\t10037564\n"
+			     "lock:\t1: POSIX  ADVISORY  WRITE 12841 fe:00:10037564 10 29\n"
+			     "lock:\t2: POSIX  ADVISORY  READ 12841 fe:00:10037564 100 EOF\n";
+	struct proc_lock l;
+	const char *p;
+
+	p = proc_next_lock(fdinfo);
+	expect(p && !proc_parse_lock(p, &l), "the first lock line");
+	expect(l.kind == PROC_LOCK_POSIX && l.type == F_WRLCK && l.start == 10 && l.end == 29 &&
+	       l.major == 0xfe && l.minor == 0 && l.ino == 10037564, "a POSIX write lock: "
+	       "kind %d type %d %lld-%lld", l.kind, l.type, (long long)l.start, (long long)l.end);
+	p = proc_next_lock(p);
+	expect(p && !proc_parse_lock(p, &l) && l.type == F_RDLCK && l.start == 100 && l.end == -1,
+	       "a read lock to the end of the file");
+	expect(!proc_next_lock(p), "a third lock in two lines");
+	expect(!proc_next_lock("pos:\t0\nflags:\t02\n"), "a lock where there is none");
+
+	expect(!proc_parse_lock("\t1: OFDLCK ADVISORY  WRITE -1 fe:00:10037566 5 5\n", &l) &&
+	       l.kind == PROC_LOCK_OFD && l.start == 5 && l.end == 5, "an OFD lock");
+	expect(!proc_parse_lock("\t1: FLOCK  ADVISORY  READ 77 08:01:12 0 EOF", &l) &&
+	       l.kind == PROC_LOCK_FLOCK && l.type == F_RDLCK && !strcmp(l.state, "ADVISORY"),
+	       "a shared flock");
+	expect(!proc_parse_lock("\t1: LEASE  BREAKING  READ 77 08:01:12 0 EOF\n", &l) &&
+	       l.kind == PROC_LOCK_LEASE && !strcmp(l.state, "BREAKING"), "a lease being broken");
+	expect(!proc_parse_lock("\t1: DELEG  ACTIVE    READ 77 08:01:12 0 EOF\n", &l) &&
+	       l.kind == PROC_LOCK_OTHER && !strcmp(l.word, "DELEG"), "a delegation");
+	expect(proc_parse_lock("\t1: POSIX  *NOINODE* WRITE 7 <none>:0 0 EOF\n", &l) == -1,
+	       "a lock without an inode");
+	expect(proc_parse_lock("\t1: POSIX  ADVISORY  WRITE 7 08:01:12 30 29\n", &l) == -1,
+	       "an end before the start");
+	expect(proc_parse_lock("\t1: POSIX  ADVISORY  WRITE 7 08:01:12 -3 EOF\n", &l) == -1,
+	       "a negative start");
+	expect(proc_parse_lock("\t1: POSIX  ADVISORY  WRITE 7 08:01:12 0 EOF junk\n", &l) == -1,
+	       "more after the range");
+	expect(proc_parse_lock("\t1: POSIX  ADVISORY  MAYBE 7 08:01:12 0 EOF\n", &l) == -1,
+	       "an unknown type");
+	expect(proc_parse_lock("", &l) == -1, "empty");
+}
+
+static void test_fdinfo_locks_live(void)
+{
+	char name[] = "/tmp/criu-unit-locks-XXXXXX", path[64], *buf;
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 3, .l_len = 4 };
+	struct proc_lock l;
+	const char *p;
+	int fd;
+
+	fd = mkstemp(name);
+	require(fd >= 0, "mkstemp: %m");
+	unlink(name);
+	expect(!fcntl(fd, F_SETLK, &fl), "F_SETLK: %m");
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	buf = read_file(-1, path, NULL);
+	p = buf ? proc_next_lock(buf) : NULL;
+	expect(p && !proc_parse_lock(p, &l), "our lock line: %s", buf ? buf : "(unread)");
+	expect(l.kind == PROC_LOCK_POSIX && l.type == F_WRLCK && l.start == 3 && l.end == 6,
+	       "our lock: kind %d type %d %lld-%lld", l.kind, l.type, (long long)l.start,
+	       (long long)l.end);
+	free(buf);
+	close(fd);
+}
+
 /* ------------------------------------------------ threads, children */
 
 static int thread_pipe[2];
@@ -1183,6 +1249,8 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(test_limits_live),
 	UNIT_TEST(test_fdinfo_sample),
 	UNIT_TEST(test_fdinfo_live),
+	UNIT_TEST(test_fdinfo_locks_sample),
+	UNIT_TEST(test_fdinfo_locks_live),
 	UNIT_TEST(test_threads_children_live),
 	UNIT_TEST(test_mountinfo_sample),
 	UNIT_TEST(test_mountinfo_bad),

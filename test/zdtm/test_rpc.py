@@ -589,6 +589,22 @@ def test_status_fd():
         r.finish()
 
 
+def test_file_locks_over_rpc():
+    """file_locks (runc sends it): without it a task holding a lock is
+    refused, naming the option; with it the locks are dumped and restored
+    (the program checks their owners)."""
+    with zdtm.Run("file_locks_posix", "rpc-file-locks") as r:
+        r.start()
+        img = r.imgdir("img")
+        resp = rpc_dump(r, img)
+        assert not resp.success and "--file-locks" in resp.cr_errmsg, resp
+        expect_dumped(r, rpc_dump(r, img, file_locks=True), img / "dump.log")
+        resp = rpc_restore(r, img)
+        expect_ok(r, resp, "restore", img / "restore.log")
+        adopt(r, resp.restore.pid)
+        r.finish()
+
+
 # --------------------------------------------------------- options
 
 REFUSED: dict[str, tuple[Any, str]] = {
@@ -602,7 +618,6 @@ REFUSED: dict[str, tuple[Any, str]] = {
     "ps": ({"address": "127.0.0.1", "port": 1234, "fd": 5}, "lazy"),
     "parent_img": ("../p", "dirty-page"),
     "external": (["dev[1/2]:x"], "external"),
-    "file_locks": (True, "locks"),
 }
 
 
