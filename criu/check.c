@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <linux/capability.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -189,6 +191,22 @@ static int probe_fdinfo_mnt_id(void)
 	return ok;
 }
 
+/* The dump finds file locks in the fdinfo of the fds that hold them. */
+static int probe_fdinfo_lock(void)
+{
+	char path[64], *buf;
+	int fd = syscall(SYS_memfd_create, "criu-check-lock", MFD_CLOEXEC), ok;
+
+	if (fd < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	buf = flock(fd, LOCK_EX) ? NULL : read_file(-1, path, NULL);
+	ok = buf && strstr(buf, "lock:\t") && strstr(buf, "FLOCK");
+	free(buf);
+	close(fd);
+	return ok;
+}
+
 /*
  * `criu check --feature NAME`, by CRIU's names: yes only when the
  * checkpoint/restore the name stands for works with this criu on this
@@ -207,7 +225,7 @@ static const struct cr_feature {
 	{ "tun", NULL, "tun devices are not dumped" },
 	{ "tun_ns", NULL, "tun devices are not dumped" },
 	{ "userns", probe_userns, "the kernel has no user namespaces" },
-	{ "fdinfo_lock", NULL, "file locks are not dumped" },
+	{ "fdinfo_lock", probe_fdinfo_lock, "the kernel shows no file locks in fdinfo" },
 	{ "seccomp_suspend", probe_seccomp, "the kernel refuses PTRACE_O_SUSPEND_SECCOMP" },
 	{ "seccomp_filters", probe_seccomp, "the kernel refuses PTRACE_O_SUSPEND_SECCOMP" },
 	{ "loginuid", NULL, "the audit loginuid is not restored" },
