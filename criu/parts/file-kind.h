@@ -111,6 +111,12 @@ struct file_kind {
 	/* criu opens it in a helper inside the tree's time namespace */
 	int task_clocks;
 	/*
+	 * a description several tasks share is not opened by criu before the
+	 * first fork (what it names does not exist yet: a pidfd's process):
+	 * each task's open makes or fetches it itself
+	 */
+	int each_task;
+	/*
 	 * a file reopened by its path: the dump keeps its mount (mnt_id), and
 	 * the restore opens it there (mnt_open()), in the tree's mount
 	 * namespace when it has one (a shared one: by the tree's root, once

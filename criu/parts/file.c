@@ -444,7 +444,8 @@ static int fdinfo_dump_tree(struct dump_ctx *dc)
 	for (i = 0; i < ft->nr; i++) {
 		pf[i] = ft->files[i].d;
 		/* what the restore opens itself (by_criu()) */
-		dc->restore_shared += ft->files[i].shared ||
+		dc->restore_shared += (ft->files[i].shared &&
+				       !kind_of_desc(ft->files[i].d)->each_task) ||
 				      kind_of_desc(ft->files[i].d)->open_object;
 	}
 	e.files = pf;
@@ -505,7 +506,9 @@ static void **kind_data(struct rfiles *rf, const struct file_kind *k)
 
 static int by_criu(const struct rfiles *rf, size_t i)
 {
-	return kind_of_desc(rf->img->files[i])->open_object || rf->f[i].users > 1;
+	const struct file_kind *k = kind_of_desc(rf->img->files[i]);
+
+	return k->open_object || (rf->f[i].users > 1 && !k->each_task);
 }
 
 static int check_files(struct rfiles *rf)

@@ -257,6 +257,10 @@ def read_fds(pid: int) -> dict[int, str]:
         mnt = int(info.get("mnt_id", "0").strip() or 0)
         if mnt in new_fs and "ino" in info:
             info["ino"] = fs_label(labels, new_fs[mnt], info["ino"].strip())
+        if target == "anon_inode:[pidfd]" and "ino" in info:
+            # pidfs gives each process an inode: a restored one has another
+            info["ino"] = labels.setdefault(f"pidfd/{info['ino'].strip()}",
+                                            f"pidfd#{len(labels)}")
         if is_pipe_or_socket(target):
             # made anew on restore, with a new inode: the label still
             # tells which fds are on the same one
