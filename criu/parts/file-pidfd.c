@@ -39,7 +39,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/file-kind.h"
+#include "parts/file-fown.h"
 #include "pstree.pb-c.h"
 
 #ifndef PIDFD_THREAD
@@ -69,22 +69,6 @@ static int pidfd_target(const struct fd_dump *f, pid_t *pid, int *thread)
 	return 0;
 }
 
-/* Whether @pid (criu's view) is the tree's root or one of its descendants. */
-static int in_tree(pid_t pid, pid_t root)
-{
-	struct proc_stat st;
-	int depth;
-
-	for (depth = 0; pid > 0 && depth < 1 << 22; depth++) {
-		if (pid == root)
-			return 1;
-		if (proc_read_stat(pid, 0, &st))
-			return 0;
-		pid = st.ppid;
-	}
-	return 0;
-}
-
 static int pidfd_check(const struct fd_dump *f)
 {
 	struct proc_status st;
@@ -100,7 +84,7 @@ static int pidfd_check(const struct fd_dump *f)
 		pr_err("Task %d: can't read process %d of its pidfd %d", f->pid, pid, f->fd);
 		return -1;
 	}
-	if (!in_tree(st.tgid, f->opts->pid)) {
+	if (!file_in_tree(st.tgid, f->opts->pid)) {
 		pr_err("Task %d: fd %d is a pidfd of process %d, which is outside the dumped tree",
 		       f->pid, f->fd, pid);
 		ret = -1;

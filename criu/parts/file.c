@@ -39,6 +39,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "parts/file-fown.h"
 #include "parts/file-kind.h"
 #include "parts/file-lock.h"
 #include "task/mounts.h"
@@ -84,6 +85,7 @@ struct fd_scan {
 	struct stat st;
 	struct proc_fdinfo fi;
 	char *fdinfo;		/* the text, for kinds that parse more of it */
+	struct fown_seen fown;	/* who gets its signals, as the task says */
 	char path[PATH_MAX];
 };
 
@@ -328,9 +330,9 @@ static int add_desc(struct ftree *ft, struct inode_descs *in, size_t pos,
 	memmove(in->idx + pos + 1, in->idx + pos, (in->nr - pos) * sizeof(*in->idx));
 	in->idx[pos] = ft->nr++;
 	in->nr++;
-	if (!d->path)
+	if (!d->path || (k->dump && k->dump(f, same, d)))
 		return -1;
-	return k->dump ? k->dump(f, same, d) : 0;
+	return file_fown_dump(f, s->fi.flags, &s->fown, d);
 }
 
 static void free_ftree(struct ftree *ft)
@@ -345,6 +347,7 @@ static void free_ftree(struct ftree *ft)
 		k = kind_of_desc(ft->files[i].d);
 		if (k && k->free)
 			k->free(ft->files[i].d);
+		file_fown_free(ft->files[i].d);
 		free(ft->files[i].d->path);
 		free(ft->files[i].d);
 	}
@@ -389,6 +392,18 @@ static int desc_of_fd(struct ftree *ft, const struct dtask *t, const struct fd_s
 	return add_desc(ft, in, pos, &f, s, k);
 }
 
+/* What only the task can say: who gets each fd's signals (file-fown.c). */
+static int fdinfo_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+{
+	struct fd_scans *sc = t->priv[PART_FDINFO];
+	int i;
+
+	for (i = 0; i < sc->nr; i++)
+		if (file_fown_ask(b, sc->fds[i].fd, &sc->fds[i].fown))
+			return -1;
+	return 0;
+}
+
 static int fdinfo_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 {
 	FdinfoEntry e = FDINFO_ENTRY__INIT;
@@ -406,6 +421,8 @@ static int fdinfo_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	pe = xzalloc((nr + 1) * sizeof(*pe));
 	if (!ents || !pe)
 		goto out;
+	for (i = 0; i < nr; i++)
+		file_fown_answer(b, &fds[i].fown);
 	for (i = 0; i < nr; i++) {
 		fd_entry__init(&ents[i]);
 		ents[i].fd = fds[i].fd;
@@ -518,7 +535,7 @@ static int check_files(struct rfiles *rf)
 
 	for (i = 0; i < fe->n_files; i++) {
 		if (fe->files[i]->id != i || !fe->files[i]->path[0] ||
-		    !kind_of_desc(fe->files[i])) {
+		    !kind_of_desc(fe->files[i]) || !file_fown_valid(fe->files[i])) {
 			pr_err("Image files.img has an invalid file #%zu", i);
 			return -1;
 		}
@@ -655,6 +672,42 @@ static int fdinfo_load(struct rst_ctx *rc, struct rtask *t)
 			pr_err("Task %d: image fdinfo lists fd %d twice", t->pid, t->task_fds[i]);
 			return -1;
 		}
+	for (i = 0; i < e->n_fds; i++)
+		if (rf->img->files[e->fds[i]->file_id]->fown) {
+			t->batch_entries += FOWN_BATCH_ENTRIES;
+			t->batch_data += FOWN_BATCH_DATA;
+		}
+	return 0;
+}
+
+/* The first of the task's fds on description @id, if it is @i. */
+static int first_fd_on(const FdinfoEntry *e, size_t i)
+{
+	size_t j;
+
+	for (j = 0; j < i; j++)
+		if (e->fds[j]->file_id == e->fds[i]->file_id)
+			return 0;
+	return 1;
+}
+
+/*
+ * The owners of the descriptions' signals, by the task that installs each
+ * first: in the batch, once every task (every owner) exists.
+ */
+static int fdinfo_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
+{
+	struct rfiles *rf = rc->shared[PART_FDINFO];
+	FdinfoEntry *e = t->img[PART_FDINFO];
+	const FileDesc *d;
+	size_t i;
+
+	for (i = 0; i < e->n_fds; i++) {
+		d = rf->img->files[e->fds[i]->file_id];
+		if (d->fown && rf->f[d->id].first == t->pid && first_fd_on(e, i) &&
+		    file_fown_queue(b, e->fds[i]->fd, d))
+			return -1;
+	}
 	return 0;
 }
 
@@ -1014,6 +1067,7 @@ const struct part part_fdinfo = {
 	.id = PART_FDINFO,
 	.after_dump = fdinfo_after_dump,
 	.check = fdinfo_check,
+	.prepare = fdinfo_prepare,
 	.dump = fdinfo_dump,
 	.dump_tree = fdinfo_dump_tree,
 	.load_tree = fdinfo_load_tree,
@@ -1022,6 +1076,7 @@ const struct part part_fdinfo = {
 	.early = fdinfo_early,
 	.session = fdinfo_session,
 	.child = fdinfo_child,
+	.batch = fdinfo_batch,
 	.final = fdinfo_final,
 	.resume = fdinfo_resume,
 	.release = fdinfo_release,
