@@ -1083,7 +1083,32 @@ def file_extra(f: dict[str, Any]) -> str:
         wds = ", ".join(f"wd {x['wd']} {x['path']} {x['mask']:#x}"
                         for x in f["inotify"].get("wds", []))
         return f": {wds or 'no watches'}"
+    if "pidfd" in f:
+        p = f["pidfd"]
+        return (f", of {p['pid'] or 'a reaped process'}{' (thread)' if p.get('thread') else ''}"
+                f", made by {p.get('holder', '?')} at fd {p.get('holder_fd', '?')}")
     return ""
+
+
+def fown_str(f: dict[str, Any]) -> str:
+    """Who gets the file's signals (file_desc fown), or ""."""
+    o = f.get("fown")
+    if not o:
+        return ""
+    who = ("thread", "process", "group")[o["pid_type"]] if o["pid_type"] < 3 else "?"
+    return (f", signals to {who} {o['pid']}" if o["pid"] else ", no owner") + \
+        (f" with {o['signum']}" if o["signum"] else "") + (", O_ASYNC" if o.get("async") else "")
+
+
+def show_locks(ck: Checkpoint, pid: int, w: Any) -> None:
+    """The file locks task @pid takes again (file-lock.img)."""
+    for lk in (ck.image("file_lock") or {}).get("locks", []):
+        if lk["pid"] != pid:
+            continue
+        rng = f" bytes {lk.get('start', 0)}+{lk.get('len') or 'EOF'}" \
+            if lk["kind"] in ("FL_POSIX", "FL_OFD") else ""
+        w(f"    lock: {str(lk['kind']).replace('FL_', '')} {str(lk['type']).replace('FL_', '')}"
+          f" on fd {lk['fd']}{rng}")
 
 
 def show_fds(ck: Checkpoint, pid: int, w: Any) -> None:
@@ -1105,9 +1130,10 @@ def show_fds(ck: Checkpoint, pid: int, w: Any) -> None:
             tfd = f["tfd"]
             extra = (f", clock {tfd['clockid']}, next {ns_str(tfd['value_ns'])} "
                      f"every {ns_str(tfd['interval_ns'])}, {tfd['ticks']} unread")
-        extra += file_extra(f)
+        extra += file_extra(f) + fown_str(f)
         w(f"    {fd['fd']}: {f['path']} ({kind}, {open_flags_str(f['flags'])}, "
           f"pos {f['pos']}{', cloexec' if fd.get('cloexec') else ''}{extra})")
+    show_locks(ck, pid, w)
 
 
 # --------------------------------------------------------------------- cli

@@ -115,7 +115,7 @@ static void describe(const struct proc_lock *pl, char *buf, size_t len)
 			 (long long)pl->end);
 }
 
-static int lock_of(const struct fd_dump *f, const struct proc_lock *pl, struct lock_seen *s)
+static void lock_of(const struct fd_dump *f, const struct proc_lock *pl, struct lock_seen *s)
 {
 	size_t i;
 
@@ -135,7 +135,6 @@ static int lock_of(const struct fd_dump *f, const struct proc_lock *pl, struct l
 	s->pid = f->pid;
 	s->dev = f->st->st_dev;
 	s->ino = f->st->st_ino;
-	return 0;
 }
 
 /*
