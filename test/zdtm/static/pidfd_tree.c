@@ -2,12 +2,14 @@
 /*
  * pidfds of the tree's processes: of ourselves (non-blocking), of a child
  * made with pidfd_open() and of one made by clone(CLONE_PIDFD) (watched by
- * an epoll), of a child that exited and was reaped, and, held by the first
+ * an epoll), of a child that exited and was reaped, of one that exited and
+ * was not (a zombie), and, held by the first
  * child, of its parent and of the second child, its younger sibling, which
  * a restore forks after it. After restore each pidfd names its process
  * (fdinfo), signals reach it through the pidfd, the epoll reports the
  * clone child's death and waitid(P_PIDFD) collects both children; the
- * reaped one's pidfd polls readable and signals nobody (ESRCH). The
+ * reaped one's pidfd polls readable and signals nobody (ESRCH), the
+ * zombie's polls readable and waitid(P_PIDFD) gets its exit status. The
  * children inherited our own pidfd and the reaped child's: each is still
  * one open file description in all three.
  */
@@ -121,16 +123,25 @@ static void check_waitid(int pidfd, int code, int status, const char *who)
 int main(int argc, char **argv)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0x5eed };
-	int self, of_child, of_clone, reaped, ep, done[2];
+	int self, of_child, of_clone, reaped, ep, done[2], of_zombie;
 	char c;
 	struct pollfd pfd;
-	pid_t child, clone_child;
+	siginfo_t zi;
+	pid_t child, clone_child, zombie;
 
 	test_init(argc, argv);
 	self = pidfd_open(getpid(), O_NONBLOCK);
 	if (self < 0)
 		fail_errno("pidfd_open of ourselves");
 	reaped = reaped_pidfd();
+	zombie = fork();
+	if (zombie < 0)
+		fail_errno("fork");
+	if (zombie == 0)
+		_exit(5);
+	of_zombie = pidfd_open(zombie, 0);
+	if (of_zombie < 0 || waitid(P_PID, zombie, &zi, WEXITED | WNOWAIT))
+		fail_errno("a pidfd of a zombie");
 	child = first_child(done);
 	of_child = pidfd_open(child, 0);
 	clone_child = clone_pidfd(&of_clone);
@@ -161,6 +172,10 @@ int main(int argc, char **argv)
 		fail("the reaped child's pidfd does not poll readable");
 	if (!pidfd_signal(reaped, 0) || errno != ESRCH)
 		fail("a signal through the reaped child's pidfd went somewhere: %m");
+	pfd = (struct pollfd){ .fd = of_zombie, .events = POLLIN };
+	if (pidfd_pid(of_zombie) != zombie || poll(&pfd, 1, 0) != 1)
+		fail("the zombie's pidfd does not name it, readable");
+	check_waitid(of_zombie, CLD_EXITED, 5, "zombie");
 	if (syscall(SYS_kcmp, getpid(), child, KCMP_FILE, self, self) ||
 	    syscall(SYS_kcmp, getpid(), clone_child, KCMP_FILE, reaped, reaped))
 		fail("a pidfd the children inherited is not one description with ours");
