@@ -680,7 +680,7 @@ static int fdinfo_load(struct rst_ctx *rc, struct rtask *t)
 	return 0;
 }
 
-/* The first of the task's fds on description @id, if it is @i. */
+/* Whether the task's fd entry @i is its first on that description. */
 static int first_fd_on(const FdinfoEntry *e, size_t i)
 {
 	size_t j;
