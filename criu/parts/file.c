@@ -118,6 +118,7 @@ static int scan_fds(pid_t pid, struct fd_scan **out)
 		if (!f)
 			goto err;
 		f->fdinfo = NULL;
+		memset(&f->fown, 0, sizeof(f->fown));	/* known only once asked */
 		f->fd = atoi(de->d_name);
 		snprintf(link, sizeof(link), "%s/%d", dir, f->fd);
 		len = readlink(link, f->path, sizeof(f->path) - 1);
