@@ -163,6 +163,8 @@ mount -t tmpfs tmpfs /dev/shm
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 ${share:+mkdir -p /shared; mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 shared /shared}
 hostname guest
+# the loopback link up, as on any host (127.0.0.1, ::1 for the socket tests)
+ip link set lo up 2>/dev/null
 echo "$begin"
 /bin/sh /cmd </dev/null
 echo "$endm\$?"

@@ -58,7 +58,16 @@ EVENTFD_6_5 = ("criu refuses eventfds on kernels whose fdinfo lacks "
 NO_NFTABLES = ("the guest kernel has no nf_tables: criu's default network lock of the "
                "tree's own network namespace can't be taken there",
                r"can't open a netfilter socket: Protocol not supported")
+# The guest's kernel is built without inet_diag (CONFIG_INET_DIAG), which
+# criu asks about a TCP socket's state, and without network devices
+# (CONFIG_NETDEVICES: SO_BINDTODEVICE is ENOPROTOOPT); both say so.
+NO_INET_DIAG = ("the guest kernel has no inet_diag: criu can't ask it about a TCP socket",
+                r"is inet_diag available\?")
+NO_NETDEVICES = ("the guest kernel has no network devices: the program's SO_BINDTODEVICE "
+                 "is refused before it is ready", r"SO_BINDTODEVICE: Protocol not available")
 KNOWN_ON_6_1 = {
+    "sk_inet_tcp": NO_INET_DIAG,
+    "sk_inet_udp": NO_NETDEVICES,
     "sk_unix_netns": NO_NFTABLES,
     "sk_unix_ns": NO_NFTABLES,
     "epoll_watches": EVENTFD_6_5,

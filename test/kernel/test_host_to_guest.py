@@ -15,7 +15,9 @@ does: --cpu-cap=none, as test_two_kernels.py does for that direction.
 Run with: python3 -m pytest -m kernel test/kernel/test_host_to_guest.py
 """
 import os
+import shutil
 import signal
+import tempfile
 import subprocess
 import time
 from pathlib import Path
@@ -92,9 +94,22 @@ def dump_here(prog: Path, work: Path, img: Path, env: dict[str, str]) -> set[str
 def restore_in_guest(guest: Any, criu_bin: str, subreaper_bin: Path, tmp_path: Path,
                      env: dict[str, str], cap: str) -> str:
     """Dumped here in @env, restored in the guest with @cap; its output."""
-    prog = ZDTM_BUILT / PROG
-    if not prog.exists():
-        pytest.fail(f"{prog} not built (ninja -C BUILD_DIR)")
+    built = ZDTM_BUILT / PROG
+    if not built.exists():
+        pytest.fail(f"{built} not built (ninja -C BUILD_DIR)")
+    # the guest mounts a tmpfs on /tmp, which would hide a program copied
+    # there at its path here: it runs from a copy outside /tmp
+    home = Path(tempfile.mkdtemp(prefix="criu-h2g-", dir="/var/tmp"))
+    try:
+        prog = home / PROG
+        shutil.copy2(built, prog)
+        return run_in_guest(guest, criu_bin, subreaper_bin, tmp_path, env, cap, prog)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def run_in_guest(guest: Any, criu_bin: str, subreaper_bin: Path, tmp_path: Path,
+                 env: dict[str, str], cap: str, prog: Path) -> str:
     work, img = tmp_path / "work", tmp_path / "img"
     mapped = dump_here(prog, work, img, env)
     (tmp_path / "run.sh").write_text(GUEST.replace("@WORK@", str(work)).replace("@CAP@", cap))
