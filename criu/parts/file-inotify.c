@@ -32,6 +32,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "parts/file-kind.h"
+#include "proc/proc.h"
 #include "task/ptrace.h"
 
 #define HANDLE_MAX	128
@@ -75,41 +76,38 @@ static int parse_line(const char *p, struct wd_line *w)
 }
 
 /*
- * A mount of the filesystem of kernel device @sdev in task @pid's mount
- * namespace, its root preferred: a path read back through it is the one the
+ * A mount of the filesystem of kernel device @sdev among @ms, task @pid's
+ * mounts, its root preferred: a path read back through it is the one the
  * task sees (a container's, not the host's).
  */
-static int open_mount(pid_t pid, unsigned int sdev)
+static int open_mount(pid_t pid, const struct proc_mounts *ms, unsigned int sdev)
 {
-	unsigned int maj, min, want_maj = sdev >> 20, want_min = sdev & 0xfffff;
-	char *buf, *p, root[PATH_MAX], mnt[PATH_MAX], at[PATH_MAX + 32];
-	int fd = -1, best = 0;
+	unsigned int want_maj = sdev >> 20, want_min = sdev & 0xfffff;
+	const struct proc_mount *m;
+	char at[PATH_MAX + 32];
+	int i, fd = -1, best = 0;
 
-	snprintf(at, sizeof(at), "/proc/%d/mountinfo", pid);
-	buf = read_file(-1, at, NULL);
-	if (!buf)
-		return -1;
-	for (p = buf; p && *p && best < 2; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		if (sscanf(p, "%*d %*d %u:%u %4095s %4095s", &maj, &min, root, mnt) != 4 ||
-		    maj != want_maj || min != want_min)
+	for (i = 0; i < ms->nr && best < 2; i++) {
+		m = &ms->m[i];
+		if (m->major != want_maj || m->minor != want_min)
 			continue;
-		if (fd >= 0 && strcmp(root, "/"))
+		if (fd >= 0 && strcmp(m->root, "/"))
 			continue;
 		if (fd >= 0)
 			close(fd);
-		snprintf(at, sizeof(at), "/proc/%d/root%s", pid, mnt);
+		snprintf(at, sizeof(at), "/proc/%d/root%s", pid, m->mountpoint);
 		fd = open(at, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		best = fd >= 0 ? 1 + !strcmp(root, "/") : 0;
+		best = fd >= 0 ? 1 + !strcmp(m->root, "/") : 0;
 	}
-	free(buf);
 	return fd;
 }
 
 /*
- * The path of the watched inode as task @f->pid sees it, and its stat in
- * @st; NULL when it has none (logged).
+ * The path of the watched inode as task @f->pid sees it through its mounts
+ * @ms, and its stat in @st; NULL when it has none (logged).
  */
-static char *watch_path(const struct fd_dump *f, const struct wd_line *w, struct stat *st)
+static char *watch_path(const struct fd_dump *f, const struct proc_mounts *ms,
+			const struct wd_line *w, struct stat *st)
 {
 	struct {
 		struct file_handle fh;
@@ -125,7 +123,7 @@ static char *watch_path(const struct fd_dump *f, const struct wd_line *w, struct
 		       w->wd);
 		return NULL;
 	}
-	mfd = open_mount(f->pid, w->sdev);
+	mfd = open_mount(f->pid, ms, w->sdev);
 	if (mfd < 0) {
 		pr_err("Task %d: inotify fd %d watches inode %lu (wd %u) on device %u:%u, "
 		       "which is not mounted here", f->pid, f->fd, w->ino, w->wd, w->sdev >> 20,
@@ -198,10 +196,12 @@ static void warn_pending(const struct fd_dump *f)
 static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
 {
 	InotifyEntry *e = xzalloc(sizeof(*e));
+	struct proc_mounts ms = { 0 };
 	struct wd_line w;
 	struct stat st;
 	const char *p;
 	char *path;
+	int ret = -1;
 
 	if (!e)
 		return -1;
@@ -212,16 +212,22 @@ static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, Fil
 			continue;
 		if (parse_line(p, &w)) {
 			pr_err("Task %d: can't parse a watch of inotify fd %d", f->pid, f->fd);
-			return -1;
+			goto out;
 		}
-		path = watch_path(f, &w, &st);
+		/* read once per fd, and only for an fd that watches something */
+		if (!ms.buf && proc_read_mountinfo(f->pid, &ms))
+			goto out;
+		path = watch_path(f, &ms, &w, &st);
 		if (!path || add_wd(e, &w, path, &st))
-			return -1;
+			goto out;
 		pr_debug("Task %d: inotify fd %d: wd %u on %s, mask %#x", f->pid, f->fd, w.wd,
 			 path, w.mask);
 	}
 	warn_pending(f);
-	return 0;
+	ret = 0;
+out:
+	proc_mounts_free(&ms);
+	return ret;
 }
 
 /* Before anything is changed: every wd one the restore can make again. */
