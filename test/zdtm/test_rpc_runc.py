@@ -32,6 +32,7 @@ COUNTER = "i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; don
 class Container:
     TERMINAL = False                # the spec's process.terminal
     SCRIPT = COUNTER                # what sh -c runs in it
+    TOOLS: tuple[str, ...] = ()     # busybox applets it needs besides sh, sleep, cat, echo
 
     def __init__(self, base: Path):
         self.base = base
@@ -61,7 +62,7 @@ class Container:
         for d in ("bin", "tmp", "proc", "sys", "dev"):
             (root / d).mkdir(parents=True, exist_ok=True)
         shutil.copy(BUSYBOX, root / "bin" / "busybox")   # type: ignore[arg-type]
-        for tool in ("sh", "sleep", "cat", "echo"):
+        for tool in ("sh", "sleep", "cat", "echo") + self.TOOLS:
             (root / "bin" / tool).symlink_to("busybox")
         self.bin.mkdir()
         (self.bin / "criu").symlink_to(zdtm.CRIU)
