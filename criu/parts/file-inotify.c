@@ -3,11 +3,9 @@
  * inotify: a kind of open file for the fd table (file.c).
  *
  * /proc/PID/fdinfo lists each watch: its watch descriptor (wd), mask, the
- * watched inode and a file handle for it. The path comes from the handle:
- * open_by_handle_at() (CAP_DAC_READ_SEARCH) on a mount of the inode's
- * filesystem, then the /proc/self/fd link of what it opened. A watch on a
- * file that is gone (deleted, or a filesystem without file handles) is
- * refused.
+ * watched inode and a file handle for it. The path comes from the handle
+ * (task/fhandle.c). A watch on a file that is gone (deleted, or a
+ * filesystem without file handles) is refused.
  *
  * Restore adds the watches again by path, in wd order. The kernel hands
  * out wds one after the other (cyclically, never reusing one soon), so a
@@ -33,9 +31,8 @@
 #include "core/util.h"
 #include "parts/file-kind.h"
 #include "proc/proc.h"
+#include "task/fhandle.h"
 #include "task/ptrace.h"
-
-#define HANDLE_MAX	128
 
 /* filesystems that are always there, as dummy watches */
 static const char *const dummies[] = { "/", "/proc", "/dev", "/sys", "/tmp", "/etc", "/usr" };
@@ -48,112 +45,29 @@ static int inotify_match(const char *link, const struct stat *st)
 /* ------------------------------------------------------------------ dump */
 
 struct wd_line {
-	unsigned int wd, mask, sdev, hbytes;
-	int htype;
+	unsigned int wd, mask, sdev;
 	unsigned long ino;
-	unsigned char handle[HANDLE_MAX];
+	struct fhandle h;
 };
 
 static int parse_line(const char *p, struct wd_line *w)
 {
-	char hex[2 * HANDLE_MAX + 1];
-	unsigned int ignored, i;
-	int n;
-
-	n = sscanf(p, "inotify wd:%x ino:%lx sdev:%x mask:%x ignored_mask:%x "
-		   "fhandle-bytes:%x fhandle-type:%x f_handle:%256s", &w->wd, &w->ino, &w->sdev,
-		   &w->mask, &ignored, &w->hbytes, &w->htype, hex);
-	if (n < 4)
+	if (sscanf(p, "inotify wd:%x ino:%lx sdev:%x mask:%x", &w->wd, &w->ino, &w->sdev,
+		   &w->mask) != 4)
 		return -1;
-	if (n < 8 || !w->hbytes || w->hbytes > HANDLE_MAX || strlen(hex) < 2 * w->hbytes) {
-		w->hbytes = 0;
-		return 0;
-	}
-	for (i = 0; i < w->hbytes; i++)
-		if (sscanf(hex + 2 * i, "%2hhx", &w->handle[i]) != 1)
-			return -1;
+	/* a malformed handle counts as none: the watch is refused by name */
+	fhandle_parse(p, &w->h);
 	return 0;
 }
 
-/*
- * A mount of the filesystem of kernel device @sdev among @ms, task @pid's
- * mounts, its root preferred: a path read back through it is the one the
- * task sees (a container's, not the host's).
- */
-static int open_mount(pid_t pid, const struct proc_mounts *ms, unsigned int sdev)
-{
-	unsigned int want_maj = sdev >> 20, want_min = sdev & 0xfffff;
-	const struct proc_mount *m;
-	char at[PATH_MAX + 32];
-	int i, fd = -1, best = 0;
-
-	for (i = 0; i < ms->nr && best < 2; i++) {
-		m = &ms->m[i];
-		if (m->major != want_maj || m->minor != want_min)
-			continue;
-		if (fd >= 0 && strcmp(m->root, "/"))
-			continue;
-		if (fd >= 0)
-			close(fd);
-		snprintf(at, sizeof(at), "/proc/%d/root%s", pid, m->mountpoint);
-		fd = open(at, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		best = fd >= 0 ? 1 + !strcmp(m->root, "/") : 0;
-	}
-	return fd;
-}
-
-/*
- * The path of the watched inode as task @f->pid sees it through its mounts
- * @ms, and its stat in @st; NULL when it has none (logged).
- */
+/* The path of the watched inode as task @f->pid sees it through its mounts @ms. */
 static char *watch_path(const struct fd_dump *f, const struct proc_mounts *ms,
 			const struct wd_line *w, struct stat *st)
 {
-	struct {
-		struct file_handle fh;
-		unsigned char bytes[HANDLE_MAX];
-	} h;
-	char link[64], path[PATH_MAX], at[PATH_MAX + 32];
-	int mfd, fd;
-	ssize_t len;
+	char what[64];
 
-	if (!w->hbytes) {
-		pr_err("Task %d: inotify fd %d watches inode %lu (wd %u) on a filesystem "
-		       "without file handles, which is not supported", f->pid, f->fd, w->ino,
-		       w->wd);
-		return NULL;
-	}
-	mfd = open_mount(f->pid, ms, w->sdev);
-	if (mfd < 0) {
-		pr_err("Task %d: inotify fd %d watches inode %lu (wd %u) on device %u:%u, "
-		       "which is not mounted here", f->pid, f->fd, w->ino, w->wd, w->sdev >> 20,
-		       w->sdev & 0xfffff);
-		return NULL;
-	}
-	h.fh.handle_bytes = w->hbytes;
-	h.fh.handle_type = w->htype;
-	memcpy(h.fh.f_handle, w->handle, w->hbytes);
-	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
-	close(mfd);
-	if (fd < 0) {
-		pr_perror("Task %d: inotify fd %d watches inode %lu (wd %u), which can't be "
-			  "opened by its handle (deleted?)", f->pid, f->fd, w->ino, w->wd);
-		return NULL;
-	}
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	len = readlink(link, path, sizeof(path) - 1);
-	close(fd);
-	if (len > 0)
-		path[len] = '\0';
-	/* the path must lead to the very inode: not deleted, not moved out of reach */
-	if (len > 0)
-		snprintf(at, sizeof(at), "/proc/%d/root%s", f->pid, path);
-	if (len <= 0 || path[0] != '/' || lstat(at, st) || st->st_ino != w->ino) {
-		pr_err("Task %d: inotify fd %d watches inode %lu (wd %u), which has no path "
-		       "(deleted?), which is not supported", f->pid, f->fd, w->ino, w->wd);
-		return NULL;
-	}
-	return xstrdup(path);
+	snprintf(what, sizeof(what), "inotify fd %d, wd %u", f->fd, w->wd);
+	return fhandle_path(f->pid, ms, w->sdev, w->ino, &w->h, st, what);
 }
 
 static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path,
