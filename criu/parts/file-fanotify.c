@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/fanotify.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -135,13 +134,11 @@ static int add_mark(FanotifyEntry *e, const struct mark_line *m, char *path)
 
 static void warn_pending(const struct fd_dump *f)
 {
-	int fd = ptrace_getfd(f->pid, f->fd), queued = 0;
+	int queued = ptrace_fd_queued(f->pid, f->fd);
 
-	if (fd >= 0 && !ioctl(fd, FIONREAD, &queued) && queued)
+	if (queued)
 		pr_warn("Task %d: fanotify fd %d has %d bytes of events not read yet; they are "
 			"not saved", f->pid, f->fd, queued);
-	if (fd >= 0)
-		close(fd);
 }
 
 static int parse_group(const struct fd_dump *f, FanotifyEntry *e)

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -98,13 +97,11 @@ static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path,
 
 static void warn_pending(const struct fd_dump *f)
 {
-	int fd = ptrace_getfd(f->pid, f->fd), queued = 0;
+	int queued = ptrace_fd_queued(f->pid, f->fd);
 
-	if (fd >= 0 && !ioctl(fd, FIONREAD, &queued) && queued)
+	if (queued)
 		pr_warn("Task %d: inotify fd %d has %d bytes of events not read yet; they are "
 			"not saved", f->pid, f->fd, queued);
-	if (fd >= 0)
-		close(fd);
 }
 
 static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
