@@ -59,6 +59,7 @@ static int parse_vma_line(char *line, struct proc_vma *v)
 		  (perms[2] == 'x' ? PROT_EXEC : 0);
 	v->shared = perms[3] == 's';
 	v->vmflags = 0;
+	v->pkey = 0;
 	v->path = NULL;
 	if (path_off && line[path_off]) {
 		v->path = xstrdup(line + path_off);
@@ -80,6 +81,11 @@ int proc_parse_maps(char *buf, struct proc_maps *maps)
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
+		if (!strncmp(line, "ProtectionKey:", 14)) {
+			if (maps->nr)
+				maps->vma[maps->nr - 1].pkey = atoi(line + 14);
+			continue;
+		}
 		if (!strncmp(line, "VmFlags:", 8)) {
 			if (maps->nr)
 				maps->vma[maps->nr - 1].vmflags = parse_vmflags(line + 8);

@@ -59,6 +59,7 @@ struct proc_vma {
 	unsigned int dev_major, dev_minor;
 	uint64_t ino;
 	unsigned int vmflags;	/* VMF_* (only when parsed from smaps) */
+	int pkey;		/* smaps' ProtectionKey (pkey_mprotect()); 0: none */
 	char *path;		/* NULL for anonymous; "[heap]" etc. for special */
 };
 

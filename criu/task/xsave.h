@@ -22,6 +22,12 @@
 #define XSAVE_LEGACY_MASK	3ULL
 #define XSAVE_COMPACTED		(1ULL << 63)	/* XCOMP_BV: the compacted format */
 #define XSAVE_AREA_MAX		(64 << 10)
+/*
+ * PKRU, the protection keys' rights: it matters only to memory that has a
+ * key, which a dump refuses (parts/cpu-use.c), so a CPU without it takes
+ * the registers without it (parts/cpu-info.c, parts/regs.c)
+ */
+#define XSAVE_PKRU		(1ULL << 9)
 
 /* Where the components of this CPU's XSAVE area are (CPUID 0xD). */
 struct xsave_layout {
