@@ -342,8 +342,11 @@ static void why_bits(struct why *w, int word, uint32_t bits)
 static int check_fpu(const CpuinfoEntry *host, const struct cpu_need *need,
 		     struct why *w)
 {
-	/* no memory of the task has a protection key: PKRU goes without loss */
-	uint64_t miss = need->xfeatures & ~host->xfeatures & ~XSAVE_PKRU;
+	/*
+	 * no memory of the task has a protection key: PKRU goes without loss;
+	 * MPX's go when MPX was off, which only the registers tell (regs.c)
+	 */
+	uint64_t miss = need->xfeatures & ~host->xfeatures & ~(XSAVE_PKRU | XSAVE_MPX);
 	int bad = 0;
 
 	/* where they lie and the area's size may differ: regs.c converts */
