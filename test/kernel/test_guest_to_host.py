@@ -56,10 +56,13 @@ def lines(out: str, tag: str) -> list[str]:
     return [ln[len(tag) + 1:].strip() for ln in out.splitlines() if ln.startswith(tag + " ")]
 
 
-def mapped_files(prog: Path) -> set[str]:
+def mapped_files(prog: Path, work: Path) -> set[str]:
     """The files @prog maps when it runs here: the guest needs them at the same paths."""
-    p = subprocess.Popen(["setsid", str(prog), "--outfile", "/dev/null", "--readyfile",
-                          "/dev/null"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    # its own files: the ready file is written by rename(), which would
+    # replace a /dev/null given as its path
+    p = subprocess.Popen(["setsid", str(prog), "--outfile", str(work / "probe.out"),
+                          "--readyfile", str(work / "probe.ready")], cwd=work,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.3)
@@ -126,7 +129,7 @@ def test_restored_on_a_newer_kernel(guest: Any, criu_bin: str, subreaper_bin: Pa
                           .replace("@LACKS@", lacking_caps()))
         extra = [criu_bin, str(subreaper_bin), f"{dropcap_bin}:/dropcap", f"{script}:/run.sh",
                  f"{prog}:{prog}"]
-        extra += [f"{f}:{f}" for f in sorted(mapped_files(prog)) if f != str(prog)]
+        extra += [f"{f}:{f}" for f in sorted(mapped_files(prog, tmp_path)) if f != str(prog)]
         rc, o, e = guest.run("subreaper sh /run.sh", smp=2, selftests=False, timeout=180,
                              extra=extra, share=share)
         out = f"{o}{e}"
