@@ -3,7 +3,7 @@
  * mlockall(MCL_CURRENT | MCL_FUTURE) is kept: the areas that existed are
  * locked ("lo" in smaps), and an area mapped after the restore is locked
  * and populated as it is mapped, as MCL_FUTURE makes it.
- * With --extra-arg onfault (mem_mlockall_onfault) MCL_ONFAULT is added:
+ * With the argument onfault (mem_mlockall_onfault) MCL_ONFAULT is added:
  * areas are locked ("lo" and "lf") but a new one is not populated.
  */
 #include <stdio.h>
@@ -11,36 +11,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "zdtm.h"
+#include "mem_vmflags.h"
 
 #ifndef MCL_ONFAULT
 #define MCL_ONFAULT	4	/* Linux 4.4 */
 #endif
 
 static int onfault;
-
-/* Whether the smaps VmFlags of the area at @addr hold @flag ("lo", "lf"). */
-static int has_vmflag(void *addr, const char *flag)
-{
-	static char buf[1 << 20];
-	char key[32], *p, *end;
-
-	if (test_read_file("/proc/self/smaps", buf, sizeof(buf)) <= 0)
-		fail_errno("read smaps");
-	snprintf(key, sizeof(key), "%lx-", (unsigned long)addr);
-	for (p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, strlen(key)))
-			break;
-	if (!p)
-		fail("no area at %p in smaps", addr);
-	p = strstr(p, "VmFlags:");
-	if (!p)
-		fail("no VmFlags for %p", addr);
-	end = strchr(p, '\n');
-	if (end)
-		*end = '\0';
-	return strstr(p, flag) != NULL;
-}
 
 static void check_new_area(void)
 {
