@@ -7,7 +7,7 @@
  *
  * Dump reads the first two from /proc. The other two only the task can
  * show, in its batch: MEMBARRIER_CMD_GET_REGISTRATIONS (Linux 6.3) names
- * the registrations; no call reads the mm's default flags, so the batch
+ * the registrations (older kernels: see membarrier_of()); no call reads the mm's default flags, so the batch
  * maps one page and looks at how the kernel treated it. MCL_FUTURE locks
  * it, and MADV_DONTNEED refuses a locked area (EINVAL); without
  * MCL_ONFAULT the lock also filled it (mincore). The page is unmapped in
@@ -49,6 +49,8 @@
 #define MEMBARRIER_CMD_GET_REGISTRATIONS (1 << 9)	/* Linux 6.3 */
 /* the REGISTER_* commands: global expedited, private expedited, sync-core, rseq */
 #define MEMBARRIER_REGISTERS		((1 << 2) | (1 << 4) | (1 << 6) | (1 << 8))
+#define MEMBARRIER_REGISTER_GLOBAL	(1 << 2)
+#define MEMBARRIER_REGISTER_PRIVATE	(1 << 4)
 #define CAP_AUDIT_CONTROL_NR		30
 #define CAP_SYS_RESOURCE_NR		24
 #define OOM_ADJ_MIN			-1000
@@ -56,7 +58,7 @@
 #define LOGINUID_UNSET			4294967295U
 
 struct props_dump_priv {
-	int mb_idx, map_idx, advise_idx, core_idx;
+	int mb_idx, query_idx, map_idx, advise_idx, core_idx;
 	uint64_t vec;		/* mincore's byte, in the task */
 };
 
@@ -97,9 +99,11 @@ static int props_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 		return -1;
 	p->mb_idx = BATCH(b, "membarrier(MEMBARRIER_CMD_GET_REGISTRATIONS)",
 			  __NR_membarrier | SC_MAY_FAIL, MEMBARRIER_CMD_GET_REGISTRATIONS, 0, 0);
+	p->query_idx = BATCH(b, "membarrier(MEMBARRIER_CMD_QUERY)", __NR_membarrier | SC_MAY_FAIL,
+			     MEMBARRIER_CMD_QUERY, 0, 0);
 	p->map_idx = BATCH(b, "mmap of a page to see MCL_FUTURE", __NR_mmap | SC_MAY_FAIL,
 			   0, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p->mb_idx < 0 || p->map_idx < 0)
+	if (p->mb_idx < 0 || p->query_idx < 0 || p->map_idx < 0)
 		return -1;
 	at = batch_ret_remote(b, p->map_idx);
 	p->advise_idx = BATCH(b, "madvise(MADV_DONTNEED) of that page",
@@ -142,12 +146,43 @@ static int mcl_future(struct dtask *t, struct batch *b, struct props_dump_priv *
 	return MCL_FUTURE | (*vec & 1 ? 0 : MCL_ONFAULT);
 }
 
+/*
+ * The registrations, or where the kernel can't list them (before 6.3) the
+ * cheap ones it offers, registered again for good measure: a barrier the
+ * task asks for then works, at the price of the IPIs other processes'
+ * global expedited barriers send it. Sync-core and rseq ones, which cost
+ * more, are left out.
+ */
+static int membarrier_of(struct dtask *t, struct batch *b, struct props_dump_priv *p,
+			 TaskPropsEntry *e)
+{
+	int64_t mb = batch_entry(b, p->mb_idx)->ret;
+	int64_t query = batch_entry(b, p->query_idx)->ret;
+
+	if (mb >= 0) {
+		e->has_membarrier = 1;
+		e->membarrier = mb;
+		return 0;
+	}
+	if (mb != -EINVAL && mb != -ENOSYS) {
+		pr_err("Task %d: membarrier(MEMBARRIER_CMD_GET_REGISTRATIONS): %s", t->pid,
+		       strerror(-mb));
+		return -1;
+	}
+	if (query <= 0)
+		return 0;	/* no membarrier at all: nothing registered */
+	e->has_membarrier = 1;
+	e->membarrier = query & (MEMBARRIER_REGISTER_GLOBAL | MEMBARRIER_REGISTER_PRIVATE);
+	pr_warn("Task %d: the kernel can't list membarrier registrations: the expedited "
+		"ones it offers (%#x) will be registered", t->pid, e->membarrier);
+	return 0;
+}
+
 static int props_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 {
 	struct props_dump_priv *p = t->priv[PART_TASK_PROPS];
 	TaskPropsEntry e = TASK_PROPS_ENTRY__INIT;
 	char path[64];
-	int64_t mb;
 	long v;
 	int mcl, ret = -1;
 
@@ -162,18 +197,8 @@ static int props_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 		e.has_loginuid = 1;
 		e.loginuid = v;
 	}
-	mb = batch_entry(b, p->mb_idx)->ret;
-	if (mb >= 0) {
-		e.has_membarrier = 1;
-		e.membarrier = mb;
-	} else if (mb != -EINVAL && mb != -ENOSYS) {
-		pr_err("Task %d: membarrier(MEMBARRIER_CMD_GET_REGISTRATIONS): %s", t->pid,
-		       strerror(-mb));
+	if (membarrier_of(t, b, p, &e))
 		goto out;
-	} else {
-		pr_info("Task %d: the kernel can't list membarrier registrations: not kept",
-			t->pid);
-	}
 	mcl = mcl_future(t, b, p);
 	if (mcl < 0)
 		goto out;
