@@ -158,7 +158,7 @@ static int mm_check(struct dump_ctx *dc, struct dtask *t)
 		if (why) {
 			pr_err("Task %d: %s at %#lx-%#lx (%s) is not supported",
 			       t->pid, why, t->maps.vma[i].start, t->maps.vma[i].end,
-			       t->maps.vma[i].path);
+			       t->maps.vma[i].path ? t->maps.vma[i].path : "anonymous");
 			return -1;
 		}
 	}

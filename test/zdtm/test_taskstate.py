@@ -1,5 +1,6 @@
 """Task state criu refuses, and refuses clearly (static/task_refused.c,
-static/task_oom_score.c): a userfaultfd with a registered area, a
+static/task_oom_score.c): a userfaultfd with a registered area (held
+by the task, or only by a process outside the tree), a
 MAP_HUGETLB area, a traced task inside the tree are refused at the dump,
 naming the task and the resource, and the task goes on unchanged
 (test_errors.py's contract); an oom_score_adj criu may not give (lowering
@@ -25,6 +26,7 @@ pytestmark = pytest.mark.usefixtures("need_criu")
 REFUSED = {
     # argument of static/task_refused -> words one of which the line must hold
     "userfaultfd": ("userfaultfd",),
+    "uffd_area": ("userfaultfd",),
     "hugetlb": ("hugetlb",),
     "ptraced": ("traced",),
 }

@@ -5,6 +5,9 @@
  *   userfaultfd  a userfaultfd with an area registered with it: the faults
  *                of that area are served by whoever reads the fd, which no
  *                restore can hand back;
+ *   uffd_area    the same area, its userfaultfd held only by a process
+ *                outside the tree (a grandchild whose parent exited: the
+ *                runner, a subreaper, adopts it), the task's own fd closed;
  *   hugetlb      a MAP_HUGETLB area (skipped where the machine has no huge
  *                pages: /proc/sys/vm/nr_hugepages is 0);
  *   ptraced      a child of ours that we trace (PTRACE_SEIZE).
@@ -13,6 +16,7 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -62,6 +66,52 @@ static void check_userfaultfd(void)
 		fail_errno("UFFDIO_UNREGISTER after the dump");
 }
 
+/* Hands the userfaultfd to a process outside the tree and closes ours. */
+static void give_userfaultfd_away(void)
+{
+	int p[2], st;
+	pid_t mid;
+
+	if (pipe(p))
+		fail_errno("pipe");
+	mid = fork();
+	if (mid < 0)
+		fail_errno("fork");
+	if (!mid) {
+		pid_t holder = fork();
+
+		if (holder == 0) {
+			close(p[0]);
+			close(p[1]);
+			for (;;)
+				pause();
+		}
+		_exit(holder < 0 || write(p[1], &holder, sizeof(holder)) != sizeof(holder));
+	}
+	if (waitpid(mid, &st, 0) != mid || st || read(p[0], &kid, sizeof(kid)) != sizeof(kid))
+		fail("no holder of the userfaultfd outside the tree");
+	close(p[0]);
+	close(p[1]);
+	close(uffd);
+	uffd = -1;
+}
+
+static void check_area_registered(void)
+{
+	char path[64], buf[1 << 16], key[32], *p, *flags;
+
+	snprintf(path, sizeof(path), "/proc/self/smaps");
+	if (test_read_file(path, buf, sizeof(buf)) <= 0)
+		fail_errno("read smaps");
+	snprintf(key, sizeof(key), "%lx-", (unsigned long)area);
+	p = strstr(buf, key);
+	flags = p ? strstr(p, "VmFlags:") : NULL;
+	if (!flags || !strstr(strtok(flags, "\n"), " um"))
+		fail("the area is no longer registered with the userfaultfd");
+	kill(kid, SIGKILL);
+	kid = 0;
+}
+
 static void hold_hugetlb(void)
 {
 	char buf[32];
@@ -108,8 +158,12 @@ int main(int argc, char **argv)
 	const char *what = argc > 1 ? argv[argc - 1] : "";
 
 	test_init(argc, argv);
-	if (!strcmp(what, "userfaultfd"))
+	if (!strcmp(what, "userfaultfd")) {
 		hold_userfaultfd();
+	} else if (!strcmp(what, "uffd_area")) {
+		hold_userfaultfd();
+		give_userfaultfd_away();
+	}
 	else if (!strcmp(what, "hugetlb"))
 		hold_hugetlb();
 	else if (!strcmp(what, "ptraced"))
@@ -122,9 +176,11 @@ int main(int argc, char **argv)
 
 	if (uffd >= 0)
 		check_userfaultfd();
+	else if (!strcmp(what, "uffd_area"))
+		check_area_registered();
 	if (kid)
 		check_ptraced();
-	if (area && uffd < 0 && ((char *)area)[HUGE_LEN - 1] != 0x6b)
+	if (!strcmp(what, "hugetlb") && ((char *)area)[HUGE_LEN - 1] != 0x6b)
 		fail("the hugetlb area lost its data");
 	pass();
 }
