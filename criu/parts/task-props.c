@@ -57,6 +57,8 @@
 #define OOM_ADJ_MAX			1000
 #define LOGINUID_UNSET			4294967295U
 
+#define MCL_UNKNOWN			-2	/* mcl_future() could not tell */
+
 struct props_dump_priv {
 	int mb_idx, query_idx, map_idx, advise_idx, core_idx;
 	uint64_t vec;		/* mincore's byte, in the task */
@@ -117,7 +119,10 @@ static int props_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	return 0;
 }
 
-/* mlockall()'s flags for areas to come, as the batch's page showed them. */
+/*
+ * mlockall()'s flags for areas to come, as the batch's page showed them;
+ * -1 on error, MCL_UNKNOWN where the page could not be mapped.
+ */
 static int mcl_future(struct dtask *t, struct batch *b, struct props_dump_priv *p)
 {
 	int64_t map = batch_entry(b, p->map_idx)->ret;
@@ -130,10 +135,11 @@ static int mcl_future(struct dtask *t, struct batch *b, struct props_dump_priv *
 			"MCL_ONFAULT can't be told, taken as absent", t->pid);
 		return MCL_FUTURE;
 	}
+	/* a task at its RLIMIT_AS or map count: not worth failing its dump */
 	if (map < 0 && map > -4096) {
-		pr_err("Task %d: can't map a page to look for MCL_FUTURE: %s", t->pid,
-		       strerror(-map));
-		return -1;
+		pr_warn("Task %d: can't map a page to look for MCL_FUTURE (%s): not kept",
+			t->pid, strerror(-map));
+		return MCL_UNKNOWN;
 	}
 	if (adv == 0)
 		return 0;
@@ -200,10 +206,10 @@ static int props_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	if (membarrier_of(t, b, p, &e))
 		goto out;
 	mcl = mcl_future(t, b, p);
-	if (mcl < 0)
+	if (mcl < 0 && mcl != MCL_UNKNOWN)
 		goto out;
-	e.has_mcl_future = 1;
-	e.mcl_future = mcl;
+	e.has_mcl_future = mcl >= 0;
+	e.mcl_future = mcl >= 0 ? mcl : 0;
 	ret = img_write(dc->dirfd, IMG_TASK_PROPS, t->ns_pid, &e.base);
 out:
 	free(p);
