@@ -835,7 +835,7 @@ def test_check_feature():
         return subprocess.run([zdtm.CRIU, "check", "--feature", name],
                               capture_output=True, text=True, timeout=30)
     for name in ("timens", "clone3_set_tid", "kcmp_epoll", "cgroupns", "userns",
-                 "external_net_ns", "network_lock_nftables", "fdinfo_lock"):
+                 "external_net_ns", "network_lock_nftables", "fdinfo_lock", "loginuid"):
         p = run(name)
         assert p.returncode == 0 and name in p.stdout, (name, p)
     for name in ("mem_dirty_track", "uffd-noncoop", "uffd", "pidfd_store"):
