@@ -57,12 +57,6 @@ EXCLUDED: dict[str, str] = {
     "tty_pair": "makes a mount namespace of its own (for a devpts): nested mount namespaces "
                 "are not supported",
 }
-# deleted files are made again in criu's mount namespace only (shmem-ghost.c refuses them
-# in a tree's own, the container's)
-EXCLUDED.update({name: "deleted files in a mount namespace of the tree's own are refused"
-                 for name in ("file_ghost", "file_ghost_tree", "file_ghost_linked",
-                              "file_ghost_exe", "file_opath", "mem_ghost")})
-
 _base: Optional[Path] = None
 _probe: Optional[str] = None        # None: not probed; "": criu dumps containers
 _count = 0
