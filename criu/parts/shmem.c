@@ -699,7 +699,10 @@ static int shmem_early(struct rst_ctx *rc, struct rtask *t)
 
 	if (t->creator || !mnt_tree_has_ns())
 		return 0;
-	return create_all(rc, 1, &at);
+	if (create_all(rc, 1, &at))
+		return -1;
+	pr_info("Task %d: made the deleted files again in the tree's mount namespace", t->pid);
+	return 0;
 }
 
 static int shmem_load(struct rst_ctx *rc, struct rtask *t)

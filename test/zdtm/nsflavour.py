@@ -118,6 +118,7 @@ class NsRun(zdtm.Run):
         self.as_init = desc.pidns
         self.init = 0
         self.inside_pid = 0     # the program's pid in the container
+        self.ctr_opts: list[str] = []   # more of ctr's options (volumes...)
         self.ctr = ct.Container(self.dir, self.root, container_name())
 
     def __enter__(self) -> "NsRun":
@@ -139,6 +140,7 @@ class NsRun(zdtm.Run):
         env = {"ZDTM_GAP": str(self.gap), "ZDTM_ODD": "a=b c\td\u00e9"}
         self.ctr.opts = [] if self.as_init else ["--init"]
         self.ctr.opts += ["--cwd", self.inside(self.dir), "--output", self.inside(self.log)]
+        self.ctr.opts += self.ctr_opts
         for k, v in env.items():
             self.ctr.opts += ["-e", f"{k}={v}"]
         self.ctr.cmd = self.command()
