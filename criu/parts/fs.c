@@ -32,6 +32,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "task/idmap.h"
 #include "task/mounts.h"
 #include "parts/part.h"
 #include "fs.pb-c.h"
@@ -242,10 +243,24 @@ out:
 	return fd;
 }
 
+struct cwd_arg {
+	struct rtask *t;
+	const FsEntry *fe;
+};
+
+static int deleted_cwd_fn(void *arg)
+{
+	struct cwd_arg *c = arg;
+
+	return deleted_cwd(c->t, c->fe);
+}
+
 static int fs_child(struct rst_ctx *rc, struct rtask *t)
 {
 	FsEntry *fe = t->img[PART_FS];
-	int fd = fe->cwd_deleted ? deleted_cwd(t, fe) :
+	struct cwd_arg arg = { t, fe };
+	/* in a user namespace of the tree's: made with its ids, criu's can't own it */
+	int fd = fe->cwd_deleted ? idmap_make_fd(rc->idmap, deleted_cwd_fn, &arg, fe->cwd) :
 		 mnt_open(t->pid, fe->cwd_mnt, fe->cwd, O_PATH | O_DIRECTORY);
 
 	if (fd < 0 || fchdir(fd)) {

@@ -35,6 +35,7 @@
 #include "image/sums.h"
 #include "parts/shmem-ghost.h"
 #include "parts/part.h"
+#include "task/idmap.h"
 #include "task/mounts.h"
 #include "shmem.pb-c.h"
 
@@ -649,6 +650,19 @@ static int create(struct shm_rst *rst, size_t i, const struct ghost_at *at)
 	}
 }
 
+struct create_arg {
+	struct shm_rst *rst;
+	size_t i;
+	const struct ghost_at *at;
+};
+
+static int create_fn(void *arg)
+{
+	struct create_arg *c = arg;
+
+	return create(c->rst, c->i, c->at);
+}
+
 /*
  * Objects @files (the deleted files) or not, filled, inherited by every
  * task (rst_object_set).
@@ -664,7 +678,8 @@ static int create_all(struct rst_ctx *rc, int files, const struct ghost_at *at)
 		o = rst->e->objects[i];
 		if (is_file(o) != files)
 			continue;
-		fd = create(rst, i, at);
+		/* in a user namespace of the tree's: with its ids, criu's can't own a file */
+		fd = idmap_make_fd(at->ids, create_fn, &(struct create_arg){ rst, i, at }, o->path);
 		rst->fds[i] = rst_object_set(rc, o->dev, o->ino, fd);
 		if (rst->fds[i] < 0)
 			return -1;

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Iterator
@@ -141,3 +142,69 @@ def test_failed_restore_leaves_no_ghost(run: GhostRun, how: str) -> None:
     run.restore_ok(img, run.restore_opts())
     run.check_running("after the restore that followed the failed one", snap)
     run.finish()
+
+
+# A shell as the container's init (busybox: no mapping, but an fd and a cwd):
+# a deleted file held open on the /dev/shm tmpfs and one on the rootfs (/tmp),
+# a removed cwd on the tmpfs, then sleep holds them all.
+HOLD = ("mkdir /dev/shm/gone && cd /dev/shm/gone && rmdir /dev/shm/gone && "
+        "exec 3<>/dev/shm/held 4<>/tmp/held && echo on-tmpfs >&3 && echo on-root >&4 && "
+        "chmod 640 /dev/shm/held && rm /dev/shm/held /tmp/held && "
+        "touch /dev/shm/ready && exec sleep 100000")
+
+
+def held(pid: int) -> dict[str, tuple[str, int, int, str]]:
+    """What the task holds: fd 3, fd 4 and its cwd, each as (link, owner as
+    the host sees it, mode, contents)."""
+    out = {}
+    for name in ("fd/3", "fd/4", "cwd"):
+        p = f"/proc/{pid}/{name}"
+        st = os.stat(p)
+        data = "" if name == "cwd" else Path(p).read_text()
+        out[name] = (os.readlink(p), st.st_uid, st.st_mode & 0o7777, data)
+    return out
+
+
+def test_ghosts_userns(tmp_path: Path) -> None:
+    """In a container with a user namespace of its own (ctr --userns: root
+    inside is 100000 outside): the deleted files are made again by the
+    restored root inside that namespace, owned by the ids the host saw
+    (named through its maps), with their mode and contents; the cwd is
+    removed again."""
+    base = Path(tempfile.mkdtemp(prefix="zdtm-ghost.", dir="/tmp"))
+    os.chmod(base, 0o711)           # the mapped root must reach its rootfs
+    c = ct.Container(tmp_path, ct.copy_rootfs(base / "root"), f"zg{os.getpid()}",
+                     ["--userns"], ["/bin/sh", "-c", HOLD])
+    try:
+        c.start()
+        deadline = time.monotonic() + 10
+        while not c.path("/dev/shm/ready").exists():
+            assert time.monotonic() < deadline and c.alive(), "the container did not start"
+            time.sleep(0.02)
+        before = held(c.pid)
+        assert before["fd/3"] == ("/dev/shm/held (deleted)", 100000, 0o640, "on-tmpfs\n")
+        img = tmp_path / "img"
+        img.mkdir()
+        res = ct.run_criu(tmp_path, "dump", ["dump", "-t", str(c.pid), "-D", str(img), "-o",
+                                             "dump.log", "-v4", "--external", "mnt[]"],
+                          img / "dump.log")
+        assert res.returncode == 0, res.describe()
+        assert not ct.reap_until_gone(c.tasks()), "the dumped container still runs"
+        c.delete(keep_state=True)
+        pidfile = img / "restore.pid"
+        res = ct.run_criu(tmp_path, "restore", ["restore", "-D", str(img), "-d", "--root",
+                                                str(c.root), "--pidfile", str(pidfile),
+                                                "-o", "restore.log", "-v4"],
+                          img / "restore.log")
+        assert res.returncode == 0, res.describe()
+        c.pid = int(pidfile.read_text())
+        c.read_ns()
+        assert c.ns["user"] != ct.ns_id(os.getpid(), "user")
+        assert held(c.pid) == before
+        assert not [n for n in os.listdir(c.root / "tmp") if "held" in n or ".criu" in n]
+        c.delete(pid=c.pid)
+    finally:
+        if c.state.exists():
+            c.ctr("delete", "--state", str(c.state), c.name)
+        ct.kill_tree(c.tasks())
+        ct.remove_tree(base)
