@@ -231,6 +231,31 @@ static int shmem_check(struct dump_ctx *dc, struct dtask *t)
 	return walk_fds(dc, t->pid, check_fd);
 }
 
+/*
+ * --link-remap: the files still linked elsewhere, linked back in their
+ * directories as soon as they are known: before the mount part saves the
+ * files of a container's tmpfs (its tree step), which must hold the link.
+ */
+static int link_back_new(struct dump_ctx *dc, struct shm_dump *s)
+{
+	int i, root = AT_FDCWD, ret = 0;
+
+	for (i = 0; s && i < s->nr && !ret; i++) {
+		if (s->objs[i].o.kind != SHMEM_KIND__SHMEM_LINKED || s->objs[i].linked_back)
+			continue;
+		/* the paths are the tree's root's: a container's, maybe */
+		if (root == AT_FDCWD)
+			root = ghost_root(dc->opts->pid);
+		if (root == -1)
+			return -1;
+		ret = ghost_link_back(&s->objs[i].o, s->objs[i].src, root);
+		s->objs[i].linked_back = !ret;
+	}
+	if (root >= 0)
+		close(root);
+	return ret;
+}
+
 static int shmem_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 {
 	const struct proc_vma *v;
@@ -247,7 +272,9 @@ static int shmem_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 		if (add_object(dc, t->pid, src, k, v->path))
 			return -1;
 	}
-	return walk_fds(dc, t->pid, dump_fd);
+	if (walk_fds(dc, t->pid, dump_fd))
+		return -1;
+	return link_back_new(dc, dc->shared[PART_SHMEM]);
 }
 
 static int add_run(void *arg, uint64_t off, uint64_t len)
@@ -268,16 +295,13 @@ static int add_run(void *arg, uint64_t off, uint64_t len)
 }
 
 /* The pages of one object that hold data, into the store. */
-static int dump_contents(struct shm_dump_obj *d, int out, uint64_t *total, int root)
+static int dump_contents(struct shm_dump_obj *d, int out, uint64_t *total)
 {
 	int fd, ret;
 
 	d->o.pages_off = *total;
-	if (d->o.kind == SHMEM_KIND__SHMEM_LINKED) {
-		/* its contents are in the filesystem: linked back, not copied */
-		d->linked_back = !ghost_link_back(&d->o, d->src, root);
-		return d->linked_back ? 0 : -1;
-	}
+	if (d->o.kind == SHMEM_KIND__SHMEM_LINKED)
+		return 0;	/* its contents are in the filesystem: linked back, not copied */
 	fd = open(d->src, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		pr_perror("Can't open the shared memory object %s", d->src);
@@ -288,13 +312,42 @@ static int dump_contents(struct shm_dump_obj *d, int out, uint64_t *total, int r
 	return ret;
 }
 
+/* The dump's objects freed; with @failed, the links --link-remap made removed. */
+static void free_dump(struct dump_ctx *dc, int failed)
+{
+	struct shm_dump *s = dc->shared[PART_SHMEM];
+	int i, root = AT_FDCWD;
+
+	for (i = 0; s && i < s->nr; i++) {
+		ShmemObject *o = &s->objs[i].o;
+
+		if (failed && s->objs[i].linked_back && root == AT_FDCWD)
+			root = ghost_root(dc->opts->pid);
+		if (failed && s->objs[i].linked_back && root != -1)
+			ghost_unlink_back(o, &s->objs[i].st, root);
+		while (o->n_runs)
+			free(o->runs[--o->n_runs]);
+		free(o->runs);
+		free(o->name);
+		free(o->path);
+		free(o->remap);
+		free(s->objs[i].src);
+	}
+	if (root >= 0)
+		close(root);
+	if (s)
+		free(s->objs);
+	free(s);
+	dc->shared[PART_SHMEM] = NULL;
+}
+
 static int shmem_dump_tree(struct dump_ctx *dc)
 {
 	struct shm_dump *s = dc->shared[PART_SHMEM];
 	ShmemEntry e = SHMEM_ENTRY__INIT;
 	ShmemObject **po;
 	uint64_t total = 0;
-	int i, out, ret = -1, root = AT_FDCWD;
+	int i, out, ret = -1;
 
 	if (!s || !s->nr)
 		return 0;
@@ -302,14 +355,8 @@ static int shmem_dump_tree(struct dump_ctx *dc)
 	out = img_open_raw(dc->dirfd, IMG_SHMEM_PAGES, 0, 1);
 	if (!po || out < 0)
 		goto out;
-	/* the paths are the tree's root's: a container's, maybe */
-	for (i = 0; i < s->nr && root == AT_FDCWD; i++)
-		if (s->objs[i].o.kind == SHMEM_KIND__SHMEM_LINKED)
-			root = ghost_root(dc->opts->pid);
-	if (root == -1)
-		goto out;
 	for (i = 0; i < s->nr; i++) {
-		if (dump_contents(&s->objs[i], out, &total, root))
+		if (dump_contents(&s->objs[i], out, &total))
 			goto out;
 		po[i] = &s->objs[i].o;
 	}
@@ -329,25 +376,17 @@ out:
 	if (out >= 0)
 		close(out);
 	free(po);
-	for (i = 0; i < s->nr; i++) {
-		ShmemObject *o = &s->objs[i].o;
-
-		if (ret && s->objs[i].linked_back)
-			ghost_unlink_back(o, &s->objs[i].st, root);
-		while (o->n_runs)
-			free(o->runs[--o->n_runs]);
-		free(o->runs);
-		free(o->name);
-		free(o->path);
-		free(o->remap);
-		free(s->objs[i].src);
-	}
-	if (root >= 0)
-		close(root);
-	free(s->objs);
-	free(s);
-	dc->shared[PART_SHMEM] = NULL;
+	free_dump(dc, ret != 0);
 	return ret;
+}
+
+/*
+ * A dump that failed before the tree step (another task, another part's
+ * tree step): the links --link-remap made go, the tree still runs.
+ */
+static void shmem_after_dump(struct dump_ctx *dc, int runs)
+{
+	free_dump(dc, 1);
 }
 
 /* ------------------------------------------------------------- restore */
@@ -797,6 +836,7 @@ const struct part part_shmem = {
 	.check = shmem_check,
 	.dump = shmem_dump,
 	.dump_tree = shmem_dump_tree,
+	.after_dump = shmem_after_dump,
 	.load_tree = shmem_load_tree,
 	.load = shmem_load,
 	.prefork = shmem_prefork,

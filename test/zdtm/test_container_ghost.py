@@ -208,3 +208,20 @@ def test_ghosts_userns(tmp_path: Path) -> None:
             c.ctr("delete", "--state", str(c.state), c.name)
         ct.kill_tree(c.tasks())
         ct.remove_tree(base)
+
+
+def test_link_remap_on_tmpfs() -> None:
+    """--link-remap inside a container, on its /dev/shm tmpfs (whose files
+    the mount part saves): file_ghost_linked, its cwd there, restored with
+    --root; the link the dump made is in the restored tmpfs, then gone."""
+    with nsflavour.NsRun(zdtm.load_desc("file_ghost_linked"), zdtm.GAP) as r:
+        r.ctr_opts = ["--cwd", "/dev/shm"]
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        r.dump_ok(img, ["--link-remap"])
+        r.kill()
+        time.sleep(zdtm.GAP)
+        r.restore_ok(img)
+        r.check_running("after restore into a new container", snap)
+        r.finish()
