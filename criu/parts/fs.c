@@ -13,7 +13,9 @@
  * was removed (rmdir) is made again in its parent, entered and removed at
  * once: an empty directory, as a deleted one always is, with its mode; each
  * task that had it gets one of its own (no task can tell: nothing can be
- * made in it).
+ * made in it). In a user namespace of the tree's, a child with the
+ * namespace's filesystem ids makes it (idmap_make_fd()): criu's, which
+ * the task still has, can't own it.
  *
  * Restore changes directory in the new task itself, with the path as
  * dumped, and chroots later, in the batch: every part's child hook still

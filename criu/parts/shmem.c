@@ -10,7 +10,9 @@
  * where the areas were, file-memfd.c reopens it for the task's own fds.
  * Regular files deleted while open or mapped (ghosts) are objects too:
  * shmem-ghost.c says what is kept of them and makes them again, file-reg.c
- * reopens them.
+ * reopens them. In a mount namespace of the tree's own their directories
+ * are in it: the tree's root makes them, once it built its mounts, before
+ * it forks (the early hook), instead of criu.
  *
  * The identity of an object is the dev/ino that stat() of
  * /proc/PID/map_files/START-END or /proc/PID/fd/N shows; areas and fds
