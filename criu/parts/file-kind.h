@@ -83,10 +83,13 @@ struct file_kind {
 	 * a socket pair) open them in criu, all of one object at once. @object
 	 * names the object; @open_object fills @fds[i] for @d[i]. @data is
 	 * the kind's slot, in the file part's context, for what it keeps
-	 * during the restore (NULL at first).
+	 * during the restore (NULL at first). @in_tree: opened by the tree's
+	 * root in its namespaces (its user namespace's, rc->idmap, name the
+	 * ids there), not by criu.
 	 */
 	uint64_t (*object)(const FileDesc *d);
-	int (*open_object)(void **data, FileDesc **d, int n, int *fds);
+	int (*open_object)(struct rst_ctx *rc, int in_tree, void **data, FileDesc **d, int n,
+			   int *fds);
 	/*
 	 * restore, in the one task the description names (epoll's owner), once
 	 * all of its fds are in place; @fd is one of them on this description

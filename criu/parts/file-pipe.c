@@ -229,7 +229,8 @@ static int fill(int rd, int wr, const FileDesc *first, const PipeEntry *e, const
 	return 0;
 }
 
-static int pipe_open_object(void **own, FileDesc **d, int n, int *fds)
+static int pipe_open_object(struct rst_ctx *rc, int in_tree, void **own, FileDesc **d, int n,
+			    int *fds)
 {
 	int p[2] = { -1, -1 }, base = -1, i, ret = -1;
 	const PipeEntry *data;

@@ -21,6 +21,9 @@
 #include "parts/file-kind.h"
 #include "task/mounts.h"
 
+/* The flags the kernel keeps of an O_PATH open (fs/open.c) */
+#define O_PATH_FLAGS	(O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC)
+
 /* A path that still leads to the file: not " (deleted)" (that is refused). */
 static int has_path(const char *link)
 {
@@ -87,6 +90,9 @@ static int reg_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 	struct stat st;
 	int fd;
 
+	/* open() ignores the rest with O_PATH, openat2() (mnt_open()) refuses it */
+	if (flags & O_PATH)
+		flags &= O_PATH_FLAGS;
 	if (d->ghost)
 		return file_reopen_object(rc, pid, d->ghost, d);
 	fd = d->hidden ? mnt_open_hidden(pid, d->hidden, d->path) :

@@ -826,7 +826,8 @@ static int open_external(FileDesc **d, int n, int *fds)
 	return 0;
 }
 
-static int tty_open_object(void **own, FileDesc **d, int n, int *fds)
+static int tty_open_object(struct rst_ctx *rc, int in_tree, void **own, FileDesc **d, int n,
+			   int *fds)
 {
 	int i, m, lock;
 

@@ -27,7 +27,6 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <sys/fsuid.h>
 #include <sys/wait.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -40,6 +39,7 @@
 #include "parts/file-kind.h"
 #include "parts/file-unix-bound.h"
 #include "parts/file-unix-sk.h"
+#include "task/idmap.h"
 
 /* ------------------------------------------------------------- dump */
 
@@ -341,49 +341,30 @@ static int clear_stale(const UnixSkEntry *e, const char *path)
 }
 
 /*
- * @host as this task's user namespace names it, from /proc/self/[ug]id_map
- * ("inside outside count" lines). The images hold criu's ids; a container
- * with a user namespace binds its sockets from inside, where only mapped
- * ids can be given (else EINVAL). -1: unmapped.
+ * The images hold criu's ids; a container with a user namespace binds its
+ * sockets from inside, where only ids its maps (@ids) name can be given
+ * (else EINVAL).
  */
-static int id_inside(int gid, uint32_t host, uint32_t *inside)
+static int chown_inside(const struct idmap *ids, const char *path, uint32_t uid, uint32_t gid)
 {
-	unsigned long in, out, count;
-	FILE *f = fopen(gid ? "/proc/self/gid_map" : "/proc/self/uid_map", "re");
-	int ret = -1;
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%lu %lu %lu", &in, &out, &count) == 3)
-		if (host >= out && host - out < count) {
-			*inside = (uint32_t)(in + (host - out));
-			ret = 0;
-			break;
-		}
-	fclose(f);
-	return ret;
-}
-
-static int chown_inside(const char *path, uint32_t uid, uint32_t gid)
-{
-	if (id_inside(0, uid, &uid) || id_inside(1, gid, &gid)) {
+	if (idmap_inside(ids, 0, uid, &uid) || idmap_inside(ids, 1, gid, &gid)) {
 		errno = EOVERFLOW;
 		return -1;
 	}
 	return fchownat(AT_FDCWD, path, uid, gid, AT_SYMLINK_NOFOLLOW);
 }
 
-/* In a user namespace of its own: criu's root (0) is not root inside. */
-static int in_user_ns(void)
+/* In a user namespace of the tree's: criu's root (0) is not root inside. */
+static int in_user_ns(const struct idmap *ids)
 {
 	uint32_t id;
 
-	return id_inside(0, 0, &id) || id != 0;
+	return ids && (idmap_inside(ids, 0, 0, &id) || id != 0);
 }
 
 /* 0: bound and given its mode and owner; 1: not bound; 2: bound, not given. */
-static int bind_and_own(int sk, const struct sockaddr_un *sa, socklen_t len,
-			const UnixSkEntry *e, const char *path)
+static int bind_and_own(const struct idmap *ids, int sk, const struct sockaddr_un *sa,
+			socklen_t len, const UnixSkEntry *e, const char *path)
 {
 	if (bind(sk, (const struct sockaddr *)sa, len)) {
 		pr_perror("Can't bind unix %s socket:[%lu] to %s", unix_type_name(e->type),
@@ -393,7 +374,7 @@ static int bind_and_own(int sk, const struct sockaddr_un *sa, socklen_t len,
 	if (!path[0])
 		return 0;
 	if ((e->has_mode && fchmodat(AT_FDCWD, path, e->mode, 0)) ||
-	    (e->has_uid && chown_inside(path, e->uid, e->gid))) {
+	    (e->has_uid && chown_inside(ids, path, e->uid, e->gid))) {
 		pr_perror("Can't give the socket file %s of socket:[%lu] its mode and owner",
 			  path, e->ino);
 		return 2;
@@ -405,12 +386,12 @@ static int bind_and_own(int sk, const struct sockaddr_un *sa, socklen_t len,
  * In a user namespace of the tree's, the restoring task still has criu's
  * filesystem ids, which the namespace does not map: a socket file it binds
  * would belong to an id the namespace can't name, and no chown could move
- * it (EPERM). A child binds the shared socket as the namespace's root and
- * gives the file its owner; the task's own ids stay criu's, which the
+ * it (EPERM). A child binds the shared socket as the namespace's root (its
+ * filesystem ids, idmap_take_fs_ids()) and gives the file its owner; the task's own ids stay criu's, which the
  * images directory needs, until the creds part sets them.
  */
-static int bind_in_child(int sk, const struct sockaddr_un *sa, socklen_t len,
-			 const UnixSkEntry *e, const char *path)
+static int bind_in_child(const struct idmap *ids, int sk, const struct sockaddr_un *sa,
+			 socklen_t len, const UnixSkEntry *e, const char *path)
 {
 	int status;
 	pid_t pid = fork();
@@ -419,11 +400,8 @@ static int bind_in_child(int sk, const struct sockaddr_un *sa, socklen_t len,
 		pr_perror("Can't fork to bind socket:[%lu] to %s", e->ino, name_of(e));
 		return 1;
 	}
-	if (!pid) {
-		setfsuid(0);
-		setfsgid(0);
-		_exit(bind_and_own(sk, sa, len, e, path));
-	}
+	if (!pid)
+		_exit(idmap_take_fs_ids(ids) ? 1 : bind_and_own(ids, sk, sa, len, e, path));
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
 		pr_err("The child binding socket:[%lu] to %s died", e->ino, name_of(e));
 		return 2;
@@ -431,7 +409,7 @@ static int bind_in_child(int sk, const struct sockaddr_un *sa, socklen_t len,
 	return WEXITSTATUS(status);
 }
 
-static int bind_one(struct created *c, int sk, const UnixSkEntry *e)
+static int bind_one(const struct idmap *ids, struct created *c, int sk, const UnixSkEntry *e)
 {
 	char path[UNIX_NAME_MAX + 1] = "";
 	struct sockaddr_un sa;
@@ -444,10 +422,10 @@ static int bind_one(struct created *c, int sk, const UnixSkEntry *e)
 		if (stale < 0)
 			return -1;
 	}
-	if (path[0] && in_user_ns())
-		ret = bind_in_child(sk, &sa, len, e, path);
+	if (path[0] && in_user_ns(ids))
+		ret = bind_in_child(ids, sk, &sa, len, e, path);
 	else
-		ret = bind_and_own(sk, &sa, len, e, path);
+		ret = bind_and_own(ids, sk, &sa, len, e, path);
 	if (ret == 1)
 		return -1;
 	if (path[0] && !stale && remember_created(c, path))
@@ -460,6 +438,7 @@ struct graph {
 	int n;
 	int *fds;
 	struct created *created;
+	const struct idmap *ids;	/* the tree's user namespace's, bound inside it */
 	char *named;	/* bound (and listening) already */
 };
 
@@ -532,7 +511,7 @@ static int name_one(struct graph *g, int i)
 
 	if (g->named[i] || e->has_accepted_by)
 		return 0;
-	if (e->has_name && bind_one(g->created, g->fds[i], e))
+	if (e->has_name && bind_one(g->ids, g->created, g->fds[i], e))
 		return -1;
 	if (e->state == TCP_LISTEN && listen(g->fds[i], e->backlog)) {
 		pr_perror("Can't listen on %s (socket:[%lu])", name_of(e), e->ino);
@@ -713,10 +692,10 @@ static int refill_all(struct graph *g)
 	return 0;
 }
 
-int unix_open_bound(void **data, FileDesc **d, int n, int *fds)
+int unix_open_bound(const struct idmap *ids, void **data, FileDesc **d, int n, int *fds)
 {
 	struct graph g = { .d = d, .n = n, .fds = fds, .named = xzalloc(n + 1),
-			   .created = created_of(data) };
+			   .created = created_of(data), .ids = ids };
 	int i, mark = g.created ? g.created->nr : 0;
 
 	for (i = 0; i < n; i++)

@@ -10,8 +10,14 @@
 /* Dump, once every task is saved: queued clients, accepted ends, peers. */
 int unix_bound_dump_done(struct file_ref *files, size_t n);
 int unix_bound_validate(pid_t pid, const FileDesc *d);
-/* @data: the kind's slot (file-kind.h's open_object) */
-int unix_open_bound(void **data, FileDesc **d, int n, int *fds);
+struct idmap;
+
+/*
+ * @data: the kind's slot (file-kind.h's open_object); @ids: the maps of
+ * the tree's user namespace when the root binds them inside it, else NULL
+ * (criu's ids are the files' own)
+ */
+int unix_open_bound(const struct idmap *ids, void **data, FileDesc **d, int n, int *fds);
 /* The restore is over: when it failed, the socket files criu made go again. */
 void unix_bound_restored(void **data, int failed);
 

@@ -731,12 +731,13 @@ static int check_pair(FileDesc **d, int n)
 	return -1;
 }
 
-static int unix_open_object(void **data, FileDesc **d, int n, int *fds)
+static int unix_open_object(struct rst_ctx *rc, int in_tree, void **data, FileDesc **d, int n,
+			    int *fds)
 {
 	int sk[2], i;
 
 	if (unix_is_bound(d[0]->usk))
-		return unix_open_bound(data, d, n, fds);
+		return unix_open_bound(in_tree ? rc->idmap : NULL, data, d, n, fds);
 	if (check_pair(d, n))
 		return -1;
 	if (socketpair(AF_UNIX, d[0]->usk->type | SOCK_CLOEXEC, 0, sk)) {

@@ -770,7 +770,7 @@ static int open_objects(struct rst_ctx *rc, struct rfiles *rf, int now_late)
 		for (j = i; j < n && files[idx[j]]->kind == files[idx[i]]->kind &&
 		     k->object(files[idx[j]]) == k->object(files[idx[i]]); j++)
 			group[j - i] = files[idx[j]];
-		if (k->open_object(kind_data(rf, k), group, j - i, fds))
+		if (k->open_object(rc, now_late, kind_data(rf, k), group, j - i, fds))
 			goto out;
 		for (g = i; g < j; g++) {
 			rf->f[idx[g]].inherited = rst_inherit_fd(rc, fds[g - i]);

@@ -13,7 +13,9 @@
  * was removed (rmdir) is made again in its parent, entered and removed at
  * once: an empty directory, as a deleted one always is, with its mode; each
  * task that had it gets one of its own (no task can tell: nothing can be
- * made in it).
+ * made in it). In a user namespace of the tree's, a child with the
+ * namespace's filesystem ids makes it (idmap_make_fd()): criu's, which
+ * the task still has, can't own it.
  *
  * Restore changes directory in the new task itself, with the path as
  * dumped, and chroots later, in the batch: every part's child hook still
@@ -32,6 +34,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "task/idmap.h"
 #include "task/mounts.h"
 #include "parts/part.h"
 #include "fs.pb-c.h"
@@ -242,10 +245,24 @@ out:
 	return fd;
 }
 
+struct cwd_arg {
+	struct rtask *t;
+	const FsEntry *fe;
+};
+
+static int deleted_cwd_fn(void *arg)
+{
+	struct cwd_arg *c = arg;
+
+	return deleted_cwd(c->t, c->fe);
+}
+
 static int fs_child(struct rst_ctx *rc, struct rtask *t)
 {
 	FsEntry *fe = t->img[PART_FS];
-	int fd = fe->cwd_deleted ? deleted_cwd(t, fe) :
+	struct cwd_arg arg = { t, fe };
+	/* in a user namespace of the tree's: made with its ids, criu's can't own it */
+	int fd = fe->cwd_deleted ? idmap_make_fd(rc->idmap, deleted_cwd_fn, &arg, fe->cwd) :
 		 mnt_open(t->pid, fe->cwd_mnt, fe->cwd, O_PATH | O_DIRECTORY);
 
 	if (fd < 0 || fchdir(fd)) {

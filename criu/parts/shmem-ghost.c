@@ -17,6 +17,14 @@
  * no longer be the file those links name. With --link-remap the dump
  * links it back in its directory and the restore opens that link (the
  * end of this file); without, it is refused, as CRIU does.
+ *
+ * In a mount namespace of the tree's own (a container), the path is the
+ * one the namespace shows, and the directory is found there: at dump from
+ * the tree's root (/proc/PID/root, never leaving it), at restore in the
+ * restored mount tree, on the mount the file was on (task/mounts.h), by
+ * the task that built the tree, before it forks: every task is born with
+ * the fd. The link --link-remap made goes, once the tree runs, through
+ * the restored root's /proc/PID/root again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +41,7 @@
 #include "core/util.h"
 #include "parts/shmem-ghost.h"
 #include "proc/proc.h"
+#include "task/idmap.h"
 #include "task/mounts.h"
 
 #define DELETED		" (deleted)"
@@ -46,7 +55,7 @@ static uint64_t ghost_limit(const struct opts *opts)
 	return opts->ghost_limit_set ? opts->ghost_limit : GHOST_LIMIT_DEFAULT;
 }
 
-/* The tree's files are made again in criu's mount namespace, never in one of its own. */
+/* Does task @pid see criu's mounts? Then its paths are criu's too. */
 static int in_criu_mntns(pid_t pid)
 {
 	struct stat a, b;
@@ -57,8 +66,8 @@ static int in_criu_mntns(pid_t pid)
 	       a.st_dev == b.st_dev;
 }
 
-int ghost_check(pid_t pid, const char *what, const char *link, const struct stat *st,
-		const struct opts *opts)
+int ghost_check(pid_t pid, const char *what, const char *src, const char *link,
+		const struct stat *st, const struct opts *opts)
 {
 	if (!S_ISREG(st->st_mode)) {
 		pr_err("Task %d: %s: %s is not a regular file: deleted ones of its kind are "
@@ -75,12 +84,22 @@ int ghost_check(pid_t pid, const char *what, const char *link, const struct stat
 		       pid, what, link, (long long)st->st_size, ghost_limit(opts));
 		return -1;
 	}
-	if (!in_criu_mntns(pid)) {
-		pr_err("Task %d: %s: deleted file %s in a mount namespace of the tree's own: "
-		       "not supported", pid, what, link);
-		return -1;
-	}
-	return 0;
+	/* on a mount the restore makes again (the container's), or on criu's */
+	return mnt_dump_reaches(pid, mnt_id_of(src), what) ? 0 : -1;
+}
+
+int ghost_root(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	if (in_criu_mntns(pid))
+		return AT_FDCWD;
+	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		pr_perror("Task %d: can't open its root, where its deleted files were", pid);
+	return fd;
 }
 
 int ghost_fill(ShmemObject *o, const char *src, const char *link, const struct stat *st)
@@ -140,38 +159,63 @@ int ghost_valid(const ShmemObject *o, size_t i)
 	return 0;
 }
 
-/* The directory the ghost was in, reached without following any symlink. */
-static int ghost_dir(const char *path)
+/*
+ * The directory the ghost was in, reached without following any symlink:
+ * from @root (AT_FDCWD: criu's; a task's root, which the path may not
+ * leave), or with GHOST_IN_TREE on its mount of the restored tree.
+ */
+static int ghost_dir(const ShmemObject *o, int root, pid_t pid)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
 	char dir[PATH_MAX];
-	size_t len = base_name(path) - path;
+	size_t len = base_name(o->path) - o->path;
 	int fd;
 
-	memcpy(dir, path, len);
+	memcpy(dir, o->path, len);
 	dir[len] = '\0';
-	fd = syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+	if (root == GHOST_IN_TREE) {
+		fd = mnt_open(pid, o->has_mnt_id ? o->mnt_id : 0, dir, O_PATH | O_DIRECTORY);
+	} else {
+		if (root != AT_FDCWD)
+			how.resolve |= RESOLVE_IN_ROOT;
+		fd = syscall(SYS_openat2, root, dir, &how, sizeof(how));
+	}
 	if (fd < 0 && errno == ENOENT)
 		pr_err("Ghost file %s: its directory %s is gone; criu does not make it again",
-		       path, dir);
+		       o->path, dir);
 	else if (fd < 0)
 		pr_perror("Ghost file %s: can't open its directory %s (a symlink on the way "
-			  "is refused)", path, dir);
+			  "is refused)", o->path, dir);
 	return fd;
 }
 
-static int set_attrs(const ShmemObject *o, int fd)
+/* @fd's name in /proc, with @proc a /proc directory (-1: "/proc"). */
+static int proc_fd_path(char *buf, size_t size, int proc, int fd)
+{
+	snprintf(buf, size, "%sself/fd/%d", proc >= 0 ? "" : "/proc/", fd);
+	return proc >= 0 ? proc : AT_FDCWD;
+}
+
+static int set_attrs(const ShmemObject *o, const struct ghost_at *at, int fd)
 {
 	struct timespec ts[2] = {
 		{ o->atime_ns / 1000000000, o->atime_ns % 1000000000 },
 		{ o->mtime_ns / 1000000000, o->mtime_ns % 1000000000 },
 	};
+	uint32_t uid = o->uid, gid = o->gid;
 
+	/* the image holds criu's ids; a user namespace of the tree's names them */
+	if (at->ids && (idmap_inside(at->ids, 0, o->uid, &uid) ||
+			idmap_inside(at->ids, 1, o->gid, &gid))) {
+		pr_err("Ghost file %s: its owner %u:%u is not mapped in the tree's user "
+		       "namespace", o->path, o->uid, o->gid);
+		return -1;
+	}
 	/* chown clears set-id bits: the mode after it, the times after every write */
-	if (fchown(fd, o->uid, o->gid) || fchmod(fd, o->mode) ||
+	if (fchown(fd, uid, gid) || fchmod(fd, o->mode) ||
 	    (o->has_atime_ns && o->has_mtime_ns && futimens(fd, ts))) {
 		pr_perror("Ghost file %s: can't give it its owner, mode and times", o->path);
 		return -1;
@@ -213,18 +257,18 @@ static int unlink_own(int dir, const char *name, int fd, const char *path)
  * the name the file now has, or NULL (logged). @named: it is under @tmp
  * already; else it has no name yet (O_TMPFILE).
  */
-static const char *give_name(int dir, int fd, int named, const char *tmp, const ShmemObject *o)
+static const char *give_name(int dir, int fd, int named, const char *tmp, const ShmemObject *o,
+			     const struct ghost_at *at)
 {
 	const char *base = base_name(o->path);
 	char proc[64];
-	int i, ret;
+	int i, ret, pdir = proc_fd_path(proc, sizeof(proc), at->proc, fd);
 
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	for (i = 0; i < 2; i++) {
 		if (named)
 			ret = i ? 0 : syscall(SYS_renameat2, dir, tmp, dir, base, RENAME_NOREPLACE);
 		else
-			ret = linkat(AT_FDCWD, proc, dir, i ? tmp : base, AT_SYMLINK_FOLLOW);
+			ret = linkat(pdir, proc, dir, i ? tmp : base, AT_SYMLINK_FOLLOW);
 		if (!ret)
 			break;
 		if (errno != EEXIST || i) {
@@ -270,18 +314,14 @@ static int new_file(int dir, const char *tmp, const char *path, int *named)
 	return fd;
 }
 
-int ghost_create(const ShmemObject *o, int (*fill)(void *arg, int fd), void *arg)
+int ghost_create(const ShmemObject *o, const struct ghost_at *at,
+		 int (*fill)(void *arg, int fd), void *arg)
 {
 	const char *name = NULL;
 	int dir, fd, nfd, named;
 	char tmp[64];
 
-	if (mnt_tree_has_ns()) {
-		pr_err("Ghost file %s: making it in the tree's own mount namespace is not "
-		       "supported", o->path);
-		return -1;
-	}
-	dir = ghost_dir(o->path);
+	dir = ghost_dir(o, at->root, at->pid);
 	if (dir < 0)
 		return -1;
 	snprintf(tmp, sizeof(tmp), ".criu-ghost.%d.%lu", getpid(), (unsigned long)o->ino);
@@ -294,10 +334,10 @@ int ghost_create(const ShmemObject *o, int (*fill)(void *arg, int fd), void *arg
 		pr_perror("Ghost file %s: can't size it to %lu", o->path, o->size);
 		goto err;
 	}
-	if (fill(arg, fd) || set_attrs(o, fd))
+	if (fill(arg, fd) || set_attrs(o, at, fd))
 		goto err;
 	fault_point("ghost-filled");
-	name = give_name(dir, fd, named, tmp, o);
+	name = give_name(dir, fd, named, tmp, o, at);
 	if (!name) {
 		name = named ? tmp : NULL;
 		goto err;
@@ -324,12 +364,12 @@ out:
 
 /* ------------------------------------------------------- --link-remap */
 
-int ghost_link_back(const ShmemObject *o, const char *src)
+int ghost_link_back(const ShmemObject *o, const char *src, int root)
 {
 	struct stat a, b;
 	int dir, ret;
 
-	dir = ghost_dir(o->path);
+	dir = ghost_dir(o, root, 0);
 	if (dir < 0)
 		return -1;
 	ret = linkat(AT_FDCWD, src, dir, o->remap, AT_SYMLINK_FOLLOW);
@@ -345,9 +385,9 @@ int ghost_link_back(const ShmemObject *o, const char *src)
 	return ret;
 }
 
-void ghost_unlink_back(const ShmemObject *o, const struct stat *st)
+void ghost_unlink_back(const ShmemObject *o, const struct stat *st, int root)
 {
-	int dir = ghost_dir(o->path);
+	int dir = ghost_dir(o, root, 0);
 
 	if (dir < 0)
 		return;
@@ -370,13 +410,13 @@ static int open_linked(int dir, const char *name)
  * it is free (linked, opened, unlinked: /proc shows "PATH (deleted)" as
  * before). The remap link stays until the tree runs (ghost_unlink_back).
  */
-int ghost_open_linked(const ShmemObject *o, struct stat *st)
+int ghost_open_linked(const ShmemObject *o, const struct ghost_at *at, struct stat *st)
 {
 	const char *base = base_name(o->path);
 	int dir, fd, nfd, bad;
 	struct stat nst;
 
-	dir = ghost_dir(o->path);
+	dir = ghost_dir(o, at->root, at->pid);
 	if (dir < 0)
 		return -1;
 	fd = open_linked(dir, o->remap);

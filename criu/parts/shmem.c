@@ -10,7 +10,9 @@
  * where the areas were, file-memfd.c reopens it for the task's own fds.
  * Regular files deleted while open or mapped (ghosts) are objects too:
  * shmem-ghost.c says what is kept of them and makes them again, file-reg.c
- * reopens them.
+ * reopens them. In a mount namespace of the tree's own their directories
+ * are in it: the tree's root makes them, once it built its mounts, before
+ * it forks (the early hook), instead of criu.
  *
  * The identity of an object is the dev/ino that stat() of
  * /proc/PID/map_files/START-END or /proc/PID/fd/N shows; areas and fds
@@ -35,6 +37,8 @@
 #include "image/sums.h"
 #include "parts/shmem-ghost.h"
 #include "parts/part.h"
+#include "task/idmap.h"
+#include "task/mounts.h"
 #include "shmem.pb-c.h"
 
 /* Linux 6.3; Debian 12's headers are 6.1's. */
@@ -200,7 +204,7 @@ static int check_fd(struct dump_ctx *dc, const struct fd_seen *f)
 	if (!proc_is_ghost(f->link, f->st.st_mode, f->st.st_dev))
 		return 0;	/* a deleted FIFO, device...: the fd table's */
 	snprintf(what, sizeof(what), "fd %s", f->name);
-	return ghost_check(f->pid, what, f->link, &f->st, dc->opts);
+	return ghost_check(f->pid, what, f->path, f->link, &f->st, dc->opts);
 }
 
 /* Ghosts the task maps or holds open that can't be saved, before anything is changed. */
@@ -223,10 +227,35 @@ static int shmem_check(struct dump_ctx *dc, struct dtask *t)
 			return -1;
 		}
 		snprintf(what, sizeof(what), "the area at %#lx", v->start);
-		if (ghost_check(t->pid, what, v->path, &st, dc->opts))
+		if (ghost_check(t->pid, what, src, v->path, &st, dc->opts))
 			return -1;
 	}
 	return walk_fds(dc, t->pid, check_fd);
+}
+
+/*
+ * --link-remap: the files still linked elsewhere, linked back in their
+ * directories as soon as they are known: before the mount part saves the
+ * files of a container's tmpfs (its tree step), which must hold the link.
+ */
+static int link_back_new(struct dump_ctx *dc, struct shm_dump *s)
+{
+	int i, root = AT_FDCWD, ret = 0;
+
+	for (i = 0; s && i < s->nr && !ret; i++) {
+		if (s->objs[i].o.kind != SHMEM_KIND__SHMEM_LINKED || s->objs[i].linked_back)
+			continue;
+		/* the paths are the tree's root's: a container's, maybe */
+		if (root == AT_FDCWD)
+			root = ghost_root(dc->opts->pid);
+		if (root == -1)
+			return -1;
+		ret = ghost_link_back(&s->objs[i].o, s->objs[i].src, root);
+		s->objs[i].linked_back = !ret;
+	}
+	if (root >= 0)
+		close(root);
+	return ret;
 }
 
 static int shmem_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
@@ -245,7 +274,9 @@ static int shmem_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 		if (add_object(dc, t->pid, src, k, v->path))
 			return -1;
 	}
-	return walk_fds(dc, t->pid, dump_fd);
+	if (walk_fds(dc, t->pid, dump_fd))
+		return -1;
+	return link_back_new(dc, dc->shared[PART_SHMEM]);
 }
 
 static int add_run(void *arg, uint64_t off, uint64_t len)
@@ -271,11 +302,8 @@ static int dump_contents(struct shm_dump_obj *d, int out, uint64_t *total)
 	int fd, ret;
 
 	d->o.pages_off = *total;
-	if (d->o.kind == SHMEM_KIND__SHMEM_LINKED) {
-		/* its contents are in the filesystem: linked back, not copied */
-		d->linked_back = !ghost_link_back(&d->o, d->src);
-		return d->linked_back ? 0 : -1;
-	}
+	if (d->o.kind == SHMEM_KIND__SHMEM_LINKED)
+		return 0;	/* its contents are in the filesystem: linked back, not copied */
 	fd = open(d->src, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		pr_perror("Can't open the shared memory object %s", d->src);
@@ -284,6 +312,35 @@ static int dump_contents(struct shm_dump_obj *d, int out, uint64_t *total)
 	ret = pstore_copy_file(out, fd, d->o.size, add_run, &d->o, d->src, total);
 	close(fd);
 	return ret;
+}
+
+/* The dump's objects freed; with @failed, the links --link-remap made removed. */
+static void free_dump(struct dump_ctx *dc, int failed)
+{
+	struct shm_dump *s = dc->shared[PART_SHMEM];
+	int i, root = AT_FDCWD;
+
+	for (i = 0; s && i < s->nr; i++) {
+		ShmemObject *o = &s->objs[i].o;
+
+		if (failed && s->objs[i].linked_back && root == AT_FDCWD)
+			root = ghost_root(dc->opts->pid);
+		if (failed && s->objs[i].linked_back && root != -1)
+			ghost_unlink_back(o, &s->objs[i].st, root);
+		while (o->n_runs)
+			free(o->runs[--o->n_runs]);
+		free(o->runs);
+		free(o->name);
+		free(o->path);
+		free(o->remap);
+		free(s->objs[i].src);
+	}
+	if (root >= 0)
+		close(root);
+	if (s)
+		free(s->objs);
+	free(s);
+	dc->shared[PART_SHMEM] = NULL;
 }
 
 static int shmem_dump_tree(struct dump_ctx *dc)
@@ -321,23 +378,17 @@ out:
 	if (out >= 0)
 		close(out);
 	free(po);
-	for (i = 0; i < s->nr; i++) {
-		ShmemObject *o = &s->objs[i].o;
-
-		if (ret && s->objs[i].linked_back)
-			ghost_unlink_back(o, &s->objs[i].st);
-		while (o->n_runs)
-			free(o->runs[--o->n_runs]);
-		free(o->runs);
-		free(o->name);
-		free(o->path);
-		free(o->remap);
-		free(s->objs[i].src);
-	}
-	free(s->objs);
-	free(s);
-	dc->shared[PART_SHMEM] = NULL;
+	free_dump(dc, ret != 0);
 	return ret;
+}
+
+/*
+ * A dump that failed before the tree step (another task, another part's
+ * tree step): the links --link-remap made go, the tree still runs.
+ */
+static void shmem_after_dump(struct dump_ctx *dc, int runs)
+{
+	free_dump(dc, 1);
 }
 
 /* ------------------------------------------------------------- restore */
@@ -346,7 +397,11 @@ out:
 struct shm_rst {
 	ShmemEntry *e;
 	int *fds;		/* per object: the inherited fd, -1 until created */
-	struct stat *linked;	/* per object: stat() of a linked-back file criu opened */
+	/*
+	 * per object: stat() of a linked-back file opened, by criu or the root
+	 * (shared with it: criu removes the link the dump made, shmem_resumed)
+	 */
+	struct stat *linked;
 	int pages_fd;
 	int tasks, finished;	/* live tasks loaded, and through their batches */
 };
@@ -397,6 +452,11 @@ bad:
 	return 0;
 }
 
+static size_t linked_size(const ShmemEntry *e)
+{
+	return (e->n_objects ? e->n_objects : 1) * sizeof(struct stat);
+}
+
 static int shmem_load_tree(struct rst_ctx *rc)
 {
 	struct shm_rst *rst;
@@ -417,8 +477,14 @@ static int shmem_load_tree(struct rst_ctx *rc)
 	rst->e = e;
 	rst->pages_fd = img_open_raw(rc->dirfd, IMG_SHMEM_PAGES, 0, 0);
 	rst->fds = xmalloc(e->n_objects * sizeof(int));
-	rst->linked = xzalloc(e->n_objects * sizeof(*rst->linked));
-	if (rst->pages_fd < 0 || !rst->fds || !rst->linked)
+	rst->linked = mmap(NULL, linked_size(e), PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (rst->linked == MAP_FAILED) {
+		pr_perror("Can't map room for %zu deleted files", e->n_objects);
+		rst->linked = NULL;
+		return -1;
+	}
+	if (rst->pages_fd < 0 || !rst->fds)
 		return -1;
 	for (i = 0; i < e->n_objects; i++)
 		rst->fds[i] = -1;
@@ -588,22 +654,27 @@ static int fill_ghost(void *arg, int fd)
  * refuses a file open for writing as a task's executable (PR_SET_MM_MAP's
  * exe_fd, a deleted binary); areas and fds reopen it as they need.
  */
-static int read_only(int fd)
+static int read_only(int fd, int proc)
 {
 	char path[64];
 	int ro;
 
 	if (fd < 0)
 		return -1;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	ro = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%sself/fd/%d", proc >= 0 ? "" : "/proc/", fd);
+	ro = openat(proc >= 0 ? proc : AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (ro < 0)
 		pr_perror("Can't reopen the deleted file %s read-only", path);
 	close(fd);
 	return ro;
 }
 
-static int create(struct shm_rst *rst, size_t i)
+static int is_file(const ShmemObject *o)
+{
+	return o->kind == SHMEM_KIND__SHMEM_GHOST || o->kind == SHMEM_KIND__SHMEM_LINKED;
+}
+
+static int create(struct shm_rst *rst, size_t i, const struct ghost_at *at)
 {
 	ShmemObject *o = rst->e->objects[i];
 	struct ghost_fill g = { rst, o };
@@ -612,16 +683,32 @@ static int create(struct shm_rst *rst, size_t i)
 	case SHMEM_KIND__SHMEM_MEMFD:
 		return create_memfd(rst, o);
 	case SHMEM_KIND__SHMEM_GHOST:
-		return read_only(ghost_create(o, fill_ghost, &g));
+		return read_only(ghost_create(o, at, fill_ghost, &g), at->proc);
 	case SHMEM_KIND__SHMEM_LINKED:
-		return read_only(ghost_open_linked(o, &rst->linked[i]));
+		return read_only(ghost_open_linked(o, at, &rst->linked[i]), at->proc);
 	default:
 		return create_anon(rst, o);
 	}
 }
 
-/* Every object, filled, inherited by every task (rst_object_set). */
-static int shmem_prefork(struct rst_ctx *rc)
+struct create_arg {
+	struct shm_rst *rst;
+	size_t i;
+	const struct ghost_at *at;
+};
+
+static int create_fn(void *arg)
+{
+	struct create_arg *c = arg;
+
+	return create(c->rst, c->i, c->at);
+}
+
+/*
+ * Objects @files (the deleted files) or not, filled, inherited by every
+ * task (rst_object_set).
+ */
+static int create_all(struct rst_ctx *rc, int files, const struct ghost_at *at)
 {
 	struct shm_rst *rst = rc->shared[PART_SHMEM];
 	ShmemObject *o;
@@ -630,11 +717,47 @@ static int shmem_prefork(struct rst_ctx *rc)
 
 	for (i = 0; rst && i < rst->e->n_objects; i++) {
 		o = rst->e->objects[i];
-		fd = create(rst, i);
+		if (is_file(o) != files)
+			continue;
+		/* in a user namespace of the tree's: with its ids, criu's can't own a file */
+		fd = idmap_make_fd(at->ids, create_fn, &(struct create_arg){ rst, i, at }, o->path);
 		rst->fds[i] = rst_object_set(rc, o->dev, o->ino, fd);
 		if (rst->fds[i] < 0)
 			return -1;
 	}
+	return 0;
+}
+
+/*
+ * In criu, before the first fork: every object but the deleted files of
+ * a tree with a mount namespace of its own, whose directories are in it.
+ */
+static int shmem_prefork(struct rst_ctx *rc)
+{
+	struct ghost_at at = { .root = AT_FDCWD, .pid = getpid(), .proc = -1 };
+
+	if (create_all(rc, 0, &at))
+		return -1;
+	return mnt_tree_has_ns() ? 0 : create_all(rc, 1, &at);
+}
+
+/*
+ * In the root, once it built the tree's mounts and entered them, before it
+ * forks: the deleted files, in their directories there, made from inside
+ * (the container's tmpfs, its root filesystem, a volume); every task is
+ * born with them. criu never holds them.
+ */
+static int shmem_early(struct rst_ctx *rc, struct rtask *t)
+{
+	struct ghost_at at = {
+		.root = GHOST_IN_TREE, .pid = t->pid, .proc = rc->proc_fd, .ids = rc->idmap,
+	};
+
+	if (t->creator || !mnt_tree_has_ns())
+		return 0;
+	if (create_all(rc, 1, &at))
+		return -1;
+	pr_info("Task %d: made the deleted files again in the tree's mount namespace", t->pid);
 	return 0;
 }
 
@@ -665,15 +788,31 @@ static int shmem_final(struct rst_ctx *rc, struct rtask *t)
 	return 0;
 }
 
-/* The tree runs: the links --link-remap made at dump are no longer needed. */
+/*
+ * The tree runs: the links --link-remap made at dump are no longer needed.
+ * In a mount namespace of the tree's, the root opened them (criu knows
+ * them by the image) and its root is where the paths lead.
+ */
 static void shmem_resumed(struct rst_ctx *rc, struct rtask *root)
 {
 	struct shm_rst *rst = rc->shared[PART_SHMEM];
+	int dir = AT_FDCWD, in_tree = mnt_tree_has_ns();
+	ShmemObject *o;
 	size_t i;
 
-	for (i = 0; rst && i < rst->e->n_objects; i++)
-		if (rst->e->objects[i]->kind == SHMEM_KIND__SHMEM_LINKED && rst->fds[i] >= 0)
-			ghost_unlink_back(rst->e->objects[i], &rst->linked[i]);
+	for (i = 0; rst && i < rst->e->n_objects; i++) {
+		o = rst->e->objects[i];
+		/* opened: criu or the root filled rst->linked[i] */
+		if (o->kind != SHMEM_KIND__SHMEM_LINKED || !rst->linked[i].st_ino)
+			continue;
+		if (in_tree && dir == AT_FDCWD)
+			dir = ghost_root(root->host_pid);
+		if (dir == -1)
+			return;
+		ghost_unlink_back(o, &rst->linked[i], dir);
+	}
+	if (dir >= 0)
+		close(dir);
 }
 
 static void shmem_release_tree(struct rst_ctx *rc)
@@ -686,7 +825,8 @@ static void shmem_release_tree(struct rst_ctx *rc)
 		close(rst->pages_fd);
 	/* the inherited fds are criu's to close */
 	free(rst->fds);
-	free(rst->linked);
+	if (rst->linked)
+		munmap(rst->linked, linked_size(rst->e));
 	img_free(IMG_SHMEM, rst->e);
 	free(rst);
 	rc->shared[PART_SHMEM] = NULL;
@@ -698,9 +838,11 @@ const struct part part_shmem = {
 	.check = shmem_check,
 	.dump = shmem_dump,
 	.dump_tree = shmem_dump_tree,
+	.after_dump = shmem_after_dump,
 	.load_tree = shmem_load_tree,
 	.load = shmem_load,
 	.prefork = shmem_prefork,
+	.early = shmem_early,
 	.final = shmem_final,
 	.resumed = shmem_resumed,
 	.release_tree = shmem_release_tree,

@@ -3,7 +3,13 @@
  * The tree's user namespace's maps, asked by the parts that set ids from
  * inside it (idmap.h).
  */
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/fsuid.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/log.h"
 #include "task/idmap.h"
@@ -48,5 +54,33 @@ int idmap_take_fs_ids(const struct idmap *m)
 	if ((uint32_t)setfsuid(-1) == uid && (uint32_t)setfsgid(-1) == gid)
 		return 0;
 	pr_err("Can't take the filesystem ids %u:%u in the tree's user namespace", uid, gid);
+	return -1;
+}
+
+int idmap_make_fd(const struct idmap *m, int (*make)(void *arg), void *arg, const char *what)
+{
+	/* a number the child's fd lands at: the fd table is shared, the rest copied */
+	int slot, status, fd;
+	pid_t pid;
+
+	if (!m)
+		return make(arg);
+	slot = open("/", O_PATH | O_CLOEXEC);
+	if (slot < 0) {
+		pr_perror("Can't take an fd for %s", what);
+		return -1;
+	}
+	pid = syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0);
+	if (!pid) {
+		fd = idmap_take_fs_ids(m) ? -1 : make(arg);
+		_exit(fd < 0 || dup3(fd, slot, O_CLOEXEC) < 0 ? 1 : 0);
+	}
+	if (pid < 0)
+		pr_perror("Can't fork to make %s", what);
+	else if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		pr_err("The child making %s in the tree's user namespace failed", what);
+	else
+		return slot;
+	close(slot);
 	return -1;
 }

@@ -37,4 +37,13 @@ int idmap_inside(const struct idmap *m, int gid, uint32_t host, uint32_t *inside
  */
 int idmap_take_fs_ids(const struct idmap *m);
 
+/*
+ * In a task of the namespace, which keeps criu's ids: @make(@arg), which
+ * returns an fd it made (-1 logged), run with the namespace's filesystem
+ * ids in a child that shares the caller's fd table (a file or directory
+ * made inside, where criu's ids can't own one: EOVERFLOW). The fd, in
+ * the caller, or -1 logged (@what names it). Without @m: @make itself.
+ */
+int idmap_make_fd(const struct idmap *m, int (*make)(void *arg), void *arg, const char *what);
+
 #endif

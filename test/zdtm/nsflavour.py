@@ -57,12 +57,6 @@ EXCLUDED: dict[str, str] = {
     "tty_pair": "makes a mount namespace of its own (for a devpts): nested mount namespaces "
                 "are not supported",
 }
-# deleted files are made again in criu's mount namespace only (shmem-ghost.c refuses them
-# in a tree's own, the container's)
-EXCLUDED.update({name: "deleted files in a mount namespace of the tree's own are refused"
-                 for name in ("file_ghost", "file_ghost_tree", "file_ghost_linked",
-                              "file_ghost_exe", "file_opath", "mem_ghost")})
-
 _base: Optional[Path] = None
 _probe: Optional[str] = None        # None: not probed; "": criu dumps containers
 _count = 0
@@ -124,6 +118,7 @@ class NsRun(zdtm.Run):
         self.as_init = desc.pidns
         self.init = 0
         self.inside_pid = 0     # the program's pid in the container
+        self.ctr_opts: list[str] = []   # more of ctr's options (volumes...)
         self.ctr = ct.Container(self.dir, self.root, container_name())
 
     def __enter__(self) -> "NsRun":
@@ -145,6 +140,7 @@ class NsRun(zdtm.Run):
         env = {"ZDTM_GAP": str(self.gap), "ZDTM_ODD": "a=b c\td\u00e9"}
         self.ctr.opts = [] if self.as_init else ["--init"]
         self.ctr.opts += ["--cwd", self.inside(self.dir), "--output", self.inside(self.log)]
+        self.ctr.opts += self.ctr_opts
         for k, v in env.items():
             self.ctr.opts += ["-e", f"{k}={v}"]
         self.ctr.cmd = self.command()

@@ -224,6 +224,8 @@ def read_maps(pid: int) -> list[str]:
         path = parts[5] if len(parts) > 5 else ""
         if is_shm_object(path):
             ino = shm_label(labels, ino)
+            # a ghost on a filesystem made anew (a container's tmpfs)
+            dev = "new" if dev in new_devs else dev
         elif dev in new_devs:
             dev, ino = "new", fs_label(labels, dev, ino)
         if out:
