@@ -5,9 +5,9 @@
  *
  * Every socket is "socket:[INO]": which ones are TCP or UDP is asked of
  * the fd itself (the sockfs attribute system.sockprotoname, read through
- * /proc/PID/fd/FD; no need to touch the task). Other network sockets (raw,
- * ICMP, packet, netlink, ...) go on to file-unix.c, which refuses them by
- * name.
+ * /proc/PID/fd/FD; no need to touch the task). Netlink sockets are
+ * file-netlink.c's; other network sockets (raw, ICMP, packet, ...) go on
+ * to file-unix.c, which refuses them by name.
  *
  * Dump: criu takes its own reference to the socket (pidfd_getfd()) and
  * reads what getsockopt(), getsockname() and getpeername() show, TCP's
@@ -75,17 +75,11 @@ static const char *const protonames[] = { "TCP", "TCPv6", "UDP", "UDPv6" };
 
 static int inet_match_fd(pid_t pid, int fd, const char *link, const struct stat *st)
 {
-	char path[64], name[32];
-	ssize_t len;
+	char name[32];
 	size_t i;
 
-	if (!S_ISSOCK(st->st_mode) && strncmp(link, "socket:", 7))
+	if (sock_protoname(pid, fd, link, st, name, sizeof(name)))
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
-	len = getxattr(path, "system.sockprotoname", name, sizeof(name) - 1);
-	if (len <= 0)
-		return 0;
-	name[len] = '\0';
 	for (i = 0; i < ARRAY_SIZE(protonames); i++)
 		if (!strcmp(name, protonames[i]))
 			return 1;

@@ -9,11 +9,13 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <linux/netlink.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/xattr.h>
 
 #include "core/log.h"
 #include "core/util.h"
@@ -50,8 +52,7 @@ static uint64_t queued(const UnixSkEntry *e)
 }
 
 
-/* Sets a buffer size as getsockopt() showed it (the kernel doubles what it is given). */
-static int set_buf(int sk, int opt, int force, uint64_t val)
+int sk_set_buf(int sk, int opt, int force, uint64_t val)
 {
 	int v = min(val, (uint64_t)INT32_MAX) / 2, cur;
 
@@ -72,7 +73,7 @@ int unix_refill(int from, const FileDesc *d, const struct sockaddr_un *to, sockl
 	ssize_t n;
 
 	/* the sender's buffer holds what it sent until it is read: make room */
-	if (e->n_queue && set_buf(from, SO_SNDBUF, SO_SNDBUFFORCE,
+	if (e->n_queue && sk_set_buf(from, SO_SNDBUF, SO_SNDBUFFORCE,
 				  2 * queued(e) + e->n_queue * 1024 + (64 << 10))) {
 		pr_perror("Can't make room for the queue of socket:[%lu]", e->ino);
 		return -1;
@@ -103,8 +104,8 @@ int unix_set_options(int sk, const FileDesc *d)
 	const UnixSkEntry *e = d->usk;
 	int v = e->passcred;
 
-	if (set_buf(sk, SO_RCVBUF, SO_RCVBUFFORCE, e->rcvbuf) ||
-	    set_buf(sk, SO_SNDBUF, SO_SNDBUFFORCE, e->sndbuf) ||
+	if (sk_set_buf(sk, SO_RCVBUF, SO_RCVBUFFORCE, e->rcvbuf) ||
+	    sk_set_buf(sk, SO_SNDBUF, SO_SNDBUFFORCE, e->sndbuf) ||
 	    setsockopt(sk, SOL_SOCKET, SO_PASSCRED, &v, sizeof(v)) ||
 	    (e->peek_off >= 0 &&
 	     setsockopt(sk, SOL_SOCKET, SO_PEEK_OFF, &e->peek_off, sizeof(e->peek_off)))) {
@@ -152,4 +153,29 @@ int sock_diag_open(pid_t pid)
 	if (ns >= 0)
 		close(ns);
 	return nl;
+}
+
+
+int sock_protoname(pid_t pid, int fd, const char *link, const struct stat *st, char *name,
+		   size_t size)
+{
+	char path[64];
+	ssize_t len;
+
+	if (!S_ISSOCK(st->st_mode) && strncmp(link, "socket:", 7))
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+	len = getxattr(path, "system.sockprotoname", name, size - 1);
+	if (len <= 0)
+		return -1;
+	name[len] = '\0';
+	return 0;
+}
+
+int sock_protoname_is(pid_t pid, int fd, const char *link, const struct stat *st,
+		      const char *want)
+{
+	char name[32];
+
+	return !sock_protoname(pid, fd, link, st, name, sizeof(name)) && !strcmp(name, want);
 }

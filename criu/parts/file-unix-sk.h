@@ -9,7 +9,10 @@
  * once. Both use these (file-unix-sk.c).
  */
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "fdinfo.pb-c.h"
 #include "parts/file-kind.h"
@@ -29,6 +32,12 @@ int unix_sockopt(int sk, int opt, int *val);
  * NULL), keeping datagram boundaries.
  */
 int unix_refill(int from, const FileDesc *d, const struct sockaddr_un *to, socklen_t tolen);
+/*
+ * Sets buffer size @opt (SO_RCVBUF, SO_SNDBUF) to @val as getsockopt()
+ * showed it (the kernel doubles what it is given); @force is its *FORCE
+ * twin, past the sysctl's limit. Every socket kind uses it.
+ */
+int sk_set_buf(int sk, int opt, int force, uint64_t val);
 /* Socket options and shutdown state as saved, and the file status flags. */
 int unix_set_options(int sk, const FileDesc *d);
 
@@ -38,6 +47,17 @@ int unix_set_options(int sk, const FileDesc *d);
  * (file-inet.c) ask through it too.
  */
 int sock_diag_open(pid_t pid);
+
+/*
+ * The sockfs name of fd @fd of task @pid's protocol ("TCP", "NETLINK",
+ * "PACKET", "RAW"...; the attribute system.sockprotoname), read from
+ * outside; -1 when it is no socket. Socket kinds match by it.
+ */
+int sock_protoname(pid_t pid, int fd, const char *link, const struct stat *st, char *name,
+		   size_t size);
+/* whether that name is @want */
+int sock_protoname_is(pid_t pid, int fd, const char *link, const struct stat *st,
+		      const char *want);
 
 /* Not a plain socketpair end: restored with the others by unix_open_bound(). */
 static inline int unix_is_bound(const UnixSkEntry *e)

@@ -3,7 +3,8 @@
 socket with a datagram unread, a raw IP socket, a unix socket
 bound to a relative path or whose socket file was replaced, a connection not
 accepted yet with data sent on it, file descriptors in flight (SCM_RIGHTS),
-a socket pair whose peer is outside the tree, an epoll watching an fd the
+a socket pair whose peer is outside the tree, a netlink socket with
+messages not read, an epoll watching an fd the
 task closed. criu must fail cleanly (non-zero exit, one
 stderr line with "Error" that names the task and the object) and the task
 must go on untouched and pass its own check (test_errors.py's contract).
@@ -23,6 +24,7 @@ REFUSED = {
     "tcp-unaccepted": ("not accepted",),
     "udp-queued": ("waiting to be read",),
     "raw-ip": ("raw ip",),
+    "netlink-unread": ("not read yet",),
     "unix-relative": ("relative path files_refused.sock",),
     "unix-replaced": ("replaced",),
     "unix-unaccepted-data": ("not accepted yet",),

@@ -5,7 +5,8 @@
  * listener with a connection queued but not accepted, a UDP socket with a
  * datagram waiting, a raw IP socket, a unix socket
  * listening on a relative path, one whose socket file was replaced, a
- * connection not accepted yet on which the client sent data, a socket
+ * connection not accepted yet on which the client sent data, a netlink
+ * socket with the kernel's answer not read yet, a socket
  * pair with a file descriptor in flight (SCM_RIGHTS), a socket pair whose
  * other end a process outside the tree holds, and an epoll watching an fd
  * the task has closed while the file stays registered (a dup() keeps it
@@ -23,10 +24,33 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 
 #include "zdtm.h"
 
 static int fd = -1, held = -1;
+
+/* a route socket that asked for loopback's link and left the answer unread */
+static int netlink_unread(void)
+{
+	struct {
+		struct nlmsghdr h;
+		struct ifinfomsg i;
+	} req = {
+		.h = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETLINK,
+		       .nlmsg_flags = NLM_F_REQUEST },
+		.i = { .ifi_family = AF_UNSPEC, .ifi_index = 1 },
+	};
+	int s = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+	char c;
+
+	if (s < 0 || send(s, &req, sizeof(req), 0) != sizeof(req))
+		fail_errno("netlink request");
+	if (recv(s, &c, 1, MSG_PEEK) != 1)
+		fail_errno("no answer to the netlink request");
+	return s;
+}
 
 /* A grandchild outside the tree holds sk[1] until we are gone (its pipe says so). */
 static void peer_outside(int sk[2])
@@ -139,6 +163,8 @@ int main(int argc, char **argv)
 		fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
 		if (fd < 0)
 			fail_errno("a raw socket");
+	} else if (!strcmp(what, "netlink-unread")) {
+		fd = netlink_unread();
 	} else if (!strcmp(what, "unix-relative")) {
 		fd = unix_bound(&un, SOCK_STREAM, 4);
 	} else if (!strcmp(what, "unix-replaced")) {
