@@ -100,23 +100,19 @@ static void diag_one(struct netlink_diag_msg *m, int len, struct nl_diag *nd)
 	}
 }
 
-/* 0: the dump is over, 1: more to read; -1 with errno */
-static int diag_parse(struct nlmsghdr *h, int len, uint32_t ino, struct nl_diag *nd)
-{
-	struct netlink_diag_msg *m;
+struct nl_ask {
+	uint32_t ino;
+	struct nl_diag *nd;
+};
 
-	for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
-		if (h->nlmsg_type == NLMSG_DONE)
-			return 0;
-		if (h->nlmsg_type == NLMSG_ERROR) {
-			errno = -((struct nlmsgerr *)NLMSG_DATA(h))->error;
-			return -1;
-		}
-		m = NLMSG_DATA(h);
-		if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(*m)) && m->ndiag_ino == ino)
-			diag_one(m, h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)), nd);
-	}
-	return 1;
+static int diag_msg(struct nlmsghdr *h, void *arg)
+{
+	struct nl_ask *q = arg;
+	struct netlink_diag_msg *m = NLMSG_DATA(h);
+
+	if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(*m)) && m->ndiag_ino == q->ino)
+		diag_one(m, h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)), q->nd);
+	return 0;
 }
 
 /*
@@ -135,21 +131,10 @@ static int nl_diag(pid_t pid, uint32_t ino, int proto, struct nl_diag *nd)
 		       .ndiag_show = NDIAG_SHOW_MEMINFO | NDIAG_SHOW_FLAGS,
 		       .ndiag_cookie = { ~0U, ~0U } },
 	};
-	static char buf[64 << 10];
-	int nl, len, ret = 1;
+	struct nl_ask q = { ino, nd };
 
 	memset(nd, 0, sizeof(*nd));
-	nl = sock_diag_open(pid);
-	if (nl < 0)
-		return -1;
-	if (send(nl, &req, sizeof(req), 0) != sizeof(req))
-		ret = -1;
-	while (ret == 1) {
-		len = recv(nl, buf, sizeof(buf), 0);
-		ret = len > 0 ? diag_parse((struct nlmsghdr *)buf, len, ino, nd) : -1;
-	}
-	close(nl);
-	return ret;
+	return sock_diag_dump(pid, &req, sizeof(req), diag_msg, &q);
 }
 
 static int nl_int(int sk, int opt)

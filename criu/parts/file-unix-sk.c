@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/xattr.h>
+#include <linux/filter.h>
 
 #include "core/log.h"
 #include "core/util.h"
@@ -178,4 +179,105 @@ int sock_protoname_is(pid_t pid, int fd, const char *link, const struct stat *st
 	char name[32];
 
 	return !sock_protoname(pid, fd, link, st, name, sizeof(name)) && !strcmp(name, want);
+}
+
+
+int sk_filter_read(int sk, uint64_t **insns, size_t *n)
+{
+	struct sock_filter *f;
+	socklen_t len = 0;
+	uint64_t *out;
+	size_t i;
+	char none;
+
+	*insns = NULL;
+	*n = 0;
+	/* asked with no room, the kernel says how many instructions it holds */
+	if (getsockopt(sk, SOL_SOCKET, SO_GET_FILTER, &none, &len))
+		return -errno;
+	if (!len)
+		return 0;
+	if (len > BPF_MAXINSNS)
+		return -E2BIG;
+	f = xmalloc(len * sizeof(*f));
+	out = xmalloc(len * sizeof(*out));
+	if (!f || !out || getsockopt(sk, SOL_SOCKET, SO_GET_FILTER, f, &len)) {
+		i = errno;
+		free(f);
+		free(out);
+		return -(int)(i ? i : ENOMEM);
+	}
+	for (i = 0; i < len; i++)
+		out[i] = (uint64_t)f[i].code << 48 | (uint64_t)f[i].jt << 40 |
+			 (uint64_t)f[i].jf << 32 | f[i].k;
+	free(f);
+	*insns = out;
+	*n = len;
+	return 0;
+}
+
+int sk_filter_valid(const uint64_t *insns, size_t n)
+{
+	return n <= BPF_MAXINSNS;
+}
+
+int sk_filter_set(int sk, const uint64_t *insns, size_t n, int locked)
+{
+	struct sock_fprog prog = { .len = n };
+	struct sock_filter *f;
+	int on = 1, ret = 0;
+	size_t i;
+
+	if (n) {
+		f = xmalloc(n * sizeof(*f));
+		if (!f)
+			return -1;
+		for (i = 0; i < n; i++)
+			f[i] = (struct sock_filter){ .code = insns[i] >> 48,
+						     .jt = insns[i] >> 40, .jf = insns[i] >> 32,
+						     .k = (uint32_t)insns[i] };
+		prog.filter = f;
+		ret = setsockopt(sk, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+		free(f);
+	}
+	if (!ret && locked)
+		ret = setsockopt(sk, SOL_SOCKET, SO_LOCK_FILTER, &on, sizeof(on));
+	return ret;
+}
+
+
+/* 0: the dump is over, 1: more to read; -1 with errno */
+static int diag_parse(struct nlmsghdr *h, int len, int (*one)(struct nlmsghdr *h, void *arg),
+		      void *arg)
+{
+	for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+		if (h->nlmsg_type == NLMSG_DONE)
+			return 0;
+		if (h->nlmsg_type == NLMSG_ERROR) {
+			errno = -((struct nlmsgerr *)NLMSG_DATA(h))->error;
+			return -1;
+		}
+		if (one(h, arg))
+			return -1;
+	}
+	return 1;
+}
+
+int sock_diag_dump(pid_t pid, const void *req, size_t size,
+		   int (*one)(struct nlmsghdr *h, void *arg), void *arg)
+{
+	static char buf[64 << 10];
+	int nl, len, ret = 1;
+
+	nl = sock_diag_open(pid);
+	if (nl < 0)
+		return -1;
+	if (send(nl, req, size, 0) != (ssize_t)size)
+		ret = -1;
+	while (ret == 1) {
+		len = recv(nl, buf, sizeof(buf), 0);
+		ret = len > 0 ? diag_parse((struct nlmsghdr *)buf, len, one, arg) : -1;
+	}
+	close(nl);
+	return ret;
 }

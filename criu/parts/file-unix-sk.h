@@ -47,6 +47,13 @@ int unix_set_options(int sk, const FileDesc *d);
  * (file-inet.c) ask through it too.
  */
 int sock_diag_open(pid_t pid);
+struct nlmsghdr;
+/*
+ * Sends @req, a dump request of @size bytes, through such a socket and
+ * calls @one on each answer (non-zero: stop, failed); 0, or -1 with errno.
+ */
+int sock_diag_dump(pid_t pid, const void *req, size_t size,
+		   int (*one)(struct nlmsghdr *h, void *arg), void *arg);
 
 /*
  * The sockfs name of fd @fd of task @pid's protocol ("TCP", "NETLINK",
@@ -58,6 +65,17 @@ int sock_protoname(pid_t pid, int fd, const char *link, const struct stat *st, c
 /* whether that name is @want */
 int sock_protoname_is(pid_t pid, int fd, const char *link, const struct stat *st,
 		      const char *want);
+
+/*
+ * A socket's classic BPF filter (SO_GET_FILTER), each instruction as
+ * code << 48 | jt << 40 | jf << 32 | k; none: @n 0. 0 or -errno: -EACCES
+ * for an eBPF program, which can't be read back.
+ */
+int sk_filter_read(int sk, uint64_t **insns, size_t *n);
+/* whether an image's filter may be attached (the kernel checks the rest) */
+int sk_filter_valid(const uint64_t *insns, size_t n);
+/* Attaches it (SO_ATTACH_FILTER), and locks it (SO_LOCK_FILTER) if @locked. */
+int sk_filter_set(int sk, const uint64_t *insns, size_t n, int locked);
 
 /* Not a plain socketpair end: restored with the others by unix_open_bound(). */
 static inline int unix_is_bound(const UnixSkEntry *e)

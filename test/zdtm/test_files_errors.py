@@ -4,7 +4,7 @@ socket with a datagram unread, a raw IP socket, a unix socket
 bound to a relative path or whose socket file was replaced, a connection not
 accepted yet with data sent on it, file descriptors in flight (SCM_RIGHTS),
 a socket pair whose peer is outside the tree, a netlink socket with
-messages not read, an epoll watching an fd the
+messages not read, a packet socket with a ring, an epoll watching an fd the
 task closed. criu must fail cleanly (non-zero exit, one
 stderr line with "Error" that names the task and the object) and the task
 must go on untouched and pass its own check (test_errors.py's contract).
@@ -25,6 +25,7 @@ REFUSED = {
     "udp-queued": ("waiting to be read",),
     "raw-ip": ("raw ip",),
     "netlink-unread": ("not read yet",),
+    "packet-ring": ("rx ring",),
     "unix-relative": ("relative path files_refused.sock",),
     "unix-replaced": ("replaced",),
     "unix-unaccepted-data": ("not accepted yet",),

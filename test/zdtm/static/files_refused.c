@@ -6,7 +6,8 @@
  * datagram waiting, a raw IP socket, a unix socket
  * listening on a relative path, one whose socket file was replaced, a
  * connection not accepted yet on which the client sent data, a netlink
- * socket with the kernel's answer not read yet, a socket
+ * socket with the kernel's answer not read yet, a packet socket with an
+ * mmap()ed receive ring, a socket
  * pair with a file descriptor in flight (SCM_RIGHTS), a socket pair whose
  * other end a process outside the tree holds, and an epoll watching an fd
  * the task has closed while the file stays registered (a dup() keeps it
@@ -19,17 +20,33 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/if_packet.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
 #include "zdtm.h"
 
 static int fd = -1, held = -1;
+
+/* a packet socket with a receive ring mapped */
+static int packet_ring(void)
+{
+	struct tpacket_req r = { .tp_block_size = 4096, .tp_block_nr = 1,
+				 .tp_frame_size = 2048, .tp_frame_nr = 2 };
+	int v = TPACKET_V2, s = socket(AF_PACKET, SOCK_RAW, 0);
+
+	if (s < 0 || setsockopt(s, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)) ||
+	    setsockopt(s, SOL_PACKET, PACKET_RX_RING, &r, sizeof(r)) ||
+	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, s, 0) == MAP_FAILED)
+		fail_errno("a packet socket with a ring");
+	return s;
+}
 
 /* a route socket that asked for loopback's link and left the answer unread */
 static int netlink_unread(void)
@@ -165,6 +182,8 @@ int main(int argc, char **argv)
 			fail_errno("a raw socket");
 	} else if (!strcmp(what, "netlink-unread")) {
 		fd = netlink_unread();
+	} else if (!strcmp(what, "packet-ring")) {
+		fd = packet_ring();
 	} else if (!strcmp(what, "unix-relative")) {
 		fd = unix_bound(&un, SOCK_STREAM, 4);
 	} else if (!strcmp(what, "unix-replaced")) {
