@@ -1,6 +1,7 @@
 """Open files criu refuses to dump: a TCP connection without
 --tcp-established, a TCP listener with a connection not accepted yet, a UDP
-socket with a datagram unread, a raw IP socket, a unix socket
+socket with a datagram unread, a raw IP socket with a packet unread, a
+unix socket
 bound to a relative path or whose socket file was replaced, a connection not
 accepted yet with data sent on it, file descriptors in flight (SCM_RIGHTS),
 a socket pair whose peer is outside the tree, a netlink socket with
@@ -23,7 +24,7 @@ REFUSED = {
     "tcp-established": ("--tcp-established",),
     "tcp-unaccepted": ("not accepted",),
     "udp-queued": ("waiting to be read",),
-    "raw-ip": ("raw ip",),
+    "raw-queued": ("waiting to be read",),
     "netlink-unread": ("not read yet",),
     "packet-ring": ("rx ring",),
     "unix-relative": ("relative path files_refused.sock",),

@@ -3,7 +3,7 @@
  * Open files criu must refuse to dump, one per run (test_files_errors.py
  * picks it with an argument): a TCP connection (both ends ours), a TCP
  * listener with a connection queued but not accepted, a UDP socket with a
- * datagram waiting, a raw IP socket, a unix socket
+ * datagram waiting, a raw IP socket with a packet waiting, a unix socket
  * listening on a relative path, one whose socket file was replaced, a
  * connection not accepted yet on which the client sent data, a netlink
  * socket with the kernel's answer not read yet, a packet socket with an
@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +34,23 @@
 #include "zdtm.h"
 
 static int fd = -1, held = -1;
+
+/* a raw ICMP socket that got its own echo request (and the reply) */
+static int raw_queued(void)
+{
+	struct sockaddr_in lo = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001) };
+	/* type 8 (echo), code 0, checksum of the rest, id and sequence 0 */
+	unsigned char echo[8] = { 8, 0, 0xf7, 0xff };
+	struct pollfd p;
+	int s = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+
+	if (s < 0 || sendto(s, echo, sizeof(echo), 0, (void *)&lo, sizeof(lo)) != sizeof(echo))
+		fail_errno("a raw socket's echo request");
+	p = (struct pollfd){ .fd = s, .events = POLLIN };
+	if (poll(&p, 1, 5000) != 1)
+		fail("the raw socket got nothing");
+	return s;
+}
 
 /* a packet socket with a receive ring mapped */
 static int packet_ring(void)
@@ -176,10 +194,8 @@ int main(int argc, char **argv)
 	unlink(un.sun_path);
 	if (!strncmp(what, "tcp-", 4) || !strcmp(what, "udp-queued")) {
 		fd = inet_refused(what);
-	} else if (!strcmp(what, "raw-ip")) {
-		fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
-		if (fd < 0)
-			fail_errno("a raw socket");
+	} else if (!strcmp(what, "raw-queued")) {
+		fd = raw_queued();
 	} else if (!strcmp(what, "netlink-unread")) {
 		fd = netlink_unread();
 	} else if (!strcmp(what, "packet-ring")) {
