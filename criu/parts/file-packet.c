@@ -474,7 +474,8 @@ static int join(pid_t pid, int sk, const PacketSkEntry *e)
 {
 	struct packet_mreq mr;
 	uint32_t i, n;
-	int v = e->fanout;
+	/* the id was unique at the dump: asked for by number now, not handed out anew */
+	int v = e->fanout & ~(PACKET_FANOUT_FLAG_UNIQUEID << 16);
 
 	if (e->has_fanout && setsockopt(sk, SOL_PACKET, PACKET_FANOUT, &v, sizeof(v))) {
 		pr_perror("Task %d: can't join packet socket:[%lu] to fanout group %u", pid,
