@@ -176,8 +176,10 @@ static int read_opts(int sk, NetlinkSkEntry *e)
 
 	for (i = 0; i < 7; i++) {
 		v[i] = nl_int(sk, opts[i]);
-		if (v[i] < 0)
+		/* older kernels (6.1) do not let LISTEN_ALL_NSID be read: netlink_diag shows it */
+		if (v[i] < 0 && !(opts[i] == NETLINK_LISTEN_ALL_NSID && errno == ENOPROTOOPT))
 			return -1;
+		v[i] = max(v[i], 0);
 	}
 	e->pktinfo = v[0];
 	e->broadcast_error = v[1];
@@ -238,6 +240,8 @@ static int nl_read(const struct fd_dump *f, int sk, NetlinkSkEntry *e)
 		return -1;
 	}
 	e->connected = nd.state == NETLINK_CONNECTED;
+	if (nd.flags & NDIAG_FLAG_LISTEN_ALL_NSID)
+		e->listen_all_nsid = 1;
 	if (nd.flags & NDIAG_FLAG_CB_RUNNING)
 		return refuse(f, e, "in the middle of a dump it asked the kernel for, which "
 			      "is not supported");
@@ -307,7 +311,7 @@ static int nl_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 
 	if (!e || (e->type != SOCK_RAW && e->type != SOCK_DGRAM) ||
 	    e->protocol >= NL_MAX_PROTO || e->n_groups > NL_GROUP_WORDS ||
-	    e->dst_group > 32 * NL_GROUP_WORDS || e->rcvbuf > INT32_MAX ||
+	    e->dst_group > 32 || e->rcvbuf > INT32_MAX ||
 	    e->sndbuf > INT32_MAX || ((e->dst_portid || e->dst_group) && !e->connected)) {
 		pr_err("Task %d: image files.img has an invalid netlink socket #%u", pid, d->id);
 		return -1;
