@@ -13,8 +13,8 @@
  * memberships (PACKET_DIAG_MCLIST), rings and queue. Refused, with one
  * line naming the task, the fd and the socket: mmap()ed rings
  * (PACKET_RX_RING, PACKET_TX_RING: the mapping in the task would have to
- * be made again over the new socket's ring, frame by frame in the state
- * it was; not done), packets not read yet, an eBPF filter (its program
+ * be made again over a new ring, and the kernel's place in the ring, the
+ * frame it fills next, can't be set from user space), packets not read yet, an eBPF filter (its program
  * can't be read back as it was attached), a fanout group steered by a BPF
  * program, and the obsolete SOCK_PACKET type.
  *

@@ -5,7 +5,8 @@ unix socket
 bound to a relative path or whose socket file was replaced, a connection not
 accepted yet with data sent on it, file descriptors in flight (SCM_RIGHTS),
 a socket pair whose peer is outside the tree, a netlink socket with
-messages not read, a packet socket with a ring, an epoll watching an fd the
+messages not read, a packet socket with a ring, an eBPF filter or a
+frame unread, an epoll watching an fd the
 task closed. criu must fail cleanly (non-zero exit, one
 stderr line with "Error" that names the task and the object) and the task
 must go on untouched and pass its own check (test_errors.py's contract).
@@ -27,6 +28,8 @@ REFUSED = {
     "raw-queued": ("waiting to be read",),
     "netlink-unread": ("not read yet",),
     "packet-ring": ("rx ring",),
+    "packet-ebpf": ("ebpf filter",),
+    "packet-unread": ("packets not read yet",),
     "unix-relative": ("relative path files_refused.sock",),
     "unix-replaced": ("replaced",),
     "unix-unaccepted-data": ("not accepted yet",),

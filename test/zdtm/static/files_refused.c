@@ -7,7 +7,7 @@
  * listening on a relative path, one whose socket file was replaced, a
  * connection not accepted yet on which the client sent data, a netlink
  * socket with the kernel's answer not read yet, a packet socket with an
- * mmap()ed receive ring, a socket
+ * mmap()ed receive ring, one with an eBPF filter, one with a frame unread, a socket
  * pair with a file descriptor in flight (SCM_RIGHTS), a socket pair whose
  * other end a process outside the tree holds, and an epoll watching an fd
  * the task has closed while the file stays registered (a dup() keeps it
@@ -24,9 +24,12 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/bpf.h>
 #include <linux/if_packet.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -63,6 +66,41 @@ static int packet_ring(void)
 	    setsockopt(s, SOL_PACKET, PACKET_RX_RING, &r, sizeof(r)) ||
 	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, s, 0) == MAP_FAILED)
 		fail_errno("a packet socket with a ring");
+	return s;
+}
+
+/* a packet socket with an eBPF program as its filter (returns 0: drop all) */
+static int packet_ebpf(void)
+{
+	struct bpf_insn prog[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr = { .prog_type = BPF_PROG_TYPE_SOCKET_FILTER, .insn_cnt = 2,
+				.insns = (uintptr_t)prog, .license = (uintptr_t)"GPL" };
+	int s = socket(AF_PACKET, SOCK_RAW, 0), p;
+
+	p = syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	if (s < 0 || p < 0 || setsockopt(s, SOL_SOCKET, SO_ATTACH_BPF, &p, sizeof(p)))
+		fail_errno("a packet socket with an eBPF filter");
+	close(p);
+	return s;
+}
+
+/* a packet socket on lo that got a frame of its ethertype */
+static int packet_unread(void)
+{
+	struct sockaddr_ll lo = { .sll_family = AF_PACKET, .sll_protocol = htons(0x88b5),
+				  .sll_ifindex = 1, .sll_halen = 6 };
+	unsigned char frame[60] = { [12] = 0x88, [13] = 0xb5 };
+	int s = socket(AF_PACKET, SOCK_RAW, htons(0x88b5));
+	struct pollfd p = { .fd = s, .events = POLLIN };
+
+	if (s < 0 || bind(s, (void *)&lo, sizeof(lo)) ||
+	    sendto(s, frame, sizeof(frame), 0, (void *)&lo, sizeof(lo)) != sizeof(frame))
+		fail_errno("a packet socket's frame on lo");
+	if (poll(&p, 1, 5000) != 1)
+		fail("the packet socket got nothing");
 	return s;
 }
 
@@ -198,6 +236,10 @@ int main(int argc, char **argv)
 		fd = raw_queued();
 	} else if (!strcmp(what, "netlink-unread")) {
 		fd = netlink_unread();
+	} else if (!strcmp(what, "packet-ebpf")) {
+		fd = packet_ebpf();
+	} else if (!strcmp(what, "packet-unread")) {
+		fd = packet_unread();
 	} else if (!strcmp(what, "packet-ring")) {
 		fd = packet_ring();
 	} else if (!strcmp(what, "unix-relative")) {
