@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <linux/sockios.h>
 #include <unistd.h>
@@ -332,18 +333,22 @@ static int raw_peer(const struct fd_dump *f, struct inet_sk *s)
 
 /*
  * What a raw socket holds to be read: the size of its next datagram
- * (SIOCINQ), which has an IP header at least (raw_diag, the one to ask
- * otherwise, is a module of its own that may be missing).
+ * (SIOCINQ), which has an IP header at least; and its shutdown bits from
+ * poll(): RDHUP, no more receives; HUP, none either way. (raw_diag, the
+ * one to ask otherwise, is a module of its own that may be missing; a
+ * shutdown for sending only shows nowhere else, and is lost.)
  */
 static int raw_queue(const struct fd_dump *f, int sk, struct inet_sk *s)
 {
+	struct pollfd p = { .fd = sk, .events = POLLRDHUP };
 	int n = 0;
 
-	if (ioctl(sk, SIOCINQ, &n)) {
+	if (ioctl(sk, SIOCINQ, &n) || poll(&p, 1, 0) < 0) {
 		pr_perror("Task %d: can't read the queue of raw socket fd %d", f->pid, f->fd);
 		return -1;
 	}
 	s->rqueue = n;
+	s->shutdown = p.revents & POLLHUP ? 3 : p.revents & POLLRDHUP ? 1 : 0;
 	return 0;
 }
 

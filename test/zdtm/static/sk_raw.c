@@ -3,7 +3,8 @@
  * Raw IP sockets: an ICMP one bound to 127.0.0.1 with ICMP_FILTER (echo
  * replies only) and a classic BPF filter (only this test's echo id); an
  * ICMPv6 one bound to ::1 with ICMP6_FILTER and a BPF filter, O_NONBLOCK;
- * one of protocol 253 with IP_HDRINCL, connected to 127.0.0.1, SO_MARK.
+ * one of protocol 253 with IP_HDRINCL, connected to 127.0.0.1, SO_MARK,
+ * shut down for reading.
  * After the restore each has its protocol, addresses and options, and an
  * ICMP echo sent on lo from each ICMP socket comes back to it.
  */
@@ -141,6 +142,7 @@ int main(int argc, char **argv)
 	struct icmp6_filter f6, back6;
 	uint16_t id = getpid() & 0xffff;
 	int r4, r6, rh, icmp_filter;
+	struct pollfd p;
 	socklen_t len;
 
 	test_init(argc, argv);
@@ -164,8 +166,8 @@ int main(int argc, char **argv)
 		fail_errno("O_NONBLOCK");
 	rset(rh, IPPROTO_IP, IP_HDRINCL, 1);
 	rset(rh, SOL_SOCKET, SO_MARK, 42);
-	if (connect(rh, (struct sockaddr *)&lo4, sizeof(lo4)))
-		fail_errno("connect the raw socket");
+	if (connect(rh, (struct sockaddr *)&lo4, sizeof(lo4)) || shutdown(rh, SHUT_RD))
+		fail_errno("connect the raw socket and shut it down for reading");
 
 	test_ready();
 	test_waitsig();
@@ -192,6 +194,12 @@ int main(int argc, char **argv)
 		fail("ICMP6_FILTER is not as it was");
 	if (!(fcntl(r6, F_GETFL) & O_NONBLOCK) || (fcntl(r4, F_GETFL) & O_NONBLOCK))
 		fail("O_NONBLOCK is not as it was");
+	p = (struct pollfd){ .fd = rh, .events = POLLRDHUP };
+	if (poll(&p, 1, 0) != 1 || !(p.revents & POLLRDHUP))
+		fail("the protocol %d socket is not shut down for reading", PROTO_EXP);
+	p = (struct pollfd){ .fd = r4, .events = POLLRDHUP };
+	if (poll(&p, 1, 0) != 0)
+		fail("the ICMP socket is shut down");
 	same_filter(r4, code4, "the ICMP socket");
 	same_filter(r6, code6, "the ICMPv6 socket");
 	echo(r4, (struct sockaddr *)&lo4, sizeof(lo4), id, 0);
