@@ -201,7 +201,7 @@ static int read_sk(const struct fd_dump *f, int sk, NetlinkSkEntry *e)
 	    unix_sockopt(sk, SO_RCVBUF, &rcv) || unix_sockopt(sk, SO_SNDBUF, &snd) ||
 	    getsockname(sk, (struct sockaddr *)&me, &len) ||
 	    getpeername(sk, (struct sockaddr *)&peer, &plen) ||
-	    read_groups(sk, e) || read_opts(sk, e)) {
+	    read_groups(sk, e) || read_opts(sk, e) || sk_opts_read(sk, &e->sk_opts, &e->n_sk_opts)) {
 		pr_perror("Task %d: can't read the state of netlink socket fd %d (%s)", f->pid,
 			  f->fd, f->link);
 		return -1;
@@ -258,6 +258,7 @@ static void nl_free_entry(NetlinkSkEntry *e)
 	if (!e)
 		return;
 	free(e->groups);
+	free(e->sk_opts);
 	free(e);
 }
 
@@ -271,6 +272,7 @@ static int nl_check(const struct fd_dump *f)
 		return -1;
 	ret = nl_read(f, sk, &e);
 	free(e.groups);
+	free(e.sk_opts);
 	close(sk);
 	return ret;
 }
@@ -312,7 +314,8 @@ static int nl_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 	if (!e || (e->type != SOCK_RAW && e->type != SOCK_DGRAM) ||
 	    e->protocol >= NL_MAX_PROTO || e->n_groups > NL_GROUP_WORDS ||
 	    e->dst_group > 32 || e->rcvbuf > INT32_MAX ||
-	    e->sndbuf > INT32_MAX || ((e->dst_portid || e->dst_group) && !e->connected)) {
+	    e->sndbuf > INT32_MAX || ((e->dst_portid || e->dst_group) && !e->connected) ||
+	    !sk_opts_valid(e->sk_opts, e->n_sk_opts)) {
 		pr_err("Task %d: image files.img has an invalid netlink socket #%u", pid, d->id);
 		return -1;
 	}
@@ -331,8 +334,11 @@ static int set_opts(int sk, const NetlinkSkEntry *e)
 	};
 	int i;
 
+	uint32_t failed;
+
 	if (sk_set_buf(sk, SO_RCVBUF, SO_RCVBUFFORCE, e->rcvbuf) ||
-	    sk_set_buf(sk, SO_SNDBUF, SO_SNDBUFFORCE, e->sndbuf))
+	    sk_set_buf(sk, SO_SNDBUF, SO_SNDBUFFORCE, e->sndbuf) ||
+	    sk_opts_set(sk, e->sk_opts, e->n_sk_opts, &failed))
 		return -1;
 	for (i = 0; i < 7; i++)
 		/* unset is the default: a kernel without the option needs nothing */

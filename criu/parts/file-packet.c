@@ -219,6 +219,7 @@ static int read_sk(const struct fd_dump *f, int sk, PacketSkEntry *e)
 	if (unix_sockopt(sk, SO_TYPE, &type) || unix_sockopt(sk, SO_PROTOCOL, &proto) ||
 	    unix_sockopt(sk, SO_RCVBUF, &rcv) || unix_sockopt(sk, SO_SNDBUF, &snd) ||
 	    unix_sockopt(sk, SO_LOCK_FILTER, &locked) || read_opts(sk, e) ||
+	    sk_opts_read(sk, &e->sk_opts, &e->n_sk_opts) ||
 	    (type != SOCK_PACKET && getsockname(sk, (struct sockaddr *)&ll, &len))) {
 		pr_perror("Task %d: can't read the state of packet socket fd %d (%s)", f->pid,
 			  f->fd, f->link);
@@ -314,6 +315,7 @@ static void pk_free_entry(PacketSkEntry *e)
 		free(e->mclist[i]);
 	free(e->mclist);
 	free(e->opts);
+	free(e->sk_opts);
 	free(e->filter);
 	free(e->ifname);
 	free(e);
@@ -386,7 +388,7 @@ static int pk_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 		 e->protocol <= 0xffff && e->num <= 0xffff && e->ifindex <= INT32_MAX &&
 		 (!e->ifname || strlen(e->ifname) < IF_NAMESIZE) && e->rcvbuf <= INT32_MAX &&
 		 e->sndbuf <= INT32_MAX && e->n_mclist <= MCLIST_MAX &&
-		 sk_filter_valid(e->filter, e->n_filter);
+		 sk_filter_valid(e->filter, e->n_filter) && sk_opts_valid(e->sk_opts, e->n_sk_opts);
 
 	for (i = 0; ok && i < e->n_opts; i++)
 		ok = opt_known(e->opts[i]->name);
@@ -425,6 +427,7 @@ static int set_opts(pid_t pid, int sk, const PacketSkEntry *e)
 static int pk_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const PacketSkEntry *e = d->psk;
+	uint32_t failed;
 	int sk;
 
 	sk = socket(AF_PACKET, e->type | SOCK_CLOEXEC, e->protocol);
@@ -435,6 +438,11 @@ static int pk_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 	}
 	if (set_opts(pid, sk, e))
 		goto err;
+	if (sk_opts_set(sk, e->sk_opts, e->n_sk_opts, &failed)) {
+		pr_perror("Task %d: can't set socket option %u of packet socket:[%lu]", pid, failed,
+			  e->ino);
+		goto err;
+	}
 	if (sk_set_buf(sk, SO_RCVBUF, SO_RCVBUFFORCE, e->rcvbuf) ||
 	    sk_set_buf(sk, SO_SNDBUF, SO_SNDBUFFORCE, e->sndbuf) ||
 	    sk_filter_set(sk, e->filter, e->n_filter, e->filter_locked) ||

@@ -281,3 +281,69 @@ int sock_diag_dump(pid_t pid, const void *req, size_t size,
 	close(nl);
 	return ret;
 }
+
+
+/* SOL_SOCKET options of an int that netlink and packet sockets keep */
+static const int sol_opts[] = {
+	SO_PRIORITY, SO_MARK, SO_RCVLOWAT, SO_PASSCRED, SO_TIMESTAMP_OLD, SO_TIMESTAMPNS_OLD,
+	SO_TIMESTAMPING_OLD,
+};
+
+int sk_opts_read(int sk, SkOptEntry ***out, size_t *n)
+{
+	size_t i, max = ARRAY_SIZE(sol_opts);
+	SkOptEntry **o, *e;
+	int v;
+
+	*n = 0;
+	o = xzalloc(max * (sizeof(*o) + sizeof(**o)));
+	if (!o)
+		return -1;
+	*out = o;
+	e = (SkOptEntry *)(o + max);
+	for (i = 0; i < max; i++) {
+		if (unix_sockopt(sk, sol_opts[i], &v)) {
+			/* not on this kernel, or not for this family (SO_PASSCRED, newer kernels) */
+			if (errno == ENOPROTOOPT || errno == EOPNOTSUPP)
+				continue;
+			return -1;
+		}
+		sk_opt_entry__init(&e[*n]);
+		e[*n].level = SOL_SOCKET;
+		e[*n].name = sol_opts[i];
+		e[*n].val = v;
+		o[*n] = &e[*n];
+		(*n)++;
+	}
+	return 0;
+}
+
+int sk_opts_valid(SkOptEntry *const *o, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < ARRAY_SIZE(sol_opts); j++)
+			if (o[i]->level == SOL_SOCKET && o[i]->name == (uint32_t)sol_opts[j])
+				break;
+		if (j == ARRAY_SIZE(sol_opts))
+			return 0;
+	}
+	return 1;
+}
+
+int sk_opts_set(int sk, SkOptEntry *const *o, size_t n, uint32_t *failed)
+{
+	size_t i;
+	int cur;
+
+	for (i = 0; i < n; i++) {
+		if (!unix_sockopt(sk, o[i]->name, &cur) && cur == o[i]->val)
+			continue;
+		if (setsockopt(sk, SOL_SOCKET, o[i]->name, &o[i]->val, sizeof(o[i]->val))) {
+			*failed = o[i]->name;
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -77,6 +77,17 @@ int sk_filter_valid(const uint64_t *insns, size_t n);
 /* Attaches it (SO_ATTACH_FILTER), and locks it (SO_LOCK_FILTER) if @locked. */
 int sk_filter_set(int sk, const uint64_t *insns, size_t n, int locked);
 
+/*
+ * The SOL_SOCKET options of an int that netlink and packet sockets keep
+ * (SO_PRIORITY, SO_MARK, SO_RCVLOWAT, SO_PASSCRED, the SO_TIMESTAMP*
+ * family): read into @out (one allocation, freed with free(*out)), checked
+ * against the table, set where a new socket differs (@failed: the one
+ * that could not be).
+ */
+int sk_opts_read(int sk, SkOptEntry ***out, size_t *n);
+int sk_opts_valid(SkOptEntry *const *o, size_t n);
+int sk_opts_set(int sk, SkOptEntry *const *o, size_t n, uint32_t *failed);
+
 /* Not a plain socketpair end: restored with the others by unix_open_bound(). */
 static inline int unix_is_bound(const UnixSkEntry *e)
 {

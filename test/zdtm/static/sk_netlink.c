@@ -2,7 +2,8 @@
 /*
  * Netlink sockets: a NETLINK_ROUTE one bound to a port id of its own, in
  * group 21 (through bind()) and group 36 (past the 32 that bind() reaches),
- * with NETLINK_PKTINFO, NO_ENOBUFS, EXT_ACK and a receive buffer; a
+ * with NETLINK_PKTINFO, NO_ENOBUFS, EXT_ACK, a receive buffer, SO_PRIORITY
+ * and SO_TIMESTAMP; a
  * NETLINK_KOBJECT_UEVENT one bound to another port id; an unbound generic
  * netlink datagram socket with NETLINK_CAP_ACK; two NETLINK_USERSOCK ones,
  * one connected to the other, O_NONBLOCK. After the restore each has its
@@ -183,6 +184,9 @@ int main(int argc, char **argv)
 	nl_set(route, NETLINK_PKTINFO, 1);
 	nl_set(route, NETLINK_NO_ENOBUFS, 1);
 	nl_set(route, NETLINK_EXT_ACK, 1);
+	if (setsockopt(route, SOL_SOCKET, SO_PRIORITY, &(int){ 4 }, sizeof(int)) ||
+	    setsockopt(route, SOL_SOCKET, SO_TIMESTAMP, &(int){ 1 }, sizeof(int)))
+		fail_errno("SO_PRIORITY, SO_TIMESTAMP");
 	rcvbuf = 300000;
 	if (setsockopt(route, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
 		fail_errno("SO_RCVBUFFORCE");
@@ -214,6 +218,8 @@ int main(int argc, char **argv)
 	    nl_opt(route, NETLINK_EXT_ACK) != 1 || nl_opt(route, NETLINK_CAP_ACK) != 0 ||
 	    nl_opt(gen, NETLINK_CAP_ACK) != 1 || nl_opt(gen, NETLINK_PKTINFO) != 0 ||
 	    sol_opt(route, SO_RCVBUF) != rcvbuf || sol_opt(route, SO_PROTOCOL) != NETLINK_ROUTE ||
+	    sol_opt(route, SO_PRIORITY) != 4 || sol_opt(route, SO_TIMESTAMP) != 1 ||
+	    sol_opt(uevent, SO_TIMESTAMP) != 0 ||
 	    sol_opt(uevent, SO_PROTOCOL) != NETLINK_KOBJECT_UEVENT ||
 	    sol_opt(uevent, SO_TYPE) != SOCK_DGRAM || sol_opt(gen, SO_PROTOCOL) != NETLINK_GENERIC)
 		fail("an option or protocol is not as it was");

@@ -5,7 +5,8 @@
  * BPF filter (only frames whose payload starts with 'Z') that is locked, a
  * fanout group, a multicast and a promiscuous membership on lo (the latter
  * twice); a datagram one for protocol 0x88b6 on every interface with
- * PACKET_RESERVE, O_NONBLOCK; one made with protocol 0 and never bound.
+ * PACKET_RESERVE, SO_MARK, SO_PRIORITY, O_NONBLOCK; one made with protocol 0
+ * and never bound.
  * After the restore each has its protocol, interface, options, filter,
  * fanout group and memberships (lo's multicast list and promiscuity
  * count), and frames sent on lo reach them: the filtered one skips a frame
@@ -185,6 +186,8 @@ int main(int argc, char **argv)
 	member(a, PACKET_MR_MULTICAST, 1);
 	member(a, PACKET_MR_PROMISC, 2);
 	pset(b, SOL_PACKET, PACKET_RESERVE, 64);
+	pset(b, SOL_SOCKET, SO_MARK, 9);
+	pset(b, SOL_SOCKET, SO_PRIORITY, 3);
 	if (fcntl(b, F_SETFL, O_NONBLOCK))
 		fail_errno("O_NONBLOCK");
 	rcvbuf = popt(a, SOL_SOCKET, SO_RCVBUF);
@@ -213,7 +216,8 @@ int main(int argc, char **argv)
 	    popt(a, SOL_SOCKET, SO_RCVBUF) != rcvbuf || popt(a, SOL_SOCKET, SO_LOCK_FILTER) != 1 ||
 	    popt(a, SOL_PACKET, PACKET_FANOUT) != fanout ||
 	    popt(b, SOL_PACKET, PACKET_RESERVE) != 64 || popt(b, SOL_SOCKET, SO_TYPE) != SOCK_DGRAM ||
-	    popt(b, SOL_PACKET, PACKET_AUXDATA) != 0)
+	    popt(b, SOL_PACKET, PACKET_AUXDATA) != 0 || popt(b, SOL_SOCKET, SO_MARK) != 9 ||
+	    popt(b, SOL_SOCKET, SO_PRIORITY) != 3 || popt(a, SOL_SOCKET, SO_MARK) != 0)
 		fail("an option is not as it was");
 	if (!(fcntl(b, F_GETFL) & O_NONBLOCK) || (fcntl(a, F_GETFL) & O_NONBLOCK))
 		fail("O_NONBLOCK is not as it was");
