@@ -73,6 +73,7 @@ KNOWN_ON_6_1 = {
     "sk_inet_tcp": NO_INET_DIAG,
     "sk_inet_udp": NO_NETDEVICES,
     "sk_packet": NO_PACKET_DIAG,
+    "sk_netsk_tasks": NO_PACKET_DIAG,   # a packet socket among them
     "sk_unix_netns": NO_NFTABLES,
     "sk_unix_ns": NO_NFTABLES,
     "epoll_watches": EVENTFD_6_5,
