@@ -216,23 +216,22 @@ static int read_sk(const struct fd_dump *f, int sk, PacketSkEntry *e)
 	int type, proto, rcv, snd, locked;
 	char name[IF_NAMESIZE];
 
-	if (unix_sockopt(sk, SO_TYPE, &type) || unix_sockopt(sk, SO_PROTOCOL, &proto) ||
-	    unix_sockopt(sk, SO_RCVBUF, &rcv) || unix_sockopt(sk, SO_SNDBUF, &snd) ||
-	    unix_sockopt(sk, SO_LOCK_FILTER, &locked) || read_opts(sk, e) ||
-	    sk_opts_read(sk, &e->sk_opts, &e->n_sk_opts) ||
-	    (type != SOCK_PACKET && getsockname(sk, (struct sockaddr *)&ll, &len))) {
-		pr_perror("Task %d: can't read the state of packet socket fd %d (%s)", f->pid,
-			  f->fd, f->link);
-		return -1;
-	}
 	e->ino = f->st->st_ino;
+	if (unix_sockopt(sk, SO_TYPE, &type) || unix_sockopt(sk, SO_PROTOCOL, &proto))
+		goto err;
 	e->type = type;
 	e->protocol = proto;
+	/* no SOL_PACKET options nor address to read: refused (pk_read()) */
+	if (type == SOCK_PACKET)
+		return 0;
+	if (unix_sockopt(sk, SO_RCVBUF, &rcv) || unix_sockopt(sk, SO_SNDBUF, &snd) ||
+	    unix_sockopt(sk, SO_LOCK_FILTER, &locked) || read_opts(sk, e) ||
+	    sk_opts_read(sk, &e->sk_opts, &e->n_sk_opts) ||
+	    getsockname(sk, (struct sockaddr *)&ll, &len))
+		goto err;
 	e->rcvbuf = rcv;
 	e->sndbuf = snd;
 	e->filter_locked = locked;
-	if (type == SOCK_PACKET)
-		return 0;
 	e->num = ll.sll_protocol;
 	e->ifindex = ll.sll_ifindex;
 	if (e->ifindex) {
@@ -246,12 +245,17 @@ static int read_sk(const struct fd_dump *f, int sk, PacketSkEntry *e)
 		}
 	}
 	return 0;
+err:
+	pr_perror("Task %d: can't read the state of packet socket fd %d (%s)", f->pid, f->fd,
+		  f->link);
+	return -1;
 }
 
 static int refuse(const struct fd_dump *f, const PacketSkEntry *e, const char *why)
 {
 	pr_err("Task %d: fd %d is a packet socket (%s, protocol %#06x, interface %u%s%s; %s) "
-	       "%s", f->pid, f->fd, unix_type_name(e->type), ntohs(e->num), e->ifindex,
+	       "%s", f->pid, f->fd, e->type == SOCK_PACKET ? "SOCK_PACKET" :
+	       unix_type_name(e->type), ntohs(e->num), e->ifindex,
 	       e->ifname ? " " : "", e->ifname ? e->ifname : "", f->link, why);
 	return -1;
 }

@@ -7,7 +7,8 @@
  * listening on a relative path, one whose socket file was replaced, a
  * connection not accepted yet on which the client sent data, a netlink
  * socket with the kernel's answer not read yet, a packet socket with an
- * mmap()ed receive ring, one with an eBPF filter, one with a frame unread, a socket
+ * mmap()ed receive ring, one with an eBPF filter, one with a frame unread,
+ * one of the obsolete type SOCK_PACKET, a socket
  * pair with a file descriptor in flight (SCM_RIGHTS), a socket pair whose
  * other end a process outside the tree holds, and an epoll watching an fd
  * the task has closed while the file stays registered (a dup() keeps it
@@ -236,6 +237,10 @@ int main(int argc, char **argv)
 		fd = raw_queued();
 	} else if (!strcmp(what, "netlink-unread")) {
 		fd = netlink_unread();
+	} else if (!strcmp(what, "packet-obsolete")) {
+		fd = socket(AF_PACKET, SOCK_PACKET, 0);
+		if (fd < 0)
+			fail_errno("a SOCK_PACKET socket");
 	} else if (!strcmp(what, "packet-ebpf")) {
 		fd = packet_ebpf();
 	} else if (!strcmp(what, "packet-unread")) {
