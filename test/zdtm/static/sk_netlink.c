@@ -2,7 +2,8 @@
 /*
  * Netlink sockets: a NETLINK_ROUTE one bound to a port id of its own, in
  * group 21 (through bind()) and group 36 (past the 32 that bind() reaches),
- * with NETLINK_PKTINFO, NO_ENOBUFS, EXT_ACK, a receive buffer, SO_PRIORITY
+ * with NETLINK_PKTINFO, NO_ENOBUFS, EXT_ACK, BROADCAST_ERROR,
+ * LISTEN_ALL_NSID, a receive buffer, SO_PRIORITY
  * and SO_TIMESTAMP; a
  * NETLINK_KOBJECT_UEVENT one bound to another port id; an unbound generic
  * netlink datagram socket with NETLINK_CAP_ACK; two NETLINK_USERSOCK ones,
@@ -55,6 +56,20 @@ static void nl_set(int sk, int name, int v)
 {
 	if (setsockopt(sk, SOL_NETLINK, name, &v, sizeof(v)))
 		fail_errno("setsockopt(SOL_NETLINK, %d)", name);
+}
+
+/* -1: this kernel can't say (getsockopt() reads it on newer ones than 6.1) */
+static int listen_all_nsid(int sk)
+{
+	socklen_t len = sizeof(int);
+	int v = -1;
+
+	if (getsockopt(sk, SOL_NETLINK, NETLINK_LISTEN_ALL_NSID, &v, &len)) {
+		if (errno != ENOPROTOOPT)
+			fail_errno("getsockopt(NETLINK_LISTEN_ALL_NSID)");
+		return -1;
+	}
+	return v;
 }
 
 static int sol_opt(int sk, int name)
@@ -184,6 +199,8 @@ int main(int argc, char **argv)
 	nl_set(route, NETLINK_PKTINFO, 1);
 	nl_set(route, NETLINK_NO_ENOBUFS, 1);
 	nl_set(route, NETLINK_EXT_ACK, 1);
+	nl_set(route, NETLINK_BROADCAST_ERROR, 1);
+	nl_set(route, NETLINK_LISTEN_ALL_NSID, 1);
 	if (setsockopt(route, SOL_SOCKET, SO_PRIORITY, &(int){ 4 }, sizeof(int)) ||
 	    setsockopt(route, SOL_SOCKET, SO_TIMESTAMP, &(int){ 1 }, sizeof(int)))
 		fail_errno("SO_PRIORITY, SO_TIMESTAMP");
@@ -215,6 +232,8 @@ int main(int argc, char **argv)
 	same_addr(uc, 0, base + 3, 0, "the connected user socket");
 	same_addr(uc, 1, base + 1, 0, "the connected user socket");
 	if (nl_opt(route, NETLINK_PKTINFO) != 1 || nl_opt(route, NETLINK_NO_ENOBUFS) != 1 ||
+	    nl_opt(route, NETLINK_BROADCAST_ERROR) != 1 || listen_all_nsid(route) == 0 ||
+	    listen_all_nsid(gen) == 1 ||
 	    nl_opt(route, NETLINK_EXT_ACK) != 1 || nl_opt(route, NETLINK_CAP_ACK) != 0 ||
 	    nl_opt(gen, NETLINK_CAP_ACK) != 1 || nl_opt(gen, NETLINK_PKTINFO) != 0 ||
 	    sol_opt(route, SO_RCVBUF) != rcvbuf || sol_opt(route, SO_PROTOCOL) != NETLINK_ROUTE ||
