@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The socket options of TCP and UDP sockets (file-inet.c): what
+ * The socket options of TCP, UDP and raw IP sockets (file-inet.c): what
  * getsockopt() shows is saved, and set again where a new socket differs.
  *
  * Most are one integer: a table names them, with the sockets they belong
@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <netinet/udp.h>
+#include <linux/icmp.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -22,8 +23,11 @@
 #include "core/util.h"
 #include "parts/file-inet-opt.h"
 
-/* Which sockets an option is for (multicast: datagram ones only). */
-enum { ANY, V4, V6, TCP, UDP, V4_UDP, V6_UDP };
+/*
+ * Which sockets an option is for (multicast: UDP and raw ones; raw: of
+ * SOCK_RAW, V4_ICMP: raw ones of IPPROTO_ICMP).
+ */
+enum { ANY, V4, V6, TCP, UDP, V4_MC, V6_MC, V4_RAW, V6_RAW, V4_ICMP };
 
 struct int_opt {
 	int level, name, scope;
@@ -60,16 +64,16 @@ static const struct int_opt int_opts[] = {
 	OPT(IPPROTO_IP, IP_RECVTOS, V4),
 	OPT(IPPROTO_IP, IP_RECVTTL, V4),
 	OPT(IPPROTO_IP, IP_MTU_DISCOVER, V4),
-	OPT(IPPROTO_IP, IP_MULTICAST_TTL, V4_UDP),
-	OPT(IPPROTO_IP, IP_MULTICAST_LOOP, V4_UDP),
+	OPT(IPPROTO_IP, IP_MULTICAST_TTL, V4_MC),
+	OPT(IPPROTO_IP, IP_MULTICAST_LOOP, V4_MC),
 	OPT(IPPROTO_IPV6, IPV6_TCLASS, V6),
 	OPT(IPPROTO_IPV6, IPV6_UNICAST_HOPS, V6),
 	OPT(IPPROTO_IPV6, IPV6_RECVERR, V6),
 	OPT(IPPROTO_IPV6, IPV6_RECVPKTINFO, V6),
 	OPT(IPPROTO_IPV6, IPV6_RECVTCLASS, V6),
 	OPT(IPPROTO_IPV6, IPV6_MTU_DISCOVER, V6),
-	OPT(IPPROTO_IPV6, IPV6_MULTICAST_HOPS, V6_UDP),
-	OPT(IPPROTO_IPV6, IPV6_MULTICAST_LOOP, V6_UDP),
+	OPT(IPPROTO_IPV6, IPV6_MULTICAST_HOPS, V6_MC),
+	OPT(IPPROTO_IPV6, IPV6_MULTICAST_LOOP, V6_MC),
 	OPT(IPPROTO_TCP, TCP_NODELAY, TCP),
 	OPT(IPPROTO_TCP, TCP_CORK, TCP),
 	OPT(IPPROTO_TCP, TCP_KEEPIDLE, TCP),
@@ -85,6 +89,10 @@ static const struct int_opt int_opts[] = {
 	OPT(IPPROTO_UDP, UDP_CORK, UDP),
 	OPT(IPPROTO_UDP, UDP_SEGMENT, UDP),
 	OPT(IPPROTO_UDP, UDP_GRO, UDP),
+	OPT(IPPROTO_IP, IP_HDRINCL, V4_RAW),
+	OPT(SOL_RAW, ICMP_FILTER, V4_ICMP),	/* a bitmap of the ICMP types dropped */
+	OPT(SOL_RAW, IPV6_HDRINCL, V6_RAW),
+	OPT(SOL_RAW, IPV6_CHECKSUM, V6_RAW),
 };
 
 static int applies(const struct int_opt *o, const InetSkEntry *e)
@@ -92,10 +100,14 @@ static int applies(const struct int_opt *o, const InetSkEntry *e)
 	switch (o->scope) {
 	case V4: return e->family == AF_INET;
 	case V6: return e->family == AF_INET6;
-	case TCP: return e->proto == IPPROTO_TCP;
-	case UDP: return e->proto == IPPROTO_UDP;
-	case V4_UDP: return e->family == AF_INET && e->proto == IPPROTO_UDP;
-	case V6_UDP: return e->family == AF_INET6 && e->proto == IPPROTO_UDP;
+	case TCP: return e->type == SOCK_STREAM && e->proto == IPPROTO_TCP;
+	case UDP: return e->type == SOCK_DGRAM && e->proto == IPPROTO_UDP;
+	case V4_MC: return e->family == AF_INET && e->type != SOCK_STREAM;
+	case V6_MC: return e->family == AF_INET6 && e->type != SOCK_STREAM;
+	case V4_RAW: return e->family == AF_INET && e->type == SOCK_RAW;
+	case V6_RAW: return e->family == AF_INET6 && e->type == SOCK_RAW;
+	case V4_ICMP: return e->family == AF_INET && e->type == SOCK_RAW &&
+			     e->proto == IPPROTO_ICMP;
 	default: return 1;
 	}
 }

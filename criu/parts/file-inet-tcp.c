@@ -203,10 +203,10 @@ int tcp_conn_validate(const InetSkEntry *e)
 	const InetTcpConn *c = e->conn;
 
 	if (!c)
-		return e->proto != IPPROTO_TCP || e->state != TCP_ESTABLISHED || e->closed;
+		return e->type != SOCK_STREAM || e->state != TCP_ESTABLISHED || e->closed;
 	if (e->closed)
 		return 0;
-	return e->proto == IPPROTO_TCP && e->state == TCP_ESTABLISHED && e->has_src_addr &&
+	return e->type == SOCK_STREAM && e->state == TCP_ESTABLISHED && e->has_src_addr &&
 	       e->has_dst_addr &&
 	       c->send_queue.len <= QUEUE_MAX && c->recv_queue.len <= QUEUE_MAX &&
 	       c->unsent <= c->send_queue.len &&

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TCP and UDP sockets, IPv4 and IPv6: a kind of open file for the fd table
- * (file.c).
+ * TCP, UDP and raw sockets, IPv4 and IPv6: a kind of open file for the fd
+ * table (file.c). Raw ones are UDP's kin here: addresses, options, a
+ * filter; see raw_read() and raw_peer() for what only they have.
  *
  * Every socket is "socket:[INO]": which ones are TCP or UDP is asked of
  * the fd itself (the sockfs attribute system.sockprotoname, read through
- * /proc/PID/fd/FD; no need to touch the task). Other network sockets (raw,
- * ICMP, packet, netlink, ...) go on to file-unix.c, which refuses them by
+ * /proc/PID/fd/FD; no need to touch the task). Netlink and packet
+ * sockets are file-netlink.c's and file-packet.c's; other network sockets
+ * (ICMP ping sockets, ...) go on to file-unix.c, which refuses them by
  * name.
  *
  * Dump: criu takes its own reference to the socket (pidfd_getfd()) and
@@ -40,10 +42,14 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <netinet/icmp6.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/xattr.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
@@ -52,6 +58,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
+#include "proc/proc.h"
 #include "parts/file-inet-opt.h"
 #include "parts/file-inet-tcp.h"
 #include "parts/file-kind.h"
@@ -71,21 +78,15 @@ struct inet_sk {
 
 /* ------------------------------------------------------ what it is */
 
-static const char *const protonames[] = { "TCP", "TCPv6", "UDP", "UDPv6" };
+static const char *const protonames[] = { "TCP", "TCPv6", "UDP", "UDPv6", "RAW", "RAWv6" };
 
 static int inet_match_fd(pid_t pid, int fd, const char *link, const struct stat *st)
 {
-	char path[64], name[32];
-	ssize_t len;
+	char name[32];
 	size_t i;
 
-	if (!S_ISSOCK(st->st_mode) && strncmp(link, "socket:", 7))
+	if (sock_protoname(pid, fd, link, st, name, sizeof(name)))
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
-	len = getxattr(path, "system.sockprotoname", name, sizeof(name) - 1);
-	if (len <= 0)
-		return 0;
-	name[len] = '\0';
 	for (i = 0; i < ARRAY_SIZE(protonames); i++)
 		if (!strcmp(name, protonames[i]))
 			return 1;
@@ -119,6 +120,11 @@ static void fmt_addr(const struct sockaddr_storage *ss, char *buf, size_t size)
 	snprintf(buf, size, ss->ss_family == AF_INET6 ? "[%s]:%d" : "%s:%d", a, port);
 }
 
+static const char *type_name(int type, int proto)
+{
+	return type == SOCK_RAW ? "RAW" : proto == IPPROTO_TCP ? "TCP" : "UDP";
+}
+
 static void name_socket(struct inet_sk *s)
 {
 	char src[INET6_ADDRSTRLEN + 16] = "unbound", dst[INET6_ADDRSTRLEN + 16];
@@ -127,7 +133,7 @@ static void name_socket(struct inet_sk *s)
 	if (s->bound)
 		fmt_addr(&s->src, src, sizeof(src));
 	snprintf(s->proto_name, sizeof(s->proto_name), "%s%s",
-		 s->proto == IPPROTO_TCP ? "TCP" : "UDP", s->family == AF_INET6 ? "v6" : "");
+		 type_name(s->type, s->proto), s->family == AF_INET6 ? "v6" : "");
 	len = snprintf(s->name, sizeof(s->name), "%s", src);
 	if (s->connected && len < (int)sizeof(s->name)) {
 		fmt_addr(&s->dst, dst, sizeof(dst));
@@ -135,15 +141,15 @@ static void name_socket(struct inet_sk *s)
 	}
 }
 
-static int any_addr(const struct sockaddr_storage *ss)
+static int any_addr(const struct sockaddr_storage *ss, int any_port)
 {
 	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
 	int port;
 
 	if (ss->ss_family == AF_INET6)
-		return !memcmp(addr_of(ss, &port), &any6, sizeof(any6)) && !port;
+		return !memcmp(addr_of(ss, &port), &any6, sizeof(any6)) && (any_port || !port);
 	addr_of(ss, &port);
-	return !((const struct sockaddr_in *)ss)->sin_addr.s_addr && !port;
+	return !((const struct sockaddr_in *)ss)->sin_addr.s_addr && (any_port || !port);
 }
 
 static int sk_int(int sk, int level, int name, int *val)
@@ -292,6 +298,60 @@ static int tcp_state(const struct fd_dump *f, int sk, struct inet_sk *s)
 
 /* ------------------------------------------------------ dump */
 
+/*
+ * A raw socket connect()ed without a port (the usual way) hides its peer
+ * from getpeername() (ENOTCONN: no port); /proc/PID/net/raw shows it, in
+ * the task's network namespace.
+ */
+static int raw_peer(const struct fd_dump *f, struct inet_sk *s)
+{
+	struct sockaddr_in6 *d6 = (struct sockaddr_in6 *)&s->dst;
+	struct sockaddr_in *d4 = (struct sockaddr_in *)&s->dst;
+	struct proc_raw_sk r;
+	char path[64];
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/net/%s", f->pid,
+		 s->family == AF_INET6 ? "raw6" : "raw");
+	ret = proc_read(path, proc_parse_net_raw, (unsigned long)f->st->st_ino, &r);
+	if (ret < 0) {
+		pr_err("Task %d: can't find raw socket fd %d (%s) in %s", f->pid, f->fd,
+		       f->link, path);
+		return -1;
+	}
+	if (!ret || r.state != TCP_ESTABLISHED)
+		return 0;
+	memset(&s->dst, 0, sizeof(s->dst));
+	s->dst.ss_family = s->family;
+	if (s->family == AF_INET6)
+		memcpy(&d6->sin6_addr, r.rem, sizeof(d6->sin6_addr));
+	else
+		d4->sin_addr.s_addr = r.rem[0];
+	s->connected = 1;
+	return 0;
+}
+
+/*
+ * What a raw socket holds to be read: the size of its next datagram
+ * (SIOCINQ), which has an IP header at least; and its shutdown bits from
+ * poll(): RDHUP, no more receives; HUP, none either way. (raw_diag, the
+ * one to ask otherwise, is a module of its own that may be missing; a
+ * shutdown for sending only shows nowhere else, and is lost.)
+ */
+static int raw_queue(const struct fd_dump *f, int sk, struct inet_sk *s)
+{
+	struct pollfd p = { .fd = sk, .events = POLLRDHUP };
+	int n = 0;
+
+	if (ioctl(sk, SIOCINQ, &n) || poll(&p, 1, 0) < 0) {
+		pr_perror("Task %d: can't read the queue of raw socket fd %d", f->pid, f->fd);
+		return -1;
+	}
+	s->rqueue = n;
+	s->shutdown = p.revents & POLLHUP ? 3 : p.revents & POLLRDHUP ? 1 : 0;
+	return 0;
+}
+
 static int sk_read(const struct fd_dump *f, int sk, struct inet_sk *s)
 {
 	socklen_t len;
@@ -308,13 +368,18 @@ static int sk_read(const struct fd_dump *f, int sk, struct inet_sk *s)
 		pr_perror("Task %d: can't read the address of socket fd %d", f->pid, f->fd);
 		return -1;
 	}
-	s->bound = !any_addr(&s->src);
+	/* a raw socket's port is its protocol: bound is an address */
+	s->bound = !any_addr(&s->src, s->type == SOCK_RAW);
 	len = sizeof(s->dst);
 	s->connected = !getpeername(sk, (struct sockaddr *)&s->dst, &len);
+	if (!s->connected && s->type == SOCK_RAW && raw_peer(f, s))
+		return -1;
 	name_socket(s);
 	s->state = s->connected ? TCP_ESTABLISHED : TCP_CLOSE;
-	if (s->proto == IPPROTO_TCP && tcp_state(f, sk, s))
+	if (s->proto == IPPROTO_TCP && s->type == SOCK_STREAM && tcp_state(f, sk, s))
 		return -1;
+	if (s->type == SOCK_RAW)
+		return raw_queue(f, sk, s);
 	return inet_diag(f, s);
 }
 
@@ -341,28 +406,43 @@ static int check_sk(const struct fd_dump *f, const struct inet_sk *s)
 {
 	char why[128];
 
-	if (s->proto == IPPROTO_TCP && s->state == TCP_LISTEN && s->rqueue) {
+	if (s->type == SOCK_STREAM && s->state == TCP_LISTEN && s->rqueue) {
 		snprintf(why, sizeof(why), ", with %u connection%s queued but not accepted, "
 			 "which is not supported", s->rqueue, s->rqueue == 1 ? "" : "s");
 		return refuse(f, s, "a listening", why);
 	}
-	if (s->proto == IPPROTO_TCP && s->state == TCP_ESTABLISHED &&
+	if (s->type == SOCK_STREAM && s->state == TCP_ESTABLISHED &&
 	    !(f->opts && (f->opts->tcp_established || f->opts->tcp_close)))
 		return refuse(f, s, "an established", ", a connection: dump it with "
 			      "--tcp-established (or --tcp-close, to restore it closed)");
 	/* half-closed, closing, connecting: no way to rebuild them yet */
-	if (s->proto == IPPROTO_TCP && s->state != TCP_CLOSE && s->state != TCP_LISTEN &&
+	if (s->type == SOCK_STREAM && s->state != TCP_CLOSE && s->state != TCP_LISTEN &&
 	    s->state != TCP_ESTABLISHED) {
 		snprintf(why, sizeof(why), " in TCP state %d (%s), a connection not established, "
 			 "which is not supported", s->state, tcp_state_name(s->state));
 		return refuse(f, s, "a", why);
 	}
-	if (s->proto == IPPROTO_UDP && s->rqueue)
+	if (s->type != SOCK_STREAM && s->rqueue)
 		return refuse(f, s, "a", ", with datagrams waiting to be read, which is not "
 			      "supported");
-	if (s->proto == IPPROTO_UDP && s->wqueue)
+	if (s->type == SOCK_DGRAM && s->wqueue)
 		return refuse(f, s, "a", ", with data not sent yet (UDP_CORK), which is not "
 			      "supported");
+	return 0;
+}
+
+/* SO_GET_FILTER can't read an eBPF program back */
+static int raw_check(const struct fd_dump *f, int sk, const struct inet_sk *s)
+{
+	uint64_t *insns;
+	size_t n;
+
+	if (s->type != SOCK_RAW)
+		return 0;
+	if (sk_filter_read(sk, &insns, &n) == -EACCES)
+		return refuse(f, s, "a", " with an eBPF filter (SO_ATTACH_BPF), which is not "
+			      "supported");
+	free(insns);
 	return 0;
 }
 
@@ -374,7 +454,7 @@ static int inet_check(const struct fd_dump *f)
 	sk = ptrace_getfd(f->pid, f->fd);
 	if (sk < 0)
 		return -1;
-	ret = sk_read(f, sk, &s) || check_sk(f, &s) ? -1 : 0;
+	ret = sk_read(f, sk, &s) || check_sk(f, &s) || raw_check(f, sk, &s) ? -1 : 0;
 	close(sk);
 	return ret;
 }
@@ -420,6 +500,35 @@ static int fill_entry(const struct fd_dump *f, const struct inet_sk *s, InetSkEn
 	return 0;
 }
 
+/* A raw socket's filters (refused before when eBPF: raw_check()). */
+static int raw_read(const struct fd_dump *f, int sk, InetSkEntry *e)
+{
+	socklen_t len = sizeof(struct icmp6_filter);
+	int locked, err;
+
+	if (e->type != SOCK_RAW)
+		return 0;
+	err = sk_filter_read(sk, &e->filter, &e->n_filter);
+	if (!err && unix_sockopt(sk, SO_LOCK_FILTER, &locked))
+		err = -errno;
+	if (!err && e->family == AF_INET6 && e->proto == IPPROTO_ICMPV6) {
+		e->icmp6_filter.data = xmalloc(len);
+		if (!e->icmp6_filter.data ||
+		    getsockopt(sk, IPPROTO_ICMPV6, ICMP6_FILTER, e->icmp6_filter.data, &len))
+			err = -errno;
+		e->icmp6_filter.len = len;
+		e->has_icmp6_filter = 1;
+	}
+	if (err) {
+		errno = -err;
+		pr_perror("Task %d: can't read the filters of raw socket fd %d", f->pid, f->fd);
+		return -1;
+	}
+	e->has_filter_locked = 1;
+	e->filter_locked = locked;
+	return 0;
+}
+
 static int inet_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
 {
 	struct inet_sk s;
@@ -437,8 +546,8 @@ static int inet_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 	/* checked before; the task is frozen since, but a peer outside may have sent */
 	if (sk_read(f, sk, &s) || check_sk(f, &s) || fill_entry(f, &s, e))
 		goto out;
-	ret = inet_opts_read(sk, e);
-	if (!ret && s.proto == IPPROTO_TCP && s.state == TCP_ESTABLISHED) {
+	ret = inet_opts_read(sk, e) || raw_read(f, sk, e) ? -1 : 0;
+	if (!ret && s.type == SOCK_STREAM && s.state == TCP_ESTABLISHED) {
 		if (f->opts->tcp_established)
 			ret = tcp_conn_dump(f->pid, f->fd, sk, e);
 		else	/* --tcp-close: its addresses only, for the messages */
@@ -457,6 +566,8 @@ static void inet_free(FileDesc *d)
 		return;
 	free(d->isk->src_addr.data);
 	free(d->isk->dst_addr.data);
+	free(d->isk->filter);
+	free(d->isk->icmp6_filter.data);
 	inet_opts_free(d->isk);
 	tcp_conn_free(d->isk);
 	free(d->isk);
@@ -477,7 +588,7 @@ static int state_ok(const InetSkEntry *e)
 {
 	if (!tcp_conn_validate(e))
 		return 0;
-	if (e->proto == IPPROTO_TCP)
+	if (e->type == SOCK_STREAM)
 		return e->state == TCP_CLOSE || e->conn || e->closed ||
 		       (e->state == TCP_LISTEN && e->has_src_addr && e->has_backlog &&
 			e->backlog <= INT32_MAX);
@@ -514,6 +625,17 @@ static void image_addr(const InetSkEntry *e, const ProtobufCBinaryData *a, uint3
 	fmt_addr(&ss, buf, size);
 }
 
+/* what only raw sockets have */
+static int raw_ok(const InetSkEntry *e)
+{
+	if (e->type != SOCK_RAW)
+		return !e->n_filter && !e->has_filter_locked && !e->has_icmp6_filter;
+	return sk_filter_valid(e->filter, e->n_filter) && !e->conn && !e->closed &&
+	       !e->has_backlog && (!e->has_icmp6_filter ||
+	       (e->family == AF_INET6 && e->proto == IPPROTO_ICMPV6 &&
+		e->icmp6_filter.len == sizeof(struct icmp6_filter)));
+}
+
 static int inet_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	char src[INET6_ADDRSTRLEN + 16], dst[INET6_ADDRSTRLEN + 16];
@@ -521,7 +643,8 @@ static int inet_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 
 	if (!e || (e->family != AF_INET && e->family != AF_INET6) ||
 	    !((e->type == SOCK_STREAM && e->proto == IPPROTO_TCP) ||
-	      (e->type == SOCK_DGRAM && e->proto == IPPROTO_UDP)) || !state_ok(e) ||
+	      (e->type == SOCK_DGRAM && e->proto == IPPROTO_UDP) ||
+	      (e->type == SOCK_RAW && e->proto <= 255)) || !state_ok(e) || !raw_ok(e) ||
 	    !addr_ok(e, e->has_src_addr, &e->src_addr, e->has_src_port, e->src_port) ||
 	    !addr_ok(e, e->has_dst_addr, &e->dst_addr, e->has_dst_port, e->dst_port) ||
 	    e->shutdown > 3 || (e->bind_dev && strlen(e->bind_dev) >= IFNAMSIZ) ||
@@ -627,6 +750,23 @@ static int place_sk(const struct rst_ctx *rc, pid_t pid, int sk, const InetSkEnt
 	return 0;
 }
 
+/* A raw socket's filters: the classic BPF one, and ICMPv6's type filter. */
+static int raw_set(pid_t pid, int sk, const InetSkEntry *e)
+{
+	if (e->type != SOCK_RAW)
+		return 0;
+	if (sk_filter_set(sk, e->filter, e->n_filter, e->filter_locked)) {
+		pr_perror("Task %d: can't attach the filter of raw socket:[%lu]", pid, e->ino);
+		return -1;
+	}
+	if (e->has_icmp6_filter && setsockopt(sk, IPPROTO_ICMPV6, ICMP6_FILTER,
+					      e->icmp6_filter.data, e->icmp6_filter.len)) {
+		pr_perror("Task %d: can't set ICMP6_FILTER of raw socket:[%lu]", pid, e->ino);
+		return -1;
+	}
+	return 0;
+}
+
 /* The socket, in its namespace, with its options; placed later (inet_finish()). */
 static int inet_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
@@ -635,11 +775,11 @@ static int inet_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 
 	sk = socket(e->family, e->type | SOCK_CLOEXEC, e->proto);
 	if (sk < 0) {
-		pr_perror("Task %d: can't create a %s socket for socket:[%lu]", pid,
-			  e->proto == IPPROTO_TCP ? "TCP" : "UDP", e->ino);
+		pr_perror("Task %d: can't create a %s socket (protocol %u) for socket:[%lu]", pid,
+			  type_name(e->type, e->proto), e->proto, e->ino);
 		return -1;
 	}
-	if (inet_opts_set(pid, sk, e))
+	if (inet_opts_set(pid, sk, e) || raw_set(pid, sk, e))
 		goto err;
 	if (fcntl(sk, F_SETFL, d->flags & O_NONBLOCK)) {
 		pr_perror("Task %d: can't set the file flags of socket:[%lu]", pid, e->ino);

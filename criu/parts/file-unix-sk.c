@@ -9,11 +9,14 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <linux/netlink.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/xattr.h>
+#include <linux/filter.h>
 
 #include "core/log.h"
 #include "core/util.h"
@@ -50,8 +53,7 @@ static uint64_t queued(const UnixSkEntry *e)
 }
 
 
-/* Sets a buffer size as getsockopt() showed it (the kernel doubles what it is given). */
-static int set_buf(int sk, int opt, int force, uint64_t val)
+int sk_set_buf(int sk, int opt, int force, uint64_t val)
 {
 	int v = min(val, (uint64_t)INT32_MAX) / 2, cur;
 
@@ -72,7 +74,7 @@ int unix_refill(int from, const FileDesc *d, const struct sockaddr_un *to, sockl
 	ssize_t n;
 
 	/* the sender's buffer holds what it sent until it is read: make room */
-	if (e->n_queue && set_buf(from, SO_SNDBUF, SO_SNDBUFFORCE,
+	if (e->n_queue && sk_set_buf(from, SO_SNDBUF, SO_SNDBUFFORCE,
 				  2 * queued(e) + e->n_queue * 1024 + (64 << 10))) {
 		pr_perror("Can't make room for the queue of socket:[%lu]", e->ino);
 		return -1;
@@ -103,8 +105,8 @@ int unix_set_options(int sk, const FileDesc *d)
 	const UnixSkEntry *e = d->usk;
 	int v = e->passcred;
 
-	if (set_buf(sk, SO_RCVBUF, SO_RCVBUFFORCE, e->rcvbuf) ||
-	    set_buf(sk, SO_SNDBUF, SO_SNDBUFFORCE, e->sndbuf) ||
+	if (sk_set_buf(sk, SO_RCVBUF, SO_RCVBUFFORCE, e->rcvbuf) ||
+	    sk_set_buf(sk, SO_SNDBUF, SO_SNDBUFFORCE, e->sndbuf) ||
 	    setsockopt(sk, SOL_SOCKET, SO_PASSCRED, &v, sizeof(v)) ||
 	    (e->peek_off >= 0 &&
 	     setsockopt(sk, SOL_SOCKET, SO_PEEK_OFF, &e->peek_off, sizeof(e->peek_off)))) {
@@ -152,4 +154,196 @@ int sock_diag_open(pid_t pid)
 	if (ns >= 0)
 		close(ns);
 	return nl;
+}
+
+
+int sock_protoname(pid_t pid, int fd, const char *link, const struct stat *st, char *name,
+		   size_t size)
+{
+	char path[64];
+	ssize_t len;
+
+	if (!S_ISSOCK(st->st_mode) && strncmp(link, "socket:", 7))
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+	len = getxattr(path, "system.sockprotoname", name, size - 1);
+	if (len <= 0)
+		return -1;
+	name[len] = '\0';
+	return 0;
+}
+
+int sock_protoname_is(pid_t pid, int fd, const char *link, const struct stat *st,
+		      const char *want)
+{
+	char name[32];
+
+	return !sock_protoname(pid, fd, link, st, name, sizeof(name)) && !strcmp(name, want);
+}
+
+
+int sk_filter_read(int sk, uint64_t **insns, size_t *n)
+{
+	struct sock_filter *f;
+	socklen_t len = 0;
+	uint64_t *out;
+	size_t i;
+	char none;
+
+	*insns = NULL;
+	*n = 0;
+	/* asked with no room, the kernel says how many instructions it holds */
+	if (getsockopt(sk, SOL_SOCKET, SO_GET_FILTER, &none, &len))
+		return -errno;
+	if (!len)
+		return 0;
+	if (len > BPF_MAXINSNS)
+		return -E2BIG;
+	f = xmalloc(len * sizeof(*f));
+	out = xmalloc(len * sizeof(*out));
+	if (!f || !out || getsockopt(sk, SOL_SOCKET, SO_GET_FILTER, f, &len)) {
+		i = errno;
+		free(f);
+		free(out);
+		return -(int)(i ? i : ENOMEM);
+	}
+	for (i = 0; i < len; i++)
+		out[i] = (uint64_t)f[i].code << 48 | (uint64_t)f[i].jt << 40 |
+			 (uint64_t)f[i].jf << 32 | f[i].k;
+	free(f);
+	*insns = out;
+	*n = len;
+	return 0;
+}
+
+int sk_filter_valid(const uint64_t *insns, size_t n)
+{
+	return n <= BPF_MAXINSNS;
+}
+
+int sk_filter_set(int sk, const uint64_t *insns, size_t n, int locked)
+{
+	struct sock_fprog prog = { .len = n };
+	struct sock_filter *f;
+	int on = 1, ret = 0;
+	size_t i;
+
+	if (n) {
+		f = xmalloc(n * sizeof(*f));
+		if (!f)
+			return -1;
+		for (i = 0; i < n; i++)
+			f[i] = (struct sock_filter){ .code = insns[i] >> 48,
+						     .jt = insns[i] >> 40, .jf = insns[i] >> 32,
+						     .k = (uint32_t)insns[i] };
+		prog.filter = f;
+		ret = setsockopt(sk, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+		free(f);
+	}
+	if (!ret && locked)
+		ret = setsockopt(sk, SOL_SOCKET, SO_LOCK_FILTER, &on, sizeof(on));
+	return ret;
+}
+
+
+/* 0: the dump is over, 1: more to read; -1 with errno */
+static int diag_parse(struct nlmsghdr *h, int len, int (*one)(struct nlmsghdr *h, void *arg),
+		      void *arg)
+{
+	for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+		if (h->nlmsg_type == NLMSG_DONE)
+			return 0;
+		if (h->nlmsg_type == NLMSG_ERROR) {
+			errno = -((struct nlmsgerr *)NLMSG_DATA(h))->error;
+			return -1;
+		}
+		if (one(h, arg))
+			return -1;
+	}
+	return 1;
+}
+
+int sock_diag_dump(pid_t pid, const void *req, size_t size,
+		   int (*one)(struct nlmsghdr *h, void *arg), void *arg)
+{
+	static char buf[64 << 10];
+	int nl, len, ret = 1;
+
+	nl = sock_diag_open(pid);
+	if (nl < 0)
+		return -1;
+	if (send(nl, req, size, 0) != (ssize_t)size)
+		ret = -1;
+	while (ret == 1) {
+		len = recv(nl, buf, sizeof(buf), 0);
+		ret = len > 0 ? diag_parse((struct nlmsghdr *)buf, len, one, arg) : -1;
+	}
+	close(nl);
+	return ret;
+}
+
+
+/* SOL_SOCKET options of an int that netlink and packet sockets keep */
+static const int sol_opts[] = {
+	SO_PRIORITY, SO_MARK, SO_RCVLOWAT, SO_PASSCRED, SO_TIMESTAMP_OLD, SO_TIMESTAMPNS_OLD,
+	SO_TIMESTAMPING_OLD,
+};
+
+int sk_opts_read(int sk, SkOptEntry ***out, size_t *n)
+{
+	size_t i, max = ARRAY_SIZE(sol_opts);
+	SkOptEntry **o, *e;
+	int v;
+
+	*n = 0;
+	o = xzalloc(max * (sizeof(*o) + sizeof(**o)));
+	if (!o)
+		return -1;
+	*out = o;
+	e = (SkOptEntry *)(o + max);
+	for (i = 0; i < max; i++) {
+		if (unix_sockopt(sk, sol_opts[i], &v)) {
+			/* not on this kernel, or not for this family (SO_PASSCRED, newer kernels) */
+			if (errno == ENOPROTOOPT || errno == EOPNOTSUPP)
+				continue;
+			return -1;
+		}
+		sk_opt_entry__init(&e[*n]);
+		e[*n].level = SOL_SOCKET;
+		e[*n].name = sol_opts[i];
+		e[*n].val = v;
+		o[*n] = &e[*n];
+		(*n)++;
+	}
+	return 0;
+}
+
+int sk_opts_valid(SkOptEntry *const *o, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < ARRAY_SIZE(sol_opts); j++)
+			if (o[i]->level == SOL_SOCKET && o[i]->name == (uint32_t)sol_opts[j])
+				break;
+		if (j == ARRAY_SIZE(sol_opts))
+			return 0;
+	}
+	return 1;
+}
+
+int sk_opts_set(int sk, SkOptEntry *const *o, size_t n, uint32_t *failed)
+{
+	size_t i;
+	int cur;
+
+	for (i = 0; i < n; i++) {
+		if (!unix_sockopt(sk, o[i]->name, &cur) && cur == o[i]->val)
+			continue;
+		if (setsockopt(sk, SOL_SOCKET, o[i]->name, &o[i]->val, sizeof(o[i]->val))) {
+			*failed = o[i]->name;
+			return -1;
+		}
+	}
+	return 0;
 }

@@ -9,7 +9,10 @@
  * once. Both use these (file-unix-sk.c).
  */
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "fdinfo.pb-c.h"
 #include "parts/file-kind.h"
@@ -29,6 +32,12 @@ int unix_sockopt(int sk, int opt, int *val);
  * NULL), keeping datagram boundaries.
  */
 int unix_refill(int from, const FileDesc *d, const struct sockaddr_un *to, socklen_t tolen);
+/*
+ * Sets buffer size @opt (SO_RCVBUF, SO_SNDBUF) to @val as getsockopt()
+ * showed it (the kernel doubles what it is given); @force is its *FORCE
+ * twin, past the sysctl's limit. Every socket kind uses it.
+ */
+int sk_set_buf(int sk, int opt, int force, uint64_t val);
 /* Socket options and shutdown state as saved, and the file status flags. */
 int unix_set_options(int sk, const FileDesc *d);
 
@@ -38,6 +47,46 @@ int unix_set_options(int sk, const FileDesc *d);
  * (file-inet.c) ask through it too.
  */
 int sock_diag_open(pid_t pid);
+struct nlmsghdr;
+/*
+ * Sends @req, a dump request of @size bytes, through such a socket and
+ * calls @one on each answer (non-zero: stop, failed); 0, or -1 with errno.
+ */
+int sock_diag_dump(pid_t pid, const void *req, size_t size,
+		   int (*one)(struct nlmsghdr *h, void *arg), void *arg);
+
+/*
+ * The sockfs name of fd @fd of task @pid's protocol ("TCP", "NETLINK",
+ * "PACKET", "RAW"...; the attribute system.sockprotoname), read from
+ * outside; -1 when it is no socket. Socket kinds match by it.
+ */
+int sock_protoname(pid_t pid, int fd, const char *link, const struct stat *st, char *name,
+		   size_t size);
+/* whether that name is @want */
+int sock_protoname_is(pid_t pid, int fd, const char *link, const struct stat *st,
+		      const char *want);
+
+/*
+ * A socket's classic BPF filter (SO_GET_FILTER), each instruction as
+ * code << 48 | jt << 40 | jf << 32 | k; none: @n 0. 0 or -errno: -EACCES
+ * for an eBPF program, which can't be read back.
+ */
+int sk_filter_read(int sk, uint64_t **insns, size_t *n);
+/* whether an image's filter may be attached (the kernel checks the rest) */
+int sk_filter_valid(const uint64_t *insns, size_t n);
+/* Attaches it (SO_ATTACH_FILTER), and locks it (SO_LOCK_FILTER) if @locked. */
+int sk_filter_set(int sk, const uint64_t *insns, size_t n, int locked);
+
+/*
+ * The SOL_SOCKET options of an int that netlink and packet sockets keep
+ * (SO_PRIORITY, SO_MARK, SO_RCVLOWAT, SO_PASSCRED, the SO_TIMESTAMP*
+ * family): read into @out (one allocation, freed with free(*out)), checked
+ * against the table, set where a new socket differs (@failed: the one
+ * that could not be).
+ */
+int sk_opts_read(int sk, SkOptEntry ***out, size_t *n);
+int sk_opts_valid(SkOptEntry *const *o, size_t n);
+int sk_opts_set(int sk, SkOptEntry *const *o, size_t n, uint32_t *failed);
 
 /* Not a plain socketpair end: restored with the others by unix_open_bound(). */
 static inline int unix_is_bound(const UnixSkEntry *e)

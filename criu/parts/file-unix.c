@@ -225,7 +225,8 @@ static void refuse_other(const struct fd_dump *f, int sk, int domain)
 			  (void *)&((struct sockaddr_in *)&ss)->sin_addr, addr, sizeof(addr));
 	port = ntohs(((struct sockaddr_in *)&ss)->sin_port);	/* sin6_port sits there too */
 	pr_err("Task %d: fd %d is a %s %s socket on %s%s%s:%d, protocol %d (%s), which is not "
-	       "supported (of network sockets, only TCP and UDP ones are)", f->pid, f->fd,
+	       "supported (of network sockets, only TCP, UDP, raw, netlink and packet ones are)",
+	       f->pid, f->fd,
 	       type == SOCK_RAW ? "raw" : type == SOCK_DGRAM ? "datagram" :
 	       type == SOCK_STREAM ? "stream" : "other", family_name(domain),
 	       domain == AF_INET6 ? "[" : "", addr, domain == AF_INET6 ? "]" : "", port, proto,

@@ -251,3 +251,33 @@ int proc_list_children(pid_t pid, pid_t tid, pid_t **pids)
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, tid);
 	return proc_read(path, proc_parse_children, pids);
 }
+
+int proc_parse_net_raw(char *text, unsigned long ino, struct proc_raw_sk *sk)
+{
+	char *line, *save = NULL, rem[40];
+	unsigned long i;
+	unsigned int st;
+	int n;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		/* sl local:port rem:port st tx:rx tr:when retr uid timeout inode */
+		if (sscanf(line, " %*d: %*[0-9A-Fa-f]:%*x %39[0-9A-Fa-f]:%*x %x %*x:%*x %*x:%*x "
+			   "%*x %*u %*d %lu", rem, &st, &i) != 3 || i != ino)
+			continue;
+		n = strlen(rem);
+		if (n != 8 && n != 32)
+			return -1;
+		memset(sk, 0, sizeof(*sk));
+		sk->state = st;
+		/* each 32-bit word as the kernel holds it, printed as a number */
+		for (i = 0; i < (unsigned long)n / 8; i++) {
+			char word[9];
+
+			memcpy(word, rem + i * 8, 8);
+			word[8] = '\0';
+			sk->rem[i] = strtoul(word, NULL, 16);
+		}
+		return 1;
+	}
+	return 0;
+}

@@ -306,4 +306,11 @@ struct proc_mount *proc_mount_by_id(struct proc_mounts *ms, int id);
 /* Is @word one of the comma-separated words of @opts? */
 int proc_mount_has_opt(const char *opts, const char *word);
 
+/* A raw socket's line of /proc/PID/net/raw or raw6. */
+struct proc_raw_sk {
+	unsigned int state;	/* TCP_ESTABLISHED (1): connected */
+	uint32_t rem[4];	/* the peer's address, as in memory (v4: rem[0]) */
+};
+/* 1: the socket of inode @ino was found (into @sk), 0: not there, -1: bad line */
+int proc_parse_net_raw(char *text, unsigned long ino, struct proc_raw_sk *sk);
 #endif

@@ -65,9 +65,15 @@ NO_INET_DIAG = ("the guest kernel has no inet_diag: criu can't ask it about a TC
                 r"is inet_diag available\?")
 NO_NETDEVICES = ("the guest kernel has no network devices: the program's SO_BINDTODEVICE "
                  "is refused before it is ready", r"SO_BINDTODEVICE: Protocol not available")
+# Nor packet_diag (CONFIG_PACKET_DIAG), which criu asks about a packet
+# socket's memberships, rings and queue: it refuses the socket, saying so.
+NO_PACKET_DIAG = ("the guest kernel has no packet_diag: criu can't ask it about a packet "
+                  "socket", r"is packet_diag available\?")
 KNOWN_ON_6_1 = {
     "sk_inet_tcp": NO_INET_DIAG,
     "sk_inet_udp": NO_NETDEVICES,
+    "sk_packet": NO_PACKET_DIAG,
+    "sk_netsk_tasks": NO_PACKET_DIAG,   # a packet socket among them
     "sk_unix_netns": NO_NFTABLES,
     "sk_unix_ns": NO_NFTABLES,
     "epoll_watches": EVENTFD_6_5,

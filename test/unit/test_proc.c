@@ -378,6 +378,33 @@ static void test_status_sample(void)
 	free(buf);
 }
 
+/* /proc/net/raw and raw6: a raw socket found by inode, its peer and state. */
+static void test_net_raw(void)
+{
+	char v4[] =
+	"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n"
+	"  1: 0100007F:0001 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 4242 2 0000000000000000 0\n"
+	"253: 00000000:00FD 0100007F:0000 01 00000000:00000000 00:00000000 00000000     0        0 4343 2 0000000000000000 0\n";
+	char v6[] =
+	"  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n"
+	"   58: 00000000000000000000000001000000:003A 00000000000000000000000001000000:0000 01 00000000:00000000 00:00000000 00000000     0        0 77 2 0000000000000000 0\n";
+	char *copy = strdup(v4);
+	struct proc_raw_sk r;
+
+	expect(proc_parse_net_raw(copy, 4343, &r) == 1 && r.state == 1 && r.rem[0] == 0x0100007f,
+	       "v4 connected: state %u peer %#x", r.state, r.rem[0]);
+	free(copy);
+	copy = strdup(v4);
+	expect(proc_parse_net_raw(copy, 4242, &r) == 1 && r.state == 7 && !r.rem[0],
+	       "v4 unconnected: state %u", r.state);
+	free(copy);
+	copy = strdup(v4);
+	expect(proc_parse_net_raw(copy, 99, &r) == 0, "an inode not there is found");
+	free(copy);
+	expect(proc_parse_net_raw(v6, 77, &r) == 1 && r.state == 1 && !r.rem[0] && !r.rem[2] &&
+	       r.rem[3] == 0x01000000, "v6: state %u, last word %#x", r.state, r.rem[3]);
+}
+
 /* A task two pid namespaces down: the last NS* value is its own view. */
 static void test_status_nested_ns(void)
 {
@@ -1238,6 +1265,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(test_maps_live),
 	UNIT_TEST(test_smaps_live),
 	UNIT_TEST(test_status_sample),
+	UNIT_TEST(test_net_raw),
 	UNIT_TEST(test_status_variants),
 	UNIT_TEST(test_status_nested_ns),
 	UNIT_TEST(test_timens_offsets),

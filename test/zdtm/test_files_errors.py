@@ -1,9 +1,12 @@
 """Open files criu refuses to dump: a TCP connection without
 --tcp-established, a TCP listener with a connection not accepted yet, a UDP
-socket with a datagram unread, a raw IP socket, a unix socket
+socket with a datagram unread, a raw IP socket with a packet unread, a
+unix socket
 bound to a relative path or whose socket file was replaced, a connection not
 accepted yet with data sent on it, file descriptors in flight (SCM_RIGHTS),
-a socket pair whose peer is outside the tree, an epoll watching an fd the
+a socket pair whose peer is outside the tree, a netlink socket with
+messages not read, a packet socket with a ring, an eBPF filter or a
+frame unread or of type SOCK_PACKET, an epoll watching an fd the
 task closed. criu must fail cleanly (non-zero exit, one
 stderr line with "Error" that names the task and the object) and the task
 must go on untouched and pass its own check (test_errors.py's contract).
@@ -22,7 +25,12 @@ REFUSED = {
     "tcp-established": ("--tcp-established",),
     "tcp-unaccepted": ("not accepted",),
     "udp-queued": ("waiting to be read",),
-    "raw-ip": ("raw ip",),
+    "raw-queued": ("waiting to be read",),
+    "netlink-unread": ("not read yet",),
+    "packet-ring": ("rx ring",),
+    "packet-ebpf": ("ebpf filter",),
+    "packet-unread": ("packets not read yet",),
+    "packet-obsolete": ("sock_packet",),
     "unix-relative": ("relative path files_refused.sock",),
     "unix-replaced": ("replaced",),
     "unix-unaccepted-data": ("not accepted yet",),

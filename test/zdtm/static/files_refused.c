@@ -3,9 +3,12 @@
  * Open files criu must refuse to dump, one per run (test_files_errors.py
  * picks it with an argument): a TCP connection (both ends ours), a TCP
  * listener with a connection queued but not accepted, a UDP socket with a
- * datagram waiting, a raw IP socket, a unix socket
+ * datagram waiting, a raw IP socket with a packet waiting, a unix socket
  * listening on a relative path, one whose socket file was replaced, a
- * connection not accepted yet on which the client sent data, a socket
+ * connection not accepted yet on which the client sent data, a netlink
+ * socket with the kernel's answer not read yet, a packet socket with an
+ * mmap()ed receive ring, one with an eBPF filter, one with a frame unread,
+ * one of the obsolete type SOCK_PACKET, a socket
  * pair with a file descriptor in flight (SCM_RIGHTS), a socket pair whose
  * other end a process outside the tree holds, and an epoll watching an fd
  * the task has closed while the file stays registered (only a process
@@ -14,19 +17,114 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <linux/if_packet.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 
 #include "zdtm.h"
 
 static int fd = -1, held = -1;
+
+/* a raw ICMP socket that got its own echo request (and the reply) */
+static int raw_queued(void)
+{
+	struct sockaddr_in lo = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001) };
+	/* type 8 (echo), code 0, checksum of the rest, id and sequence 0 */
+	unsigned char echo[8] = { 8, 0, 0xf7, 0xff };
+	struct pollfd p;
+	int s = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+
+	if (s < 0 || sendto(s, echo, sizeof(echo), 0, (void *)&lo, sizeof(lo)) != sizeof(echo))
+		fail_errno("a raw socket's echo request");
+	p = (struct pollfd){ .fd = s, .events = POLLIN };
+	if (poll(&p, 1, 5000) != 1)
+		fail("the raw socket got nothing");
+	return s;
+}
+
+/* a packet socket with a receive ring mapped */
+static int packet_ring(void)
+{
+	struct tpacket_req r = { .tp_block_size = 4096, .tp_block_nr = 1,
+				 .tp_frame_size = 2048, .tp_frame_nr = 2 };
+	int v = TPACKET_V2, s = socket(AF_PACKET, SOCK_RAW, 0);
+
+	if (s < 0 || setsockopt(s, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)) ||
+	    setsockopt(s, SOL_PACKET, PACKET_RX_RING, &r, sizeof(r)) ||
+	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, s, 0) == MAP_FAILED)
+		fail_errno("a packet socket with a ring");
+	return s;
+}
+
+/* a packet socket with an eBPF program as its filter (returns 0: drop all) */
+static int packet_ebpf(void)
+{
+	struct bpf_insn prog[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr = { .prog_type = BPF_PROG_TYPE_SOCKET_FILTER, .insn_cnt = 2,
+				.insns = (uintptr_t)prog, .license = (uintptr_t)"GPL" };
+	int s = socket(AF_PACKET, SOCK_RAW, 0), p;
+
+	p = syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	if (s < 0 || p < 0 || setsockopt(s, SOL_SOCKET, SO_ATTACH_BPF, &p, sizeof(p)))
+		fail_errno("a packet socket with an eBPF filter");
+	close(p);
+	return s;
+}
+
+/* a packet socket on lo that got a frame of its ethertype */
+static int packet_unread(void)
+{
+	struct sockaddr_ll lo = { .sll_family = AF_PACKET, .sll_protocol = htons(0x88b5),
+				  .sll_ifindex = 1, .sll_halen = 6 };
+	unsigned char frame[60] = { [12] = 0x88, [13] = 0xb5 };
+	int s = socket(AF_PACKET, SOCK_RAW, htons(0x88b5));
+	struct pollfd p = { .fd = s, .events = POLLIN };
+
+	if (s < 0 || bind(s, (void *)&lo, sizeof(lo)) ||
+	    sendto(s, frame, sizeof(frame), 0, (void *)&lo, sizeof(lo)) != sizeof(frame))
+		fail_errno("a packet socket's frame on lo");
+	if (poll(&p, 1, 5000) != 1)
+		fail("the packet socket got nothing");
+	return s;
+}
+
+/* a route socket that asked for loopback's link and left the answer unread */
+static int netlink_unread(void)
+{
+	struct {
+		struct nlmsghdr h;
+		struct ifinfomsg i;
+	} req = {
+		.h = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETLINK,
+		       .nlmsg_flags = NLM_F_REQUEST },
+		.i = { .ifi_family = AF_UNSPEC, .ifi_index = 1 },
+	};
+	int s = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+	char c;
+
+	if (s < 0 || send(s, &req, sizeof(req), 0) != sizeof(req))
+		fail_errno("netlink request");
+	if (recv(s, &c, 1, MSG_PEEK) != 1)
+		fail_errno("no answer to the netlink request");
+	return s;
+}
 
 /* A grandchild outside the tree holds sk[1] until we are gone (its pipe says so). */
 static void peer_outside(int sk[2])
@@ -135,10 +233,20 @@ int main(int argc, char **argv)
 	unlink(un.sun_path);
 	if (!strncmp(what, "tcp-", 4) || !strcmp(what, "udp-queued")) {
 		fd = inet_refused(what);
-	} else if (!strcmp(what, "raw-ip")) {
-		fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+	} else if (!strcmp(what, "raw-queued")) {
+		fd = raw_queued();
+	} else if (!strcmp(what, "netlink-unread")) {
+		fd = netlink_unread();
+	} else if (!strcmp(what, "packet-obsolete")) {
+		fd = socket(AF_PACKET, SOCK_PACKET, 0);
 		if (fd < 0)
-			fail_errno("a raw socket");
+			fail_errno("a SOCK_PACKET socket");
+	} else if (!strcmp(what, "packet-ebpf")) {
+		fd = packet_ebpf();
+	} else if (!strcmp(what, "packet-unread")) {
+		fd = packet_unread();
+	} else if (!strcmp(what, "packet-ring")) {
+		fd = packet_ring();
 	} else if (!strcmp(what, "unix-relative")) {
 		fd = unix_bound(&un, SOCK_STREAM, 4);
 	} else if (!strcmp(what, "unix-replaced")) {
