@@ -187,6 +187,15 @@ enum {
 typedef int (*pagemap_cb)(void *arg, uint64_t start, uint64_t end);
 int pagemap_scan(int pagemap_fd, uint64_t start, uint64_t end, int what,
 		 pagemap_cb cb, void *arg);
+/*
+ * Pages of [start, end) written since they were last write-protected, in
+ * an area registered with a userfaultfd in asynchronous write-protect mode
+ * (UFFD_FEATURE_WP_ASYNC, Linux 6.7), write-protected again in the same
+ * walk (PAGEMAP_SCAN with PM_SCAN_WP_MATCHING). 0; 1 when some area of the
+ * range is not so registered (nothing was protected); -1 logged.
+ */
+int pagemap_scan_written(int pagemap_fd, uint64_t start, uint64_t end, pagemap_cb cb,
+			 void *arg);
 /* The pfn of the zero page as pagemap shows it (0: hidden, not root). */
 uint64_t pagemap_zero_pfn(void);
 
