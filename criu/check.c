@@ -20,6 +20,7 @@
 #include "core/caps.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "parts/mm-track.h"
 #include "parts/ns-net-lock.h"
 #include "proc/proc.h"
 #include "task/ptrace.h"
@@ -216,10 +217,11 @@ static const struct cr_feature {
 	const char *name;
 	int (*probe)(void);	/* NULL: not implemented in criu */
 	const char *why;	/* when the answer is no */
+	int (*probe_why)(const char **why);	/* instead: a probe that says why not */
 } cr_features[] = {
 	{ "mnt_id", probe_fdinfo_mnt_id, "the kernel shows no mnt_id in fdinfo" },
-	{ "mem_dirty_track", NULL, "dirty-page tracking is not implemented (no soft-dirty "
-	  "here; userfaultfd write-protect is the way)" },
+	/* pre-dump --track-mem: userfaultfd WP_ASYNC and PAGEMAP_SCAN (parts/mm-track.c) */
+	{ "mem_dirty_track", NULL, NULL, mtrack_supported },
 	{ "aio_remap", NULL, "AIO rings are not dumped" },
 	{ "timerfd", probe_vm_readv, "timerfds need process_vm_readv" },
 	{ "tun", NULL, "tun devices are not dumped" },
@@ -272,6 +274,8 @@ int check_feature(const char *name, const char **why)
 		if (strcmp(cr_features[i].name, name))
 			continue;
 		*why = cr_features[i].why;
+		if (cr_features[i].probe_why)
+			return cr_features[i].probe_why(why);
 		return cr_features[i].probe && cr_features[i].probe();
 	}
 	*why = "no such feature";

@@ -259,6 +259,35 @@ static void tracker_main(int lsk, int dirfd)
 	_exit(0);
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/*
+ * Closes every fd above 2 but the tracker's own: criu's (the RPC client's
+ * socket above all) would be held open as long as the tracker lives.
+ */
+static void close_others(int lsk, int dirfd)
+{
+	int *keep = calloc(trk.nr + 2, sizeof(int)), n = 0, i, from = 3;
+
+	if (!keep)
+		_exit(1);
+	keep[n++] = lsk;
+	keep[n++] = dirfd;
+	for (i = 0; i < trk.nr; i++)
+		keep[n++] = trk.h[i].uffd;
+	qsort(keep, n, sizeof(int), cmp_int);
+	for (i = 0; i < n; i++) {
+		if (keep[i] > from)
+			syscall(SYS_close_range, from, keep[i] - 1, 0);
+		from = max(from, keep[i] + 1);
+	}
+	syscall(SYS_close_range, from, ~0U, 0);
+	free(keep);
+}
+
 /* Forks the tracker, detached, with the fds; 0, or -1 logged. */
 static int start_tracker(int dirfd)
 {
@@ -296,6 +325,7 @@ static int start_tracker(int dirfd)
 		dup2(i, 1);
 		dup2(i, 2);
 		log_close();
+		close_others(lsk, dirfd);
 		tracker_main(lsk, dirfd);
 	}
 	close(lsk);
@@ -430,9 +460,34 @@ static int held_uffd(pid_t pid)
 	return -1;
 }
 
-int mtrack_task_start(struct dtask *t, int pmfd, struct mtrack_task *mt)
+/* A userfaultfd made in the task now, held in place of any older one. */
+static int new_uffd(struct mtrack_task *mt)
 {
 	struct held *h;
+	int i;
+
+	mt->uffd = uffd_from_task(mt->t);
+	if (mt->uffd < 0 || uffd_api(mt->uffd)) {
+		pr_perror("Task %d: can't make a userfaultfd to track its memory", mt->pid);
+		return -1;
+	}
+	mt->fresh = 1;
+	for (i = 0; i < trk.nr; i++)
+		if (trk.h[i].pid == mt->pid) {
+			close(trk.h[i].uffd);
+			trk.h[i].uffd = mt->uffd;
+			return 0;
+		}
+	h = xpush(trk.h, trk.nr);
+	if (!h)
+		return -1;
+	h->pid = mt->pid;
+	h->uffd = mt->uffd;
+	return 0;
+}
+
+int mtrack_task_start(struct dtask *t, int pmfd, struct mtrack_task *mt)
+{
 	void *msg = NULL;
 
 	memset(mt, 0, sizeof(*mt));
@@ -440,6 +495,7 @@ int mtrack_task_start(struct dtask *t, int pmfd, struct mtrack_task *mt)
 	if (!trk.on)
 		return 0;
 	mt->on = 1;
+	mt->t = t;
 	mt->pid = t->pid;
 	mt->pmfd = pmfd;
 	mt->uffd = held_uffd(t->pid);
@@ -448,19 +504,7 @@ int mtrack_task_start(struct dtask *t, int pmfd, struct mtrack_task *mt)
 			return -1;
 		mt->parent = msg;
 	}
-	if (mt->uffd >= 0)
-		return 0;
-	mt->uffd = uffd_from_task(t);
-	if (mt->uffd < 0 || uffd_api(mt->uffd)) {
-		pr_perror("Task %d: can't make a userfaultfd to track its memory", t->pid);
-		return -1;
-	}
-	h = xpush(trk.h, trk.nr);
-	if (!h)
-		return -1;
-	h->pid = t->pid;
-	h->uffd = mt->uffd;
-	return 0;
+	return mt->uffd >= 0 ? 0 : new_uffd(mt);
 }
 
 static int add_dirty(void *arg, uint64_t start, uint64_t end)
@@ -500,7 +544,16 @@ int mtrack_area(struct mtrack_task *mt, uint64_t start, uint64_t end)
 	if (!ret)
 		return 0;
 	/* new since the previous round, or the first round: all of it is saved */
-	if (ioctl(mt->uffd, UFFDIO_REGISTER, &reg)) {
+	ret = ioctl(mt->uffd, UFFDIO_REGISTER, &reg);
+	/* the previous round's fd is of an address space the task left (exec) */
+	if (ret && !mt->fresh && (errno == ESRCH || errno == EINVAL || errno == ENOMEM)) {
+		pr_info("Task %d: the previous round's userfaultfd is not of its memory now",
+			mt->pid);
+		if (new_uffd(mt))
+			return -1;
+		ret = ioctl(mt->uffd, UFFDIO_REGISTER, &reg);
+	}
+	if (ret) {
 		/* a VM_IO/PFNMAP area, or one the task registered itself */
 		pr_warn("Task %d: area %#lx-%#lx can't be tracked (%s): saved whole each round",
 			mt->pid, start, end, strerror(errno));

@@ -39,8 +39,10 @@ struct mtrack_range {
 /* One task's tracking while its pages are dumped. */
 struct mtrack_task {
 	int on;			/* --track-mem */
+	struct dtask *t;
 	pid_t pid;
 	int uffd;		/* -1: none yet */
+	int fresh;		/* made this round (else: the previous round's) */
 	int pmfd;		/* /proc/PID/pagemap */
 	PagemapEntry *parent;	/* the previous round's pagemap, or NULL */
 	size_t pcur;

@@ -1,0 +1,242 @@
+"""Iterative dumps: criu pre-dump --track-mem, rounds with --prev-images-dir,
+the final dump, and restore through the chain of parent images.
+
+The tracking is userfaultfd write-protection in asynchronous mode read with
+PAGEMAP_SCAN (Documentation/pre-dump.md); where the kernel lacks it, every
+test here is skipped with the reason criu check gives.
+
+static/mem_predump writes known patterns between the rounds (SIGUSR1: the
+next phase), drops pages, maps a new area over an old one and moves one
+with mremap; at SIGTERM it recomputes every page from the number of phases
+alone, so the restored memory is checked page by page.
+
+Run: python3 -m pytest -q test/zdtm/test_predump.py
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import buildpaths
+import zdtm
+
+pytestmark = pytest.mark.usefixtures("need_criu")
+
+CRIT = buildpaths.CRIT
+PROG = "mem_predump"
+
+
+@pytest.fixture(autouse=True)
+def need_tracking() -> None:
+    p = subprocess.run([zdtm.CRIU, "check", "--feature", "mem_dirty_track"],
+                       capture_output=True, text=True, timeout=30)
+    if p.returncode:
+        pytest.skip(f"no dirty-page tracking here: {p.stderr.strip()}")
+
+
+def phase(r: zdtm.Run, n: int) -> None:
+    """Runs the program's phase n and waits for it to be done."""
+    os.kill(r.pid, signal.SIGUSR1)
+    done = r.dir / "phase.done"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if done.read_text().strip() == str(n):
+                r.note(f"phase {n}")
+                return
+        except OSError:
+            pass
+        time.sleep(0.01)
+    r.fail(f"phase {n} not done in time")
+
+
+def round_(r: zdtm.Run, cmd: str, img: zdtm.Path, prev: str | None,
+           extra: list[str] = [], env: dict[str, str] | None = None) -> zdtm.CriuResult:
+    args = [cmd, "-t", str(r.pid), "-D", str(img), "-o", "dump.log", "-v4", "--track-mem"]
+    if prev:
+        args += ["--prev-images-dir", prev]
+    return r.criu(args + extra, img / "dump.log", env=env)
+
+
+def round_ok(r: zdtm.Run, cmd: str, img: zdtm.Path, prev: str | None,
+             extra: list[str] = []) -> None:
+    res = round_(r, cmd, img, prev, extra)
+    if res.returncode:
+        r.fail(f"criu {cmd} failed", res)
+
+
+def pagemap(r: zdtm.Run, img: zdtm.Path) -> dict:
+    p = subprocess.run([sys.executable, str(CRIT), "decode", "-i",
+                        str(img / f"pagemap-{r.pid}.img")],
+                       capture_output=True, text=True)
+    if p.returncode:
+        r.fail(f"crit decode pagemap: {p.stderr.strip()}")
+    return json.loads(p.stdout)["entry"]
+
+
+def in_parent_pages(r: zdtm.Run, img: zdtm.Path) -> int:
+    return sum(run["nr_pages"] for run in pagemap(r, img).get("runs", [])
+               if run.get("in_parent"))
+
+
+def uffd_holders() -> list[int]:
+    """Processes holding a userfaultfd."""
+    out = []
+    for d in zdtm.Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            for fd in (d / "fd").iterdir():
+                if "userfaultfd" in os.readlink(fd):
+                    out.append(int(d.name))
+                    break
+        except OSError:
+            continue
+    return out
+
+
+def wp_areas(pid: int) -> int:
+    """Areas of pid registered for userfaultfd write-protection (smaps 'uw')."""
+    n = 0
+    for line in zdtm.Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        if line.startswith("VmFlags:") and " uw" in line:
+            n += 1
+    return n
+
+
+def check_untracked(r: zdtm.Run, what: str) -> None:
+    left = wp_areas(r.pid)
+    if left:
+        r.fail(f"{what}: {left} areas of the task are still write-protect registered")
+    holders = uffd_holders()
+    if holders:
+        r.fail(f"{what}: processes {holders} still hold a userfaultfd")
+
+
+def test_chain_restores_every_page():
+    """Three pre-dumps and a dump, phases of writes in between (one pair of
+    phases in one gap); each round after the first stores only what was
+    written and leaves the rest in its parent; the restore through the
+    chain gives every page what the phases wrote last, holes and dropped
+    pages zero, the area mapped over its old one without its old pages."""
+    with zdtm.Run(PROG, "chain") as r:
+        r.start()
+        d = [r.imgdir(f"d{i}") for i in range(1, 5)]
+        round_ok(r, "pre-dump", d[0], None)
+        r.check_running("after the first pre-dump")
+        if not wp_areas(r.pid):
+            r.fail("the first pre-dump left no area write-protect registered")
+        phase(r, 1)
+        round_ok(r, "pre-dump", d[1], "../d1")
+        r.check_running("after the second pre-dump")
+        phase(r, 2)
+        round_ok(r, "pre-dump", d[2], "../d2")
+        phase(r, 3)
+        phase(r, 4)
+        res = round_(r, "dump", d[3], "../d3")
+        if res.returncode:
+            r.fail("the final dump failed", res)
+        r.gone_after_dump(res)
+        sizes = [(x / f"pages-{r.pid}.img").stat().st_size for x in d]
+        for i in (1, 2, 3):
+            if not in_parent_pages(r, d[i]):
+                r.fail(f"round {i + 1} left no page in its parent")
+            if sizes[i] >= sizes[0]:
+                r.fail(f"round {i + 1} stored {sizes[i]} bytes, the first {sizes[0]}")
+            if os.readlink(d[i] / "parent") != f"../d{i}":
+                r.fail(f"round {i + 1}: no parent link to ../d{i}")
+        if uffd_holders():
+            r.fail(f"a userfaultfd is held after the final dump: {uffd_holders()}")
+        (r.dir / "phases").write_text("4\n")
+        r.restore_ok(d[3])
+        r.finish()
+
+
+def test_final_dump_leaves_task_untracked():
+    """dump --leave-running at the end of a chain: the task runs on with no
+    area registered and no tracker holding anything."""
+    with zdtm.Run(PROG, "untrack") as r:
+        r.start()
+        d1, d2 = r.imgdir("d1"), r.imgdir("d2")
+        round_ok(r, "pre-dump", d1, None)
+        if not wp_areas(r.pid) or not uffd_holders():
+            r.fail("the pre-dump left nothing tracked")
+        phase(r, 1)
+        round_ok(r, "dump", d2, "../d1", ["--leave-running"])
+        r.check_running("after the final dump --leave-running")
+        check_untracked(r, "after the final dump")
+        (r.dir / "phases").write_text("1\n")
+        r.finish()
+
+
+def test_killed_round_leaves_task_untracked():
+    """criu killed in the middle of a round that took the tracking over:
+    the task runs on, untracked (the kernel dropped the registrations with
+    the last fd), and its memory is as the phases left it."""
+    with zdtm.Run(PROG, "killed") as r:
+        r.start()
+        d1, d2 = r.imgdir("d1"), r.imgdir("d2")
+        round_ok(r, "pre-dump", d1, None)
+        phase(r, 1)
+        res = round_(r, "pre-dump", d2, "../d1", env=dict(os.environ, CRIU_FAULT="memory"))
+        if res.returncode != -signal.SIGKILL:
+            r.fail(f"CRIU_FAULT=memory: criu exited with {res.returncode}", res)
+        r.check_running("after criu was killed in a round")
+        check_untracked(r, "after criu was killed in a round")
+        phase(r, 2)
+        (r.dir / "phases").write_text("2\n")
+        r.finish()
+
+
+def test_lost_tracker_saves_everything():
+    """The tracker of the previous round is gone (killed): the next round
+    says so and saves every page again, and the chain still restores."""
+    with zdtm.Run(PROG, "lost") as r:
+        r.start()
+        d1, d2 = r.imgdir("d1"), r.imgdir("d2")
+        round_ok(r, "pre-dump", d1, None)
+        for pid in uffd_holders():
+            if pid != r.pid:
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while wp_areas(r.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        phase(r, 1)
+        res = round_(r, "dump", d2, "../d1")
+        if res.returncode:
+            r.fail("the dump after a lost tracker failed", res)
+        r.gone_after_dump(res)
+        if in_parent_pages(r, d2):
+            r.fail("pages were left in the parent with no tracking between the rounds")
+        (r.dir / "phases").write_text("1\n")
+        r.restore_ok(d2)
+        r.finish()
+
+
+@pytest.mark.parametrize("args,word", [
+    (["--prev-images-dir", "../d1"], "--track-mem"),
+    (["--track-mem", "--prev-images-dir", "../nonexistent"], "nonexistent"),
+    (["--track-mem", "--auto-dedup"], "auto-dedup"),
+])
+def test_refused(args: list[str], word: str) -> None:
+    """A round that can't be done is refused with one line naming why, and
+    the task runs on untouched."""
+    with zdtm.Run(PROG, "refused") as r:
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("d2")
+        r.imgdir("d1")
+        res = r.criu(["pre-dump", "-t", str(r.pid), "-D", str(img)] + args)
+        errs = zdtm.error_lines(res.stderr)
+        if res.returncode == 0 or len(errs) != 1 or word not in errs[0]:
+            r.fail(f"expected one error line naming {word}", res)
+        r.check_running("after a refused pre-dump", snap)
+        check_untracked(r, "after a refused pre-dump")
+        (r.dir / "phases").write_text("0\n")
+        r.finish()
