@@ -366,6 +366,11 @@ int mtrack_begin(const struct opts *o, int dirfd)
 	}
 	if (!o->track_mem)
 		return 0;
+	if (o->prev_images_dir && o->page_server) {
+		pr_err("--prev-images-dir with --page-server is not implemented: the page "
+		       "server's images would not be linked to their parent");
+		return -1;
+	}
 	if (!mtrack_supported(&why)) {
 		pr_err("Can't track memory (--track-mem): %s", why);
 		return -1;
