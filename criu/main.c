@@ -620,8 +620,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!strcmp(cmd, "pre-dump")) {
-		/* the tree runs on: CRIU's pre-dump */
-		o.pre_dump = o.leave_running = 1;
+		/* the tree runs on, its writes tracked: CRIU's pre-dump */
+		o.pre_dump = o.leave_running = o.track_mem = 1;
 		cmd_dump = 1;
 	}
 	if (!strcmp(cmd, "dump"))

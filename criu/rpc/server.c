@@ -465,9 +465,9 @@ static int do_dump(struct rpc_conn *c, CriuReq *req)
 		ret = respond_error(c, &resp, rs.cr_errno, rs.err);
 		goto out;
 	}
-	/* CRIU's pre-dump: the memory is saved and the tree runs on */
+	/* CRIU's pre-dump: the memory is saved, the tree runs on, its writes tracked */
 	if (req->type == CRIU_REQ_TYPE__PRE_DUMP)
-		rs.o.pre_dump = rs.o.leave_running = 1;
+		rs.o.pre_dump = rs.o.leave_running = rs.o.track_mem = 1;
 	if (check_privileges(&rs.o, "dump")) {
 		ret = respond_error(c, &resp, EPERM, failure(c, "dump"));
 		goto out;

@@ -258,20 +258,21 @@ def test_lost_tracker_saves_everything():
         r.finish()
 
 
-@pytest.mark.parametrize("args,word", [
-    (["--prev-images-dir", "../d1"], "--track-mem"),
-    (["--track-mem", "--prev-images-dir", "../nonexistent"], "nonexistent"),
-    (["--track-mem", "--auto-dedup"], "auto-dedup"),
+@pytest.mark.parametrize("cmd,args,word", [
+    ("dump", ["--prev-images-dir", "../d1"], "--track-mem"),
+    ("pre-dump", ["--prev-images-dir", "../nonexistent"], "nonexistent"),
+    ("pre-dump", ["--auto-dedup"], "auto-dedup"),
 ])
-def test_refused(args: list[str], word: str) -> None:
+def test_refused(cmd: str, args: list[str], word: str) -> None:
     """A round that can't be done is refused with one line naming why, and
-    the task runs on untouched."""
+    the task runs on untouched (a dump needs --track-mem to use a previous
+    round; a pre-dump implies it)."""
     with zdtm.Run(PROG, "refused") as r:
         r.start()
         snap = r.snapshot()
         img = r.imgdir("d2")
         r.imgdir("d1")
-        res = r.criu(["pre-dump", "-t", str(r.pid), "-D", str(img)] + args)
+        res = r.criu([cmd, "-t", str(r.pid), "-D", str(img)] + args)
         errs = zdtm.error_lines(res.stderr)
         if res.returncode == 0 or len(errs) != 1 or word not in errs[0]:
             r.fail(f"expected one error line naming {word}", res)
