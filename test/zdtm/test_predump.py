@@ -110,17 +110,17 @@ def round_ok(r: zdtm.Run, cmd: str, img: zdtm.Path, prev: str | None,
         r.fail(f"criu {cmd} failed", res)
 
 
-def pagemap(r: zdtm.Run, img: zdtm.Path) -> dict:
+def pagemap(r: zdtm.Run, img: zdtm.Path, pid: int = 0) -> dict:
     p = subprocess.run([sys.executable, str(CRIT), "decode", "-i",
-                        str(img / f"pagemap-{r.pid}.img")],
+                        str(img / f"pagemap-{pid or r.pid}.img")],
                        capture_output=True, text=True)
     if p.returncode:
         r.fail(f"crit decode pagemap: {p.stderr.strip()}")
     return json.loads(p.stdout)["entry"]
 
 
-def in_parent_pages(r: zdtm.Run, img: zdtm.Path) -> int:
-    return sum(run["nr_pages"] for run in pagemap(r, img).get("runs", [])
+def in_parent_pages(r: zdtm.Run, img: zdtm.Path, pid: int = 0) -> int:
+    return sum(run["nr_pages"] for run in pagemap(r, img, pid).get("runs", [])
                if run.get("in_parent"))
 
 
@@ -161,9 +161,11 @@ def check_untracked(r: zdtm.Run, what: str) -> None:
 def test_chain_restores_every_page():
     """Three pre-dumps and a dump, phases of writes in between (one pair of
     phases in one gap); each round after the first stores only what was
-    written and leaves the rest in its parent; the restore through the
-    chain gives every page what the phases wrote last, holes and dropped
-    pages zero, the area mapped over its old one without its old pages."""
+    written and leaves the rest in its parent; the child forked in phase 2
+    is saved whole by the round after, and tracked from then on; the
+    restore through the chain gives every page of both what the phases
+    wrote last, holes and dropped pages zero, the area mapped over its old
+    one without its old pages, the moved area at its new place."""
     with zdtm.Run(PROG, "chain") as r:
         r.start()
         d = [r.imgdir(f"d{i}") for i in range(1, 5)]
@@ -175,7 +177,13 @@ def test_chain_restores_every_page():
         round_ok(r, "pre-dump", d[1], "../d1")
         r.check_running("after the second pre-dump")
         phase(r, 2)
+        kids = zdtm.Path(f"/proc/{r.pid}/task/{r.pid}/children").read_text().split()
+        if len(kids) != 1:
+            r.fail(f"phase 2 should have forked one child, found {kids}")
+        kid = int(kids[0])
         round_ok(r, "pre-dump", d[2], "../d2")
+        if in_parent_pages(r, d[2], kid):
+            r.fail("the child forked since the previous round left pages in the parent")
         phase(r, 3)
         phase(r, 4)
         res = round_(r, "dump", d[3], "../d3")
@@ -190,6 +198,8 @@ def test_chain_restores_every_page():
                 r.fail(f"round {i + 1} stored {sizes[i]} bytes, the first {sizes[0]}")
             if os.readlink(d[i] / "parent") != f"../d{i}":
                 r.fail(f"round {i + 1}: no parent link to ../d{i}")
+        if not in_parent_pages(r, d[3], kid):
+            r.fail("the child, tracked since the third round, left nothing in the parent")
         if uffd_holders():
             r.fail(f"a userfaultfd is held after the final dump: {uffd_holders()}")
         (r.dir / "phases").write_text("4\n")

@@ -4,10 +4,14 @@
  * phase of writes (known patterns on a pseudo-random fifth of the pages),
  * drops (MADV_DONTNEED) some pages, and in phase 2 maps a new area over
  * one area (its old pages must not come back), in phase 3 moves one area
- * with mremap; then it writes "phase.done" with the phase's number. At
+ * with mremap; phase 2 also forks a child, which keeps the memory of that
+ * moment (a task new since the previous round, saved whole, then tracked
+ * in its turn); then it writes "phase.done" with the phase's number. At
  * SIGTERM it reads from "phases" (written by the runner) how many phases
  * ran and recomputes, from that number alone, what every page must hold:
- * the restored memory must match page by page. Holes stay zero.
+ * the restored memory must match page by page. Holes stay zero. The
+ * child, told by SIGTERM too, checks its own memory as of phase 2 and
+ * reports by its exit status.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "zdtm.h"
@@ -25,6 +30,7 @@
 #define NA	4096	/* 16 MiB */
 #define NB	256
 #define NC	256
+#define FORK_PHASE	2
 #define WRITE	1
 #define DROP	2
 
@@ -34,6 +40,7 @@ static uint8_t *area[3];
 static const long npages[3] = { NA, NB, NC };
 static uint8_t *c_spot;		/* where phase 3 moves area C */
 static volatile sig_atomic_t usr1;
+static pid_t child;
 
 static uint64_t mix(uint64_t x)
 {
@@ -138,7 +145,8 @@ static int expected_phases(void)
 	return atoi(buf);
 }
 
-static void check(int n)
+/* The pages that differ from what @n phases wrote (the first few told). */
+static long check(int n)
 {
 	uint64_t *w;
 	long i, bad = 0;
@@ -156,8 +164,29 @@ static void check(int n)
 					 'A' + a, i, j, (unsigned long)w[j],
 					 k < 0 ? "zero" : "the pattern", k);
 		}
-	if (bad)
-		fail("%ld pages differ from what %d phases wrote", bad, n);
+	return bad;
+}
+
+/* The child of phase 2: waits for SIGTERM, checks its memory, exits 0 or 1. */
+static void child_main(void)
+{
+	while (!test_sigterm)
+		usleep(1000);
+	_exit(check(FORK_PHASE) ? 1 : 0);
+}
+
+static void end_child(void)
+{
+	int st;
+
+	if (!child)
+		return;
+	kill(child, SIGTERM);
+	if (waitpid(child, &st, 0) != child)
+		fail_errno("waitpid of the child");
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail("the child forked in phase %d found its memory changed (status %#x)",
+		     FORK_PHASE, st);
 }
 
 int main(int argc, char **argv)
@@ -182,10 +211,20 @@ int main(int argc, char **argv)
 		if (usr1) {
 			usr1 = 0;
 			phase(++n);
+			if (n == FORK_PHASE) {
+				child = fork();
+				if (child < 0)
+					fail_errno("fork");
+				if (!child)
+					child_main();
+			}
 			tell("phase.done", n);
 		}
 		usleep(1000);
 	}
-	check(expected_phases());
+	n = expected_phases();
+	end_child();
+	if (check(n))
+		fail("pages differ from what %d phases wrote", n);
 	pass();
 }
