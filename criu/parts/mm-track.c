@@ -252,8 +252,12 @@ static void tracker_main(int lsk, int dirfd)
 		}
 		if (cmd == 'T')
 			send_fds(sk);
+		/* gone before the answer: a new tracker may bind the same name next */
+		unlinkat(dirfd, TRACKER_SOCK, 0);
+		if (cmd == 'Q')
+			(void)!write(sk, &cmd, 1);
 		close(sk);
-		break;
+		_exit(0);
 	}
 	unlinkat(dirfd, TRACKER_SOCK, 0);
 	_exit(0);
@@ -344,7 +348,7 @@ static int ask_tracker(int dirfd, char cmd)
 		goto out;
 	if (write(sk, &cmd, 1) != 1)
 		goto out;
-	ret = cmd == 'T' ? recv_fds(sk) : 0;
+	ret = cmd == 'T' ? recv_fds(sk) : read(sk, &cmd, 1) == 1 ? 0 : -1;
 out:
 	if (sk >= 0)
 		close(sk);
@@ -376,6 +380,9 @@ int mtrack_begin(const struct opts *o, int dirfd)
 		return -1;
 	}
 	trk.on = 1;
+	/* a round done again into the same directory: its tracker goes first */
+	if (!ask_tracker(dirfd, 'Q'))
+		pr_info("The tracker of an earlier round into these images stopped");
 	if (!o->prev_images_dir)
 		return 0;
 	trk.prev_dirfd = openat(dirfd, o->prev_images_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

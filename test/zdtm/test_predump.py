@@ -290,3 +290,28 @@ def test_refused(cmd: str, args: list[str], word: str) -> None:
         check_untracked(r, "after a refused pre-dump")
         (r.dir / "phases").write_text("0\n")
         r.finish()
+
+
+def test_round_again_into_same_dir():
+    """A pre-dump done again into the same directory stops the tracker the
+    first one left there: one tracker is left, holding the tracking, and
+    the chain goes on from that directory."""
+    with zdtm.Run(PROG, "again") as r:
+        r.start()
+        d1, d2 = r.imgdir("d1"), r.imgdir("d2")
+        round_ok(r, "pre-dump", d1, None)
+        phase(r, 1)
+        round_ok(r, "pre-dump", d1, None)
+        holders = [p for p in uffd_holders() if p != r.pid]
+        if len(holders) != 1:
+            r.fail(f"expected one tracker after the second round into d1, found {holders}")
+        phase(r, 2)
+        res = round_(r, "dump", d2, "../d1")
+        if res.returncode:
+            r.fail("the dump after a round done again failed", res)
+        r.gone_after_dump(res)
+        if not in_parent_pages(r, d2):
+            r.fail("the dump left nothing in the parent: the tracking was lost")
+        (r.dir / "phases").write_text("2\n")
+        r.restore_ok(d2)
+        r.finish()
