@@ -120,6 +120,13 @@ static int probe_cpu_ns(void)
 	return access("/proc/self/ns/cpu", F_OK) == 0;
 }
 
+static int probe_mem_track(void)
+{
+	const char *why;
+
+	return mtrack_supported(&why);
+}
+
 static const struct feature features[] = {
 	{ "time namespaces", 1, probe_timens },
 	{ "clone3 with set_tid", 1, probe_clone3 },
@@ -129,6 +136,7 @@ static const struct feature features[] = {
 	{ "CAP_SYS_PTRACE", 1, probe_cap_ptrace },
 	{ "CAP_CHECKPOINT_RESTORE", 1, probe_cap_cr },
 	{ "PAGEMAP_SCAN (6.7+, else pagemap is read)", 0, probe_pagemap_scan },
+	{ "userfaultfd WP_ASYNC (6.7+, for pre-dump)", 0, probe_mem_track },
 	{ "PR_TIMER_CREATE_RESTORE_IDS (6.16+)", 0, probe_timer_ids },
 	{ "/proc", 1, probe_rseq_conf },
 	{ "start time restore (kernel/ patches)", 0, probe_start_time },
