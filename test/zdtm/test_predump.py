@@ -315,3 +315,32 @@ def test_round_again_into_same_dir():
         (r.dir / "phases").write_text("2\n")
         r.restore_ok(d2)
         r.finish()
+
+
+# programs whose state the chain must keep too: threads (shapes), a tree
+# sharing pages copy-on-write (mem_cow_tree: in_pid and in_parent together),
+# private file mappings, guard regions, a growing stack, sparse areas
+CHAIN_PROGRAMS = ["shapes", "mem_cow_tree", "mem_file_private", "mem_guard_region",
+                  "mem_growsdown", "mem_sparse", "mem_brk", "mem_shared_tree"]
+
+
+@pytest.mark.parametrize("name", CHAIN_PROGRAMS)
+def test_chain_flavour(name: str) -> None:
+    """pre-dump, pre-dump --prev-images-dir, dump --prev-images-dir, restore
+    from the last: the program's own check passes, as after a plain dump."""
+    desc = zdtm.load_desc(name)
+    with zdtm.Run(name, "predump-chain", args=desc.args) as r:
+        r.start()
+        snap = r.snapshot()
+        d = [r.imgdir(f"d{i}") for i in range(1, 4)]
+        round_ok(r, "pre-dump", d[0], None, desc.dump_opts)
+        r.check_running("after the first pre-dump", snap)
+        round_ok(r, "pre-dump", d[1], "../d1", desc.dump_opts)
+        res = round_(r, "dump", d[2], "../d2", desc.dump_opts)
+        if res.returncode:
+            r.fail("the final dump failed", res)
+        r.gone_after_dump(res)
+        if uffd_holders():
+            r.fail(f"a userfaultfd is held after the final dump: {uffd_holders()}")
+        r.restore_ok(d[2], desc.restore_opts)
+        r.finish(desc.expect)
