@@ -111,6 +111,8 @@ static void usage(FILE *f)
 "                          round; dump: take the tracking over and end it\n"
 "  --prev-images-dir DIR   (pre-)dump: the previous round's images, relative to -D;\n"
 "                          only pages written since are saved\n"
+"  --auto-dedup            (pre-)dump --prev-images-dir: free in the parent images\n"
+"                          the pages this round stored again\n"
 "  --link-remap            dump: a deleted file still linked elsewhere is linked\n"
 "                          back in its directory, restore opens it and unlinks it\n"
 "  -h|--help               this text\n"
@@ -506,10 +508,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_LINK_REMAP: o->link_remap = 1; break;
 		case OPT_TRACK_MEM: o->track_mem = 1; break;
 		case OPT_PREV_IMAGES_DIR: o->prev_images_dir = optarg; break;
-		case OPT_AUTO_DEDUP:
-			fprintf(stderr, "Error: --auto-dedup is not implemented (parent "
-				"images are kept whole)\n");
-			return -1;
+		case OPT_AUTO_DEDUP: o->auto_dedup = 1; break;
 		case OPT_VETH_PAIR:
 			if (add_veth_pair(o, optarg))
 				return -1;

@@ -71,6 +71,10 @@ struct held {
 	int uffd;
 };
 
+/* --auto-dedup: the image pids of this round's tasks */
+static pid_t *dumped;
+static int nr_dumped;
+
 /* One dump's tracking: one dump runs at a time in a criu process. */
 static struct {
 	int on;
@@ -363,6 +367,12 @@ int mtrack_begin(const struct opts *o, int dirfd)
 
 	trk.on = 0;
 	drop_all();
+	nr_dumped = 0;
+	if (o->auto_dedup && !o->prev_images_dir) {
+		pr_err("--auto-dedup needs --prev-images-dir: there is no parent to free "
+		       "pages in");
+		return -1;
+	}
 	if (o->prev_images_dir && !o->track_mem) {
 		pr_err("--prev-images-dir %s needs --track-mem: without it nothing tells "
 		       "which pages changed since", o->prev_images_dir);
@@ -408,10 +418,29 @@ fail:
 	return -1;
 }
 
+/* Once the round's images are complete: the parents' superseded pages go. */
+static void dedup_all(int dirfd)
+{
+	uint64_t freed = 0;
+	int i;
+
+	for (i = 0; i < nr_dumped; i++)
+		if (mtrack_dedup(dirfd, dumped[i], &freed)) {
+			pr_warn("--auto-dedup stopped: the parent images keep some old pages");
+			break;
+		}
+	pr_info("--auto-dedup freed %lu bytes in the parent images", freed);
+}
+
 void mtrack_end(const struct opts *o, int dirfd, int ok)
 {
 	if (!trk.on)
 		return;
+	if (ok && o->auto_dedup)
+		dedup_all(dirfd);
+	free(dumped);
+	dumped = NULL;
+	nr_dumped = 0;
 	if (ok && o->pre_dump && trk.nr && !start_tracker(dirfd))
 		pr_info("A tracker holds %d userfaultfd(s) until the next round", trk.nr);
 	else if (trk.nr)
@@ -506,6 +535,9 @@ int mtrack_task_start(struct dtask *t, int pmfd, struct mtrack_task *mt)
 	mt->uffd = -1;
 	if (!trk.on)
 		return 0;
+	if (xgrow(dumped, nr_dumped))
+		return -1;
+	dumped[nr_dumped++] = t->ns_pid;
 	mt->on = 1;
 	mt->t = t;
 	mt->pid = t->pid;

@@ -539,8 +539,7 @@ static const struct rule rules[] = {
 	{ "parent_img", "prev-images-dir", HONOURED, NULL, AT(o.prev_images_dir), NULL, NULL,
 	  NULL },
 	{ "track_mem", "track-mem", HONOURED, NULL, AT(o.track_mem), NULL, NULL, NULL },
-	{ "auto_dedup", "auto-dedup", REFUSED, "parent images are kept whole: freeing the pages "
-	  "a later round supersedes is not implemented", 0, NULL, NULL, NULL },
+	{ "auto_dedup", "auto-dedup", HONOURED, NULL, AT(o.auto_dedup), NULL, NULL, NULL },
 	{ "work_dir_fd", NULL, HONOURED, NULL, 0, set_work_fd, NULL, NULL },
 	{ "link_remap", "link-remap", HONOURED, NULL, AT(o.link_remap), NULL, NULL, NULL },
 	{ "veths", "veth-pair", HONOURED, NULL, 0, set_veths, conf_veths, NULL },

@@ -646,7 +646,6 @@ REFUSED: dict[str, tuple[Any, str]] = {
     "lazy_pages": (True, "lazy"),
     # a page server's address is honoured (test_pagesrv.py); a socket is lazy pages'
     "ps": ({"address": "127.0.0.1", "port": 1234, "fd": 5}, "lazy"),
-    "auto_dedup": (True, "supersede"),
     "external": (["dev[1/2]:x"], "external"),
 }
 
