@@ -62,7 +62,11 @@ round() {
 	mkdir -p "$dir"
 	[ -n "$prev" ] && args=(--prev-images-dir "../$prev")
 	t0=$(date +%s%N)
-	"$CRIU" "$cmd" -t "$PID" -D "$dir" -o dump.log -v4 --track-mem "${args[@]}"
+	if ! "$CRIU" "$cmd" -t "$PID" -D "$dir" -o dump.log -v4 --track-mem "${args[@]}"; then
+		echo "bench-predump: criu $cmd failed (see $dir/dump.log)" >&2
+		kill -9 "$PID" 2>/dev/null
+		exit 1
+	fi
 	t1=$(date +%s%N)
 	awk -v ms=$(((t1 - t0) / 1000000)) -v pid="$PID" '
 		/Dump of .* task\(s\), ms:/ {
@@ -141,5 +145,6 @@ for i in $(seq 1 "$ROUNDS"); do
 done
 sleep 1
 printf "%-10s %s\n" dump "$(round dump final "$prev")"
+kill -9 "$PID" 2>/dev/null || true	# a failed dump left it running
 PID=
 echo "(a plain dump of the same task would store about the first round's bytes)"
