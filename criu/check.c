@@ -170,6 +170,12 @@ static int probe_openat2(void)
 	return syscall(SYS_openat2, AT_FDCWD, NULL, NULL, 0) < 0 && errno != ENOSYS;
 }
 
+/* the audit loginuid, which task_props saves and sets again */
+static int probe_loginuid(void)
+{
+	return access("/proc/self/loginuid", F_OK) == 0;
+}
+
 /* network namespaces: RTM_GETNSID, IFLA_LINK_NETNSID, a new link's ifindex */
 static int probe_netns(void)
 {
@@ -238,7 +244,7 @@ static const struct cr_feature {
 	{ "fdinfo_lock", probe_fdinfo_lock, "the kernel shows no file locks in fdinfo" },
 	{ "seccomp_suspend", probe_seccomp, "the kernel refuses PTRACE_O_SUSPEND_SECCOMP" },
 	{ "seccomp_filters", probe_seccomp, "the kernel refuses PTRACE_O_SUSPEND_SECCOMP" },
-	{ "loginuid", NULL, "the audit loginuid is not restored" },
+	{ "loginuid", probe_loginuid, "the kernel has no audit loginuid" },
 	{ "cgroupns", probe_cgroupns, "the kernel has no cgroup namespaces" },
 	{ "autofs", NULL, "autofs mounts are not supported" },
 	{ "tcp_half_closed", NULL, "TCP connections are not dumped" },

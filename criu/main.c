@@ -306,23 +306,11 @@ static int add_external(struct opts *o, const char *arg, int map)
 /* CRIU's --ext-unix-sk[=INO[,INO...]]: every socket, or unix[INO] for each */
 static int add_ext_unix_sk(struct opts *o, const char *arg)
 {
-	char ext[64];
-	const char *p;
-	size_t n;
+	char err[256];
 
-	if (!arg || !*arg) {
-		o->ext_unix_sk = 1;
-		return 0;
-	}
-	for (p = arg; *p; p += n + !!p[n]) {
-		n = strcspn(p, ",");
-		if (!n || n != strspn(p, "0123456789") || n > 20) {
-			fprintf(stderr, "Error: --ext-unix-sk %s: not a list of inodes\n", arg);
-			return -1;
-		}
-		snprintf(ext, sizeof(ext), "unix[%.*s]", (int)n, p);
-		if (add_external(o, ext, 0))
-			return -1;
+	if (external_add_unix(o, arg, err, sizeof(err))) {
+		fprintf(stderr, "Error: %s\n", err);
+		return -1;
 	}
 	return 0;
 }

@@ -40,6 +40,12 @@ TEST_PKGS=(
 	podman			# another (with runc): test/zdtm/test_rpc_podman.py
 	conmon			# podman's container monitor
 	busybox-static		# the root filesystem of that test's container
+	curl			# crun's source (scripts/build-crun.sh): Debian's crun has no CRIU
+	make			# crun's build
+	gperf			# crun's build dependencies, as its source package names them
+	libyajl-dev
+	libseccomp-dev
+	libsystemd-dev
 	nftables		# nft: network namespaces' rulesets (criu dump/restore run it)
 	iptables		# --network-lock iptables (iptables-legacy-restore)
 	iproute2		# ip: the network tests set namespaces up with it

@@ -155,3 +155,26 @@ int inherit_fd_lookup(const struct opts *o, const char *key)
 			return o->inherit_fds[i].fd;
 	return -1;
 }
+
+int external_add_unix(struct opts *o, const char *list, char *err, size_t len)
+{
+	char ext[64];
+	const char *p;
+	size_t n;
+
+	if (!list || !*list) {
+		o->ext_unix_sk = 1;
+		return 0;
+	}
+	for (p = list; *p; p += n + !!p[n]) {
+		n = strcspn(p, ",");
+		if (!n || n != strspn(p, "0123456789") || n > 20) {
+			snprintf(err, len, "--ext-unix-sk %.100s: not a list of inodes", list);
+			return -1;
+		}
+		snprintf(ext, sizeof(ext), "unix[%.*s]", (int)n, p);
+		if (external_add(o, ext, 0, err, len))
+			return -1;
+	}
+	return 0;
+}

@@ -31,6 +31,12 @@ int external_check(const char *arg, char *err, size_t len);
  * "auto"), kept as mnt[KEY]:VALUE (mnt[]). -1 with a reason in @err.
  */
 int external_add(struct opts *o, const char *arg, int map, char *err, size_t len);
+/*
+ * CRIU's --ext-unix-sk[=INO[,INO...]]: with no list every unix socket may
+ * be connected outside the tree (o->ext_unix_sk), else unix[INO] for each.
+ * -1 with a reason in @err.
+ */
+int external_add_unix(struct opts *o, const char *list, char *err, size_t len);
 void external_free(struct opts *o);
 /* Was KIND[ID] given, with a value or without? */
 int external_has(const struct opts *o, const char *kind, const char *id);

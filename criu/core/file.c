@@ -61,8 +61,17 @@ char *read_file(int dirfd, const char *path, size_t *len)
 
 static int create_in(int dirfd, const char *name, int flags)
 {
+	struct stat st;
 	int i, fd = -1;
 
+	/*
+	 * A character device there (-o /dev/null, --pidfile /dev/null) is
+	 * written to, not replaced: only root makes device nodes, so nobody
+	 * can plant one, and replacing /dev/null would break the machine.
+	 */
+	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISCHR(st.st_mode))
+		return openat(dirfd, name, (flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_NOFOLLOW |
+			      O_CLOEXEC);
 	for (i = 0; i < CREATE_TRIES && fd < 0; i++) {
 		if (unlinkat(dirfd, name, 0) && errno != ENOENT)
 			return -1;

@@ -112,3 +112,10 @@ int lsm_set_value(const char *kind, const char *label, char *buf, size_t size)
 		n = snprintf(buf, size, "%s", label);
 	return n < 0 || (size_t)n >= size ? -1 : n;
 }
+
+const char *lsm_mount_option(const char *context, const char *key, const char *val)
+{
+	if (!context || !val || strcmp(key, "context"))
+		return val;
+	return context;
+}

@@ -30,4 +30,11 @@ int lsm_profile_parse(const char *arg, const char **kind, const char **name);
 /* What restore writes to /proc/thread-self/attr/current for @label. */
 int lsm_set_value(const char *kind, const char *label, char *buf, size_t size);
 
+/*
+ * The value a mount option @key=@val gets at restore: @context
+ * (--lsm-mount-context, or NULL) in place of SELinux's context=, @val
+ * itself otherwise.
+ */
+const char *lsm_mount_option(const char *context, const char *key, const char *val);
+
 #endif

@@ -196,3 +196,27 @@ int recv_fd(int sk)
 	memcpy(&fd, CMSG_DATA(c), sizeof(int));
 	return fd;
 }
+
+char *opt_next(char **p, char **v)
+{
+	char *w = *p, *s, *q;
+
+	if (!w || !*w)
+		return NULL;
+	*v = NULL;
+	for (s = w; *s && *s != ','; s++) {
+		if (*s != '=' || *v)
+			continue;
+		*s = '\0';
+		*v = s + 1;
+		q = s[1] == '"' ? strchr(s + 2, '"') : NULL;
+		if (q) {
+			*v = s + 2;
+			*q = '\0';
+			s = q;
+		}
+	}
+	*p = *s ? s + 1 : s;
+	*s = '\0';
+	return w;
+}

@@ -55,6 +55,14 @@ int opts_open_dirs(struct opts *o, int create);
 /* One warning for each of those directories others may plant files in. */
 void opts_warn_dirs(const struct opts *o);
 
+/*
+ * The next option of a mount's "k=v,flag,..." at *@p, cut out in place;
+ * its value in *@v (NULL for a flag); NULL at the end. A value in double
+ * quotes keeps its commas (SELinux contexts with categories:
+ * context="u:r:t:s0:c1,c2") and loses its quotes.
+ */
+char *opt_next(char **p, char **v);
+
 int64_t ts_to_ns(const struct timespec *ts);
 /* A size as CRIU's options take it: bytes, or with a K, M or G suffix; -1 if not one. */
 int parse_size(const char *s, uint64_t *v);

@@ -342,7 +342,11 @@ static void why_bits(struct why *w, int word, uint32_t bits)
 static int check_fpu(const CpuinfoEntry *host, const struct cpu_need *need,
 		     struct why *w)
 {
-	uint64_t miss = need->xfeatures & ~host->xfeatures;
+	/*
+	 * no memory of the task has a protection key: PKRU goes without loss;
+	 * MPX's go when MPX was off, which only the registers tell (regs.c)
+	 */
+	uint64_t miss = need->xfeatures & ~host->xfeatures & ~(XSAVE_PKRU | XSAVE_MPX);
 	int bad = 0;
 
 	/* where they lie and the area's size may differ: regs.c converts */
@@ -509,6 +513,16 @@ static uint64_t state_of(const struct cpu_feature *f)
 	return 0;
 }
 
+/*
+ * RDPKRU and WRPKRU act on memory with a protection key, which a dump
+ * refuses (parts/cpu-use.c): a destination without them (its CPU or its
+ * kernel, CPUID's ospke) loses nothing the task had.
+ */
+static int pkeys_only(const struct cpu_feature *f)
+{
+	return !strcmp(f->name, "pku") || !strcmp(f->name, "ospke");
+}
+
 /* The CPU has the instruction set and its kernel enabled its registers. */
 static int usable(const CpuinfoEntry *e, const struct cpu_feature *f)
 {
@@ -538,7 +552,7 @@ static int check_ins(const CpuinfoEntry *img, const CpuinfoEntry *host,
 		const struct cpu_feature *f = &ins_features[i];
 		uint32_t bit = 1u << f->bit;
 
-		if (!usable(img, f) || usable(host, f))
+		if (!usable(img, f) || usable(host, f) || pkeys_only(f))
 			continue;
 		if (masked[f->word] & ~needed[f->word] & bit) {
 			add_name(need->excused, sizeof(need->excused), "", f->name);

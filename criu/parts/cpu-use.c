@@ -175,9 +175,36 @@ static int read_mask(pid_t pid, CpuEntry *e)
 	return e->cpu_mask ? 0 : -1;
 }
 
+/*
+ * Memory with a protection key (pkey_mprotect()) would come back without
+ * it, unprotected, and the key's allocation with it: refused. It also
+ * makes the PKU instructions and PKRU matter to a task, which nothing
+ * else does; so a CPU or kernel without them takes every task this let
+ * through (parts/cpu-info.c).
+ */
+static int check_pkeys(const struct dtask *t)
+{
+	int i;
+
+	for (i = 0; i < t->maps.nr; i++) {
+		const struct proc_vma *v = &t->maps.vma[i];
+
+		if (!v->pkey)
+			continue;
+		pr_err("Task %d: its memory at %#llx-%#llx has protection key %d "
+		       "(pkey_mprotect); protection keys are not saved", t->pid,
+		       (unsigned long long)v->start, (unsigned long long)v->end, v->pkey);
+		return -1;
+	}
+	return 0;
+}
+
 int cpu_use_read(const struct dtask *t, CpuEntry *e)
 {
 	int glibc = 0;
+
+	if (check_pkeys(t))
+		return -1;
 
 	scan_maps(t, e, &glibc);
 	if (e->jit)

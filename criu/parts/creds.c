@@ -4,6 +4,10 @@
  * supplementary groups, the five capability sets, securebits, keep_caps
  * and no_new_privs.
  *
+ * Each thread has its own: a thread whose credentials differ from the
+ * leader's (changed with raw system calls in that thread alone) has an
+ * entry of its own in the image, and makes them itself at restore.
+ *
  * Dump takes the ids, groups and capabilities from /proc/PID/status and
  * asks the task for securebits, keep_caps and dumpable, which only the
  * task itself can read.
@@ -55,6 +59,7 @@
 
 struct creds_dump_priv {
 	int securebits_idx, keepcaps_idx, dumpable_idx;
+	int *th_securebits_idx;		/* per thread, in its own batch */
 };
 
 /* ---------------------------------------------------------------- dump */
@@ -69,28 +74,6 @@ static int same_creds(const struct proc_status *a, const struct proc_status *b)
 	       a->cap_amb == b->cap_amb && a->no_new_privs == b->no_new_privs;
 }
 
-/* One image per task: threads with credentials of their own are refused. */
-static int creds_check(struct dump_ctx *dc, struct dtask *t)
-{
-	struct proc_status st;
-	int i, same;
-
-	for (i = 0; i < t->nr_threads; i++) {
-		if (t->tids[i] == t->pid)
-			continue;
-		if (proc_read_status(t->tids[i], &st))
-			return -1;
-		same = same_creds(&t->status, &st);
-		proc_status_free(&st);
-		if (!same) {
-			pr_err("Task %d: thread %d has credentials of its own; not supported",
-			       t->pid, t->tids[i]);
-			return -1;
-		}
-	}
-	return 0;
-}
-
 static int creds_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 {
 	struct creds_dump_priv *p = xzalloc(sizeof(*p));
@@ -98,6 +81,9 @@ static int creds_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	if (!p)
 		return -1;
 	t->priv[PART_CREDS] = p;
+	p->th_securebits_idx = xzalloc(t->nr_threads * sizeof(int));
+	if (!p->th_securebits_idx)
+		return -1;
 	p->securebits_idx = BATCH(b, "prctl(PR_GET_SECUREBITS)", __NR_prctl,
 				  PR_GET_SECUREBITS);
 	p->keepcaps_idx = BATCH(b, "prctl(PR_GET_KEEPCAPS)", __NR_prctl, PR_GET_KEEPCAPS);
@@ -105,34 +91,115 @@ static int creds_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	return p->securebits_idx < 0 || p->keepcaps_idx < 0 || p->dumpable_idx < 0 ? -1 : 0;
 }
 
+/* securebits (keep_caps among them) are each thread's: it must say them itself */
+static int creds_prepare_thread(struct dump_ctx *dc, struct dtask *t, int th, struct batch *b)
+{
+	struct creds_dump_priv *p = t->priv[PART_CREDS];
+
+	if (!th)
+		return 0;
+	p->th_securebits_idx[th] = BATCH(b, "prctl(PR_GET_SECUREBITS)", __NR_prctl,
+					 PR_GET_SECUREBITS);
+	return p->th_securebits_idx[th] < 0 ? -1 : 0;
+}
+
+static void fill_entry(CredsEntry *ce, const struct proc_status *st, uint32_t securebits)
+{
+	ce->uid = st->uid[0];
+	ce->euid = st->uid[1];
+	ce->suid = st->uid[2];
+	ce->fsuid = st->uid[3];
+	ce->gid = st->gid[0];
+	ce->egid = st->gid[1];
+	ce->sgid = st->gid[2];
+	ce->fsgid = st->gid[3];
+	ce->groups = st->groups;
+	ce->n_groups = st->ngroups;
+	ce->cap_inh = st->cap_inh;
+	ce->cap_prm = st->cap_prm;
+	ce->cap_eff = st->cap_eff;
+	ce->cap_bnd = st->cap_bnd;
+	ce->cap_amb = st->cap_amb;
+	ce->no_new_privs = st->no_new_privs;
+	ce->securebits = securebits;
+	ce->has_keep_caps = 1;
+	ce->keep_caps = !!(securebits & SECBIT_KEEP_CAPS);
+}
+
+struct thread_creds {
+	CredsThread *ents;
+	CredsEntry *creds;
+	CredsThread **ptrs;
+	struct proc_status *st;
+	int nr;
+};
+
+static void thread_creds_free(struct thread_creds *tc)
+{
+	int i;
+
+	for (i = 0; i < tc->nr; i++)
+		proc_status_free(&tc->st[i]);
+	free(tc->ents);
+	free(tc->creds);
+	free(tc->ptrs);
+	free(tc->st);
+}
+
+/* The threads whose credentials are not the leader's, each with its own. */
+static int other_threads(struct dtask *t, struct creds_dump_priv *p, uint32_t secbits,
+			 struct thread_creds *tc)
+{
+	int i, n = t->nr_threads;
+	uint32_t bits;
+
+	tc->ents = xzalloc(n * sizeof(*tc->ents));
+	tc->creds = xzalloc(n * sizeof(*tc->creds));
+	tc->ptrs = xzalloc(n * sizeof(*tc->ptrs));
+	tc->st = xzalloc(n * sizeof(*tc->st));
+	if (!tc->ents || !tc->creds || !tc->ptrs || !tc->st)
+		return -1;
+	for (i = 1; i < n; i++) {
+		if (proc_read_status(t->tids[i], &tc->st[tc->nr]))
+			return -1;
+		bits = batch_entry(&t->th[i].b, p->th_securebits_idx[i])->ret;
+		if (same_creds(&t->status, &tc->st[tc->nr]) && bits == secbits) {
+			proc_status_free(&tc->st[tc->nr]);
+			continue;
+		}
+		creds_entry__init(&tc->creds[tc->nr]);
+		fill_entry(&tc->creds[tc->nr], &tc->st[tc->nr], bits);
+		creds_thread__init(&tc->ents[tc->nr]);
+		tc->ents[tc->nr].tid = t->ns_tids[i];
+		tc->ents[tc->nr].creds = &tc->creds[tc->nr];
+		tc->ptrs[tc->nr] = &tc->ents[tc->nr];
+		pr_info("Task %d: thread %d has credentials of its own", t->pid, t->tids[i]);
+		tc->nr++;
+	}
+	return 0;
+}
+
 static int creds_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 {
 	struct creds_dump_priv *p = t->priv[PART_CREDS];
-	const struct proc_status *st = &t->status;
 	CredsEntry ce = CREDS_ENTRY__INIT;
-	int ret;
+	struct thread_creds tc = { 0 };
+	uint32_t secbits;
+	int ret = -1;
 
-	ce.uid = st->uid[0];
-	ce.euid = st->uid[1];
-	ce.suid = st->uid[2];
-	ce.fsuid = st->uid[3];
-	ce.gid = st->gid[0];
-	ce.egid = st->gid[1];
-	ce.sgid = st->gid[2];
-	ce.fsgid = st->gid[3];
-	ce.groups = st->groups;
-	ce.n_groups = st->ngroups;
-	ce.cap_inh = st->cap_inh;
-	ce.cap_prm = st->cap_prm;
-	ce.cap_eff = st->cap_eff;
-	ce.cap_bnd = st->cap_bnd;
-	ce.cap_amb = st->cap_amb;
-	ce.no_new_privs = st->no_new_privs;
-	ce.securebits = batch_entry(b, p->securebits_idx)->ret;
-	ce.has_keep_caps = ce.has_dumpable = 1;
+	secbits = batch_entry(b, p->securebits_idx)->ret;
+	fill_entry(&ce, &t->status, secbits);
 	ce.keep_caps = batch_entry(b, p->keepcaps_idx)->ret > 0;
+	ce.has_dumpable = 1;
 	ce.dumpable = batch_entry(b, p->dumpable_idx)->ret;
+	if (other_threads(t, p, secbits, &tc))
+		goto out;
+	ce.threads = tc.ptrs;
+	ce.n_threads = tc.nr;
 	ret = img_write(dc->dirfd, IMG_CREDS, t->ns_pid, &ce.base);
+out:
+	thread_creds_free(&tc);
+	free(p->th_securebits_idx);
 	free(p);
 	t->priv[PART_CREDS] = NULL;
 	return ret;
@@ -257,44 +324,98 @@ out:
 	return ret;
 }
 
-static int creds_load(struct rst_ctx *rc, struct rtask *t)
+/* What a valid entry must hold, or NULL; keep_caps folded into securebits. */
+static const char *invalid(CredsEntry *ce)
 {
-	const char *why = NULL;
-	CredsEntry *ce;
-
-	if (img_read(rc->dirfd, IMG_CREDS, t->pid, (void **)&ce, 0) < 0)
-		return -1;
-	t->img[PART_CREDS] = ce;
 	if (ce->cap_eff & ~ce->cap_prm)
-		why = "effective capabilities beyond the permitted ones";
-	else if (ce->cap_amb & ~(ce->cap_prm & ce->cap_inh))
-		why = "ambient capabilities not both permitted and inheritable";
-	else if (ce->securebits & ~SECBITS_KNOWN)
-		why = "unknown securebits";
-	else if (ce->n_groups > NGROUPS_LIMIT)
-		why = "too many groups";
-	else if (ce->uid == (uint32_t)-1 || ce->euid == (uint32_t)-1 ||
-		 ce->suid == (uint32_t)-1 || ce->fsuid == (uint32_t)-1 ||
-		 ce->gid == (uint32_t)-1 || ce->egid == (uint32_t)-1 ||
-		 ce->sgid == (uint32_t)-1 || ce->fsgid == (uint32_t)-1)
-		why = "an id of -1";
-	if (why) {
-		pr_err("Task %d: image creds is invalid: %s", t->pid, why);
-		return -1;
-	}
+		return "effective capabilities beyond the permitted ones";
+	if (ce->cap_amb & ~(ce->cap_prm & ce->cap_inh))
+		return "ambient capabilities not both permitted and inheritable";
+	if (ce->securebits & ~SECBITS_KNOWN)
+		return "unknown securebits";
+	if (ce->n_groups > NGROUPS_LIMIT)
+		return "too many groups";
+	if (ce->uid == (uint32_t)-1 || ce->euid == (uint32_t)-1 ||
+	    ce->suid == (uint32_t)-1 || ce->fsuid == (uint32_t)-1 ||
+	    ce->gid == (uint32_t)-1 || ce->egid == (uint32_t)-1 ||
+	    ce->sgid == (uint32_t)-1 || ce->fsgid == (uint32_t)-1)
+		return "an id of -1";
 	/* keep_caps is a securebit; where the image has both, it decides */
 	if (ce->has_keep_caps) {
 		ce->securebits &= ~SECBIT_KEEP_CAPS;
 		if (ce->keep_caps)
 			ce->securebits |= SECBIT_KEEP_CAPS;
 	}
+	return NULL;
+}
+
+static int thread_of(const struct rtask *t, uint32_t tid)
+{
+	int i;
+
+	for (i = 1; i < t->nr_threads; i++)
+		if ((uint32_t)t->tids[i] == tid)
+			return i;
+	return -1;
+}
+
+/* A thread's own entry: one of the task's threads, once, with no threads of its own. */
+static const char *invalid_thread(const struct rtask *t, const CredsEntry *ce, size_t i)
+{
+	const CredsThread *ct = ce->threads[i];
+	size_t j;
+
+	if (thread_of(t, ct->tid) < 0)
+		return "credentials of a thread the task does not have";
+	for (j = 0; j < i; j++)
+		if (ce->threads[j]->tid == ct->tid)
+			return "a thread's credentials twice";
+	if (ct->creds->n_threads)
+		return "threads inside a thread's credentials";
+	return invalid(ct->creds);
+}
+
+/* The entry of thread @th: its own, or the task's. */
+static CredsEntry *creds_of(const struct rtask *t, int th)
+{
+	CredsEntry *ce = t->img[PART_CREDS];
+	size_t i;
+
+	for (i = 0; th && i < ce->n_threads; i++)
+		if (ce->threads[i]->tid == (uint32_t)t->tids[th])
+			return ce->threads[i]->creds;
+	return ce;
+}
+
+static int creds_load(struct rst_ctx *rc, struct rtask *t)
+{
+	const char *why;
+	CredsEntry *ce;
+	size_t i, groups;
+
+	if (img_read(rc->dirfd, IMG_CREDS, t->pid, (void **)&ce, 0) < 0)
+		return -1;
+	t->img[PART_CREDS] = ce;
+	why = invalid(ce);
+	for (i = 0; !why && i < ce->n_threads; i++)
+		why = invalid_thread(t, ce, i);
+	if (why) {
+		pr_err("Task %d: image creds is invalid: %s", t->pid, why);
+		return -1;
+	}
 	if (check_possible(t->pid, ce, rc->idmap != NULL))
 		return -1;
+	groups = ce->n_groups;
+	for (i = 0; i < ce->n_threads; i++) {
+		if (check_possible(ce->threads[i]->tid, ce->threads[i]->creds, rc->idmap != NULL))
+			return -1;
+		groups = max(groups, ce->threads[i]->creds->n_groups);
+	}
 	/* every thread changes its own: the leader in the task's batch */
 	t->batch_entries += 16 + 2 * CAPS_MAX;
 	t->batch_data += ce->n_groups * sizeof(uint32_t) + 256;
 	t->thread_entries += 16 + 2 * CAPS_MAX;
-	t->thread_data += ce->n_groups * sizeof(uint32_t) + 256;
+	t->thread_data += groups * sizeof(uint32_t) + 256;
 	return 0;
 }
 
@@ -434,7 +555,7 @@ static int inside_ids(struct rst_ctx *rc, struct rtask *t, const CredsEntry *ce,
  */
 static int creds_thread_batch(struct rst_ctx *rc, struct rtask *t, int th, struct batch *b)
 {
-	CredsEntry *ce = t->img[PART_CREDS], in;
+	CredsEntry *ce = creds_of(t, th), in;
 	struct cur_creds c = { 0 };
 	uint32_t *groups = NULL;
 	uint64_t lost;
@@ -487,23 +608,17 @@ out:
 	return ret;
 }
 
-/* setfsuid and setfsgid fail silently: see that everything took. */
-static int creds_final(struct rst_ctx *rc, struct rtask *t)
+/* What of @ce differs in the credentials of @pid (criu's view), or NULL. */
+static const char *differs(pid_t pid, const CredsEntry *ce, uint64_t bnd, int *err)
 {
-	CredsEntry *ce = t->img[PART_CREDS];
-	struct proc_status st;
 	uint32_t uid[4] = { ce->uid, ce->euid, ce->suid, ce->fsuid };
 	uint32_t gid[4] = { ce->gid, ce->egid, ce->sgid, ce->fsgid };
 	const char *why = NULL;
-	uint64_t bnd;
-	int last;
+	struct proc_status st;
 
-	bnd = read_bounding(&last);
-	/* a new user namespace gives its first task every capability, bounding too */
-	if (rc->idmap)
-		bnd = caps_known(last);
-	if (proc_read_status(t->host_pid, &st))
-		return -1;
+	*err = proc_read_status(pid, &st);
+	if (*err)
+		return NULL;
 	if (memcmp(st.uid, uid, sizeof(uid)) || memcmp(st.gid, gid, sizeof(gid)))
 		why = "user or group ids";
 	else if (st.ngroups != (int)ce->n_groups ||
@@ -516,9 +631,29 @@ static int creds_final(struct rst_ctx *rc, struct rtask *t)
 	else if (st.no_new_privs != ce->no_new_privs)
 		why = "no_new_privs";
 	proc_status_free(&st);
-	if (why) {
-		pr_err("Task %d: after restore its %s differ from image creds", t->pid, why);
-		return -1;
+	return why;
+}
+
+/* setfsuid and setfsgid fail silently: see that everything took, in every thread. */
+static int creds_final(struct rst_ctx *rc, struct rtask *t)
+{
+	const char *why;
+	uint64_t bnd;
+	int th, last, err;
+
+	bnd = read_bounding(&last);
+	/* a new user namespace gives its first task every capability, bounding too */
+	if (rc->idmap)
+		bnd = caps_known(last);
+	for (th = 0; th < t->nr_threads; th++) {
+		why = differs(th ? t->host_tids[th] : t->host_pid, creds_of(t, th), bnd, &err);
+		if (err)
+			return -1;
+		if (why) {
+			pr_err("Task %d: after restore the %s of thread %d differ from image creds",
+			       t->pid, why, t->tids[th]);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -532,8 +667,8 @@ static void creds_release(struct rtask *t)
 const struct part part_creds = {
 	.name = "creds",
 	.id = PART_CREDS,
-	.check = creds_check,
 	.prepare = creds_prepare,
+	.prepare_thread = creds_prepare_thread,
 	.dump = creds_dump,
 	.load = creds_load,
 	.thread_batch = creds_thread_batch,

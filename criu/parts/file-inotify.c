@@ -3,11 +3,9 @@
  * inotify: a kind of open file for the fd table (file.c).
  *
  * /proc/PID/fdinfo lists each watch: its watch descriptor (wd), mask, the
- * watched inode and a file handle for it. The path comes from the handle:
- * open_by_handle_at() (CAP_DAC_READ_SEARCH) on a mount of the inode's
- * filesystem, then the /proc/self/fd link of what it opened. A watch on a
- * file that is gone (deleted, or a filesystem without file handles) is
- * refused.
+ * watched inode and a file handle for it. The path comes from the handle
+ * (task/fhandle.c). A watch on a file that is gone (deleted, or a
+ * filesystem without file handles) is refused.
  *
  * Restore adds the watches again by path, in wd order. The kernel hands
  * out wds one after the other (cyclically, never reusing one soon), so a
@@ -23,7 +21,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -32,9 +29,9 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "parts/file-kind.h"
+#include "proc/proc.h"
+#include "task/fhandle.h"
 #include "task/ptrace.h"
-
-#define HANDLE_MAX	128
 
 /* filesystems that are always there, as dummy watches */
 static const char *const dummies[] = { "/", "/proc", "/dev", "/sys", "/tmp", "/etc", "/usr" };
@@ -47,115 +44,29 @@ static int inotify_match(const char *link, const struct stat *st)
 /* ------------------------------------------------------------------ dump */
 
 struct wd_line {
-	unsigned int wd, mask, sdev, hbytes;
-	int htype;
+	unsigned int wd, mask, sdev;
 	unsigned long ino;
-	unsigned char handle[HANDLE_MAX];
+	struct fhandle h;
 };
 
 static int parse_line(const char *p, struct wd_line *w)
 {
-	char hex[2 * HANDLE_MAX + 1];
-	unsigned int ignored, i;
-	int n;
-
-	n = sscanf(p, "inotify wd:%x ino:%lx sdev:%x mask:%x ignored_mask:%x "
-		   "fhandle-bytes:%x fhandle-type:%x f_handle:%256s", &w->wd, &w->ino, &w->sdev,
-		   &w->mask, &ignored, &w->hbytes, &w->htype, hex);
-	if (n < 4)
+	if (sscanf(p, "inotify wd:%x ino:%lx sdev:%x mask:%x", &w->wd, &w->ino, &w->sdev,
+		   &w->mask) != 4)
 		return -1;
-	if (n < 8 || !w->hbytes || w->hbytes > HANDLE_MAX || strlen(hex) < 2 * w->hbytes) {
-		w->hbytes = 0;
-		return 0;
-	}
-	for (i = 0; i < w->hbytes; i++)
-		if (sscanf(hex + 2 * i, "%2hhx", &w->handle[i]) != 1)
-			return -1;
+	/* a malformed handle counts as none: the watch is refused by name */
+	fhandle_parse(p, &w->h);
 	return 0;
 }
 
-/*
- * A mount of the filesystem of kernel device @sdev in task @pid's mount
- * namespace, its root preferred: a path read back through it is the one the
- * task sees (a container's, not the host's).
- */
-static int open_mount(pid_t pid, unsigned int sdev)
+/* The path of the watched inode as task @f->pid sees it through its mounts @ms. */
+static char *watch_path(const struct fd_dump *f, const struct proc_mounts *ms,
+			const struct wd_line *w, struct stat *st)
 {
-	unsigned int maj, min, want_maj = sdev >> 20, want_min = sdev & 0xfffff;
-	char *buf, *p, root[PATH_MAX], mnt[PATH_MAX], at[PATH_MAX + 32];
-	int fd = -1, best = 0;
+	char what[64];
 
-	snprintf(at, sizeof(at), "/proc/%d/mountinfo", pid);
-	buf = read_file(-1, at, NULL);
-	if (!buf)
-		return -1;
-	for (p = buf; p && *p && best < 2; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		if (sscanf(p, "%*d %*d %u:%u %4095s %4095s", &maj, &min, root, mnt) != 4 ||
-		    maj != want_maj || min != want_min)
-			continue;
-		if (fd >= 0 && strcmp(root, "/"))
-			continue;
-		if (fd >= 0)
-			close(fd);
-		snprintf(at, sizeof(at), "/proc/%d/root%s", pid, mnt);
-		fd = open(at, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		best = fd >= 0 ? 1 + !strcmp(root, "/") : 0;
-	}
-	free(buf);
-	return fd;
-}
-
-/*
- * The path of the watched inode as task @f->pid sees it, and its stat in
- * @st; NULL when it has none (logged).
- */
-static char *watch_path(const struct fd_dump *f, const struct wd_line *w, struct stat *st)
-{
-	struct {
-		struct file_handle fh;
-		unsigned char bytes[HANDLE_MAX];
-	} h;
-	char link[64], path[PATH_MAX], at[PATH_MAX + 32];
-	int mfd, fd;
-	ssize_t len;
-
-	if (!w->hbytes) {
-		pr_err("Task %d: inotify fd %d watches inode %lu (wd %u) on a filesystem "
-		       "without file handles, which is not supported", f->pid, f->fd, w->ino,
-		       w->wd);
-		return NULL;
-	}
-	mfd = open_mount(f->pid, w->sdev);
-	if (mfd < 0) {
-		pr_err("Task %d: inotify fd %d watches inode %lu (wd %u) on device %u:%u, "
-		       "which is not mounted here", f->pid, f->fd, w->ino, w->wd, w->sdev >> 20,
-		       w->sdev & 0xfffff);
-		return NULL;
-	}
-	h.fh.handle_bytes = w->hbytes;
-	h.fh.handle_type = w->htype;
-	memcpy(h.fh.f_handle, w->handle, w->hbytes);
-	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
-	close(mfd);
-	if (fd < 0) {
-		pr_perror("Task %d: inotify fd %d watches inode %lu (wd %u), which can't be "
-			  "opened by its handle (deleted?)", f->pid, f->fd, w->ino, w->wd);
-		return NULL;
-	}
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	len = readlink(link, path, sizeof(path) - 1);
-	close(fd);
-	if (len > 0)
-		path[len] = '\0';
-	/* the path must lead to the very inode: not deleted, not moved out of reach */
-	if (len > 0)
-		snprintf(at, sizeof(at), "/proc/%d/root%s", f->pid, path);
-	if (len <= 0 || path[0] != '/' || lstat(at, st) || st->st_ino != w->ino) {
-		pr_err("Task %d: inotify fd %d watches inode %lu (wd %u), which has no path "
-		       "(deleted?), which is not supported", f->pid, f->fd, w->ino, w->wd);
-		return NULL;
-	}
-	return xstrdup(path);
+	snprintf(what, sizeof(what), "inotify fd %d, wd %u", f->fd, w->wd);
+	return fhandle_path(f->pid, ms, w->sdev, w->ino, &w->h, st, what);
 }
 
 static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path,
@@ -186,22 +97,22 @@ static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path,
 
 static void warn_pending(const struct fd_dump *f)
 {
-	int fd = ptrace_getfd(f->pid, f->fd), queued = 0;
+	int queued = ptrace_fd_queued(f->pid, f->fd);
 
-	if (fd >= 0 && !ioctl(fd, FIONREAD, &queued) && queued)
+	if (queued)
 		pr_warn("Task %d: inotify fd %d has %d bytes of events not read yet; they are "
 			"not saved", f->pid, f->fd, queued);
-	if (fd >= 0)
-		close(fd);
 }
 
 static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDesc *d)
 {
 	InotifyEntry *e = xzalloc(sizeof(*e));
+	struct proc_mounts ms = { 0 };
 	struct wd_line w;
 	struct stat st;
 	const char *p;
 	char *path;
+	int ret = -1;
 
 	if (!e)
 		return -1;
@@ -212,16 +123,22 @@ static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, Fil
 			continue;
 		if (parse_line(p, &w)) {
 			pr_err("Task %d: can't parse a watch of inotify fd %d", f->pid, f->fd);
-			return -1;
+			goto out;
 		}
-		path = watch_path(f, &w, &st);
+		/* read once per fd, and only for an fd that watches something */
+		if (!ms.buf && proc_read_mountinfo(f->pid, &ms))
+			goto out;
+		path = watch_path(f, &ms, &w, &st);
 		if (!path || add_wd(e, &w, path, &st))
-			return -1;
+			goto out;
 		pr_debug("Task %d: inotify fd %d: wd %u on %s, mask %#x", f->pid, f->fd, w.wd,
 			 path, w.mask);
 	}
 	warn_pending(f);
-	return 0;
+	ret = 0;
+out:
+	proc_mounts_free(&ms);
+	return ret;
 }
 
 /* Before anything is changed: every wd one the restore can make again. */

@@ -119,15 +119,18 @@ static int lsm_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 
 /* ------------------------------------------------------------- restore */
 
-/* The label thread @th gets (NULL: none), and of which module. */
-static const char *wanted(const struct rst_ctx *rc, const LsmEntry *e, int th,
-			  const char **kind)
-{
-	const char *name;
+/*
+ * What restore gives each thread, worked out once at load: --lsm-profile's
+ * label for all, or each thread's own from the image; NULL for none.
+ */
+struct lsm_want {
+	LsmEntry *e;
+	const char *kind;
+	const char **label;	/* one per thread */
+};
 
-	if (rc->opts->lsm_profile && !lsm_profile_parse(rc->opts->lsm_profile, kind, &name))
-		return name;
-	*kind = e->kind;
+static const char *image_label(const LsmEntry *e, int th)
+{
 	if (!e->kind || (size_t)th >= e->n_label)
 		return NULL;
 	if (!strcmp(e->kind, "apparmor") && !strcmp(e->label[th], "unconfined"))
@@ -135,35 +138,53 @@ static const char *wanted(const struct rst_ctx *rc, const LsmEntry *e, int th,
 	return e->label[th];
 }
 
-static int check_labels(struct rst_ctx *rc, struct rtask *t, const LsmEntry *e)
+static int want_labels(struct rst_ctx *rc, struct rtask *t, struct lsm_want *w)
 {
-	const char *here = lsm_active(), *kind, *label, *first;
+	const char *name = NULL;
 	int th;
 
-	if (e->kind && (!e->n_label || e->n_label != (size_t)t->nr_threads)) {
+	w->label = xzalloc(t->nr_threads * sizeof(*w->label));
+	if (!w->label)
+		return -1;
+	w->kind = w->e->kind;
+	if (rc->opts->lsm_profile && lsm_profile_parse(rc->opts->lsm_profile, &w->kind, &name)) {
+		pr_err("Task %d: --lsm-profile %s is no TYPE:NAME of a module that labels tasks",
+		       t->pid, rc->opts->lsm_profile);
+		return -1;
+	}
+	for (th = 0; th < t->nr_threads; th++)
+		w->label[th] = name ? name : image_label(w->e, th);
+	return 0;
+}
+
+static int check_labels(struct rst_ctx *rc, struct rtask *t, const struct lsm_want *w)
+{
+	const char *here = lsm_active(), *label;
+	int th;
+
+	if (w->e->kind && (!w->e->n_label || w->e->n_label != (size_t)t->nr_threads)) {
 		pr_err("Task %d: image lsm is invalid: %zu %s labels for %d threads", t->pid,
-		       e->n_label, e->kind, t->nr_threads);
+		       w->e->n_label, w->e->kind, t->nr_threads);
 		return -1;
 	}
 	for (th = 0; th < t->nr_threads; th++) {
-		label = wanted(rc, e, th, &kind);
+		label = w->label[th];
 		if (!label)
 			continue;
 		if (strlen(label) >= LSM_LABEL_MAX || strchr(label, '\n')) {
 			pr_err("Task %d: image lsm is invalid: a %s label criu can't set", t->pid,
-			       kind);
+			       w->kind);
 			return -1;
 		}
-		first = wanted(rc, e, 0, &kind);
-		if (th && first && !strcmp(kind, "selinux") && strcmp(label, first)) {
+		if (th && w->label[0] && !strcmp(w->kind, "selinux") && strcmp(label, w->label[0])) {
 			pr_err("Task %d: thread %d has another SELinux context than its leader "
 			       "(%s); SELinux can't give a process threads of several contexts",
 			       t->pid, t->tids[th], label);
 			return -1;
 		}
-		if (!here || strcmp(here, kind)) {
+		if (!here || strcmp(here, w->kind)) {
 			pr_err("Task %d: its %s label %s can't be restored: this machine runs %s%s",
-			       t->pid, kind, label, here ? here : "no security module that "
+			       t->pid, w->kind, label, here ? here : "no security module that "
 			       "labels tasks", rc->opts->lsm_profile ? "" : " (--lsm-profile "
 			       "TYPE:NAME gives another label)");
 			return -1;
@@ -172,29 +193,43 @@ static int check_labels(struct rst_ctx *rc, struct rtask *t, const LsmEntry *e)
 	return 0;
 }
 
+static void want_free(struct lsm_want *w)
+{
+	if (!w)
+		return;
+	img_free(IMG_LSM, w->e);
+	free(w->label);
+	free(w);
+}
+
 static int lsm_load(struct rst_ctx *rc, struct rtask *t)
 {
-	LsmEntry *e;
+	struct lsm_want *w = xzalloc(sizeof(*w));
 	int ret;
 
-	ret = img_read(rc->dirfd, IMG_LSM, t->pid, (void **)&e, 1);
-	if (ret < 0)
+	if (!w)
 		return -1;
+	ret = img_read(rc->dirfd, IMG_LSM, t->pid, (void **)&w->e, 1);
+	if (ret < 0)
+		goto err;
 	if (!ret) {
 		/* a checkpoint of an older criu: no labels */
-		e = xzalloc(sizeof(*e));
-		if (!e)
-			return -1;
-		lsm_entry__init(e);
+		w->e = xzalloc(sizeof(*w->e));
+		if (!w->e)
+			goto err;
+		lsm_entry__init(w->e);
 	}
-	t->img[PART_LSM] = e;
-	if (check_labels(rc, t, e))
-		return -1;
+	if (want_labels(rc, t, w) || check_labels(rc, t, w))
+		goto err;
+	t->img[PART_LSM] = w;
 	t->batch_entries += 3;
 	t->batch_data += LSM_LABEL_MAX + 64;
 	t->thread_entries += 3;
 	t->thread_data += LSM_LABEL_MAX + 64;
 	return 0;
+err:
+	want_free(w);
+	return -1;
 }
 
 /* open, write through the fd the open returned, close it */
@@ -225,39 +260,37 @@ static int queue_label(const char *kind, const char *label, struct batch *b)
 /* the leader, before its threads exist */
 static int lsm_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 {
-	const char *kind, *label = wanted(rc, t->img[PART_LSM], 0, &kind);
+	const struct lsm_want *w = t->img[PART_LSM];
 
-	return label ? queue_label(kind, label, b) : 0;
+	return w->label[0] ? queue_label(w->kind, w->label[0], b) : 0;
 }
 
 /* a thread whose label is not the leader's, which it was made with */
 static int lsm_thread_batch(struct rst_ctx *rc, struct rtask *t, int th, struct batch *b)
 {
-	const char *kind, *first = wanted(rc, t->img[PART_LSM], 0, &kind);
-	const char *label = wanted(rc, t->img[PART_LSM], th, &kind);
+	const struct lsm_want *w = t->img[PART_LSM];
+	const char *label = w->label[th];
 
-	if (!th || !label || (first && !strcmp(label, first)))
+	if (!th || !label || (w->label[0] && !strcmp(label, w->label[0])))
 		return 0;
-	return queue_label(kind, label, b);
+	return queue_label(w->kind, label, b);
 }
 
 /* The labels the kernel shows now are the ones asked for. */
 static int lsm_final(struct rst_ctx *rc, struct rtask *t)
 {
-	const LsmEntry *e = t->img[PART_LSM];
-	const char *kind, *label;
+	const struct lsm_want *w = t->img[PART_LSM];
 	char *now;
 	int th;
 
 	for (th = 0; th < t->nr_threads; th++) {
-		label = wanted(rc, e, th, &kind);
-		if (!label)
+		if (!w->label[th])
 			continue;
-		if (read_label(t->host_pid, t->host_tids[th], kind, &now))
+		if (read_label(t->host_pid, t->host_tids[th], w->kind, &now))
 			return -1;
-		if (!now || strcmp(now, label)) {
+		if (!now || strcmp(now, w->label[th])) {
 			pr_err("Task %d: thread %d has the %s label %s after restore, not %s",
-			       t->pid, t->tids[th], kind, now ? now : "(none)", label);
+			       t->pid, t->tids[th], w->kind, now ? now : "(none)", w->label[th]);
 			free(now);
 			return -1;
 		}
@@ -268,7 +301,7 @@ static int lsm_final(struct rst_ctx *rc, struct rtask *t)
 
 static void lsm_release(struct rtask *t)
 {
-	img_free(IMG_LSM, t->img[PART_LSM]);
+	want_free(t->img[PART_LSM]);
 	t->img[PART_LSM] = NULL;
 }
 

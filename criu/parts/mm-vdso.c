@@ -25,11 +25,14 @@
  * so no thread may be inside it: the dump steps any thread it finds there
  * out first (a few instructions, in the task's own flow, as if it had
  * been frozen a moment later), and a restore that redirects refuses a
- * thread whose saved ip is inside it but not on an entry. Not found:
- * a frame of the old vDSO deeper in a stack (a signal handler that
- * interrupted clock_gettime and was running at the dump); on return it
- * would fault. The window is a signal arriving during a call of some
- * tens of nanoseconds and the handler still running at the dump.
+ * thread whose saved ip is inside it but not on an entry. The same goes
+ * for a frame of the old vDSO deeper in a stack: a signal handler that
+ * interrupted clock_gettime and was still running at the dump returns
+ * into it. The dump looks for such signal frames above each thread's
+ * stack pointer (of tasks that handle signals) and records them; a
+ * restore that redirects refuses them by name. The window is a signal
+ * arriving during a call of some tens of nanoseconds and the handler
+ * still running at the dump.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -47,6 +50,7 @@
 #include "core/vdso-elf.h"
 #include "image/image.h"
 #include "parts/mm-vdso.h"
+#include "proc/proc.h"
 #include "task/ptrace.h"
 #include "regs.pb-c.h"
 #include "vdso.pb-c.h"
@@ -84,21 +88,31 @@ static uint64_t fingerprint(const uint8_t *text, size_t len)
 struct vdso_dump {
 	VdsoEntry e;
 	VdsoText **texts;
+	VdsoFrame **frames;
 };
+
+static struct vdso_dump *dump_data(struct dump_ctx *dc)
+{
+	struct vdso_dump *d = dc->shared[PART_VDSO];
+
+	if (d)
+		return d;
+	d = xzalloc(sizeof(*d));
+	if (!d)
+		return NULL;
+	vdso_entry__init(&d->e);
+	dc->shared[PART_VDSO] = d;
+	return d;
+}
 
 static int keep_text(struct dump_ctx *dc, uint64_t hash, uint8_t *text, size_t len)
 {
-	struct vdso_dump *d = dc->shared[PART_VDSO];
+	struct vdso_dump *d = dump_data(dc);
 	VdsoText **n, *v;
 	size_t i;
 
-	if (!d) {
-		d = xzalloc(sizeof(*d));
-		if (!d)
-			return -1;
-		vdso_entry__init(&d->e);
-		dc->shared[PART_VDSO] = d;
-	}
+	if (!d)
+		return -1;
 	for (i = 0; i < d->e.n_texts; i++)
 		if (d->texts[i]->hash == hash) {
 			free(text);
@@ -159,6 +173,9 @@ static int vdso_dump_tree(struct dump_ctx *dc)
 		free(d->texts[i]);
 	}
 	free(d->texts);
+	for (i = 0; i < d->e.n_frames; i++)
+		free(d->frames[i]);
+	free(d->frames);
 	free(d);
 	dc->shared[PART_VDSO] = NULL;
 	return ret;
@@ -246,6 +263,98 @@ static int find_vdso(pid_t pid, uint64_t *start, uint64_t *end)
 	return ret;
 }
 
+/* ------------------------------------ dump: vDSO frames deeper in a stack */
+
+/*
+ * How far above a thread's stack pointer a signal frame is looked for: a
+ * handler's own frames lie below the frame the kernel pushed for it.
+ */
+#define FRAME_SCAN	(32 << 10)
+/* x86-64's rt_sigframe: pretcode, then the ucontext, whose sigcontext has */
+#define SF_RSP		168
+#define SF_RIP		176
+#define SF_CS		192	/* u16 */
+#define SF_SIZE		240	/* through its fpstate pointer */
+#define USER64_CS	0x33
+
+static int add_frame(struct dump_ctx *dc, pid_t tid, uint64_t frame, uint64_t ip)
+{
+	struct vdso_dump *d = dump_data(dc);
+	VdsoFrame *f = xmalloc(sizeof(*f));
+
+	if (!d || !f || xgrow(d->frames, d->e.n_frames)) {
+		free(f);
+		return -1;
+	}
+	vdso_frame__init(f);
+	f->tid = tid;
+	f->frame = frame;
+	f->ip = ip;
+	d->frames[d->e.n_frames++] = f;
+	d->e.frames = d->frames;
+	return 0;
+}
+
+/*
+ * The stack above @sp, a page per iovec so that the read stops at the end
+ * of the mapping instead of failing; the bytes read.
+ */
+static ssize_t read_above(pid_t pid, uint64_t sp, uint64_t *buf)
+{
+	struct iovec l = { buf, FRAME_SCAN }, r[FRAME_SCAN / PAGE_SIZE + 1];
+	uint64_t at = sp & ~7ULL, next;
+	int n = 0;
+
+	while (at < (sp & ~7ULL) + FRAME_SCAN) {
+		next = min((at & PAGE_MASK) + PAGE_SIZE, (sp & ~7ULL) + FRAME_SCAN);
+		r[n].iov_base = (void *)at;
+		r[n++].iov_len = next - at;
+		at = next;
+	}
+	return process_vm_readv(pid, &l, 1, r, n, 0);
+}
+
+/* A task that handles no signal has no signal frame: 1 when it handles one. */
+static int handles_signals(pid_t pid)
+{
+	struct proc_status st;
+	int ret;
+
+	if (proc_read_status(pid, &st))
+		return -1;
+	ret = st.sig_cgt != 0;
+	proc_status_free(&st);
+	return ret;
+}
+
+/*
+ * Signal frames above thread @i's stack pointer whose saved ip is in the
+ * vDSO [@start, @end): a user code segment, the ip there, and a saved
+ * stack pointer above the frame, as the kernel pushes them.
+ */
+static int scan_frames(struct dump_ctx *dc, struct dtask *t, int i, uint64_t sp,
+		       uint64_t start, uint64_t end)
+{
+	static uint64_t buf[FRAME_SCAN / 8];
+	uint64_t base = sp & ~7ULL, at, ip;
+	ssize_t n = read_above(t->pid, sp, buf);
+	size_t w;
+	uint16_t cs;
+
+	for (w = 0; n > 0 && (w + 1) * 8 + SF_SIZE <= (size_t)n; w++) {
+		at = base + w * 8;
+		ip = buf[w + SF_RIP / 8];
+		memcpy(&cs, &buf[w + SF_CS / 8], sizeof(cs));
+		if (ip < start || ip >= end || cs != USER64_CS || buf[w + SF_RSP / 8] <= at)
+			continue;
+		pr_info("Task %d: thread %d: a signal frame at %#lx returns into the vDSO at "
+			"%#lx", t->pid, t->th[i].tid, at, ip);
+		if (add_frame(dc, t->ns_tids[i], at, ip))
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * A thread inside the vDSO leaves it before anything is saved, so that
  * its registers never point into code a restore may replace. Done once
@@ -258,13 +367,18 @@ static int vdso_frozen(struct dump_ctx *dc, struct dtask *t)
 {
 	struct user_regs_struct r;
 	uint64_t start, end, mask;
-	int i, ret;
+	int i, ret, handles;
 
 	ret = find_vdso(t->pid, &start, &end);
 	if (ret)
 		return ret < 0 ? -1 : 0;
+	handles = handles_signals(t->pid);
+	if (handles < 0)
+		return -1;
 	for (i = 0; i < t->nr_threads; i++) {
 		if (ptrace_get_regs(t->th[i].tid, &r))
+			return -1;
+		if (handles && scan_frames(dc, t, i, r.rsp, start, end))
 			return -1;
 		if (r.rip < start || r.rip >= end)
 			continue;
@@ -686,13 +800,41 @@ static int check_ip(const struct rtask *t, const struct vdso_task *vp, pid_t tid
 	return -1;
 }
 
+/* 0, or -1 when a signal frame of thread @tid returns inside the replaced vDSO */
+static int check_frames(const struct vdso_tree *vt, const struct rtask *t,
+			const struct vdso_task *vp, pid_t tid)
+{
+	const struct vdso_sym *f;
+	const VdsoFrame *fr;
+	uint64_t off;
+	size_t i;
+
+	for (i = 0; vt->img && i < vt->img->n_frames; i++) {
+		fr = vt->img->frames[i];
+		if (fr->tid != (uint32_t)tid || fr->ip < vp->old_start || fr->ip >= vp->old_end)
+			continue;
+		off = fr->ip - vp->old_start;
+		if (vp->mode == VDSO_MOVE_REDIRECT && entry_at(&vp->old_syms, off))
+			continue;
+		f = entry_below(&vp->old_syms, off);
+		pr_err("Task %d: thread %d was in a signal handler that interrupted the vDSO "
+		       "(its frame at %#lx returns to %#lx, %s+%#lx) and this kernel's vDSO "
+		       "differs: the handler's return can't go on there", t->pid, tid,
+		       fr->frame, fr->ip, f ? f->name : "?", f ? off - f->off : off);
+		return -1;
+	}
+	return 0;
+}
+
 /*
- * No thread may go on inside a vDSO that changed: each one's saved ip,
- * read from its regs image here (only when the vDSO changed), as the regs
- * part loads after this one and is another part.
+ * No thread may go on inside a vDSO that changed, now or once a signal
+ * handler returns: each one's saved ip, read from its regs image here
+ * (only when the vDSO changed), as the regs part loads after this one and
+ * is another part, and the signal frames the dump found.
  */
 static int check_threads(struct rst_ctx *rc, const struct rtask *t, const struct vdso_task *vp)
 {
+	const struct vdso_tree *vt = rc->shared[PART_VDSO];
 	RegsEntry *e;
 	int i, ret = 0;
 
@@ -701,6 +843,8 @@ static int check_threads(struct rst_ctx *rc, const struct rtask *t, const struct
 			return -1;
 		ret = check_ip(t, vp, t->tids[i], e->gpregs->ip);
 		img_free(IMG_REGS, e);
+		if (!ret)
+			ret = check_frames(vt, t, vp, t->tids[i]);
 	}
 	return ret;
 }

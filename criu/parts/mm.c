@@ -46,6 +46,9 @@
 
 /* Linux 6.13: pages that fault on access, inside an ordinary area */
 #define MADV_GUARD_INSTALL	102
+#ifndef MLOCK_ONFAULT
+#define MLOCK_ONFAULT		1	/* Linux 4.4 */
+#endif
 
 struct mm_loaded {
 	MmEntry *mm;
@@ -61,6 +64,11 @@ static const char *vma_unsupported(const struct proc_vma *v)
 	VmaKind k;
 	size_t len;
 
+	/* the faults of such an area are another process's to serve */
+	if (v->vmflags & VMF_UFFD)
+		return "area registered with a userfaultfd";
+	if (v->vmflags & VMF_HUGETLB)
+		return "hugetlb memory (MAP_HUGETLB or hugetlbfs)";
 	if (vma_special(v, &k))
 		return NULL;
 	if (vma_is_anon(v))
@@ -150,7 +158,7 @@ static int mm_check(struct dump_ctx *dc, struct dtask *t)
 		if (why) {
 			pr_err("Task %d: %s at %#lx-%#lx (%s) is not supported",
 			       t->pid, why, t->maps.vma[i].start, t->maps.vma[i].end,
-			       t->maps.vma[i].path);
+			       t->maps.vma[i].path ? t->maps.vma[i].path : "anonymous");
 			return -1;
 		}
 	}
@@ -283,7 +291,7 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 	e->has_madv = 1;
 	e->madv = v->vmflags & (VMF_DONTCOPY | VMF_DONTDUMP | VMF_HUGEPAGE |
 				VMF_NOHUGEPAGE | VMF_MERGEABLE | VMF_WIPEONFORK |
-				VMF_LOCKED);
+				VMF_LOCKED | VMF_LOCKONFAULT);
 	if (vma_special(v, &e->kind))
 		return 0;
 	if (vma_is_anon(v)) {
@@ -940,7 +948,12 @@ static int advise_area(struct batch *b, VmaEntry *v)
 			  __NR_madvise | (adv[i].may_fail ? SC_MAY_FAIL : 0),
 			  v->start, v->end - v->start, adv[i].advice) < 0)
 			return -1;
-	if ((v->madv & VMF_LOCKED) &&
+	/* locked on fault: mlock2(MLOCK_ONFAULT) does not fill the area */
+	if ((v->madv & VMF_LOCKED) && (v->madv & VMF_LOCKONFAULT) &&
+	    BATCH(b, "mlock2(MLOCK_ONFAULT) of a memory area", __NR_mlock2, v->start,
+		  v->end - v->start, MLOCK_ONFAULT) < 0)
+		return -1;
+	if ((v->madv & VMF_LOCKED) && !(v->madv & VMF_LOCKONFAULT) &&
 	    BATCH(b, "mlock of a memory area", __NR_mlock, v->start, v->end - v->start) < 0)
 		return -1;
 	return 0;

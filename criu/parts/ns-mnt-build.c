@@ -35,6 +35,7 @@
 #include <linux/openat2.h>
 
 #include "core/log.h"
+#include "core/lsm.h"
 #include "core/util.h"
 #include "image/image.h"
 #include "image/sums.h"
@@ -142,46 +143,17 @@ static int id_option(struct mnt_restore *r, const MountEntry *e, const char *w, 
 	return 0;
 }
 
-/*
- * The next option of "k=v,flag,..." at *@p, cut out in place; NULL at the
- * end. A value in double quotes keeps its commas (SELinux contexts with
- * categories: context="u:r:t:s0:c1,c2") and loses its quotes.
- */
-static char *next_option(char **p, char **v)
-{
-	char *w = *p, *s;
-
-	if (!w || !*w)
-		return NULL;
-	*v = NULL;
-	for (s = w; *s && *s != ','; s++) {
-		if (*s == '=' && !*v) {
-			*s = '\0';
-			*v = s + 1;
-			if (s[1] == '"' && strchr(s + 2, '"')) {
-				*v = s + 2;
-				s = strchr(s + 2, '"');
-				*s = '\0';
-			}
-		}
-	}
-	*p = *s ? s + 1 : s;
-	*s = '\0';
-	return w;
-}
-
-/*
- * SELinux's context=, which --lsm-mount-context replaces: the context a
- * container's mounts get is the restoring host's policy's.
- */
+/* --lsm-mount-context in place of the dumped context= (core/lsm.c). */
 static void context_option(struct mnt_restore *r, const MountEntry *e, const char *w,
 			   char **v)
 {
-	if (!r->context || strcmp(w, "context"))
+	const char *c = lsm_mount_option(r->context, w, *v);
+
+	if (c == *v)
 		return;
 	pr_info("Mount %u at %s: context=%s instead of %s (--lsm-mount-context)", e->id,
-		e->mountpoint, r->context, *v);
-	*v = (char *)r->context;
+		e->mountpoint, c, *v);
+	*v = (char *)c;
 }
 
 /* "k=v,flag,..." of a superblock, one fsconfig() each. */
@@ -197,7 +169,7 @@ static int configure(struct mnt_restore *r, int fs, const MountEntry *e)
 			  e->source);
 		ret = -1;
 	}
-	while (!ret && (w = next_option(&p, &v))) {
+	while (!ret && (w = opt_next(&p, &v))) {
 		if (!*w)
 			continue;
 		if (v && id_option(r, e, w, &v, id, sizeof(id))) {

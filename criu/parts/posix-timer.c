@@ -137,6 +137,17 @@ static int ref_clock(int clockid)
 
 /* ---------------------------------------------------------------- dump */
 
+/* Where @tid (criu's view) is in t->tids, or -1. */
+static int thread_index(const struct dtask *t, pid_t tid)
+{
+	int i;
+
+	for (i = 0; i < t->nr_threads; i++)
+		if (t->tids[i] == tid)
+			return i;
+	return -1;
+}
+
 static int pt_check(struct dump_ctx *dc, struct dtask *t)
 {
 	struct proc_timer *pt;
@@ -160,11 +171,9 @@ static int pt_check(struct dump_ctx *dc, struct dtask *t)
 		else if (!valid_notify(pt[i].notify))
 			pr_err("Task %d: POSIX timer %d has notification %d, which is not "
 			       "supported", t->pid, pt[i].id, pt[i].notify);
-		/* restore creates the timers before the other threads exist */
-		else if ((pt[i].notify & SIGEV_THREAD_ID) && pt[i].target != t->pid)
-			pr_err("Task %d: POSIX timer %d notifies thread %d; timers aimed at "
-			       "another thread than the main one are not supported yet",
-			       t->pid, pt[i].id, pt[i].target);
+		else if ((pt[i].notify & SIGEV_THREAD_ID) && thread_index(t, pt[i].target) < 0)
+			pr_err("Task %d: POSIX timer %d notifies thread %d, which is not one "
+			       "of its threads", t->pid, pt[i].id, pt[i].target);
 		else
 			ret = 0;
 	}
@@ -296,9 +305,9 @@ static int pt_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 		pt->signo = p->pt[i].signo;
 		pt->sigev_value = p->pt[i].value;
 		if (pt->notify & SIGEV_THREAD_ID) {
-			/* /proc shows criu's view of the tid, pt_check made it the leader */
+			/* /proc shows criu's view of the tid; pt_check found it */
 			pt->has_tid = 1;
-			pt->tid = t->ns_pid;
+			pt->tid = t->ns_tids[thread_index(t, p->pt[i].target)];
 		}
 		k = batch_local(b, p->its + i * sizeof(*k));
 		pt->value_ns = k->value_sec * NSEC_PER_SEC + k->value_nsec;
@@ -342,6 +351,16 @@ struct pt_rst {
 	int exact;		/* the kernel takes the id we ask for */
 };
 
+static int is_thread(const struct rtask *t, uint32_t tid)
+{
+	int i;
+
+	for (i = 0; i < t->nr_threads; i++)
+		if ((uint32_t)t->tids[i] == tid)
+			return 1;
+	return 0;
+}
+
 static int validate(struct rtask *t, const PosixTimer *pt)
 {
 	if (pt->id > INT32_MAX || !valid_clock(pt->clockid, t->pid) ||
@@ -355,9 +374,9 @@ static int validate(struct rtask *t, const PosixTimer *pt)
 		       pt->signo);
 		return -1;
 	}
-	/* one thread is restored, with its old tid */
-	if ((pt->notify & SIGEV_THREAD_ID) && (!pt->has_tid || pt->tid != (uint32_t)t->pid)) {
-		pr_err("Task %d: POSIX timer %u notifies thread %u, which is not restored",
+	/* threads keep their tids, and exist when the timers are made (batch) */
+	if ((pt->notify & SIGEV_THREAD_ID) && (!pt->has_tid || !is_thread(t, pt->tid))) {
+		pr_err("Task %d: POSIX timer %u notifies thread %u, which is not one of its threads",
 		       t->pid, pt->id, pt->tid);
 		return -1;
 	}

@@ -279,6 +279,15 @@ static int fits_here(const struct opts *o, pid_t pid, pid_t tid,
 		       tid, err);
 		return -1;
 	}
+	if (dropped & XSAVE_PKRU)
+		pr_info("Task %d: thread %d: this CPU lacks XSAVE component pkru: left out (no "
+			"memory of the task has a protection key)", pid, tid);
+	dropped &= ~XSAVE_PKRU;
+	if ((dropped & XSAVE_MPX) && !xsave_mpx_enabled(st)) {
+		pr_info("Task %d: thread %d: this CPU lacks XSAVE components of MPX: left out "
+			"(MPX was not enabled, BNDCFGU.EN clear)", pid, tid);
+		dropped &= ~XSAVE_MPX;
+	}
 	if (!dropped)
 		return 0;
 	xsave_features_str(dropped, err, sizeof(err));

@@ -19,6 +19,8 @@ static const struct {
 	{ "mg", VMF_MERGEABLE }, { "wf", VMF_WIPEONFORK }, { "lo", VMF_LOCKED },
 	{ "sh", VMF_SHARED }, { "mr", VMF_MAYREAD }, { "io", VMF_IO },
 	{ "pf", VMF_PFNMAP }, { "sl", VMF_SEALED }, { "mw", VMF_MAYWRITE },
+	{ "lf", VMF_LOCKONFAULT }, { "um", VMF_UFFD }, { "uw", VMF_UFFD },
+	{ "ui", VMF_UFFD }, { "ht", VMF_HUGETLB },
 };
 
 static unsigned int parse_vmflags(const char *s)
@@ -59,6 +61,7 @@ static int parse_vma_line(char *line, struct proc_vma *v)
 		  (perms[2] == 'x' ? PROT_EXEC : 0);
 	v->shared = perms[3] == 's';
 	v->vmflags = 0;
+	v->pkey = 0;
 	v->path = NULL;
 	if (path_off && line[path_off]) {
 		v->path = xstrdup(line + path_off);
@@ -80,6 +83,11 @@ int proc_parse_maps(char *buf, struct proc_maps *maps)
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
+		if (!strncmp(line, "ProtectionKey:", 14)) {
+			if (maps->nr)
+				maps->vma[maps->nr - 1].pkey = atoi(line + 14);
+			continue;
+		}
 		if (!strncmp(line, "VmFlags:", 8)) {
 			if (maps->nr)
 				maps->vma[maps->nr - 1].vmflags = parse_vmflags(line + 8);

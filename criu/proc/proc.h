@@ -50,6 +50,9 @@ void proc_parse_failed(const char *path);
 #define VMF_PFNMAP	(1u << 12)	/* pf */
 #define VMF_SEALED	(1u << 13)	/* sl */
 #define VMF_MAYWRITE	(1u << 14)	/* mw */
+#define VMF_LOCKONFAULT	(1u << 15)	/* lf: mlock2(MLOCK_ONFAULT), MCL_ONFAULT */
+#define VMF_UFFD	(1u << 16)	/* um, uw, ui: registered with a userfaultfd */
+#define VMF_HUGETLB	(1u << 17)	/* ht */
 
 struct proc_vma {
 	uint64_t start, end;
@@ -59,6 +62,7 @@ struct proc_vma {
 	unsigned int dev_major, dev_minor;
 	uint64_t ino;
 	unsigned int vmflags;	/* VMF_* (only when parsed from smaps) */
+	int pkey;		/* smaps' ProtectionKey (pkey_mprotect()); 0: none */
 	char *path;		/* NULL for anonymous; "[heap]" etc. for special */
 };
 

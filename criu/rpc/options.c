@@ -55,8 +55,6 @@ struct rule {
 		"are not supported"
 #define TCP	"skipping connections in flight is not supported yet"
 #define TLS	"the page server and its TLS are not implemented"
-#define UNIXEXT	"unix sockets connected outside the tree are taken only on the command " \
-		"line (--ext-unix-sk)"
 
 /* ------------------------------------------------------ honoured, by hand */
 
@@ -453,6 +451,41 @@ static int conf_ghost_limit(struct rpc_setup *rs, const char *val)
 	return 0;
 }
 
+/* ext_unix_sk (every socket) and unix_sk_ino (these): --ext-unix-sk */
+static int add_ext_unix(struct rpc_setup *rs, const char *list)
+{
+	char err[256];
+
+	if (external_add_unix(&rs->o, list, err, sizeof(err))) {
+		snprintf(rs->err, sizeof(rs->err), "Option ext_unix_sk refused: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_ext_unix_sk(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	return ro->ext_unix_sk ? add_ext_unix(rs, NULL) : 0;
+}
+
+static int set_unix_sk_ino(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	char ino[16];
+	size_t i;
+
+	for (i = 0; i < ro->n_unix_sk_ino; i++) {
+		snprintf(ino, sizeof(ino), "%u", ro->unix_sk_ino[i]->inode);
+		if (add_ext_unix(rs, ino))
+			return -1;
+	}
+	return 0;
+}
+
+static int conf_ext_unix_sk(struct rpc_setup *rs, const char *val)
+{
+	return add_ext_unix(rs, val);
+}
+
 static int set_external(struct rpc_setup *rs, const CriuOpts *ro)
 {
 	size_t i;
@@ -523,7 +556,8 @@ static const struct rule rules[] = {
 	{ "images_dir", "images-dir", HONOURED, NULL, AT(images_dir), NULL, NULL, NULL },
 	{ "pid", "tree", HONOURED, NULL, 0, set_pid, conf_pid, NULL },
 	{ "leave_running", "leave-running", HONOURED, NULL, AT(o.leave_running), NULL, NULL, NULL },
-	{ "ext_unix_sk", "ext-unix-sk", REFUSED, UNIXEXT, 0, NULL, NULL, NULL },
+	{ "ext_unix_sk", "ext-unix-sk", HONOURED, NULL, 0, set_ext_unix_sk, conf_ext_unix_sk,
+	  NULL },
 	{ "tcp_established", "tcp-established", HONOURED, NULL, AT(o.tcp_established), NULL, NULL,
 	  NULL },
 	{ "evasive_devices", "evasive-devices", ACCEPTED,
@@ -563,7 +597,7 @@ static const struct rule rules[] = {
 	{ "skip_mnt", "skip-mnt", REFUSED, "skipping mounts " MNTNS, 0, NULL, NULL, NULL },
 	{ "enable_fs", "enable-fs", REFUSED, "filesystems to mount " MNTNS, 0, NULL, NULL,
 	  NULL },
-	{ "unix_sk_ino", NULL, REFUSED, UNIXEXT, 0, NULL, NULL, NULL },
+	{ "unix_sk_ino", NULL, HONOURED, NULL, 0, set_unix_sk_ino, NULL, NULL },
 	{ "manage_cgroups_mode", NULL, HONOURED, NULL, 0, set_cg_mode, NULL, NULL },
 	{ "ghost_limit", "ghost-limit", HONOURED, NULL, 0, set_ghost_limit, conf_ghost_limit,
 	  NULL },

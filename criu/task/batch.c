@@ -79,13 +79,26 @@ int batch_init_grow(struct batch *b, uint64_t remote)
 /* The executor's stack pointer starts this far below the area's end: see infect.c. */
 #define STACK_ROOM	64
 
+/*
+ * Growing, the table's place is known at the seal only: until then
+ * batch_ret_remote() hands out the entry's index with this bit, which no
+ * address of the task has, and the seal puts the address in.
+ */
+#define RET_PENDING	(1ULL << 63)
+
 size_t batch_seal(struct batch *b)
 {
 	size_t end;
+	int i;
 
 	if (!b->grow)
 		return b->size;
 	b->table_off = (CODE_SIZE + b->data_used + 63) & ~63UL;
+	for (i = 0; i < b->nr; i++)
+		if ((b->ents[i].nr & SC_ARG0_AT) && (b->ents[i].args[0] & RET_PENDING))
+			b->ents[i].args[0] = b->remote + b->table_off +
+				(b->ents[i].args[0] & ~RET_PENDING) * sizeof(struct sc_entry) +
+				offsetof(struct sc_entry, ret);
 	end = b->table_off + b->nr * sizeof(struct sc_entry) + STACK_ROOM;
 	b->size = (end + PAGE_SIZE - 1) & PAGE_MASK;
 	hdr(b)->nr = b->nr;
@@ -285,6 +298,8 @@ uint64_t batch_entries_remote(struct batch *b)
 
 uint64_t batch_ret_remote(struct batch *b, int idx)
 {
+	if (b->grow && !b->size)
+		return RET_PENDING | idx;
 	return batch_entries_remote(b) + idx * sizeof(struct sc_entry) +
 	       offsetof(struct sc_entry, ret);
 }

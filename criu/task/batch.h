@@ -81,7 +81,7 @@ void *batch_local(struct batch *b, uint64_t remote);
 struct sc_entry *batch_entry(struct batch *b, int idx);
 const char *batch_desc(struct batch *b, int idx);
 uint64_t batch_entries_remote(struct batch *b);
-/* where entry @idx's ret will be, in the task (for SC_ARG0_AT) */
+/* where entry @idx's ret will be, in the task (for SC_ARG0_AT; growing, a token the seal resolves) */
 uint64_t batch_ret_remote(struct batch *b, int idx);
 uint64_t batch_syscall_insn(struct batch *b);
 uint64_t batch_code_remote(struct batch *b);

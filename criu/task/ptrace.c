@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -413,4 +414,15 @@ int ptrace_getfd(pid_t pid, int fd)
 		pr_perror("Task %d: can't take a copy of its fd %d", pid, fd);
 	close(pidfd);
 	return ours;
+}
+
+int ptrace_fd_queued(pid_t pid, int fd)
+{
+	int ours = ptrace_getfd(pid, fd), queued = 0;
+
+	if (ours >= 0 && ioctl(ours, FIONREAD, &queued))
+		queued = 0;
+	if (ours >= 0)
+		close(ours);
+	return queued;
 }

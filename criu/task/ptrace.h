@@ -9,11 +9,6 @@
 /* Added in 5.13; Debian 12's headers (6.1) have it, kept for older ones. */
 #ifndef PTRACE_GET_RSEQ_CONFIGURATION
 #define PTRACE_GET_RSEQ_CONFIGURATION	0x420f
-/*
- * Our own reference to the open file description behind fd @fd of task
- * @pid (pidfd_getfd(), which asks what PTRACE_ATTACH would); -1 logged.
- */
-int ptrace_getfd(pid_t pid, int fd);
 
 #endif
 
@@ -91,5 +86,10 @@ int remote_syscall(pid_t tid, const struct user_regs_struct *regs, uint64_t ip,
  * @pid (pidfd_getfd(), which asks what PTRACE_ATTACH would); -1 logged.
  */
 int ptrace_getfd(pid_t pid, int fd);
+/*
+ * The bytes waiting to be read from fd @fd of task @pid (FIONREAD on our
+ * copy of it, for kinds whose queue is not saved); 0 when it can't be told.
+ */
+int ptrace_fd_queued(pid_t pid, int fd);
 
 #endif

@@ -179,6 +179,17 @@ int xsave_split(const struct xsave_layout *l, const void *area, size_t len,
 	return 0;
 }
 
+int xsave_mpx_enabled(const struct xsave_state *st)
+{
+	uint64_t cfg = 0;
+
+	/* component 4, BNDCSR: BNDCFGU, then BNDSTATUS */
+	if (!(st->xstate_bv & (1ULL << 4)) || !st->comp[4] || st->comp_size[4] < 8)
+		return 0;
+	memcpy(&cfg, st->comp[4], sizeof(cfg));
+	return cfg & 1;
+}
+
 int xsave_build(const struct xsave_layout *l, const struct xsave_state *st, void *area,
 		size_t len, uint64_t *dropped, char *err, size_t errlen)
 {

@@ -22,6 +22,20 @@
 #define XSAVE_LEGACY_MASK	3ULL
 #define XSAVE_COMPACTED		(1ULL << 63)	/* XCOMP_BV: the compacted format */
 #define XSAVE_AREA_MAX		(64 << 10)
+/*
+ * PKRU, the protection keys' rights: it matters only to memory that has a
+ * key, which a dump refuses (parts/cpu-use.c), so a CPU without it takes
+ * the registers without it (parts/cpu-info.c, parts/regs.c)
+ */
+#define XSAVE_PKRU		(1ULL << 9)
+/*
+ * MPX's bound registers and configuration (Linux dropped MPX in 5.6, but
+ * older kernels still enable its components): while BNDCFGU's enable bit
+ * is clear, BND instructions do nothing and the registers change nothing,
+ * so a CPU without them takes the registers without them (parts/regs.c
+ * judges, by that bit)
+ */
+#define XSAVE_MPX		((1ULL << 3) | (1ULL << 4))
 
 /* Where the components of this CPU's XSAVE area are (CPUID 0xD). */
 struct xsave_layout {
@@ -71,6 +85,9 @@ int xsave_split(const struct xsave_layout *l, const void *area, size_t len,
  * Components @l lacks are left out and reported in *@dropped. 0, or -1
  * with the reason in @err (a component of another size, an area too small).
  */
+/* 1 when the saved state enables MPX for user code (BNDCFGU.EN). */
+int xsave_mpx_enabled(const struct xsave_state *st);
+
 int xsave_build(const struct xsave_layout *l, const struct xsave_state *st, void *area,
 		size_t len, uint64_t *dropped, char *err, size_t errlen);
 

@@ -63,19 +63,22 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
+/* The whole file: /proc's give a page or so per read (a long children list) */
 static int read_file(const char *path, char *buf, size_t size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	size_t got = 0;
+	ssize_t n = 0;
 
 	if (fd < 0)
 		return -1;
-	n = read(fd, buf, size - 1);
+	while (got < size - 1 && (n = read(fd, buf + got, size - 1 - got)) > 0)
+		got += n;
 	close(fd);
 	if (n < 0)
 		return -1;
-	buf[n] = 0;
-	return n;
+	buf[got] = 0;
+	return got;
 }
 
 /* Counts our live children (every thread's list), or -1. */

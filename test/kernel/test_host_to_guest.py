@@ -10,7 +10,9 @@ into the guest's initramfs at the path it had here (restore maps it by
 path and checks its size and build-id), and its directory is made.
 
 The patched 6.1 does not enable protection keys (OSPKE), which this host
-does: --cpu-cap=none, as test_two_kernels.py does for that direction.
+does: the checks leave that out (nothing a dump lets through has memory
+with a key, Documentation/cpu.md). test_guest_to_host.py goes the other
+way.
 
 Run with: python3 -m pytest -m kernel test/kernel/test_host_to_guest.py
 """

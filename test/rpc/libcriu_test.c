@@ -242,8 +242,8 @@ static int more_once(criu_predump_info pi)
  * cgroup that is not there), the task running on either way.
  */
 #define SETTERS(X)								\
-	X(ext_unix_sk, 1, set_ext_unix_sk(O true))				\
-	X(unix_sk, 1, add_unix_sk(O 1234))					\
+	X(ext_unix_sk, 0, set_ext_unix_sk(O true))				\
+	X(unix_sk, 0, add_unix_sk(O 1234))					\
 	X(tcp_established, 0, set_tcp_established(O true))			\
 	X(tcp_skip_in_flight, 1, set_tcp_skip_in_flight(O true))		\
 	X(tcp_close, 0, set_tcp_close(O true))					\

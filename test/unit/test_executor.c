@@ -5,7 +5,9 @@
  * its closing int3 caught and jumped out of. It checks what the tasks
  * being restored rely on: every entry's ret, the stop at the first failure
  * not marked SC_MAY_FAIL, and SC_ARG0_AT (an open's fd passed on to the
- * write and the close after it).
+ * write and the close after it), in a batch built in place and in one
+ * grown here and copied in (the dump's way), whose table's place is only
+ * known once it is sealed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,21 +52,29 @@ static void *area(void)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* open of /dev/null, write and close of its fd (SC_ARG0_AT); the open's index */
+static int queue_open_write_close(struct batch *b)
+{
+	uint64_t path, data, fd;
+	int open;
+
+	path = batch_put(b, "/dev/null", sizeof("/dev/null"));
+	data = batch_put(b, "label", 5);
+	open = BATCH(b, "open", __NR_openat, AT_FDCWD, path, O_WRONLY | O_CLOEXEC);
+	fd = batch_ret_remote(b, open);
+	BATCH(b, "write", __NR_write | SC_ARG0_AT, fd, data, 5);
+	BATCH(b, "close", __NR_close | SC_ARG0_AT, fd);
+	return open;
+}
+
 static void test_fd_passed_on(void)
 {
 	struct batch b;
 	void *a = area();
-	uint64_t path, data, fd;
-	int open;
 
 	require(a, "mmap of an executable area: %m");
 	require(!batch_init(&b, a, (uint64_t)a, AREA, 16), "batch_init");
-	path = batch_put(&b, "/dev/null", sizeof("/dev/null"));
-	data = batch_put(&b, "label", 5);
-	open = BATCH(&b, "open", __NR_openat, AT_FDCWD, path, O_WRONLY | O_CLOEXEC);
-	fd = batch_ret_remote(&b, open);
-	BATCH(&b, "write", __NR_write | SC_ARG0_AT, fd, data, 5);
-	BATCH(&b, "close", __NR_close | SC_ARG0_AT, fd);
+	require(queue_open_write_close(&b) == 0, "the open is entry 0");
 	run(&b);
 	expect(batch_entry(&b, 0)->ret >= 0, "open: %ld", (long)batch_entry(&b, 0)->ret);
 	expect(batch_entry(&b, 1)->ret == 5, "write through the fd: %ld",
@@ -73,6 +83,35 @@ static void test_fd_passed_on(void)
 	       (long)batch_entry(&b, 2)->ret);
 	expect(fcntl(batch_entry(&b, 0)->ret, F_GETFD) < 0 && errno == EBADF,
 	       "fd %ld still open", (long)batch_entry(&b, 0)->ret);
+	munmap(a, AREA);
+}
+
+static void test_fd_passed_on_grown(void)
+{
+	struct iovec loc[3], rem[3];
+	struct batch b;
+	void *a = area();
+	int open, i, n;
+
+	require(a, "mmap of an executable area: %m");
+	require(!batch_init_grow(&b, (uint64_t)a), "batch_init_grow");
+	open = queue_open_write_close(&b);
+	require(batch_seal(&b) && batch_seal(&b) <= AREA, "batch_seal");
+	expect(batch_entry(&b, 1)->args[0] == (int64_t)batch_ret_remote(&b, open),
+	       "the write's fd is read from %#lx, the open's ret is at %#lx",
+	       (long)batch_entry(&b, 1)->args[0], (long)batch_ret_remote(&b, open));
+	n = batch_iov(&b, 1, loc, rem);
+	for (i = 0; i < n; i++)
+		memcpy(rem[i].iov_base, loc[i].iov_base, loc[i].iov_len);
+	run(&b);
+	n = batch_iov(&b, 0, loc, rem);
+	for (i = 0; i < n; i++)
+		memcpy(loc[i].iov_base, rem[i].iov_base, loc[i].iov_len);
+	expect(batch_entry(&b, 1)->ret == 5, "write through the fd: %ld",
+	       (long)batch_entry(&b, 1)->ret);
+	expect(batch_entry(&b, 2)->ret == 0, "close of the fd: %ld",
+	       (long)batch_entry(&b, 2)->ret);
+	batch_free(&b);
 	munmap(a, AREA);
 }
 
@@ -103,6 +142,7 @@ static void unit_setup(void)
 
 static const struct unit_test tests[] = {
 	UNIT_TEST(test_fd_passed_on),
+	UNIT_TEST(test_fd_passed_on_grown),
 	UNIT_TEST(test_stops_at_failure),
 };
 

@@ -8,6 +8,7 @@
 
 #include "core/log.h"
 #include "core/lsm.h"
+#include "core/util.h"
 #include "unit.h"
 
 static int norm(const char *kind, const char *shown, char *out, size_t size)
@@ -30,8 +31,8 @@ static void test_label_norm(void)
 	expect(!norm("apparmor", "unconfined\n", buf, sizeof(buf)) &&
 	       !strcmp(buf, "unconfined"), "%s", buf);
 	/* SELinux ends its context with a NUL, and may have spaces nowhere */
-	memcpy(buf, "system_u:system_r:container_t:s0:c1,c2\0", 41);
-	expect(!lsm_label_norm("selinux", buf, 40) &&
+	memcpy(buf, "system_u:system_r:container_t:s0:c1,c2\0", 40);
+	expect(!lsm_label_norm("selinux", buf, 39) &&
 	       !strcmp(buf, "system_u:system_r:container_t:s0:c1,c2"), "%s", buf);
 	/* a mode is AppArmor's only */
 	expect(!norm("smack", "label (x)", buf, sizeof(buf)) && !strcmp(buf, "label (x)"),
@@ -66,6 +67,51 @@ static void test_set_value(void)
 	expect(lsm_set_value("apparmor", "a-long-profile-name", buf, 16) < 0, "too long");
 }
 
+/*
+ * A mount's options as restore hands them to fsconfig() (core/util.c's
+ * opt_next(), core/lsm.c's --lsm-mount-context), joined "k=v|flag|..." to
+ * compare at once.
+ */
+static void split(const char *opts, const char *context, char *out, size_t size)
+{
+	char *copy = strdup(opts), *p = copy, *w, *v;
+	const char *val;
+
+	out[0] = '\0';
+	while ((w = opt_next(&p, &v))) {
+		val = lsm_mount_option(context, w, v);
+		snprintf(out + strlen(out), size - strlen(out), "%s%s%s%s", out[0] ? "|" : "",
+			 w, val ? "=" : "", val ? val : "");
+	}
+	free(copy);
+}
+
+static void test_mount_options(void)
+{
+	char buf[256];
+
+	split("rw,size=65536k,mode=755", NULL, buf, sizeof(buf));
+	expect(!strcmp(buf, "rw|size=65536k|mode=755"), "%s", buf);
+	split("context=\"system_u:object_r:container_file_t:s0:c1,c2\",mode=700", NULL,
+	      buf, sizeof(buf));
+	expect(!strcmp(buf, "context=system_u:object_r:container_file_t:s0:c1,c2|mode=700"),
+	       "quoted commas kept: %s", buf);
+	split("mode=700,context=\"u:r:t:s0:c1,c2\"", NULL, buf, sizeof(buf));
+	expect(!strcmp(buf, "mode=700|context=u:r:t:s0:c1,c2"), "quoted at the end: %s", buf);
+	split("context=\"u:r:t:s0:c1,c2\",ro", "u:r:new_t:s0:c5", buf, sizeof(buf));
+	expect(!strcmp(buf, "context=u:r:new_t:s0:c5|ro"), "replaced: %s", buf);
+	split("fscontext=\"u:r:t:s0\",ro", "u:r:new_t:s0", buf, sizeof(buf));
+	expect(!strcmp(buf, "fscontext=u:r:t:s0|ro"), "only context= is replaced: %s", buf);
+	split("context,ro", "u:r:new_t:s0", buf, sizeof(buf));
+	expect(!strcmp(buf, "context|ro"), "a flag has no value to replace: %s", buf);
+	split("a=\"unterminated,b", NULL, buf, sizeof(buf));
+	expect(!strcmp(buf, "a=\"unterminated|b"), "a lone quote is a byte: %s", buf);
+	split("x=1=2,,y", NULL, buf, sizeof(buf));
+	expect(!strcmp(buf, "x=1=2||y"), "a second = is the value's: %s", buf);
+	split("", NULL, buf, sizeof(buf));
+	expect(!strcmp(buf, ""), "none: %s", buf);
+}
+
 static void unit_setup(void)
 {
 	log_open(NULL, LOG_ERR);
@@ -75,6 +121,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(test_label_norm),
 	UNIT_TEST(test_profile_parse),
 	UNIT_TEST(test_set_value),
+	UNIT_TEST(test_mount_options),
 };
 
 UNIT_MAIN(tests)

@@ -124,31 +124,42 @@ def test_loopback(name: str) -> None:
         r.finish()
 
 
-def test_veth() -> None:
+def need_tools() -> None:
     missing = [t for t in ("ip", "nsenter", "unshare") if not tool(t)]
     if missing:
         pytest.skip(f"not installed: {', '.join(missing)}")
+
+
+def move(src_net: Netns, dst_net: Netns, address: str) -> None:
+    """The program started and dumped in @src_net, through a page server in
+    @dst_net listening on @address, restored in @dst_net."""
+    enter_src = [tool("nsenter") or "nsenter", f"--net={src_net.path}"]
+    enter_dst = [tool("nsenter") or "nsenter", f"--net={dst_net.path}"]
+    with zdtm.Run(PROGRAM, "pagesrv") as r:
+        r.start_prefix = r.criu_prefix = enter_src
+        r.start()
+        src, dst = r.imgdir("src"), r.imgdir("dst")
+        srv = Server(dst, r.dir / "pslog", prefix=enter_dst, address=address)
+        try:
+            r.dump_ok(src, ps_opts(address, srv.port))
+            check_transfer(r, srv, src, dst)
+        finally:
+            srv.stop()
+        r.criu_prefix = enter_dst
+        r.restore_ok(dst)
+        r.finish()
+
+
+def test_veth() -> None:
+    """Host a (the program, the dump) and host b (the server, the restore):
+    two network namespaces joined by a veth pair."""
+    need_tools()
     a, b = Netns(), Netns()
     try:
         a.sh(f"ip link add psa type veth peer name psb netns {b.proc.pid} && "
              "ip addr add 10.77.0.1/24 dev psa && ip link set psa up")
         b.sh("ip addr add 10.77.0.2/24 dev psb && ip link set psb up")
-        enter_a = [tool("nsenter") or "nsenter", f"--net={a.path}"]
-        enter_b = [tool("nsenter") or "nsenter", f"--net={b.path}"]
-        with zdtm.Run(PROGRAM, "pagesrv") as r:
-            # the program and the dump on host a, the server and the restore on b
-            r.start_prefix = r.criu_prefix = enter_a
-            r.start()
-            src, dst = r.imgdir("src"), r.imgdir("dst")
-            srv = Server(dst, r.dir / "pslog", prefix=enter_b, address="10.77.0.2")
-            try:
-                r.dump_ok(src, ps_opts("10.77.0.2", srv.port))
-                check_transfer(r, srv, src, dst)
-            finally:
-                srv.stop()
-            r.criu_prefix = enter_b
-            r.restore_ok(dst)
-            r.finish()
+        move(a, b, "10.77.0.2")
     finally:
         a.close()
         b.close()
@@ -156,23 +167,10 @@ def test_veth() -> None:
 
 def test_ipv6() -> None:
     """The same over ::1, in a network namespace of the test's (lo up)."""
-    if not tool("nsenter") or not tool("unshare") or not tool("ip"):
-        pytest.skip("not installed: nsenter, unshare or ip")
+    need_tools()
     n = Netns()
     try:
-        enter = [tool("nsenter") or "nsenter", f"--net={n.path}"]
-        with zdtm.Run(PROGRAM, "pagesrv") as r:
-            r.start_prefix = r.criu_prefix = enter
-            r.start()
-            src, dst = r.imgdir("src"), r.imgdir("dst")
-            srv = Server(dst, r.dir / "pslog", prefix=enter, address="::1")
-            try:
-                r.dump_ok(src, ps_opts("::1", srv.port))
-                check_transfer(r, srv, src, dst)
-            finally:
-                srv.stop()
-            r.restore_ok(dst)
-            r.finish()
+        move(n, n, "::1")
     finally:
         n.close()
 

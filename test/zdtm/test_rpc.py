@@ -635,6 +635,31 @@ def test_file_locks_over_rpc():
         r.finish()
 
 
+@pytest.mark.parametrize("how", ["ext_unix_sk", "unix_sk_ino"])
+def test_external_unix_peer_over_rpc(how: str) -> None:
+    """ext_unix_sk (every socket) or unix_sk_ino (by the peer's inode), as
+    --ext-unix-sk: without it the datagram socket connected to a server
+    outside the tree is refused, naming the option; with it, dumped and
+    restored, its next datagram reaches the server."""
+    from test_unix_sk import expect_datagram, server
+    with zdtm.Run("sk_unix_ext", f"rpc-{how}") as r, server(r) as s:
+        r.args = [str(r.dir / "logger")]
+        r.start()
+        expect_datagram(r, s, b"before")
+        img = r.imgdir("img")
+        resp = rpc_dump(r, img, leave_running=True)
+        assert not resp.success and "--ext-unix-sk" in resp.cr_errmsg, resp
+        ino = os.fstat(s.fileno()).st_ino
+        opt: dict[str, Any] = ({"ext_unix_sk": True} if how == "ext_unix_sk" else
+                               {"unix_sk_ino": [{"inode": ino}]})
+        expect_dumped(r, rpc_dump(r, img, **opt), img / "dump.log")
+        resp = rpc_restore(r, img, **opt)
+        expect_ok(r, resp, "restore", img / "restore.log")
+        adopt(r, resp.restore.pid)
+        r.finish()
+        expect_datagram(r, s, b"after")
+
+
 # --------------------------------------------------------- options
 
 REFUSED: dict[str, tuple[Any, str]] = {
@@ -839,7 +864,7 @@ def test_check_feature():
         return subprocess.run([zdtm.CRIU, "check", "--feature", name],
                               capture_output=True, text=True, timeout=30)
     for name in ("timens", "clone3_set_tid", "kcmp_epoll", "cgroupns", "userns",
-                 "external_net_ns", "network_lock_nftables", "fdinfo_lock"):
+                 "external_net_ns", "network_lock_nftables", "fdinfo_lock", "loginuid"):
         p = run(name)
         assert p.returncode == 0 and name in p.stdout, (name, p)
     for name in ("uffd-noncoop", "uffd", "pidfd_store"):

@@ -32,6 +32,8 @@ COUNTER = "i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; don
 class Container:
     TERMINAL = False                # the spec's process.terminal
     SCRIPT = COUNTER                # what sh -c runs in it
+    TOOLS: tuple[str, ...] = ()     # busybox applets it needs besides sh, sleep, cat, echo
+    RUNTIME = RUNC                  # the OCI runtime: runc, or crun (test_rpc_crun.py)
 
     def __init__(self, base: Path):
         self.base = base
@@ -42,13 +44,14 @@ class Container:
         self.calls = 0
 
     def runc(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        env = dict(os.environ, PATH=f"{self.bin}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+        env = dict(os.environ, PATH=f"{self.bin}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+                   **self.runtime_env())
         self.calls += 1
         out = self.base / f"runc{self.calls}.out"
         err = self.base / f"runc{self.calls}.err"
         # files, not pipes: `run -d` hands its stdio to the container for good
         with open(out, "w") as o, open(err, "w") as e:
-            rc = subprocess.run([str(RUNC), "--root", str(self.state), *args], cwd=self.bundle,
+            rc = subprocess.run([*self.runtime_cmd(), "--root", str(self.state), *args], cwd=self.bundle,
                                 env=env, stdout=o, stderr=e, timeout=120,
                                 stdin=subprocess.DEVNULL).returncode
         p = subprocess.CompletedProcess(args, rc, out.read_text(), err.read_text())
@@ -56,12 +59,20 @@ class Container:
             raise AssertionError(f"runc {' '.join(args)}: exit {p.returncode}\n{p.stderr}")
         return p
 
+    def runtime_env(self) -> dict[str, str]:
+        """More environment for the runtime."""
+        return {}
+
+    def runtime_cmd(self) -> list[str]:
+        """The runtime's command, before its global options."""
+        return [str(self.RUNTIME)]
+
     def create(self) -> None:
         root = self.bundle / "rootfs"
         for d in ("bin", "tmp", "proc", "sys", "dev"):
             (root / d).mkdir(parents=True, exist_ok=True)
         shutil.copy(BUSYBOX, root / "bin" / "busybox")   # type: ignore[arg-type]
-        for tool in ("sh", "sleep", "cat", "echo"):
+        for tool in ("sh", "sleep", "cat", "echo") + self.TOOLS:
             (root / "bin" / tool).symlink_to("busybox")
         self.bin.mkdir()
         (self.bin / "criu").symlink_to(zdtm.CRIU)
@@ -115,7 +126,7 @@ C = TypeVar("C", bound="Container")
 
 def running(c: C) -> Iterator[C]:
     """@c made and counting, for a test; destroyed after it."""
-    if not RUNC:
+    if not c.RUNTIME:
         pytest.skip("runc is not installed (scripts/install-deps.sh installs it)")
     if not BUSYBOX:
         pytest.skip("no static busybox for the container's root (package busybox-static)")
@@ -123,7 +134,7 @@ def running(c: C) -> Iterator[C]:
         c.create()
     except AssertionError as e:
         c.destroy()
-        pytest.skip(f"runc can't run a container here: {e}")
+        pytest.skip(f"{Path(str(c.RUNTIME)).name} can't run a container here: {e}")
     try:
         if not c.counting():
             pytest.fail("the container's counter does not count")

@@ -183,6 +183,30 @@ def test_dump_planted_link(what: str) -> None:
         r.finish()
 
 
+def test_log_to_a_device() -> None:
+    """-o and --pidfile naming a character device (as people write -o
+    /dev/null): criu writes to the device and leaves the node as it was; it
+    used to remove it and put a file of its own there (/dev/null broken)."""
+    with zdtm.Run("file_shared", "log-to-device") as r:
+        r.start()
+        snap = r.snapshot()
+        node = r.dir / "null"
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        os.chmod(node, 0o666)
+        img = r.imgdir("img")
+        res = r.criu(["dump", "-t", str(r.pid), "-D", str(img), "-o", str(node),
+                      "--pidfile", str(node), "--leave-running"])
+        if res.returncode != 0:
+            r.fail("criu dump with its log on a device failed", res)
+        st = node.lstat()
+        if not stat.S_ISCHR(st.st_mode) or st.st_rdev != os.makedev(1, 3) or \
+                stat.S_IMODE(st.st_mode) != 0o666:
+            r.fail(f"the device node was replaced: mode {st.st_mode:o}, rdev {st.st_rdev:#x}",
+                   res)
+        r.check_running("after the dump", snap)
+        r.finish()
+
+
 def test_restore_planted_links() -> None:
     """At restore, the log and a pidfile (in the images directory, and given
     as an absolute path in another directory others can write to) were

@@ -104,6 +104,35 @@ def test_left_inside_refused() -> None:
     pytest.fail(f"no thread was left inside the vDSO in {TRIES} dumps")
 
 
+FRAME = re.compile(r"thread (\d+): a signal frame at 0x[0-9a-f]+ returns into the vDSO")
+
+
+def test_handler_frame_refused() -> None:
+    """A signal handler that interrupted the vDSO still runs at the dump
+    (time_vdso_sigframe): the dump finds its frame; a restore that must
+    redirect refuses it by name, before anything exists; one on the same
+    vDSO restores it, and the interrupted call finishes well."""
+    zdtm.need_criu()
+    with zdtm.Run("time_vdso_sigframe", "frame") as r:
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        found = FRAME.findall(dump_log(img))
+        if not found:
+            r.fail("the dump found no signal frame returning into the vDSO")
+        res, _ = r.restore(img, env=dict(zdtm.os.environ, **REDIRECT))
+        line = check_clean_error(r, res, "restore of a handler's frame in the vDSO",
+                                 ("signal handler", "vdso"), r.pid)
+        if not any(t in line for t in found):
+            r.fail(f"the Error line names none of the threads {found}: {line}", res)
+        if zdtm.pid_exists(r.pid):
+            r.fail("the refused restore left the task behind", res)
+        r.restore_ok(img)
+        r.check("after restore", snap)
+        r.finish()
+
+
 def test_no_copy_refused() -> None:
     """Images without vdso.img (the dumped vDSO's text) can't be
     redirected: refused with one line, nothing created."""

@@ -8,8 +8,8 @@
  * connection not accepted yet on which the client sent data, a socket
  * pair with a file descriptor in flight (SCM_RIGHTS), a socket pair whose
  * other end a process outside the tree holds, and an epoll watching an fd
- * the task has closed while the file stays registered (a dup() keeps it
- * open).
+ * the task has closed while the file stays registered (only a process
+ * outside the tree keeps it open).
  * Whatever the dump did, the state is still there afterwards.
  */
 #include <errno.h>
@@ -163,12 +163,16 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "epoll-closed")) {
 		struct epoll_event ev = { .events = EPOLLIN };
 
+		int out[2];
+
 		ep = epoll_create1(0);
 		if (ep < 0 || pipe(p) || epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev))
 			fail_errno("epoll");
-		/* the file stays open (and watched) through the dup */
-		fd = dup(p[0]);
-		close(p[0]);
+		/* the watched file stays open only in a process outside the tree */
+		out[0] = dup(p[1]);
+		out[1] = p[0];
+		peer_outside(out);
+		fd = p[1];
 	} else {
 		fail("what to hold? %s", what);
 	}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The inodes of fsnotify marks, found again by their file handles (fhandle.h). */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "task/fhandle.h"
+
+int fhandle_parse(const char *line, struct fhandle *h)
+{
+	const char *p = strstr(line, " fhandle-bytes:");
+	char hex[2 * FHANDLE_MAX + 1];
+	unsigned int i;
+
+	h->bytes = 0;
+	if (!p)
+		return 0;
+	if (sscanf(p, " fhandle-bytes:%x fhandle-type:%x f_handle:%256s", &h->bytes, &h->type,
+		   hex) != 3 || h->bytes > FHANDLE_MAX) {
+		h->bytes = 0;
+		return -1;
+	}
+	if (strlen(hex) < 2 * h->bytes) {
+		h->bytes = 0;
+		return -1;
+	}
+	for (i = 0; i < h->bytes; i++)
+		if (sscanf(hex + 2 * i, "%2hhx", &h->h[i]) != 1)
+			return -1;
+	return 0;
+}
+
+const struct proc_mount *fhandle_mount_of(const struct proc_mounts *ms, unsigned int sdev)
+{
+	const struct proc_mount *found = NULL;
+	int i;
+
+	for (i = 0; i < ms->nr; i++) {
+		const struct proc_mount *m = &ms->m[i];
+
+		if (m->major != KDEV_MAJOR(sdev) || m->minor != KDEV_MINOR(sdev))
+			continue;
+		if (!strcmp(m->root, "/"))
+			return m;
+		if (!found)
+			found = m;
+	}
+	return found;
+}
+
+/*
+ * An fd of a mount of @sdev in task @pid's namespace (one of its root
+ * preferred, then any that opens): a path read back through it is the one
+ * the task sees (a container's, not the host's).
+ */
+static int open_mount(pid_t pid, const struct proc_mounts *ms, unsigned int sdev)
+{
+	char at[PATH_MAX + 32];
+	int i, fd = -1, best = 0;
+
+	for (i = 0; i < ms->nr && best < 2; i++) {
+		const struct proc_mount *m = &ms->m[i];
+
+		if (m->major != KDEV_MAJOR(sdev) || m->minor != KDEV_MINOR(sdev))
+			continue;
+		if (fd >= 0 && strcmp(m->root, "/"))
+			continue;
+		if (fd >= 0)
+			close(fd);
+		snprintf(at, sizeof(at), "/proc/%d/root%s", pid, m->mountpoint);
+		fd = open(at, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		best = fd >= 0 ? 1 + !strcmp(m->root, "/") : 0;
+	}
+	return fd;
+}
+
+char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+		   unsigned long ino, const struct fhandle *h, struct stat *st, const char *what)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char bytes[FHANDLE_MAX];
+	} fh;
+	char link[64], path[PATH_MAX], at[PATH_MAX + 32];
+	int mfd, fd;
+	ssize_t len;
+
+	if (!h->bytes) {
+		pr_err("Task %d: %s: inode %lu is on a filesystem without file handles, which "
+		       "is not supported", pid, what, ino);
+		return NULL;
+	}
+	mfd = open_mount(pid, ms, sdev);
+	if (mfd < 0) {
+		pr_err("Task %d: %s: inode %lu is on device %u:%u, which is not mounted in its "
+		       "mount namespace", pid, what, ino, KDEV_MAJOR(sdev), KDEV_MINOR(sdev));
+		return NULL;
+	}
+	fh.fh.handle_bytes = h->bytes;
+	fh.fh.handle_type = h->type;
+	memcpy(fh.fh.f_handle, h->h, h->bytes);
+	fd = open_by_handle_at(mfd, &fh.fh, O_PATH | O_CLOEXEC);
+	close(mfd);
+	if (fd < 0) {
+		pr_perror("Task %d: %s: inode %lu can't be opened by its handle (deleted?)", pid,
+			  what, ino);
+		return NULL;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	len = readlink(link, path, sizeof(path) - 1);
+	close(fd);
+	if (len > 0)
+		path[len] = '\0';
+	/* the path must lead to the very inode: not deleted, not moved out of reach */
+	if (len > 0)
+		snprintf(at, sizeof(at), "/proc/%d/root%s", pid, path);
+	if (len <= 0 || path[0] != '/' || lstat(at, st) || st->st_ino != ino) {
+		pr_err("Task %d: %s: inode %lu has no path (deleted?), which is not supported",
+		       pid, what, ino);
+		return NULL;
+	}
+	return xstrdup(path);
+}

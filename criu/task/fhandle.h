@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef CRIU_TASK_FHANDLE_H
+#define CRIU_TASK_FHANDLE_H
+
+/*
+ * The inodes fsnotify marks hold (inotify watches, fanotify marks), as
+ * /proc/PID/fdinfo shows them: inode number, device and a file handle.
+ * The path comes from the handle: open_by_handle_at() (CAP_DAC_READ_SEARCH)
+ * on a mount of the inode's filesystem in the task's mount namespace, then
+ * the /proc/self/fd link of what it opened, checked to lead back to the
+ * very inode through the task's root.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "proc/proc.h"
+
+#define FHANDLE_MAX	128
+
+struct fhandle {
+	unsigned int bytes;	/* 0: the filesystem gives none */
+	int type;
+	unsigned char h[FHANDLE_MAX];
+};
+
+/*
+ * The "fhandle-bytes:B fhandle-type:T f_handle:HEX" of an fdinfo line
+ * @line; h->bytes is 0 where the line has none. -1 when it is malformed.
+ */
+int fhandle_parse(const char *line, struct fhandle *h);
+
+/* Device numbers as fdinfo's "sdev:" gives them (the kernel's own encoding). */
+#define KDEV_MAJOR(sdev)	((unsigned int)(sdev) >> 20)
+#define KDEV_MINOR(sdev)	((unsigned int)(sdev) & 0xfffff)
+
+/* A mount of the filesystem of @sdev among @ms, one of its root preferred; NULL if none. */
+const struct proc_mount *fhandle_mount_of(const struct proc_mounts *ms, unsigned int sdev);
+
+/*
+ * The path task @pid sees for inode @ino of device @sdev by its handle @h,
+ * @ms being the task's mounts; its stat() in @st. NULL when it has none,
+ * logged as "Task PID: WHAT: ..." (deleted, moved out of reach, on a
+ * filesystem without handles or not mounted there).
+ */
+char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+		   unsigned long ino, const struct fhandle *h, struct stat *st, const char *what);
+
+#endif

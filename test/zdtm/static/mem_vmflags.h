@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The smaps VmFlags of an area, for the mem_* tests of VMA flags. */
+#ifndef MEM_VMFLAGS_H
+#define MEM_VMFLAGS_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "zdtm.h"
+
+/* Whether the VmFlags of the area at @addr hold @flag (" lo": a space, two letters). */
+static inline int has_vmflag(void *addr, const char *flag)
+{
+	static char buf[1 << 20];
+	char key[32], *p, *end;
+
+	if (test_read_file("/proc/self/smaps", buf, sizeof(buf)) <= 0)
+		fail_errno("read smaps");
+	snprintf(key, sizeof(key), "%lx-", (unsigned long)addr);
+	for (p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, strlen(key)))
+			break;
+	if (!p)
+		fail("no area at %p in smaps", addr);
+	p = strstr(p, "VmFlags:");
+	if (!p)
+		fail("no VmFlags for %p", addr);
+	end = strchr(p, '\n');
+	if (end)
+		*end = '\0';
+	return strstr(p, flag) != NULL;
+}
+
+#endif
