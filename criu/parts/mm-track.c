@@ -256,6 +256,8 @@ static void tracker_main(int lsk, int dirfd)
 		}
 		if (cmd == 'T')
 			send_fds(sk);
+		/* the areas are unregistered as the last fd closes: before the answer */
+		drop_all();
 		/* gone before the answer: a new tracker may bind the same name next */
 		unlinkat(dirfd, TRACKER_SOCK, 0);
 		if (cmd == 'Q')
@@ -525,6 +527,11 @@ static int new_uffd(struct mtrack_task *mt)
 	h->pid = mt->pid;
 	h->uffd = mt->uffd;
 	return 0;
+}
+
+int mtrack_owns(pid_t pid)
+{
+	return trk.on && held_uffd(pid) >= 0;
 }
 
 int mtrack_task_start(struct dtask *t, int pmfd, struct mtrack_task *mt)

@@ -16,6 +16,9 @@
 #include "parts/part.h"
 #include "pagemap.pb-c.h"
 
+/* The areas of task @pid registered for write-protection are this dump's tracking. */
+int mtrack_owns(pid_t pid);
+
 /* Whether this kernel can track: 1, or 0 with why in *@why. */
 int mtrack_supported(const char **why);
 

@@ -32,6 +32,7 @@
 #include "core/util.h"
 #include "image/image.h"
 #include "parts/mm-pages.h"
+#include "parts/mm-track.h"
 #include "parts/mm-vdso.h"
 #include "parts/mm-vma.h"
 #include "task/mounts.h"
@@ -153,6 +154,9 @@ static int mm_check(struct dump_ctx *dc, struct dtask *t)
 	t->restore_own = own_fds_bound(t);
 	for (i = 0; i < t->maps.nr; i++) {
 		why = vma_unsupported(&t->maps.vma[i]);
+		/* criu's own tracking of an earlier round (pre-dump) is no obstacle */
+		if (!why && (t->maps.vma[i].vmflags & VMF_UFFD_WP) && !mtrack_owns(t->pid))
+			why = "area registered with a userfaultfd";
 		if (!why && proc_vma_shmem(&t->maps.vma[i]) == SHMO_SYSV)
 			why = sysv_unsupported(t, i);
 		if (why) {

@@ -51,8 +51,9 @@ void proc_parse_failed(const char *path);
 #define VMF_SEALED	(1u << 13)	/* sl */
 #define VMF_MAYWRITE	(1u << 14)	/* mw */
 #define VMF_LOCKONFAULT	(1u << 15)	/* lf: mlock2(MLOCK_ONFAULT), MCL_ONFAULT */
-#define VMF_UFFD	(1u << 16)	/* um, uw, ui: registered with a userfaultfd */
+#define VMF_UFFD	(1u << 16)	/* um, ui: registered with a userfaultfd */
 #define VMF_HUGETLB	(1u << 17)	/* ht */
+#define VMF_UFFD_WP	(1u << 18)	/* uw: registered for write-protection */
 
 struct proc_vma {
 	uint64_t start, end;
