@@ -20,7 +20,8 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/mm-track.h"
+#include "parts/mm-dedup.h"
+#include "pagemap.pb-c.h"
 
 #define MAX_DEPTH	64
 
@@ -190,7 +191,7 @@ static void unload(struct dlevel *lvs)
 	}
 }
 
-int mtrack_dedup(int dirfd, pid_t pid, uint64_t *freed)
+int mm_dedup(int dirfd, pid_t pid, uint64_t *freed)
 {
 	struct dlevel lvs[MAX_DEPTH];
 	PagemapEntry *pm;

@@ -45,6 +45,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "parts/mm-dedup.h"
 #include "parts/mm-track.h"
 #include "proc/proc.h"
 #include "task/infect.h"
@@ -427,7 +428,7 @@ static void dedup_all(int dirfd)
 	int i;
 
 	for (i = 0; i < nr_dumped; i++)
-		if (mtrack_dedup(dirfd, dumped[i], &freed)) {
+		if (mm_dedup(dirfd, dumped[i], &freed)) {
 			pr_warn("--auto-dedup stopped: the parent images keep some old pages");
 			break;
 		}

@@ -34,12 +34,6 @@ int mtrack_begin(const struct opts *o, int dirfd);
  * tracking (the kernel unregisters the areas as the last fd closes).
  */
 void mtrack_end(const struct opts *o, int dirfd, int ok);
-/*
- * --auto-dedup (mm-dedup.c), once the round's images are complete: frees
- * in the parent images the pages task @pid's new images stored again;
- * *@freed counts the bytes. 0, or -1 logged.
- */
-int mtrack_dedup(int dirfd, pid_t pid, uint64_t *freed);
 
 struct mtrack_range {
 	uint64_t start, end;
