@@ -20,6 +20,7 @@
 #include "core/caps.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "parts/mm-track.h"
 #include "parts/ns-net-lock.h"
 #include "proc/proc.h"
 #include "task/ptrace.h"
@@ -119,6 +120,13 @@ static int probe_cpu_ns(void)
 	return access("/proc/self/ns/cpu", F_OK) == 0;
 }
 
+static int probe_mem_track(void)
+{
+	const char *why;
+
+	return mtrack_supported(&why);
+}
+
 static const struct feature features[] = {
 	{ "time namespaces", 1, probe_timens },
 	{ "clone3 with set_tid", 1, probe_clone3 },
@@ -128,6 +136,7 @@ static const struct feature features[] = {
 	{ "CAP_SYS_PTRACE", 1, probe_cap_ptrace },
 	{ "CAP_CHECKPOINT_RESTORE", 1, probe_cap_cr },
 	{ "PAGEMAP_SCAN (6.7+, else pagemap is read)", 0, probe_pagemap_scan },
+	{ "userfaultfd WP_ASYNC (6.7+, for pre-dump)", 0, probe_mem_track },
 	{ "PR_TIMER_CREATE_RESTORE_IDS (6.16+)", 0, probe_timer_ids },
 	{ "/proc", 1, probe_rseq_conf },
 	{ "start time restore (kernel/ patches)", 0, probe_start_time },
@@ -222,10 +231,11 @@ static const struct cr_feature {
 	const char *name;
 	int (*probe)(void);	/* NULL: not implemented in criu */
 	const char *why;	/* when the answer is no */
+	int (*probe_why)(const char **why);	/* instead: a probe that says why not */
 } cr_features[] = {
 	{ "mnt_id", probe_fdinfo_mnt_id, "the kernel shows no mnt_id in fdinfo" },
-	{ "mem_dirty_track", NULL, "dirty-page tracking is not implemented (no soft-dirty "
-	  "here; userfaultfd write-protect is the way)" },
+	/* pre-dump --track-mem: userfaultfd WP_ASYNC and PAGEMAP_SCAN (parts/mm-track.c) */
+	{ "mem_dirty_track", NULL, NULL, mtrack_supported },
 	{ "aio_remap", NULL, "AIO rings are not dumped" },
 	{ "timerfd", probe_vm_readv, "timerfds need process_vm_readv" },
 	{ "tun", NULL, "tun devices are not dumped" },
@@ -278,6 +288,8 @@ int check_feature(const char *name, const char **why)
 		if (strcmp(cr_features[i].name, name))
 			continue;
 		*why = cr_features[i].why;
+		if (cr_features[i].probe_why)
+			return cr_features[i].probe_why(why);
 		return cr_features[i].probe && cr_features[i].probe();
 	}
 	*why = "no such feature";

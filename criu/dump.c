@@ -34,6 +34,7 @@
 #include "image/stats.h"
 #include "image/sums.h"
 #include "parts/part.h"
+#include "parts/mm-track.h"
 #include "task/infect.h"
 #include "task/ptrace.h"
 #include "tree/check.h"
@@ -971,6 +972,8 @@ int cr_dump(const struct opts *o)
 		return -1;
 	}
 	stats_reset();
+	if (mtrack_begin(o, dc.dirfd))
+		goto out;
 	hooks_set_images_dir(o->images_dir);
 	if (hook_run(HOOK_PRE_DUMP, o->pid, -1))
 		goto out;
@@ -1035,6 +1038,8 @@ int cr_dump(const struct opts *o)
 		write_stats(o);
 out:
 	maps_ahead_stop(&ma);
+	/* before the tree goes: a task left running is tracked, or not at all */
+	mtrack_end(o, dc.dirfd, !ret);
 	if (ret)
 		unlinkat(dc.dirfd, "inventory.img", 0);
 	if (ret && o->freeze_cgroup) {

@@ -26,6 +26,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage:\n"
 "  criu dump -t PID -D DIR [options]\n"
+"  criu pre-dump -t PID -D DIR [--track-mem] [--prev-images-dir DIR] [options]\n"
 "  criu restore -D DIR [-d] [options]\n"
 "  criu check [--feature NAME]\n"
 "  criu cpuinfo dump|check -D DIR\n"
@@ -35,6 +36,8 @@ static void usage(FILE *f)
 "\n"
 "Commands:\n"
 "  dump           checkpoint a process into a directory of images\n"
+"  pre-dump       save the memory (and the rest) while the tree runs on, for\n"
+"                 a later dump --prev-images-dir (docs: pre-dump.md)\n"
 "  restore        restore a process from images\n"
 "  check          check that the kernel has what criu needs\n"
 "  cpuinfo dump   save this CPU's description into DIR/cpuinfo.img\n"
@@ -104,6 +107,12 @@ static void usage(FILE *f)
 "                          connection as a closed socket\n"
 "  --ghost-limit SIZE      dump: save deleted files held open or mapped up to SIZE\n"
 "                          bytes each (K, M, G suffixes; default 1M)\n"
+"  --track-mem             pre-dump: track the pages the tree writes, for the next\n"
+"                          round; dump: take the tracking over and end it\n"
+"  --prev-images-dir DIR   (pre-)dump: the previous round's images, relative to -D;\n"
+"                          only pages written since are saved\n"
+"  --auto-dedup            (pre-)dump --prev-images-dir: free in the parent images\n"
+"                          the pages this round stored again\n"
 "  --link-remap            dump: a deleted file still linked elsewhere is linked\n"
 "                          back in its directory, restore opens it and unlinks it\n"
 "  -h|--help               this text\n"
@@ -140,6 +149,9 @@ enum {
 	OPT_TCP_CLOSE,
 	OPT_GHOST_LIMIT,
 	OPT_LINK_REMAP,
+	OPT_TRACK_MEM,
+	OPT_PREV_IMAGES_DIR,
+	OPT_AUTO_DEDUP,
 	OPT_PAGE_SERVER,
 	OPT_PORT,
 	OPT_STATUS_FD,
@@ -183,6 +195,9 @@ static const struct option long_opts[] = {
 	{ "tcp-close", no_argument, NULL, OPT_TCP_CLOSE },
 	{ "ghost-limit", required_argument, NULL, OPT_GHOST_LIMIT },
 	{ "link-remap", no_argument, NULL, OPT_LINK_REMAP },
+	{ "track-mem", no_argument, NULL, OPT_TRACK_MEM },
+	{ "prev-images-dir", required_argument, NULL, OPT_PREV_IMAGES_DIR },
+	{ "auto-dedup", no_argument, NULL, OPT_AUTO_DEDUP },
 	{ "page-server", no_argument, NULL, OPT_PAGE_SERVER },
 	{ "port", required_argument, NULL, OPT_PORT },
 	{ "status-fd", required_argument, NULL, OPT_STATUS_FD },
@@ -479,6 +494,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->ghost_limit_set = 1;
 			break;
 		case OPT_LINK_REMAP: o->link_remap = 1; break;
+		case OPT_TRACK_MEM: o->track_mem = 1; break;
+		case OPT_PREV_IMAGES_DIR: o->prev_images_dir = optarg; break;
+		case OPT_AUTO_DEDUP: o->auto_dedup = 1; break;
 		case OPT_VETH_PAIR:
 			if (add_veth_pair(o, optarg))
 				return -1;
@@ -551,7 +569,7 @@ static int dirs_needed(const char *cmd)
 
 static int run_cmd(const struct opts *o, const char *cmd, const char *sub)
 {
-	if (!strcmp(cmd, "dump"))
+	if (!strcmp(cmd, "dump") || !strcmp(cmd, "pre-dump"))
 		return cr_dump(o);
 	if (!strcmp(cmd, "restore"))
 		return cr_restore(o);
@@ -571,7 +589,7 @@ int main(int argc, char **argv)
 	struct opts o = { 0 };
 	const char *cmd, *sub = NULL, *err;
 	char *log_path;
-	int ret, logged = 0;
+	int ret, logged = 0, cmd_dump = 0;
 
 	ret = parse_opts(argc, argv, &o);
 	if (ret)
@@ -588,7 +606,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Error: unexpected argument '%s'\n", argv[optind + 1]);
 		return 1;
 	}
-	if (strcmp(cmd, "dump") && strcmp(cmd, "restore") && strcmp(cmd, "check") &&
+	if (!strcmp(cmd, "pre-dump")) {
+		/* the tree runs on, its writes tracked: CRIU's pre-dump */
+		o.pre_dump = o.leave_running = o.track_mem = 1;
+		cmd_dump = 1;
+	}
+	if (!strcmp(cmd, "dump"))
+		cmd_dump = 1;
+	if (!cmd_dump && strcmp(cmd, "restore") && strcmp(cmd, "check") &&
 	    strcmp(cmd, "cpuinfo") && strcmp(cmd, "swrk") && strcmp(cmd, "service") &&
 	    strcmp(cmd, "page-server")) {
 		fprintf(stderr, "Error: unknown command '%s'\n", cmd);
@@ -598,25 +623,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Error: %s needs -D|--images-dir\n", cmd);
 		return 1;
 	}
-	if (o.page_server && strcmp(cmd, "dump")) {
+	if (o.page_server && !cmd_dump) {
 		fprintf(stderr, "Error: --page-server is for dump (lazy restores are not "
 			"implemented)\n");
 		return 1;
 	}
-	if (!strcmp(cmd, "dump") && !o.pid) {
-		fprintf(stderr, "Error: dump needs -t|--tree PID\n");
+	if (cmd_dump && !o.pid) {
+		fprintf(stderr, "Error: %s needs -t|--tree PID\n", cmd);
 		return 1;
 	}
 	img_set_checksum(!o.skip_checksum);
 	log_path = in_work_dir(&o, o.log_file);
 	/* until the log is open, errors only wait for the one line below */
 	log_set_stderr_errors(0);
-	ret = check_privileges(&o, cmd);
+	ret = check_privileges(&o, cmd_dump ? "dump" : cmd);
 	o.images_dirfd = -1;
 	o.work_dirfd = AT_FDCWD;
 	/* a dump (and cpuinfo dump) creates its images directory */
 	if (!ret && dirs_needed(cmd))
-		ret = opts_open_dirs(&o, !strcmp(cmd, "dump") || !strcmp(cmd, "page-server") ||
+		ret = opts_open_dirs(&o, cmd_dump || !strcmp(cmd, "page-server") ||
 				     (!strcmp(cmd, "cpuinfo") && sub && !strcmp(sub, "dump")));
 	/* without a log file, errors are kept for the one line printed below */
 	if (!ret)

@@ -87,6 +87,10 @@ struct opts {
 	uint64_t ghost_limit;		/* --ghost-limit: bytes of a deleted file saved, at most */
 	int ghost_limit_set;		/* 0: CRIU's default (parts/shmem-ghost.h) */
 	int link_remap;			/* --link-remap: link deleted files back at dump */
+	int pre_dump;			/* criu pre-dump: memory saved, the tree runs on */
+	int track_mem;			/* --track-mem: track writes for the next round */
+	const char *prev_images_dir;	/* --prev-images-dir, relative to -D */
+	int auto_dedup;			/* --auto-dedup: free superseded parent pages */
 	/* opened once by main(): every file criu writes is created in these */
 	int images_dirfd;		/* -D, or -1 */
 	int work_dirfd;			/* -W, else -D, else AT_FDCWD */

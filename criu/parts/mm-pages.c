@@ -30,6 +30,7 @@
 #include "image/pagestore.h"
 #include "image/stats.h"
 #include "parts/mm-pages.h"
+#include "parts/mm-track.h"
 #include "parts/mm-vma.h"
 
 /* Linux 5.14; Debian 12's headers have it, older ones may not. */
@@ -95,7 +96,11 @@ struct page_writer {
 	const struct stored_task *parent;
 	size_t hint;		/* the parent's run last found */
 	uint64_t shared;
+	struct mtrack_task mt;	/* --track-mem: what the previous round holds */
 };
+
+/* pw_add_run's owner of pages the previous round's images hold */
+#define IN_PARENT	((pid_t)-1)
 
 /*
  * Reads what the iovecs ask for into the buffer. process_vm_readv pins the
@@ -151,7 +156,10 @@ static int pw_submit(struct page_writer *w)
 	return 0;
 }
 
-/* A run of @start-@end, stored here (@owner 0) or in @owner's store at @off. */
+/*
+ * A run of @start-@end, stored here (@owner 0), in @owner's store at @off,
+ * or in the parent images (IN_PARENT).
+ */
 static int pw_add_run(struct page_writer *w, uint64_t start, uint64_t end, pid_t owner,
 		      uint64_t off)
 {
@@ -161,8 +169,10 @@ static int pw_add_run(struct page_writer *w, uint64_t start, uint64_t end, pid_t
 
 	w->vma_start = 0;
 	if (!first && last && last->vaddr + (uint64_t)last->nr_pages * PAGE_SIZE == start &&
-	    last->nr_pages + pages < MAX_RUN_PAGES && last->in_pid == (uint32_t)owner &&
-	    (!owner || last->in_off + (uint64_t)last->nr_pages * PAGE_SIZE == off)) {
+	    last->nr_pages + pages < MAX_RUN_PAGES &&
+	    (owner == IN_PARENT ? last->in_parent :
+	     !last->in_parent && last->in_pid == (uint32_t)owner) &&
+	    (owner <= 0 || last->in_off + (uint64_t)last->nr_pages * PAGE_SIZE == off)) {
 		last->nr_pages += pages;
 		return 0;
 	}
@@ -179,7 +189,9 @@ static int pw_add_run(struct page_writer *w, uint64_t start, uint64_t end, pid_t
 	pagemap_run__init(r);
 	r->vaddr = start;
 	r->nr_pages = pages;
-	if (owner) {
+	if (owner == IN_PARENT) {
+		r->has_in_parent = r->in_parent = 1;
+	} else if (owner) {
 		r->has_in_pid = r->has_in_off = 1;
 		r->in_pid = owner;
 		r->in_off = off;
@@ -239,6 +251,8 @@ static int parent_page(struct page_writer *w, uint64_t addr, pid_t *owner, uint6
 		w->hint = lo;
 		r = &p->runs[lo];
 	}
+	if (r->owner == IN_PARENT)
+		return 0;
 	*owner = r->owner;
 	*off = r->off + (addr - r->vaddr);
 	*pfn = p->pfns[r->first + (addr - r->vaddr) / PAGE_SIZE];
@@ -262,10 +276,21 @@ static int keep_pfns(struct page_writer *w, size_t n)
 	return 0;
 }
 
+/* Ends the segment @seg-@end of pages that go to the same place. */
+static int pw_flush_seg(struct page_writer *w, uint64_t seg, uint64_t end, pid_t owner,
+			uint64_t off, int shared)
+{
+	if (owner > 0)
+		w->shared += end - seg;
+	return owner ? pw_add_run(w, seg, end, owner, off) : pw_store(w, seg, end, shared);
+}
+
 /*
- * Pages of @start-@end: the task's own are stored; those that are still
- * the very physical page its parent had at the same address (copy on
- * write, written by neither since the fork) point to the parent's copy.
+ * Pages of @start-@end: those not written since the previous round
+ * (--track-mem) are left in the parent images; the task's own are
+ * stored; those that are still the very physical page its parent had at
+ * the same address (copy on write, written by neither since the fork)
+ * point to the parent's copy.
  *
  * The parent's PFNs are the ones pagemap showed before its pages were
  * read; reading shared pages does not move them (pw_read), and where a
@@ -291,16 +316,16 @@ static int pw_cb(void *arg, uint64_t start, uint64_t end)
 			shared = !(w->chunk[i] & PM_EXCLUSIVE);
 			owner = 0;
 			off = 0;
-			if (c && w->parent && (!parent_page(w, addr, &owner, &off, &pfn) ||
-					       pfn != c))
+			if (mtrack_in_parent(&w->mt, addr))
+				owner = IN_PARENT;
+			else if (c && w->parent && (!parent_page(w, addr, &owner, &off, &pfn) ||
+						    pfn != c))
 				owner = 0;
 			if (addr != seg && (owner != seg_owner ||
-			    (owner ? off != seg_off + (addr - seg) : shared != seg_shared))) {
-				if (seg_owner ? pw_add_run(w, seg, addr, seg_owner, seg_off) :
-				    pw_store(w, seg, addr, seg_shared))
+			    (owner > 0 ? off != seg_off + (addr - seg) :
+			     !owner && shared != seg_shared))) {
+				if (pw_flush_seg(w, seg, addr, seg_owner, seg_off, seg_shared))
 					return -1;
-				if (seg_owner)
-					w->shared += addr - seg;
 				seg = addr;
 			}
 			if (addr == seg) {
@@ -310,10 +335,7 @@ static int pw_cb(void *arg, uint64_t start, uint64_t end)
 			}
 		}
 	}
-	if (seg_owner)
-		w->shared += end - seg;
-	return seg_owner ? pw_add_run(w, seg, end, seg_owner, seg_off) :
-	       pw_store(w, seg, end, seg_shared);
+	return pw_flush_seg(w, seg, end, seg_owner, seg_off, seg_shared);
 }
 
 static int guard_cb(void *arg, uint64_t start, uint64_t end)
@@ -364,7 +386,9 @@ static int remember(struct mm_tree *tr, pid_t pid, PagemapEntry *pm, struct page
 		s->runs[i].nr_pages = r->nr_pages;
 		s->runs[i].first = first;
 		first += r->nr_pages;
-		if (r->has_in_pid) {
+		if (r->in_parent) {
+			s->runs[i].owner = IN_PARENT;
+		} else if (r->has_in_pid) {
 			s->runs[i].owner = r->in_pid;
 			s->runs[i].off = r->in_off;
 		} else {
@@ -412,12 +436,16 @@ int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntr
 		pr_perror("Task %d: can't open pagemap, mem or the page store", t->pid);
 		goto out;
 	}
+	if (mtrack_task_start(t, w.pmfd, &w.mt))
+		goto out;
 	for (i = 0; i < t->maps.nr; i++) {
 		v = &t->maps.vma[i];
 		if (!vma_has_pages(v))
 			continue;
 		w.readable = !!(v->prot & PROT_READ);
 		w.vma_start = 1;
+		if (mtrack_area(&w.mt, v->start, v->end))
+			goto out;
 		if (pagemap_scan(w.pmfd, v->start, v->end,
 				 vma_is_anon(v) ? PM_SCAN_DATA : PM_SCAN_ANON, pw_cb, &w))
 			goto out;
@@ -441,8 +469,11 @@ int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntr
 	stats_count(STAT_PAGES_WRITTEN, w.total / PAGE_SIZE);
 	stats_count(STAT_PAGES_SKIPPED_PARENT, w.shared / PAGE_SIZE);
 	stats_count(STAT_PAGES_SCANNED, (w.total + w.shared) / PAGE_SIZE);
-	pr_info("Task %d: %lu bytes of memory in %zu runs, %lu more shared with its parent",
-		t->pid, w.total, w.nr_runs, w.shared);
+	stats_count(STAT_PAGES_SKIPPED_PARENT, w.mt.clean / PAGE_SIZE);
+	stats_count(STAT_PAGES_SCANNED, w.mt.clean / PAGE_SIZE);
+	pr_info("Task %d: %lu bytes of memory in %zu runs, %lu more shared with its parent, "
+		"%lu unchanged since the previous round", t->pid, w.total, w.nr_runs, w.shared,
+		w.mt.clean);
 	ret = 0;
 out:
 	if (w.runs) {
@@ -456,6 +487,7 @@ out:
 		close(w.memfd);
 	if (w.pmfd >= 0)
 		close(w.pmfd);
+	mtrack_task_end(&w.mt);
 	free(w.chunk);
 	free(w.pfns);
 	return ret;
@@ -483,19 +515,192 @@ void mm_dump_pages_done(struct dump_ctx *dc)
 
 /* ------------------------------------------------------------- restore */
 
-static int store_size(struct rst_ctx *rc, pid_t pid, uint64_t *size)
-{
-	int64_t n = img_raw_size(rc->dirfd, IMG_PAGES, pid);
+/* How many parents deep a chain of pre-dumps may go. */
+#define MAX_LEVELS	64
 
-	*size = n;
-	return n < 0 ? -1 : 0;
+/* A pagemap of the chain, with where each of its own runs starts in its store. */
+struct level_pm {
+	int dirfd;
+	PagemapEntry *pm;
+	uint64_t *off;		/* per run: its offset in pages-PID.img (own runs) */
+};
+
+/* The images @level parents up ("parent/parent/..."), or -1 logged. */
+static int open_level(int dirfd, int level)
+{
+	char path[MAX_LEVELS * 7 + 1] = "";
+	int i, fd;
+
+	for (i = 0; i < level; i++)
+		strcat(path, i ? "/parent" : "parent");
+	fd = openat(dirfd, level ? path : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		pr_perror("Can't open the parent images %s", path);
+	return fd;
+}
+
+static int load_level(struct rst_ctx *rc, struct rtask *t, struct level_pm *lv, int level)
+{
+	uint64_t off = 0;
+	size_t i;
+
+	if (lv->pm)
+		return 0;
+	if (level >= MAX_LEVELS) {
+		pr_err("Task %d: its pages lie more than %d parent images deep", t->pid,
+		       MAX_LEVELS);
+		return -1;
+	}
+	lv->dirfd = open_level(rc->dirfd, level);
+	if (lv->dirfd < 0 || img_read(lv->dirfd, IMG_PAGEMAP, t->pid, (void **)&lv->pm, 0) < 0)
+		return -1;
+	lv->off = xmalloc((lv->pm->n_runs + 1) * sizeof(*lv->off));
+	if (!lv->off)
+		return -1;
+	for (i = 0; i < lv->pm->n_runs; i++) {
+		lv->off[i] = off;
+		if (!lv->pm->runs[i]->has_in_pid && !lv->pm->runs[i]->in_parent)
+			off += (uint64_t)lv->pm->runs[i]->nr_pages * PAGE_SIZE;
+	}
+	return 0;
+}
+
+/* The store of @pid @level parents up, in s->st; its index, or -1. */
+static int store_idx(struct rst_ctx *rc, struct mm_stores *s, struct level_pm *lv, int level,
+		     pid_t pid)
+{
+	struct mm_store *st;
+	int i;
+
+	for (i = 0; i < s->nr; i++)
+		if (s->st[i].level == level && s->st[i].pid == pid)
+			return i;
+	st = xpush(s->st, s->nr);
+	if (!st)
+		return -1;
+	st->level = level;
+	st->pid = pid;
+	st->fd = -1;
+	st->size = img_raw_size(level ? lv[level].dirfd : rc->dirfd, IMG_PAGES, pid);
+	return st->size < 0 ? -1 : s->nr - 1;
+}
+
+static int add_src(struct rst_ctx *rc, struct rtask *t, struct mm_stores *s,
+		   struct level_pm *lv, int level, pid_t pid, uint64_t vaddr, uint64_t len,
+		   uint64_t off)
+{
+	struct page_src *p;
+	int idx = store_idx(rc, s, lv, level, pid);
+
+	if (idx < 0)
+		return -1;
+	if (off + len > (uint64_t)s->st[idx].size || off + len < len) {
+		pr_err("Task %d: its pages at %#lx lie past the end of pages-%d.img %d "
+		       "parent(s) up", t->pid, vaddr, pid, level);
+		return -1;
+	}
+	p = xpush(s->src, s->nr_src);
+	if (!p)
+		return -1;
+	p->vaddr = vaddr;
+	p->len = len;
+	p->store = idx;
+	p->off = off;
+	return 0;
+}
+
+/* Where run @r of level @level's pagemap is, for @vaddr-@end within it. */
+static int resolve(struct rst_ctx *rc, struct rtask *t, struct mm_stores *s,
+		   struct level_pm *lv, int level, size_t ri, uint64_t vaddr, uint64_t end);
+
+/* @vaddr-@end, marked as in the parent of @level: found there, piece by piece. */
+static int resolve_parent(struct rst_ctx *rc, struct rtask *t, struct mm_stores *s,
+			  struct level_pm *lv, int level, uint64_t vaddr, uint64_t end)
+{
+	PagemapEntry *pm;
+	PagemapRun *r;
+	size_t i;
+	uint64_t e;
+
+	if (load_level(rc, t, &lv[level + 1], level + 1))
+		return -1;
+	pm = lv[level + 1].pm;
+	for (i = 0; i < pm->n_runs && vaddr < end; i++) {
+		r = pm->runs[i];
+		e = r->vaddr + (uint64_t)r->nr_pages * PAGE_SIZE;
+		if (e <= vaddr)
+			continue;
+		if (r->vaddr > vaddr)
+			break;
+		if (resolve(rc, t, s, lv, level + 1, i, vaddr, min(e, end)))
+			return -1;
+		vaddr = min(e, end);
+	}
+	if (vaddr < end) {
+		pr_err("Task %d: its pages at %#lx are marked as in the parent images, "
+		       "which lack them (%d parent(s) up)", t->pid, vaddr, level + 1);
+		return -1;
+	}
+	return 0;
+}
+
+static int resolve(struct rst_ctx *rc, struct rtask *t, struct mm_stores *s,
+		   struct level_pm *lv, int level, size_t ri, uint64_t vaddr, uint64_t end)
+{
+	PagemapRun *r = lv[level].pm->runs[ri];
+	uint64_t delta = vaddr - r->vaddr;
+
+	if (r->in_parent)
+		return resolve_parent(rc, t, s, lv, level, vaddr, end);
+	if (r->has_in_pid)
+		return add_src(rc, t, s, lv, level, r->in_pid, vaddr, end - vaddr,
+			       r->in_off + delta);
+	return add_src(rc, t, s, lv, level, t->pid, vaddr, end - vaddr, lv[level].off[ri] + delta);
+}
+
+/* Every run's pieces, in s->src (run i's from s->first[i] on). */
+static int resolve_all(struct rst_ctx *rc, struct rtask *t, PagemapEntry *pm,
+		       struct mm_stores *s)
+{
+	struct level_pm lv[MAX_LEVELS + 1];
+	int ret = -1, i;
+	size_t ri;
+
+	memset(lv, 0, sizeof(lv));
+	lv[0].pm = pm;
+	lv[0].dirfd = -1;
+	s->first = xmalloc((pm->n_runs + 1) * sizeof(*s->first));
+	lv[0].off = xmalloc((pm->n_runs + 1) * sizeof(uint64_t));
+	if (!s->first || !lv[0].off)
+		goto out;
+	for (ri = 0, lv[0].off[0] = 0; ri < pm->n_runs; ri++)
+		lv[0].off[ri + 1] = lv[0].off[ri] + (pm->runs[ri]->has_in_pid ||
+			pm->runs[ri]->in_parent ? 0 : (uint64_t)pm->runs[ri]->nr_pages * PAGE_SIZE);
+	for (ri = 0; ri < pm->n_runs; ri++) {
+		s->first[ri] = s->nr_src;
+		if (resolve(rc, t, s, lv, 0, ri, pm->runs[ri]->vaddr, pm->runs[ri]->vaddr +
+			    (uint64_t)pm->runs[ri]->nr_pages * PAGE_SIZE))
+			goto out;
+	}
+	s->first[pm->n_runs] = s->nr_src;
+	ret = 0;
+out:
+	free(lv[0].off);
+	for (i = 1; i <= MAX_LEVELS; i++) {
+		if (lv[i].pm)
+			img_free(IMG_PAGEMAP, lv[i].pm);
+		if (lv[i].pm || lv[i].dirfd > 0)
+			close(lv[i].dirfd);
+		free(lv[i].off);
+	}
+	return ret;
 }
 
 /* Runs must lie in areas whose pages are saved, stores must hold them. */
-int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntry *pm)
+int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntry *pm,
+		   struct mm_stores *s)
 {
-	uint64_t prev_end = 0, total = 0, len, size, other_size = 0, pages = 0;
-	pid_t other = 0;
+	uint64_t prev_end = 0, total = 0, len, size, pages = 0;
 	size_t i, j = 0;
 	PagemapRun *r;
 
@@ -508,6 +713,7 @@ int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntr
 		    r->vaddr + len < r->vaddr || j == mm->n_vmas ||
 		    r->vaddr < mm->vmas[j]->start || r->vaddr + len > mm->vmas[j]->end ||
 		    !vma_entry_has_pages(mm->vmas[j]) || r->has_in_pid != r->has_in_off ||
+		    (r->in_parent && r->has_in_pid) ||
 		    (r->has_in_pid && (r->in_pid == (uint32_t)t->pid || !r->in_pid ||
 				       (r->in_off & ~PAGE_MASK)))) {
 			pr_err("Task %d: image pagemap run #%zu (%#lx, %u pages) is outside "
@@ -516,117 +722,93 @@ int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntr
 		}
 		prev_end = r->vaddr + len;
 		pages += r->nr_pages;
-		if (!r->has_in_pid) {
+		if (!r->has_in_pid && !r->in_parent)
 			total += len;
-			continue;
-		}
-		if ((pid_t)r->in_pid != other) {
-			other = r->in_pid;
-			if (store_size(rc, other, &other_size))
-				return -1;
-		}
-		if (r->in_off + len > other_size || r->in_off + len < len) {
-			pr_err("Task %d: image pagemap run #%zu points past the end of "
-			       "pages-%u.img", t->pid, i, r->in_pid);
-			return -1;
-		}
 	}
 	if (total != pm->pages_size) {
 		pr_err("Task %d: image pagemap lists %lu bytes, its header says %lu",
 		       t->pid, total, pm->pages_size);
 		return -1;
 	}
-	if (store_size(rc, t->pid, &size))
+	size = img_raw_size(rc->dirfd, IMG_PAGES, t->pid);
+	if ((int64_t)size < 0)
 		return -1;
 	if (size != total) {
 		pr_err("Image pages-%d.img is %s: %lu bytes, pagemap needs %lu", t->pid,
 		       size < total ? "truncated" : "corrupted", size, total);
 		return -1;
 	}
+	if (resolve_all(rc, t, pm, s))
+		return -1;
 	stats_count(STAT_PAGES_RESTORED, pages);
 	return 0;
 }
 
-static int open_store(struct rst_ctx *rc, struct rtask *t, pid_t pid)
+static int open_store(struct rst_ctx *rc, struct rtask *t, struct mm_store *st)
 {
-	int fd = img_open_raw(rc->dirfd, IMG_PAGES, pid, 0);
+	char name[64];
+	int dirfd, fd;
 
+	if (!st->level) {
+		fd = img_open_raw(rc->dirfd, IMG_PAGES, st->pid, 0);
+		return fd < 0 ? -1 : rst_private_fd(t, fd);
+	}
+	/* the parents' stores: no checksums of theirs are at hand */
+	dirfd = open_level(rc->dirfd, st->level);
+	if (dirfd < 0)
+		return -1;
+	fd = img_open_read(dirfd, img_name(IMG_PAGES, st->pid, name, sizeof(name)));
+	if (fd < 0)
+		pr_perror("Can't open image %s %d parent(s) up", name, st->level);
+	close(dirfd);
 	return fd < 0 ? -1 : rst_private_fd(t, fd);
 }
 
 int mm_open_stores(struct rst_ctx *rc, struct rtask *t, PagemapEntry *pm,
 		   struct mm_stores *s)
 {
-	size_t i;
-	int j;
+	int i;
 
-	s->own = open_store(rc, t, t->pid);
-	if (s->own < 0)
-		return -1;
-	for (i = 0; i < pm->n_runs; i++) {
-		pid_t pid = pm->runs[i]->in_pid;
-
-		if (!pm->runs[i]->has_in_pid)
-			continue;
-		for (j = 0; j < s->nr; j++)
-			if (s->pids[j] == pid)
-				break;
-		if (j < s->nr)
-			continue;
-		if (xgrow(s->pids, s->nr) || xgrow(s->fds, s->nr))
-			return -1;
-		s->pids[s->nr] = pid;
-		s->fds[s->nr] = open_store(rc, t, pid);
-		if (s->fds[s->nr++] < 0)
+	for (i = 0; i < s->nr; i++) {
+		s->st[i].fd = open_store(rc, t, &s->st[i]);
+		if (s->st[i].fd < 0)
 			return -1;
 	}
 	return 0;
 }
 
-static int store_fd(struct mm_stores *s, PagemapRun *r)
-{
-	int i;
-
-	if (!r->has_in_pid)
-		return s->own;
-	for (i = 0; i < s->nr; i++)
-		if (s->pids[i] == (pid_t)r->in_pid)
-			return s->fds[i];
-	return -1;
-}
-
 int mm_queue_reads(struct batch *b, struct mm_stores *s, PagemapEntry *pm, uint64_t end,
-		   size_t *run, uint64_t *off)
+		   size_t *run)
 {
-	PagemapRun *r;
-	uint64_t len;
+	struct page_src *p;
+	size_t k;
 
 	for (; *run < pm->n_runs && pm->runs[*run]->vaddr < end; (*run)++) {
-		r = pm->runs[*run];
-		len = (uint64_t)r->nr_pages * PAGE_SIZE;
 		/*
 		 * Allocating the pages in one go costs a fraction of taking a
 		 * fault on each as pread() fills them; older kernels say EINVAL.
 		 */
-		if (r->nr_pages > 1 &&
+		if (pm->runs[*run]->nr_pages > 1 &&
 		    BATCH(b, "madvise(MADV_POPULATE_WRITE)", __NR_madvise | SC_MAY_FAIL,
-			  r->vaddr, len, MADV_POPULATE_WRITE) < 0)
+			  pm->runs[*run]->vaddr, (uint64_t)pm->runs[*run]->nr_pages * PAGE_SIZE,
+			  MADV_POPULATE_WRITE) < 0)
 			return -1;
-		if (BATCH(b, r->has_in_pid ? "pread of pages saved with the parent" :
-			  "pread of saved pages", __NR_pread64, store_fd(s, r), r->vaddr, len,
-			  r->has_in_pid ? r->in_off : *off) < 0)
-			return -1;
-		if (!r->has_in_pid)
-			*off += len;
+		for (k = s->first[*run]; k < s->first[*run + 1]; k++) {
+			p = &s->src[k];
+			if (BATCH(b, s->st[p->store].level ? "pread of pages saved by a pre-dump" :
+				  s->st[p->store].pid != s->pid ?
+				  "pread of pages saved with the parent" : "pread of saved pages",
+				  __NR_pread64, s->st[p->store].fd, p->vaddr, p->len, p->off) < 0)
+				return -1;
+		}
 	}
 	return 0;
 }
 
 void mm_free_stores(struct mm_stores *s)
 {
-	free(s->pids);
-	free(s->fds);
-	s->pids = NULL;
-	s->fds = NULL;
-	s->nr = 0;
+	free(s->st);
+	free(s->src);
+	free(s->first);
+	memset(s, 0, sizeof(*s));
 }

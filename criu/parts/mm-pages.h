@@ -16,22 +16,42 @@ int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntr
 /* once every task is dumped */
 void mm_dump_pages_done(struct dump_ctx *dc);
 
-/* restore: the stores a task's pages are read from */
-struct mm_stores {
-	int own;		/* pages-PID.img */
-	int nr;
-	pid_t *pids;		/* other tasks' stores its runs point into */
-	int *fds;
+/* restore: one store a task's pages are read from */
+struct mm_store {
+	int level;		/* 0: these images; n: n parents up (pre-dumps) */
+	pid_t pid;		/* pages-PID.img */
+	int fd;
+	int64_t size;
 };
 
-/* in criu: runs inside areas that take pages, stores that hold them */
-int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntry *pm);
+/* A piece of a run: where its pages are read from. */
+struct page_src {
+	uint64_t vaddr, len;
+	int store;		/* in mm_stores.st */
+	uint64_t off;
+};
+
+struct mm_stores {
+	pid_t pid;		/* the task's own */
+	struct mm_store *st;
+	int nr;
+	struct page_src *src;	/* every run's pieces, in order */
+	size_t nr_src;
+	size_t *first;		/* per run: its first piece */
+};
+
+/*
+ * in criu: runs inside areas that take pages, stores that hold them; the
+ * runs left in parent images are looked up there (@s gets every piece)
+ */
+int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntry *pm,
+		   struct mm_stores *s);
 /* in the new task: open the stores, as fds private to criu */
 int mm_open_stores(struct rst_ctx *rc, struct rtask *t, PagemapEntry *pm,
 		   struct mm_stores *s);
 /* in the new task: reads of the runs from *run on that lie below @end */
 int mm_queue_reads(struct batch *b, struct mm_stores *s, PagemapEntry *pm, uint64_t end,
-		   size_t *run, uint64_t *off);
+		   size_t *run);
 void mm_free_stores(struct mm_stores *s);
 
 #endif

@@ -32,6 +32,7 @@
 #include "core/util.h"
 #include "image/image.h"
 #include "parts/mm-pages.h"
+#include "parts/mm-track.h"
 #include "parts/mm-vdso.h"
 #include "parts/mm-vma.h"
 #include "task/mounts.h"
@@ -153,6 +154,9 @@ static int mm_check(struct dump_ctx *dc, struct dtask *t)
 	t->restore_own = own_fds_bound(t);
 	for (i = 0; i < t->maps.nr; i++) {
 		why = vma_unsupported(&t->maps.vma[i]);
+		/* criu's own tracking of an earlier round (pre-dump) is no obstacle */
+		if (!why && (t->maps.vma[i].vmflags & VMF_UFFD_WP) && !mtrack_owns(t->pid))
+			why = "area registered with a userfaultfd";
 		if (!why && proc_vma_shmem(&t->maps.vma[i]) == SHMO_SYSV)
 			why = sysv_unsupported(t, i);
 		if (why) {
@@ -577,31 +581,14 @@ static struct mm_self *self_special(struct rst_ctx *rc)
 static int is_file(const VmaEntry *v);
 static int is_object(const VmaEntry *v);
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* criu's fds mm_child opens, at most: executable, page stores, mapped files and objects. */
 static int own_fds(const struct mm_loaded *l)
 {
-	uint32_t *in = xmalloc((l->pm->n_runs + 1) * sizeof(*in));
-	size_t i, k = 0;
-	int n = 2;
+	size_t i;
+	int n = 2 + l->stores.nr;	/* the executable, the own store if none is listed */
 
 	for (i = 0; i < l->mm->n_vmas; i++)
 		n += is_file(l->mm->vmas[i]) || is_object(l->mm->vmas[i]);
-	if (!in)
-		return n + l->pm->n_runs;
-	for (i = 0; i < l->pm->n_runs; i++)
-		if (l->pm->runs[i]->has_in_pid)
-			in[k++] = l->pm->runs[i]->in_pid;
-	qsort(in, k, sizeof(*in), cmp_u32);
-	for (i = 0; i < k; i++)
-		n += !i || in[i] != in[i - 1];
-	free(in);
 	return n;
 }
 
@@ -614,11 +601,12 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 	if (!l)
 		return -1;
 	t->img[PART_MM] = l;
-	l->exe_fd = l->stores.own = -1;
+	l->exe_fd = -1;
+	l->stores.pid = t->pid;
 	if (img_read(rc->dirfd, IMG_MM, t->pid, (void **)&l->mm, 0) < 0 ||
 	    img_read(rc->dirfd, IMG_PAGEMAP, t->pid, (void **)&l->pm, 0) < 0)
 		return -1;
-	if (validate(rc, t, l->mm) || mm_check_pages(rc, t, l->mm, l->pm))
+	if (validate(rc, t, l->mm) || mm_check_pages(rc, t, l->mm, l->pm, &l->stores))
 		return -1;
 	ms = self_special(rc);
 	if (!ms)
@@ -635,7 +623,8 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 	if (vdso_plan(rc, t, l->mm, ms->sp, ms->nr))
 		return -1;
 	t->own_fds += own_fds(l);
-	t->batch_entries += 16 + 12 * l->mm->n_vmas + 2 * l->pm->n_runs + l->mm->n_guards;
+	t->batch_entries += 16 + 12 * l->mm->n_vmas + l->pm->n_runs + l->stores.nr_src +
+			    l->mm->n_guards;
 	t->batch_data += 1024 + l->mm->n_auxv * 8;
 	return 0;
 }
@@ -889,7 +878,7 @@ static int attach_sysv(struct batch *b, VmaEntry *v, unsigned int *prot)
 }
 
 static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_t i,
-		    size_t *run, uint64_t *off)
+		    size_t *run)
 {
 	VmaEntry *v = l->mm->vmas[i];
 	uint64_t len = v->end - v->start;
@@ -928,7 +917,7 @@ static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_
 	if (BATCH(b, "mmap of a memory area", __NR_mmap, v->start, len, prot, flags, fd,
 		  v->has_pgoff ? v->pgoff : 0) < 0)
 		return -1;
-	if (mm_queue_reads(b, &l->stores, l->pm, v->end, run, off))
+	if (mm_queue_reads(b, &l->stores, l->pm, v->end, run))
 		return -1;
 protect:
 	if (prot != v->prot &&
@@ -1016,7 +1005,7 @@ static int mm_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 {
 	struct mm_self *ms = rc->shared[PART_MM];
 	struct mm_loaded *l = t->img[PART_MM];
-	uint64_t top, off = 0;
+	uint64_t top;
 	size_t i, run = 0;
 
 	if (!ms) {
@@ -1031,7 +1020,7 @@ static int mm_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 		return -1;
 	for (i = 0; i < l->mm->n_vmas; i++) {
 		/* the kernel's own areas came with their flags */
-		if (map_area(t, b, l, i, &run, &off) ||
+		if (map_area(t, b, l, i, &run) ||
 		    (!is_special(l->mm->vmas[i]->kind) && advise_area(b, l->mm->vmas[i])))
 			return -1;
 	}

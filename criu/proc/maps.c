@@ -19,7 +19,7 @@ static const struct {
 	{ "mg", VMF_MERGEABLE }, { "wf", VMF_WIPEONFORK }, { "lo", VMF_LOCKED },
 	{ "sh", VMF_SHARED }, { "mr", VMF_MAYREAD }, { "io", VMF_IO },
 	{ "pf", VMF_PFNMAP }, { "sl", VMF_SEALED }, { "mw", VMF_MAYWRITE },
-	{ "lf", VMF_LOCKONFAULT }, { "um", VMF_UFFD }, { "uw", VMF_UFFD },
+	{ "lf", VMF_LOCKONFAULT }, { "um", VMF_UFFD }, { "uw", VMF_UFFD_WP },
 	{ "ui", VMF_UFFD }, { "ht", VMF_HUGETLB },
 };
 

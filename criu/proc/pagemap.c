@@ -54,39 +54,28 @@ struct pm_scan_arg {
 static int scan_ioctl = 1;
 static uint64_t guard_bit = PAGE_IS_GUARD;	/* 0 on kernels without it */
 
-static int scan_with_ioctl(int fd, uint64_t start, uint64_t end, int what,
-			   pagemap_cb cb, void *arg)
+/* PAGEMAP_SCAN's flags, Linux 6.7 */
+#define PM_SCAN_WP_MATCHING	(1 << 0)
+#define PM_SCAN_CHECK_WPASYNC	(1 << 1)
+
+/*
+ * Runs the scan @a describes up to @end, telling @cb each run of pages
+ * it returns (adjacent regions merged). 0, -1 (errno), -2 if @cb failed.
+ */
+static int scan_loop(int fd, struct pm_scan_arg *a, uint64_t start, uint64_t end,
+		     pagemap_cb cb, void *arg)
 {
-	struct pm_page_region vec[512];
-	struct pm_scan_arg a;
 	uint64_t pending_start = 0, pending_end = 0;
+	struct pm_page_region vec[512];
 	long n, i;
 
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.start = start;
-	a.end = end;
-	a.vec = (uint64_t)(uintptr_t)vec;
-	a.vec_len = ARRAY_SIZE(vec);
-	if (what == PM_SCAN_GUARDS) {
-		if (!guard_bit)
-			return 0;
-		a.category_mask = guard_bit;
-		a.return_mask = guard_bit;
-	} else {
-		/* guard markers look swapped: they are no data */
-		a.category_inverted = PAGE_IS_PFNZERO | guard_bit |
-				      (what == PM_SCAN_ANON ? PAGE_IS_FILE : 0);
-		a.category_mask = a.category_inverted;
-		a.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED;
-		a.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED;
-	}
-	while (a.start < end) {
-		n = ioctl(fd, PAGEMAP_SCAN, &a);
-		if (n < 0 && errno == EINVAL && guard_bit) {
-			guard_bit = 0;	/* a kernel before 6.14 */
-			return scan_with_ioctl(fd, start, end, what, cb, arg);
-		}
+	a->size = sizeof(*a);
+	a->start = start;
+	a->end = end;
+	a->vec = (uint64_t)(uintptr_t)vec;
+	a->vec_len = ARRAY_SIZE(vec);
+	while (a->start < end) {
+		n = ioctl(fd, PAGEMAP_SCAN, a);
 		if (n < 0)
 			return -1;
 		for (i = 0; i < n; i++) {
@@ -100,13 +89,57 @@ static int scan_with_ioctl(int fd, uint64_t start, uint64_t end, int what,
 			pending_start = vec[i].start;
 			pending_end = vec[i].end;
 		}
-		if (a.walk_end <= a.start)
+		if (a->walk_end <= a->start)
 			break;
-		a.start = a.walk_end;
+		a->start = a->walk_end;
 	}
 	if (pending_end && cb(arg, pending_start, pending_end))
 		return -2;
 	return 0;
+}
+
+static int scan_with_ioctl(int fd, uint64_t start, uint64_t end, int what,
+			   pagemap_cb cb, void *arg)
+{
+	struct pm_scan_arg a = { 0 };
+	int ret;
+
+	if (what == PM_SCAN_GUARDS) {
+		if (!guard_bit)
+			return 0;
+		a.category_mask = guard_bit;
+		a.return_mask = guard_bit;
+	} else {
+		/* guard markers look swapped: they are no data */
+		a.category_inverted = PAGE_IS_PFNZERO | guard_bit |
+				      (what == PM_SCAN_ANON ? PAGE_IS_FILE : 0);
+		a.category_mask = a.category_inverted;
+		a.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED;
+		a.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED;
+	}
+	ret = scan_loop(fd, &a, start, end, cb, arg);
+	if (ret == -1 && errno == EINVAL && guard_bit) {
+		guard_bit = 0;	/* a kernel before 6.14 */
+		return scan_with_ioctl(fd, start, end, what, cb, arg);
+	}
+	return ret;
+}
+
+int pagemap_scan_written(int fd, uint64_t start, uint64_t end, pagemap_cb cb, void *arg)
+{
+	struct pm_scan_arg a = { 0 };
+	int ret;
+
+	/* protected again as they are reported: no write falls in between */
+	a.flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC;
+	a.category_mask = PAGE_IS_WRITTEN;
+	a.return_mask = PAGE_IS_WRITTEN;
+	ret = scan_loop(fd, &a, start, end, cb, arg);
+	if (ret == -1 && errno == EPERM)
+		return 1;
+	if (ret == -1)
+		pr_perror("PAGEMAP_SCAN of the written pages of %#lx-%#lx failed", start, end);
+	return ret ? -1 : 0;
 }
 
 uint64_t pagemap_zero_pfn(void)

@@ -51,8 +51,9 @@ void proc_parse_failed(const char *path);
 #define VMF_SEALED	(1u << 13)	/* sl */
 #define VMF_MAYWRITE	(1u << 14)	/* mw */
 #define VMF_LOCKONFAULT	(1u << 15)	/* lf: mlock2(MLOCK_ONFAULT), MCL_ONFAULT */
-#define VMF_UFFD	(1u << 16)	/* um, uw, ui: registered with a userfaultfd */
+#define VMF_UFFD	(1u << 16)	/* um, ui: registered with a userfaultfd */
 #define VMF_HUGETLB	(1u << 17)	/* ht */
+#define VMF_UFFD_WP	(1u << 18)	/* uw: registered for write-protection */
 
 struct proc_vma {
 	uint64_t start, end;
@@ -191,6 +192,15 @@ enum {
 typedef int (*pagemap_cb)(void *arg, uint64_t start, uint64_t end);
 int pagemap_scan(int pagemap_fd, uint64_t start, uint64_t end, int what,
 		 pagemap_cb cb, void *arg);
+/*
+ * Pages of [start, end) written since they were last write-protected, in
+ * an area registered with a userfaultfd in asynchronous write-protect mode
+ * (UFFD_FEATURE_WP_ASYNC, Linux 6.7), write-protected again in the same
+ * walk (PAGEMAP_SCAN with PM_SCAN_WP_MATCHING). 0; 1 when some area of the
+ * range is not so registered (nothing was protected); -1 logged.
+ */
+int pagemap_scan_written(int pagemap_fd, uint64_t start, uint64_t end, pagemap_cb cb,
+			 void *arg);
 /* The pfn of the zero page as pagemap shows it (0: hidden, not root). */
 uint64_t pagemap_zero_pfn(void);
 

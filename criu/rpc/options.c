@@ -54,7 +54,6 @@ struct rule {
 #define CGROUPS	"criu keeps its own set of cgroup properties; other sets and cgroup yards " \
 		"are not supported"
 #define TCP	"skipping connections in flight is not supported yet"
-#define ITER	"iterative dumps need dirty-page tracking, not there yet"
 #define TLS	"the page server and its TLS are not implemented"
 
 /* ------------------------------------------------------ honoured, by hand */
@@ -571,10 +570,10 @@ static const struct rule rules[] = {
 	{ "ps", "page-server", HONOURED, NULL, 0, set_ps, conf_ps, NULL },
 	{ "notify_scripts", NULL, HONOURED, NULL, AT(notify), NULL, NULL, NULL },
 	{ "root", "root", HONOURED, NULL, AT(o.root), NULL, NULL, NULL },
-	{ "parent_img", "prev-images-dir", REFUSED, ITER, 0, NULL, NULL, NULL },
-	{ "track_mem", "track-mem", REFUSED, ITER, 0, NULL, NULL, NULL },
-	{ "auto_dedup", "auto-dedup", REFUSED, "deduplication works on " ITER, 0, NULL, NULL,
+	{ "parent_img", "prev-images-dir", HONOURED, NULL, AT(o.prev_images_dir), NULL, NULL,
 	  NULL },
+	{ "track_mem", "track-mem", HONOURED, NULL, AT(o.track_mem), NULL, NULL, NULL },
+	{ "auto_dedup", "auto-dedup", HONOURED, NULL, AT(o.auto_dedup), NULL, NULL, NULL },
 	{ "work_dir_fd", NULL, HONOURED, NULL, 0, set_work_fd, NULL, NULL },
 	{ "link_remap", "link-remap", HONOURED, NULL, AT(o.link_remap), NULL, NULL, NULL },
 	{ "veths", "veth-pair", HONOURED, NULL, 0, set_veths, conf_veths, NULL },

@@ -242,7 +242,8 @@ static int prepare(struct rpc_conn *c, CriuReq *req, struct rpc_setup *rs, int n
 	if (!rs->has_pid)
 		rs->o.pid = c->peer;
 	if (!bad)
-		bad = open_dirs(c, rs, need_images, req->type == CRIU_REQ_TYPE__DUMP);
+		bad = open_dirs(c, rs, need_images, req->type == CRIU_REQ_TYPE__DUMP ||
+				req->type == CRIU_REQ_TYPE__PRE_DUMP);
 	else
 		open_dirs(c, rs, 0, 0);
 	if (open_log(c, rs))
@@ -464,6 +465,9 @@ static int do_dump(struct rpc_conn *c, CriuReq *req)
 		ret = respond_error(c, &resp, rs.cr_errno, rs.err);
 		goto out;
 	}
+	/* CRIU's pre-dump: the memory is saved, the tree runs on, its writes tracked */
+	if (req->type == CRIU_REQ_TYPE__PRE_DUMP)
+		rs.o.pre_dump = rs.o.leave_running = rs.o.track_mem = 1;
 	if (check_privileges(&rs.o, "dump")) {
 		ret = respond_error(c, &resp, EPERM, failure(c, "dump"));
 		goto out;
@@ -576,10 +580,9 @@ static int refuse_type(struct rpc_conn *c, CriuReq *req)
 	const char *why;
 
 	switch (req->type) {
-	case CRIU_REQ_TYPE__PRE_DUMP:
 	case CRIU_REQ_TYPE__SINGLE_PRE_DUMP:
-		why = "Pre-dumps are not implemented: they need dirty-page tracking "
-		      "(userfaultfd write-protect), not there yet; dump in one go";
+		why = "SINGLE_PRE_DUMP is not implemented: send PRE_DUMP (the tree runs on "
+		      "either way)";
 		break;
 	case CRIU_REQ_TYPE__PAGE_SERVER_CHLD:
 		why = "PAGE_SERVER_CHLD is not implemented: send PAGE_SERVER, whose server "
@@ -632,6 +635,7 @@ static int serve_one(struct rpc_conn *c, CriuReq *req)
 	case CRIU_REQ_TYPE__CPUINFO_CHECK:
 		return in_child(c, req);
 	case CRIU_REQ_TYPE__DUMP:
+	case CRIU_REQ_TYPE__PRE_DUMP:
 		return do_dump(c, req);
 	case CRIU_REQ_TYPE__RESTORE:
 		return do_restore(c, req);

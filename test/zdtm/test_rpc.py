@@ -25,6 +25,7 @@ from typing import Any, Iterator, Optional
 import pytest
 
 import buildpaths
+from test_predump import kernel_lacks
 import rpcclient as rpc
 import zdtm
 
@@ -259,7 +260,8 @@ def test_version():
 @pytest.mark.parametrize("ask", [True, False])
 def test_feature_check(ask: bool) -> None:
     """Every feature is in the answer (runc reads it without a nil check),
-    and none is claimed: no dirty tracking, lazy pages or pidfd store."""
+    and none is claimed but dirty tracking, where the kernel has it
+    (test_predump.py): no lazy pages or pidfd store."""
     req = simple("FEATURE_CHECK")
     if ask:
         req.features.mem_track = True
@@ -268,8 +270,9 @@ def test_feature_check(ask: bool) -> None:
     resp, rc = one(req)
     assert rc == 0 and resp.success and resp.HasField("features")
     f = resp.features
-    for name in ("mem_track", "lazy_pages", "pidfd_store"):
+    for name in ("lazy_pages", "pidfd_store"):
         assert f.HasField(name) and not getattr(f, name), (name, f)
+    assert f.HasField("mem_track") and f.mem_track == (ask and not kernel_lacks()), f
 
 
 def test_check():
@@ -361,7 +364,7 @@ def test_malformed_request(what: str) -> None:
 
 def test_refused_request_types():
     """Known requests criu does not do are answered by their own type."""
-    for kind, words in (("PRE_DUMP", "pre-dump"), ("SINGLE_PRE_DUMP", "pre-dump"),
+    for kind, words in (("SINGLE_PRE_DUMP", "pre_dump"),
                         ("PAGE_SERVER_CHLD", "page_server")):
         resp, rc = one(rpc.request(kind, images_dir_fd=-1))
         assert resp.type == rpc.req_type(kind) and not resp.success, resp
@@ -411,6 +414,33 @@ def test_dump_restore_notifications():
         rs = rpc.read_stats(work / "stats-restore").restore
         assert rs.pages_restored == d.pages_written and 0 < rs.forking_time <= rs.restore_time
         r.check_running("after the RPC restore", snap)
+        r.finish()
+
+
+def test_pre_dump_chain() -> None:
+    """PRE_DUMP with track_mem, then DUMP with parent_img and track_mem, as
+    runc checkpoint --pre-dump and --parent-path ask: the dump leaves pages
+    in its parent, and the restore gives mem_predump every page back."""
+    if kernel_lacks():
+        pytest.skip(f"no dirty-page tracking on this kernel: {kernel_lacks()}")
+    with zdtm.Run("mem_predump", "rpc-pre-dump") as r:
+        r.start()
+        d1, d2 = r.imgdir("d1"), r.imgdir("d2")
+        resp = rpc_op(r, "PRE_DUMP", d1, None, pid=r.pid, track_mem=True)
+        expect_ok(r, resp, "pre-dump", d1 / "pre_dump.log")
+        r.check_running("after the RPC pre-dump")
+        os.kill(r.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + 30
+        while not (r.dir / "phase.done").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        resp = rpc_dump(r, d2, parent_img="../d1", track_mem=True)
+        expect_dumped(r, resp, d2 / "dump.log")
+        assert os.readlink(d2 / "parent") == "../d1"
+        assert "unchanged since the previous round" in (d2 / "dump.log").read_text()
+        (r.dir / "phases").write_text("1\n")
+        resp = rpc_restore(r, d2, rst_sibling=True)
+        expect_ok(r, resp, "restore", d2 / "restore.log")
+        adopt(r, resp.restore.pid)
         r.finish()
 
 
@@ -641,7 +671,6 @@ REFUSED: dict[str, tuple[Any, str]] = {
     "lazy_pages": (True, "lazy"),
     # a page server's address is honoured (test_pagesrv.py); a socket is lazy pages'
     "ps": ({"address": "127.0.0.1", "port": 1234, "fd": 5}, "lazy"),
-    "parent_img": ("../p", "dirty-page"),
     "external": (["dev[1/2]:x"], "external"),
 }
 
@@ -838,7 +867,7 @@ def test_check_feature():
                  "external_net_ns", "network_lock_nftables", "fdinfo_lock", "loginuid"):
         p = run(name)
         assert p.returncode == 0 and name in p.stdout, (name, p)
-    for name in ("mem_dirty_track", "uffd-noncoop", "uffd", "pidfd_store"):
+    for name in ("uffd-noncoop", "uffd", "pidfd_store"):
         p = run(name)
         errs = zdtm.error_lines(p.stderr)
         assert p.returncode == 1 and len(errs) == 1 and name in errs[0], (name, p)

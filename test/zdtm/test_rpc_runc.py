@@ -189,3 +189,29 @@ def test_runc_leave_running(container: Container) -> None:
            str(c.base / "work"), c.name)
     assert c.status() == "running" and c.counting()
     assert c.count() > before, "the counter restarted"
+
+
+def test_runc_pre_dump(container: Container) -> None:
+    """runc checkpoint --pre-dump into A (runc asks FEATURE_CHECK mem_track
+    first, then PRE_DUMP with track_mem), the container counts on; runc
+    checkpoint --parent-path ../A into B (DUMP with parent_img and
+    track_mem) stores less than A and leaves the rest in it; restore -d
+    from B brings the container back, its counter going on."""
+    c = container
+    a, b, work = c.base / "A", c.base / "B", c.base / "work"
+    for d in (a, b, work):
+        d.mkdir()
+    p = c.runc("checkpoint", "--pre-dump", "--image-path", str(a), "--work-path", str(work),
+               c.name, check=False)
+    assert p.returncode == 0, p.stderr
+    assert c.status() == "running" and c.counting(), "the container stopped"
+    p = c.runc("checkpoint", "--parent-path", "../A", "--image-path", str(b), "--work-path",
+               str(work), c.name, check=False)
+    assert p.returncode == 0, p.stderr
+    before = c.count()
+    assert os.readlink(b / "parent") == "../A"
+    stored = {d: sum(f.stat().st_size for f in d.glob("pages-*.img")) for d in (a, b)}
+    assert stored[b] < stored[a], stored
+    c.runc("restore", "-d", "--image-path", str(b), "--work-path", str(work), c.name)
+    assert c.status() == "running" and c.counting()
+    assert c.count() > before, "the counter restarted"
