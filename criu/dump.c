@@ -445,12 +445,23 @@ static int read_ns_ids(struct dtask *t)
 	return 0;
 }
 
+/*
+ * A pre-dump saves memory, as CRIU's does: the final dump saves the rest,
+ * with the options a client gives it then. crun's pre-dump gives none but
+ * its directories, and the other parts would refuse what only they need
+ * (a mount to name as external, a connection without --tcp-established).
+ */
+static int part_skipped(const struct dump_ctx *dc, int i)
+{
+	return dc->opts->pre_dump && i != PART_MM && i != PART_VDSO;
+}
+
 static int parts_frozen(struct dump_ctx *dc, struct dtask *t)
 {
 	int i;
 
 	for (i = 0; i < PART_NR && !t->zombie; i++)
-		if (parts[i]->frozen && parts[i]->frozen(dc, t))
+		if (!part_skipped(dc, i) && parts[i]->frozen && parts[i]->frozen(dc, t))
 			return -1;
 	return 0;
 }
@@ -489,13 +500,14 @@ static int ask_inside(struct dump_ctx *dc, struct dtree *tree, struct dtask *t)
 		    batch_init_grow(&t->th[i].b, area))
 			goto out;
 	for (j = 0; j < PART_NR; j++)
-		if (parts[j]->prepare && parts[j]->prepare(dc, t, &t->th[0].b))
+		if (!part_skipped(dc, j) && parts[j]->prepare &&
+		    parts[j]->prepare(dc, t, &t->th[0].b))
 			goto out;
 	if (stop_ask_parent(tree->tasks, tree->nr, t, &t->th[0].b))
 		goto out;
 	for (i = 0; i < t->nr_threads; i++)
 		for (j = 0; j < PART_NR; j++)
-			if (parts[j]->prepare_thread &&
+			if (!part_skipped(dc, j) && parts[j]->prepare_thread &&
 			    parts[j]->prepare_thread(dc, t, i, &t->th[i].b))
 				goto out;
 	for (i = 0; i < t->nr_threads; i++)
@@ -669,7 +681,7 @@ static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct maps_ahead 
 	lap(&dphase_ns[DP_READ], &t0);
 	for (i = 0; i < PART_NR; i++) {
 		tp = t0;
-		if (parts[i]->check && parts[i]->check(dc, t))
+		if (!part_skipped(dc, i) && parts[i]->check && parts[i]->check(dc, t))
 			return -1;
 		lap(&check_ns[i], &tp);
 		lap(&dphase_ns[DP_CHECK], &t0);
@@ -681,7 +693,7 @@ static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct maps_ahead 
 	fault_point("infected");
 	for (i = 0; i < PART_NR; i++) {
 		tp = t0;
-		if (parts[i]->dump && parts[i]->dump(dc, t, &t->th[0].b))
+		if (!part_skipped(dc, i) && parts[i]->dump && parts[i]->dump(dc, t, &t->th[0].b))
 			goto out;
 		lap(&dump_ns[i], &tp);
 		lap(&dphase_ns[i == PART_MM ? DP_MEMORY : DP_PARTS], &t0);
@@ -924,7 +936,7 @@ static void after_dump(struct dump_ctx *dc, int *prefrozen, int runs, int locked
 		return;
 	*prefrozen = 0;
 	for (i = 0; i < PART_NR; i++)
-		if (parts[i]->after_dump)
+		if (!part_skipped(dc, i) && parts[i]->after_dump)
 			parts[i]->after_dump(dc, runs);
 	if (locked && runs)
 		hook_run(HOOK_NETWORK_UNLOCK, dc->opts->pid, -1);
@@ -983,7 +995,7 @@ int cr_dump(const struct opts *o)
 		goto out;
 	prefrozen = 1;
 	for (i = 0; i < PART_NR; i++)
-		if (parts[i]->pre_freeze && parts[i]->pre_freeze(&dc))
+		if (!part_skipped(&dc, i) && parts[i]->pre_freeze && parts[i]->pre_freeze(&dc))
 			goto out;
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	ptrace_poll_waits(1);
@@ -1004,7 +1016,7 @@ int cr_dump(const struct opts *o)
 	maps_ahead_stop(&ma);
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < PART_NR; i++)
-		if (parts[i]->dump_tree && parts[i]->dump_tree(&dc))
+		if (!part_skipped(&dc, i) && parts[i]->dump_tree && parts[i]->dump_tree(&dc))
 			goto out;
 	if (check_fd_room(&dc, &tree))
 		goto out;

@@ -381,6 +381,13 @@ int mtrack_begin(const struct opts *o, int dirfd)
 		       "which pages changed since", o->prev_images_dir);
 		return -1;
 	}
+	/*
+	 * a round done again into the same directory, or a plain dump after
+	 * pre-dumps there (libcriu's criu_dump_iters()): its tracker goes first,
+	 * and with it the write protection of the task's areas
+	 */
+	if (!ask_tracker(dirfd, 'Q'))
+		pr_info("The tracker of an earlier round into these images stopped");
 	if (!o->track_mem)
 		return 0;
 	if (o->prev_images_dir && o->page_server) {
@@ -393,9 +400,6 @@ int mtrack_begin(const struct opts *o, int dirfd)
 		return -1;
 	}
 	trk.on = 1;
-	/* a round done again into the same directory: its tracker goes first */
-	if (!ask_tracker(dirfd, 'Q'))
-		pr_info("The tracker of an earlier round into these images stopped");
 	if (!o->prev_images_dir)
 		return 0;
 	trk.prev_dirfd = openat(dirfd, o->prev_images_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

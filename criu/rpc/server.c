@@ -243,7 +243,8 @@ static int prepare(struct rpc_conn *c, CriuReq *req, struct rpc_setup *rs, int n
 		rs->o.pid = c->peer;
 	if (!bad)
 		bad = open_dirs(c, rs, need_images, req->type == CRIU_REQ_TYPE__DUMP ||
-				req->type == CRIU_REQ_TYPE__PRE_DUMP);
+				req->type == CRIU_REQ_TYPE__PRE_DUMP ||
+				req->type == CRIU_REQ_TYPE__SINGLE_PRE_DUMP);
 	else
 		open_dirs(c, rs, 0, 0);
 	if (open_log(c, rs))
@@ -465,8 +466,13 @@ static int do_dump(struct rpc_conn *c, CriuReq *req)
 		ret = respond_error(c, &resp, rs.cr_errno, rs.err);
 		goto out;
 	}
-	/* CRIU's pre-dump: the memory is saved, the tree runs on, its writes tracked */
-	if (req->type == CRIU_REQ_TYPE__PRE_DUMP)
+	/*
+	 * CRIU's pre-dump: the memory is saved, the tree runs on, its writes
+	 * tracked. SINGLE_PRE_DUMP (libcriu's criu_pre_dump(), crun's
+	 * --pre-dump) is one such round with the connection's end after it,
+	 * as every request here is.
+	 */
+	if (req->type == CRIU_REQ_TYPE__PRE_DUMP || req->type == CRIU_REQ_TYPE__SINGLE_PRE_DUMP)
 		rs.o.pre_dump = rs.o.leave_running = rs.o.track_mem = 1;
 	if (check_privileges(&rs.o, "dump")) {
 		ret = respond_error(c, &resp, EPERM, failure(c, "dump"));
@@ -580,10 +586,6 @@ static int refuse_type(struct rpc_conn *c, CriuReq *req)
 	const char *why;
 
 	switch (req->type) {
-	case CRIU_REQ_TYPE__SINGLE_PRE_DUMP:
-		why = "SINGLE_PRE_DUMP is not implemented: send PRE_DUMP (the tree runs on "
-		      "either way)";
-		break;
 	case CRIU_REQ_TYPE__PAGE_SERVER_CHLD:
 		why = "PAGE_SERVER_CHLD is not implemented: send PAGE_SERVER, whose server "
 		      "runs on after criu answers";
@@ -636,6 +638,7 @@ static int serve_one(struct rpc_conn *c, CriuReq *req)
 		return in_child(c, req);
 	case CRIU_REQ_TYPE__DUMP:
 	case CRIU_REQ_TYPE__PRE_DUMP:
+	case CRIU_REQ_TYPE__SINGLE_PRE_DUMP:
 		return do_dump(c, req);
 	case CRIU_REQ_TYPE__RESTORE:
 		return do_restore(c, req);
@@ -671,7 +674,8 @@ int rpc_serve(int sk, enum rpc_mode mode)
 		if (!req)
 			return answer_error(&c, CRIU_REQ_TYPE__EMPTY, EBADMSG, err);
 		ret = serve_one(&c, req);
-		more = !ret && req->keep_open;
+		/* CRIU's iterative dump: after a PRE_DUMP the next round or the DUMP comes */
+		more = !ret && (req->keep_open || req->type == CRIU_REQ_TYPE__PRE_DUMP);
 		criu_req__free_unpacked(req, NULL);
 	} while (more);
 	return ret;

@@ -4,7 +4,9 @@ support). crun dlopen()s libcriu.so.2 and calls criu.h's functions, which
 start our criu swrk. The busybox container of test_rpc_runc.py, with its
 counter: checkpoint, restore --detach, the counter goes on
 (test_crun_round_trip); --leave-running (test_crun_leave_running); an
-established TCP connection with --tcp-established (test_crun_tcp).
+established TCP connection with --tcp-established (test_crun_tcp);
+--pre-dump then --parent-path (criu_pre_dump(), SINGLE_PRE_DUMP, then a
+dump on its parent: test_crun_pre_dump).
 """
 from __future__ import annotations
 
@@ -167,3 +169,27 @@ def test_crun_tcp(tcp_container: TcpContainer) -> None:
     assert c.status() == "running" and c.counting()
     assert growing(c, before + 5), "the restored connection carries nothing"
     c.check_stream("after the restore")
+
+
+def test_crun_pre_dump(container: Container) -> None:
+    """crun checkpoint --pre-dump into A, the container counts on; crun
+    checkpoint --parent-path ../A into B stores less than A; restore from
+    B, the counter going on."""
+    c = container
+    a, b, work = c.base / "A", c.base / "B", c.base / "work"
+    for d in (a, b, work):
+        d.mkdir()
+    p = c.runc("checkpoint", "--pre-dump", "--image-path", str(a), "--work-path", str(work),
+               c.name, check=False)
+    assert p.returncode == 0, p.stderr
+    assert c.status() == "running" and c.counting(), "the container stopped"
+    p = c.runc("checkpoint", "--parent-path", "../A", "--image-path", str(b), "--work-path",
+               str(work), c.name, check=False)
+    assert p.returncode == 0, p.stderr
+    before = c.count()
+    assert os.readlink(b / "parent") == "../A"
+    stored = {d: sum(f.stat().st_size for f in d.glob("pages-*.img")) for d in (a, b)}
+    assert stored[b] < stored[a], stored
+    c.runc("restore", "--detach", "--image-path", str(b), "--work-path", str(work), c.name)
+    assert c.status() == "running" and c.counting()
+    assert c.count() > before, "the counter restarted"
