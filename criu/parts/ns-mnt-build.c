@@ -603,8 +603,9 @@ static int twin(struct proc_mounts *now, const MountEntry *e, char *used)
 		    !strcmp(c->source, e->source))
 			return k;
 	}
-	pr_err("Mount %u at %s (%s %s) came from criu's mount namespace, which has no such "
-	       "mount any more", e->id, e->mountpoint, e->fstype, e->source);
+	pr_err("Mount %u at %s (%s %s) came from the mount namespace this one is a copy of "
+	       "(criu's, or its maker's parent's), which has no such mount any more", e->id,
+	       e->mountpoint, e->fstype, e->source);
 	return -1;
 }
 
@@ -777,8 +778,8 @@ int mnt_open_hidden_on(struct mnt_restore *r, struct rmount *m)
 	struct open_how how = { .resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS };
 	size_t i;
 
-	for (i = 0; i < r->ns->n_hidden; i++) {
-		HiddenFile *h = r->ns->hidden[i];
+	for (i = 0; i < r->n_hidden; i++) {
+		HiddenFile *h = r->hidden[i];
 
 		if (h->mnt != m->e->id)
 			continue;

@@ -35,7 +35,7 @@ struct rmount {
 struct mnt_restore {
 	MntnsEntry *ns;
 	int dirfd;		/* the images */
-	uint32_t maker;		/* the task that made the namespace (the root) */
+	uint32_t maker;		/* the task that made the namespace (the root, or below) */
 	struct rmount *m;	/* ns->mounts, in the image's order */
 	int nr;
 	const char *root;	/* --root, for MNT_ROOT */
@@ -44,7 +44,9 @@ struct mnt_restore {
 	int store;		/* tmpfs-data.img, while the contents are written */
 	int proc_fd;		/* criu's /proc */
 	int host_root;		/* criu's root, for files on criu's mounts */
-	int *hidden_fd;		/* ns->hidden[i], opened while the tree is built */
+	HiddenFile **hidden;	/* of every namespace of the tree (the root's entry lists them) */
+	size_t n_hidden;
+	int *hidden_fd;		/* hidden[i], opened while its namespace is built */
 	const struct idmap *ids;	/* the tree's user namespace's (rst_ctx.idmap) */
 	const char *context;	/* --lsm-mount-context: SELinux's context= of mounts */
 };

@@ -68,27 +68,36 @@ static int has_contents(const char *fstype)
 	return !strcmp(fstype, "tmpfs") || !strcmp(fstype, "ramfs");
 }
 
+/* One mount namespace of the tree: the root's own, or one nested below it. */
 struct mnt_dump {
 	uint64_t ns;
 	pid_t maker, maker_ns;
-	struct proc_mounts ms;		/* the tree's, as its root sees them */
-	struct proc_mounts host;	/* criu's */
+	int nested;			/* made by a task below the root (unshare) */
+	struct proc_mounts ms;		/* the namespace's, as its maker sees them */
+	struct proc_mounts host;	/* the one it was copied from: criu's, or the maker's parent's */
 	struct proc_mounts cg;		/* the tree's, read in its cgroup namespace */
 	MountEntry *e;
 	int *host_of;			/* inherited: the host mount's index, else -1 */
 	int root;			/* index of the root mount in ms */
-	int inherited;			/* the namespace is a copy of criu's */
-	uint32_t contents;
+	int inherited;			/* the namespace is a copy of the one it came from */
 	struct tmpfs_dump *tmpfs;
 	int nr_tmpfs;
+};
+
+/* Every mount namespace of the tree, and what files of the tree need of them. */
+struct mnt_dumps {
+	struct mnt_dump **ns;		/* in the order their makers were checked */
+	int nr;
+	struct proc_mounts criu;	/* criu's own mounts */
+	uint32_t contents;		/* tmpfs images numbered across namespaces */
 	uint32_t *host_used;		/* criu's mounts files are on */
 	size_t nr_host_used;
-	HiddenFile **hidden;
+	HiddenFile **hidden;		/* numbered across namespaces */
 	size_t nr_hidden;
 };
 
-/* The dump being made, for mnt_dump_reaches(). */
-static struct mnt_dump *cur;
+/* The dump being made, for mnt_dump_reaches(); NULL while every task is in criu's. */
+static struct mnt_dumps *cur;
 
 static dev_t dev_of(const struct proc_mount *m)
 {
@@ -248,6 +257,12 @@ static int outside(struct mnt_dump *d, const struct opts *o, int i)
 	int seen = host_path(d, m, path, sizeof(path));
 
 	describe(m, what, sizeof(what));
+	if (d->nested) {
+		pr_err("Task %d: %s in its nested mount namespace mnt:[%lu] is no copy of a "
+		       "mount of its parent's namespace and no filesystem criu mounts anew; "
+		       "not supported", d->maker, what, d->ns);
+		return -1;
+	}
 	if (!strcmp(m->fstype, "binfmt_misc")) {
 		pr_err("Task %d: %s: binfmt_misc is not supported", d->maker, what);
 		return -1;
@@ -291,7 +306,7 @@ static int make_new(struct mnt_dump *d, int i)
 	t = xpush(d->tmpfs, d->nr_tmpfs);
 	if (!t)
 		return -1;
-	t->id = e->contents = ++d->contents;
+	t->id = e->contents = ++cur->contents;
 	e->has_contents = 1;
 	t->mnt_id = m->id;
 	t->dev = dev_of(m);
@@ -343,10 +358,10 @@ static int check_propagation(struct mnt_dump *d, int i)
 	for (j = 0; j < d->host.nr; j++)
 		if (m->shared && d->host.m[j].shared == m->shared) {
 			describe(m, what, sizeof(what));
-			pr_err("Task %d: %s is shared with criu's namespace (peer group %d); "
+			pr_err("Task %d: %s is shared with %s namespace (peer group %d); "
 			       "restoring it would propagate the tree's mounts out: make it a "
 			       "slave or private (mount --make-rslave /)", d->maker, what,
-			       m->shared);
+			       d->nested ? "its parent's" : "criu's", m->shared);
 			return -1;
 		}
 	for (j = 0; j < d->ms.nr && m->master; j++)
@@ -453,20 +468,41 @@ static void fill_common(struct mnt_dump *d, int i)
 	e->dev = dev_of(m);
 }
 
+/*
+ * A namespace nested below the root is a copy of its maker's parent's
+ * (unshare): it must have the same root (no pivot_root of its own), and
+ * restore makes it the same way, from the copy of the restored parent's.
+ */
+static int check_nested(struct mnt_dump *d)
+{
+	const struct proc_mount *r = &d->ms.m[d->root];
+
+	if (d->inherited)
+		return 0;
+	pr_err("Task %d: its nested mount namespace mnt:[%lu] has a root of its own (%s %s at "
+	       "%s, entered with pivot_root or chroot'ed mounts); only the tree's root may have "
+	       "one: not supported", d->maker, d->ns, r->fstype, r->source, r->root);
+	return -1;
+}
+
 static int collect(struct dump_ctx *dc, struct dtask *t, uint64_t ns)
 {
-	struct mnt_dump *d = xzalloc(sizeof(*d));
+	struct mnt_dump *d = xzalloc(sizeof(*d)), **slot;
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	int i;
 
-	if (!d)
+	slot = d ? xpush(cur->ns, cur->nr) : NULL;
+	if (!slot) {
+		free(d);
 		return -1;
-	dc->shared[PART_MNT] = cur = d;
+	}
+	*slot = d;
 	d->ns = ns;
 	d->maker = t->pid;
 	d->maker_ns = t->ns_pid;
-	if (mnt_read_mountinfo(t->pid, &d->ms) || mnt_read_mountinfo(0, &d->host) ||
-	    cgroup_roots(d))
+	d->nested = t->parent != NULL;
+	if (mnt_read_mountinfo(t->pid, &d->ms) ||
+	    mnt_read_mountinfo(d->nested ? t->parent->pid : 0, &d->host) || cgroup_roots(d))
 		return -1;
 	d->e = xzalloc(d->ms.nr * sizeof(*d->e));
 	d->host_of = xzalloc(d->ms.nr * sizeof(int));
@@ -476,6 +512,8 @@ static int collect(struct dump_ctx *dc, struct dtask *t, uint64_t ns)
 	if (d->root < 0)
 		return -1;
 	d->inherited = is_inherited(d);
+	if (d->nested && check_nested(d))
+		return -1;
 	for (i = 0; i < d->ms.nr; i++) {
 		fill_common(d, i);
 		if (i != d->root && !proc_mount_by_id(&d->ms, d->ms.m[i].parent)) {
@@ -487,8 +525,9 @@ static int collect(struct dump_ctx *dc, struct dtask *t, uint64_t ns)
 		if (classify(d, dc->opts, i) || check_propagation(d, i))
 			return -1;
 	}
-	pr_info("Task %d: mount namespace mnt:[%lu] of its own, %d mounts, %s (read in %ld us)",
-		t->pid, ns, d->ms.nr, d->inherited ? "a copy of criu's" : "its own root",
+	pr_info("Task %d: mount namespace mnt:[%lu] of its own%s, %d mounts, %s (read in %ld us)",
+		t->pid, ns, d->nested ? ", nested" : "", d->ms.nr,
+		d->inherited ? "a copy of the one it came from" : "its own root",
 		(clock_ns(CLOCK_MONOTONIC) - t0) / 1000);
 	return 0;
 }
@@ -504,28 +543,59 @@ static void free_dump(struct mnt_dump *d)
 	free(d->e);
 	free(d->host_of);
 	free(d->tmpfs);
-	free(d->host_used);
-	for (i = 0; i < (int)d->nr_hidden; i++) {
-		free(d->hidden[i]->path);
-		free(d->hidden[i]);
-	}
-	free(d->hidden);
 	proc_mounts_free(&d->ms);
 	proc_mounts_free(&d->host);
 	proc_mounts_free(&d->cg);
 	free(d);
 }
 
-static const struct mounts_service service;
-
-static int mnt_check(struct dump_ctx *dc, struct dtask *t)
+static void free_dumps(struct mnt_dumps *all)
 {
-	uint64_t own = proc_ns_id(t->pid, 0, "mnt"), outer, th;
+	size_t i;
+
+	while (all->nr)
+		free_dump(all->ns[--all->nr]);
+	free(all->ns);
+	free(all->host_used);
+	for (i = 0; i < all->nr_hidden; i++) {
+		free(all->hidden[i]->path);
+		free(all->hidden[i]);
+	}
+	free(all->hidden);
+	proc_mounts_free(&all->criu);
+	free(all);
+}
+
+/* The dumped namespace holding mount @id, and the mount; NULL if none. */
+static struct mnt_dump *dump_of(uint64_t id, struct proc_mount **m)
+{
 	int i;
 
-	mounts_offer(&service);
-	if (!own)
-		return -1;
+	for (i = 0; cur && id && i < cur->nr; i++) {
+		*m = proc_mount_by_id(&cur->ns[i]->ms, (int)id);
+		if (*m)
+			return cur->ns[i];
+	}
+	return NULL;
+}
+
+static struct mnt_dump *dump_by_ns(uint64_t ns)
+{
+	int i;
+
+	for (i = 0; cur && i < cur->nr; i++)
+		if (cur->ns[i]->ns == ns)
+			return cur->ns[i];
+	return NULL;
+}
+
+static const struct mounts_service service;
+
+static int check_threads(struct dtask *t, uint64_t own)
+{
+	uint64_t th;
+	int i;
+
 	for (i = 1; i < t->nr_threads; i++) {
 		th = proc_ns_id(t->pid, t->th[i].tid, "mnt");
 		if (th != own) {
@@ -534,33 +604,60 @@ static int mnt_check(struct dump_ctx *dc, struct dtask *t)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+static int start_dumps(struct dump_ctx *dc)
+{
+	if (cur)
+		return 0;
+	cur = xzalloc(sizeof(*cur));
+	if (!cur || mnt_read_mountinfo(0, &cur->criu))
+		return -1;
+	dc->shared[PART_MNT] = cur;
+	return 0;
+}
+
+/*
+ * The root may have a mount namespace of its own; a task below it one it
+ * made itself (unshare: its parent's is another), which its descendants
+ * may share. A task that joined one another task made (setns) is refused.
+ */
+static int mnt_check(struct dump_ctx *dc, struct dtask *t)
+{
+	uint64_t own = proc_ns_id(t->pid, 0, "mnt"), outer;
+
+	mounts_offer(&service);
+	if (!own || check_threads(t, own))
+		return -1;
 	if (!t->parent && cur) {
 		/* a dump that failed before its dump_tree (one process, several requests) */
-		free_dump(cur);
-		cur = NULL;
+		free_dumps(cur);
+		dc->shared[PART_MNT] = cur = NULL;
 	}
 	outer = proc_ns_id(t->parent ? t->parent->pid : 0, 0, "mnt");
 	if (own == outer)
 		return 0;
-	if (t->parent) {
-		pr_err("Task %d is in a mount namespace (mnt:[%lu]) other than its parent "
-		       "%d's (mnt:[%lu]); only the tree's root may have one of its own",
-		       t->pid, own, t->parent->pid, outer);
+	if (t->parent && (dump_by_ns(own) || own == proc_ns_id(0, 0, "mnt"))) {
+		pr_err("Task %d is in mount namespace mnt:[%lu], which its parent %d (in mnt:[%lu]) "
+		       "did not make: it joined it (setns); a task below the root may only share "
+		       "its parent's or make one of its own: not supported", t->pid, own,
+		       t->parent->pid, outer);
 		return -1;
 	}
-	return collect(dc, t, own);
+	return start_dumps(dc) || collect(dc, t, own);
 }
 
 /* A file on a mount of criu's: restore reopens it there, by its path. */
-static int host_mount_used(struct mnt_dump *d, uint32_t id, pid_t pid, const char *what)
+static int host_mount_used(uint32_t id, pid_t pid, const char *what)
 {
 	uint32_t *n;
 	size_t i;
 
-	for (i = 0; i < d->nr_host_used; i++)
-		if (d->host_used[i] == id)
+	for (i = 0; i < cur->nr_host_used; i++)
+		if (cur->host_used[i] == id)
 			return 1;
-	n = xpush(d->host_used, d->nr_host_used);
+	n = xpush(cur->host_used, cur->nr_host_used);
 	if (!n)
 		return 0;
 	*n = id;
@@ -570,29 +667,46 @@ static int host_mount_used(struct mnt_dump *d, uint32_t id, pid_t pid, const cha
 
 static int ns_mnt_dump_reaches(pid_t pid, uint64_t mnt_id, const char *what)
 {
-	if (!cur || !mnt_id || proc_mount_by_id(&cur->ms, (int)mnt_id))
+	struct proc_mount *m;
+
+	if (!cur || !mnt_id || dump_of(mnt_id, &m))
 		return 1;
-	if (proc_mount_by_id(&cur->host, (int)mnt_id))
-		return host_mount_used(cur, mnt_id, pid, what);
-	pr_err("Task %d: %s is on mount %lu, which is not in the tree's mount namespace "
-	       "(mnt:[%lu])", pid, what, mnt_id, cur->ns);
+	if (proc_mount_by_id(&cur->criu, (int)mnt_id))
+		return host_mount_used(mnt_id, pid, what);
+	pr_err("Task %d: %s is on mount %lu, which is in none of the tree's mount namespaces "
+	       "nor in criu's", pid, what, mnt_id);
 	return 0;
+}
+
+/*
+ * The mount @path leads to in the task's view is a copy of @m, made when a
+ * nested namespace was: the same filesystem, part and place. Not hidden.
+ */
+static int copy_of(const struct proc_mount *m, uint64_t there)
+{
+	struct proc_mount *c;
+
+	return there && dump_of(there, &c) && dev_of(c) == dev_of(m) &&
+	       !strcmp(c->root, m->root) && !strcmp(c->mountpoint, m->mountpoint);
 }
 
 static int ns_mnt_dump_hidden(pid_t pid, uint64_t mnt_id, const char *path, unsigned int flags)
 {
-	struct proc_mount *m = cur && mnt_id ? proc_mount_by_id(&cur->ms, (int)mnt_id) : NULL;
+	struct proc_mount *m = NULL;
+	struct mnt_dump *d = dump_of(mnt_id, &m);
 	char inside[PATH_MAX + 32];
+	uint64_t there;
 	HiddenFile *h;
 	const char *rel;
 
-	if (!m)
+	if (!d)
 		return 0;
 	snprintf(inside, sizeof(inside), "/proc/%d/root%s", pid, path);
-	if (mnt_id_of(inside) == mnt_id)
+	there = mnt_id_of(inside);
+	if (there == mnt_id || copy_of(m, there))
 		return 0;
 	rel = mnt_below(m->mountpoint, path);
-	if (!rel || cur->e[m - cur->ms.m].kind == MOUNT_KIND__MNT_INHERITED) {
+	if (!rel || d->e[m - d->ms.m].kind == MOUNT_KIND__MNT_INHERITED) {
 		pr_err("Task %d: %s on mount %lu is hidden by another mount, on a mount %s; "
 		       "not supported", pid, path, mnt_id, rel ? "of criu's namespace" :
 		       "it is not below");
@@ -612,48 +726,121 @@ static int ns_mnt_dump_hidden(pid_t pid, uint64_t mnt_id, const char *path, unsi
 	return cur->nr_hidden;
 }
 
+static MntnsEntry *entry_of(struct mnt_dump *d)
+{
+	MntnsEntry *e = xmalloc(sizeof(*e));
+	int i;
+
+	if (!e)
+		return NULL;
+	mntns_entry__init(e);
+	e->mounts = xmalloc((d->ms.nr + 1) * sizeof(*e->mounts));
+	if (!e->mounts) {
+		free(e);
+		return NULL;
+	}
+	for (i = 0; i < d->ms.nr; i++)
+		e->mounts[i] = &d->e[i];
+	e->n_mounts = d->ms.nr;
+	e->ns_id = d->ns;
+	e->maker = d->maker_ns;
+	return e;
+}
+
+/* The files of every tmpfs, namespace by namespace, into one data store. */
+static int dump_contents(struct dump_ctx *dc, struct mnt_dumps *all)
+{
+	int i, n = 0;
+
+	for (i = 0; i < all->nr; i++) {
+		if (!all->ns[i]->nr_tmpfs)
+			continue;
+		if (tmpfs_dump_all(dc->dirfd, all->ns[i]->maker, all->ns[i]->tmpfs,
+				   all->ns[i]->nr_tmpfs, n++))
+			return -1;
+	}
+	return n ? tmpfs_dump_sum(dc->dirfd) : 0;
+}
+
+/*
+ * mnt.img: the root's namespace (no mounts when the root is in criu's),
+ * the nested ones in it, in the order their makers come in the tree.
+ */
+static int write_all(struct dump_ctx *dc, struct mnt_dumps *all, MntnsEntry *top)
+{
+	MntnsEntry **nested = xzalloc((all->nr + 1) * sizeof(*nested));
+	int i, ret = -1, n = 0, mounts = 0;
+
+	if (!nested)
+		return -1;
+	for (i = 0; i < all->nr; i++) {
+		mounts += all->ns[i]->ms.nr;
+		if (!all->ns[i]->nested)
+			continue;
+		nested[n] = entry_of(all->ns[i]);
+		if (!nested[n++])
+			goto out;
+	}
+	top->n_nested = n;
+	top->nested = nested;
+	top->n_host_mounts = all->nr_host_used;
+	top->host_mounts = all->host_used;
+	top->n_hidden = all->nr_hidden;
+	top->hidden = all->hidden;
+	ret = img_write(dc->dirfd, IMG_MNTNS, 0, &top->base);
+	if (!ret)
+		ret = dump_contents(dc, all);
+	/* every task holds an fd on each mount's root, each hidden file, criu's /proc and root */
+	dc->restore_shared += mounts + all->nr_hidden + 1 + !!all->nr_host_used;
+out:
+	for (i = 0; i < n; i++) {
+		if (nested[i])
+			free(nested[i]->mounts);
+		free(nested[i]);
+	}
+	free(nested);
+	return ret;
+}
+
 static int mnt_dump_tree(struct dump_ctx *dc)
 {
-	struct mnt_dump *d = dc->shared[PART_MNT];
-	MntnsEntry e = MNTNS_ENTRY__INIT;
+	struct mnt_dumps *all = dc->shared[PART_MNT];
+	MntnsEntry *top = NULL, empty = MNTNS_ENTRY__INIT;
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
-	MountEntry **pe;
 	int i, ret = -1;
 
-	if (!d)
+	if (!all)
 		return 0;
-	pe = xmalloc(d->ms.nr * sizeof(*pe));
-	if (!pe)
+	for (i = 0; i < all->nr && all->ns[i]->nested; i++)
+		;
+	top = i < all->nr ? entry_of(all->ns[i]) : &empty;
+	if (!top)
 		goto out;
-	for (i = 0; i < d->ms.nr; i++)
-		pe[i] = &d->e[i];
-	e.ns_id = d->ns;
-	e.maker = d->maker_ns;
-	e.n_mounts = d->ms.nr;
-	e.mounts = pe;
-	e.n_host_mounts = d->nr_host_used;
-	e.host_mounts = d->host_used;
-	e.n_hidden = d->nr_hidden;
-	e.hidden = d->hidden;
-	ret = img_write(dc->dirfd, IMG_MNTNS, 0, &e.base);
-	if (!ret && d->nr_tmpfs)
-		ret = tmpfs_dump_all(dc->dirfd, d->maker, d->tmpfs, d->nr_tmpfs);
+	if (top == &empty) {
+		/* the root is in criu's namespace: only nested ones */
+		empty.ns_id = proc_ns_id(0, 0, "mnt");
+	}
+	ret = write_all(dc, all, top);
 	if (!ret)
-		pr_info("Mount namespace written, with the files of %d tmpfs, in %ld us",
-			d->nr_tmpfs, (clock_ns(CLOCK_MONOTONIC) - t0) / 1000);
-	/* every task holds an fd on each mount's root, each hidden file, criu's /proc and root */
-	dc->restore_shared += d->ms.nr + d->nr_hidden + 1 + !!d->nr_host_used;
-	free(pe);
+		pr_info("%d mount namespaces written, with the files of their tmpfs, in %ld us",
+			all->nr, (clock_ns(CLOCK_MONOTONIC) - t0) / 1000);
+	if (top != &empty) {
+		free(top->mounts);
+		free(top);
+	}
 out:
-	free_dump(d);
+	free_dumps(all);
 	dc->shared[PART_MNT] = cur = NULL;
 	return ret;
 }
 
 /* ------------------------------------------------------------- restore */
 
-/* The tree's mounts once built: in the maker, and in every task it forks. */
+/* The root's namespace (rst.ns is mnt.img's entry; no mounts: the root is in criu's)... */
 static struct mnt_restore rst = { .store = -1, .proc_fd = -1, .host_root = -1 };
+/* ...and those tasks below it made, each built by its maker in a copy of its parent's. */
+static struct mnt_restore *nest;
+static int nr_nest;
 
 static struct rmount *by_id(struct mnt_restore *r, uint32_t id)
 {
@@ -665,6 +852,17 @@ static struct rmount *by_id(struct mnt_restore *r, uint32_t id)
 	return NULL;
 }
 
+/* Mount @id in whichever namespace of the tree it is (ids are unique across them). */
+static struct rmount *mount_by_id(uint32_t id)
+{
+	struct rmount *m = by_id(&rst, id);
+	int i;
+
+	for (i = 0; !m && i < nr_nest; i++)
+		m = by_id(&nest[i], id);
+	return m;
+}
+
 static const char *invalid(struct mnt_restore *r, int i)
 {
 	MountEntry *e = r->m[i].e;
@@ -674,6 +872,8 @@ static const char *invalid(struct mnt_restore *r, int i)
 		return "a relative path";
 	if (e->kind < MOUNT_KIND__MNT_ROOT || e->kind > MOUNT_KIND__MNT_EXTERNAL)
 		return "an unknown kind";
+	if (r != &rst && (e->kind == MOUNT_KIND__MNT_ROOT || e->kind == MOUNT_KIND__MNT_EXTERNAL))
+		return "a kind a nested namespace can't have";
 	if ((e->kind == MOUNT_KIND__MNT_ROOT || (e->kind == MOUNT_KIND__MNT_INHERITED &&
 	     !e->parent)) != !e->parent)
 		return "a root that is not one, or two roots";
@@ -688,6 +888,11 @@ static const char *invalid(struct mnt_restore *r, int i)
 	for (j = 0; j < i; j++)
 		if (r->m[j].e->id == e->id)
 			return "an id used twice";
+	if (r != &rst && by_id(&rst, e->id))
+		return "the id of a mount of the root's namespace";
+	for (j = 0; r != &rst && &nest[j] < r; j++)
+		if (by_id(&nest[j], e->id))
+			return "the id of a mount of another namespace";
 	return NULL;
 }
 
@@ -751,8 +956,8 @@ static int check_tree(struct rst_ctx *rc, struct mnt_restore *r)
 
 		why = invalid(r, i);
 		if (why) {
-			pr_err("Image mnt.img: mount %u at %.200s has %s", e->id, e->mountpoint,
-			       why);
+			pr_err("Image mnt.img: mount %u at %.200s of mnt:[%lu] has %s", e->id,
+			       e->mountpoint, r->ns->ns_id, why);
 			return -1;
 		}
 		roots += !e->parent;
@@ -764,56 +969,121 @@ static int check_tree(struct rst_ctx *rc, struct mnt_restore *r)
 		if (e->kind == MOUNT_KIND__MNT_ROOT && check_root(rc, e))
 			return -1;
 	}
-	if (roots != 1) {
-		pr_err("Image mnt.img has %d root mounts", roots);
+	/* no mounts: the root is in criu's namespace, and some task below it in another */
+	if (roots != 1 && (r != &rst || r->nr || !r->ns->n_nested)) {
+		pr_err("Image mnt.img: mnt:[%lu] has %d root mounts", r->ns->ns_id, roots);
 		return -1;
 	}
+	return 0;
+}
+
+/* One namespace of the image, @e, ready to be built (its hidden files: the root's list). */
+static int load_ns(struct rst_ctx *rc, struct mnt_restore *r, MntnsEntry *e)
+{
+	int i;
+
+	r->ns = e;
+	r->nr = e->n_mounts;
+	r->maker = e->maker;
+	r->root = rc->opts->root;
+	r->context = rc->opts->lsm_mount_context;
+	r->store = r->proc_fd = r->host_root = -1;
+	r->hidden = rst.ns->hidden;
+	r->n_hidden = rst.ns->n_hidden;
+	r->m = xzalloc((r->nr + 1) * sizeof(*r->m));
+	r->ext_path = xzalloc((r->nr + 1) * sizeof(*r->ext_path));
+	r->ext_fd = xzalloc((r->nr + 1) * sizeof(*r->ext_fd));
+	if (!r->m || !r->ext_path || !r->ext_fd)
+		return -1;
+	for (i = 0; i < r->nr; i++) {
+		r->m[i].e = e->mounts[i];
+		r->m[i].fd = -1;
+		r->m[i].attrs = -1;
+	}
+	return 0;
+}
+
+static const char *invalid_nested(MntnsEntry *n, int i)
+{
+	int j;
+
+	if (!n->maker || n->maker == rst.maker)
+		return "the root as its maker";
+	if (n->n_nested || n->n_hidden || n->n_host_mounts)
+		return "lists only the root's entry has";
+	for (j = 0; j < i; j++)
+		if (nest[j].maker == n->maker)
+			return "a maker that made another one";
+	return NULL;
+}
+
+static int load_nested(struct rst_ctx *rc)
+{
+	const char *why;
+	int i;
+
+	nr_nest = rst.ns->n_nested;
+	nest = xzalloc((nr_nest + 1) * sizeof(*nest));
+	if (!nest)
+		return -1;
+	for (i = 0; i < nr_nest; i++) {
+		why = invalid_nested(rst.ns->nested[i], i);
+		if (why) {
+			pr_err("Image mnt.img: nested namespace mnt:[%lu] has %s",
+			       rst.ns->nested[i]->ns_id, why);
+			return -1;
+		}
+		if (load_ns(rc, &nest[i], rst.ns->nested[i]) || check_tree(rc, &nest[i]))
+			return -1;
+		pr_info("Mount namespace mnt:[%lu] of task %u, nested: %d mounts",
+			nest[i].ns->ns_id, nest[i].maker, nest[i].nr);
+	}
+	return 0;
+}
+
+static int load_hidden(void)
+{
+	int i;
+
+	rst.hidden_fd = xmalloc((rst.ns->n_hidden + 1) * sizeof(int));
+	if (!rst.hidden_fd)
+		return -1;
+	for (i = 0; i < (int)rst.ns->n_hidden; i++) {
+		rst.hidden_fd[i] = -1;
+		if (!mount_by_id(rst.ns->hidden[i]->mnt) || rst.ns->hidden[i]->path[0] == '/') {
+			pr_err("Image mnt.img: hidden file #%d is on no mount of the list", i);
+			return -1;
+		}
+	}
+	for (i = 0; i < nr_nest; i++)
+		nest[i].hidden_fd = rst.hidden_fd;
 	return 0;
 }
 
 static int mnt_load_tree(struct rst_ctx *rc)
 {
 	struct mnt_restore *r = &rst;
-	int ret, i;
+	MntnsEntry *e;
+	int ret;
 
 	mounts_offer(&service);
-	ret = img_read(rc->dirfd, IMG_MNTNS, 0, (void **)&r->ns, 1);
+	ret = img_read(rc->dirfd, IMG_MNTNS, 0, (void **)&e, 1);
 	if (ret <= 0) {
 		if (!ret && rc->opts->root && strcmp(rc->opts->root, "/"))
 			pr_info("--root %s: the tree has no mount namespace of its own; unused",
 				rc->opts->root);
 		return ret;
 	}
-	r->nr = r->ns->n_mounts;
-	r->maker = r->ns->maker;
-	r->root = rc->opts->root;
-	r->context = rc->opts->lsm_mount_context;
-	if (r->context && (!lsm_active() || strcmp(lsm_active(), "selinux"))) {
+	rst.ns = e;
+	if (rc->opts->lsm_mount_context && (!lsm_active() || strcmp(lsm_active(), "selinux"))) {
 		pr_err("--lsm-mount-context %s: this machine runs no SELinux, whose mount "
-		       "option context= it sets", r->context);
+		       "option context= it sets", rc->opts->lsm_mount_context);
 		return -1;
 	}
-	r->m = xzalloc((r->nr + 1) * sizeof(*r->m));
-	r->ext_path = xzalloc((r->nr + 1) * sizeof(*r->ext_path));
-	r->ext_fd = xzalloc((r->nr + 1) * sizeof(*r->ext_fd));
-	r->hidden_fd = xmalloc((r->ns->n_hidden + 1) * sizeof(int));
-	if (!r->m || !r->ext_path || !r->ext_fd || !r->hidden_fd)
+	if (load_ns(rc, r, e) || check_tree(rc, r) || load_nested(rc) || load_hidden())
 		return -1;
-
-	for (i = 0; i < r->nr; i++) {
-		r->m[i].e = r->ns->mounts[i];
-		r->m[i].fd = -1;
-		r->m[i].attrs = -1;
-	}
-	for (i = 0; i < (int)r->ns->n_hidden; i++) {
-		r->hidden_fd[i] = -1;
-		if (!by_id(r, r->ns->hidden[i]->mnt) || r->ns->hidden[i]->path[0] == '/') {
-			pr_err("Image mnt.img: hidden file #%d is on no mount of the list", i);
-			return -1;
-		}
-	}
-	if (check_tree(rc, r))
-		return -1;
+	if (!r->nr)
+		return 0;	/* the root stays in criu's */
 	/* the root is born in a copy of criu's; nothing done in it comes out */
 	rc->root_flags |= CLONE_NEWNS;
 	pr_info("Mount namespace mnt:[%lu] of task %u: %d mounts", r->ns->ns_id, r->maker,
@@ -856,26 +1126,11 @@ static int on_host(uint64_t mnt_id)
 	return 0;
 }
 
-/*
- * In the maker, before it forks: the tree, entered. Its mounts' roots stay
- * open in every task, for the files opened by path in the mount they were
- * on (a mount on top would hide them).
- */
-static int mnt_early(struct rst_ctx *rc, struct rtask *t)
+/* Namespace @r, just built: its fds where every task forked from here finds them. */
+static int keep_fds(struct rst_ctx *rc, struct mnt_restore *r)
 {
-	struct mnt_restore *r = &rst;
-	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	int i;
 
-	if (!r->ns || (uint32_t)t->pid != r->maker)
-		return 0;
-	r->proc_fd = rc->proc_fd;
-	r->dirfd = rc->dirfd;
-	r->ids = rc->idmap;
-	if (mnt_build(r))
-		return -1;
-	pr_info("Task %d: mount tree of %d mounts built and entered in %ld us", t->pid, r->nr,
-		(clock_ns(CLOCK_MONOTONIC) - t0) / 1000);
 	for (i = 0; i < r->nr; i++) {
 		if (r->m[i].fd < 0)
 			continue;
@@ -883,10 +1138,54 @@ static int mnt_early(struct rst_ctx *rc, struct rtask *t)
 		if (r->m[i].fd < 0)
 			return -1;
 	}
-	for (i = 0; i < (int)r->ns->n_hidden; i++) {
+	for (i = 0; i < (int)r->n_hidden; i++) {
+		if (!by_id(r, r->hidden[i]->mnt))
+			continue;	/* another namespace's */
 		r->hidden_fd[i] = rst_inherit_fd(rc, r->hidden_fd[i]);
 		if (r->hidden_fd[i] < 0)
 			return -1;
+	}
+	return 0;
+}
+
+static int build(struct rst_ctx *rc, struct rtask *t, struct mnt_restore *r)
+{
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+
+	r->proc_fd = rc->proc_fd;
+	r->dirfd = rc->dirfd;
+	r->ids = rc->idmap;
+	if (mnt_build(r))
+		return -1;
+	pr_info("Task %d: mount tree mnt:[%lu] of %d mounts built and entered in %ld us", t->pid,
+		r->ns->ns_id, r->nr, (clock_ns(CLOCK_MONOTONIC) - t0) / 1000);
+	return keep_fds(rc, r);
+}
+
+/*
+ * In the maker, before it forks: the tree, entered. Its mounts' roots stay
+ * open in every task, for the files opened by path in the mount they were
+ * on (a mount on top would hide them). The maker of a nested namespace
+ * makes it as it did, a copy of its parent's (restored already), which
+ * its descendants are born in.
+ */
+static int mnt_early(struct rst_ctx *rc, struct rtask *t)
+{
+	int i;
+
+	if (!rst.ns)
+		return 0;
+	if (rst.nr && (uint32_t)t->pid == rst.maker)
+		return build(rc, t, &rst);
+	for (i = 0; i < nr_nest; i++) {
+		if ((uint32_t)t->pid != nest[i].maker)
+			continue;
+		if (unshare(CLONE_NEWNS)) {
+			pr_perror("Task %d: can't make its mount namespace mnt:[%lu]", t->pid,
+				  nest[i].ns->ns_id);
+			return -1;
+		}
+		return build(rc, t, &nest[i]);
 	}
 	return 0;
 }
@@ -935,7 +1234,7 @@ static int ns_mnt_tree_has_ns(void)
 
 static int ns_mnt_open(pid_t pid, uint64_t mnt_id, const char *path, int flags)
 {
-	struct rmount *m = rst.ns && mnt_id ? by_id(&rst, (uint32_t)mnt_id) : NULL;
+	struct rmount *m = rst.ns && mnt_id ? mount_by_id((uint32_t)mnt_id) : NULL;
 	const char *rel = m ? mnt_below(m->e->mountpoint, path) : NULL;
 	struct open_how how = {
 		.flags = flags | O_CLOEXEC,
@@ -966,11 +1265,23 @@ static int ns_mnt_open(pid_t pid, uint64_t mnt_id, const char *path, int flags)
 	return fd;
 }
 
+static void free_rst(struct mnt_restore *r)
+{
+	free(r->m);
+	free(r->ext_path);
+	free(r->ext_fd);
+}
+
 static void mnt_release_tree(struct rst_ctx *rc)
 {
-	free(rst.m);
-	free(rst.ext_path);
-	free(rst.ext_fd);
+	int i;
+
+	for (i = 0; i < nr_nest; i++)
+		free_rst(&nest[i]);
+	free(nest);
+	nest = NULL;
+	nr_nest = 0;
+	free_rst(&rst);
 	free(rst.hidden_fd);
 	img_free(IMG_MNTNS, rst.ns);
 	memset(&rst, 0, sizeof(rst));

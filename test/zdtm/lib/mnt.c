@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -183,4 +185,37 @@ void mnt_compare(const char *base, const struct mnt_line *a, int na,
 			fail("mount #%d: %s %s %s %s %s %s, was %s %s %s %s %s %s", i, b[i].mountpoint,
 			     b[i].root, b[i].opts, b[i].fstype, b[i].source, b[i].sb, a[i].mountpoint,
 			     a[i].root, a[i].opts, a[i].fstype, a[i].source, a[i].sb);
+}
+
+pid_t mnt_fork_ready(void (*fn)(int ready))
+{
+	int p[2];
+	pid_t kid;
+	char c;
+
+	if (pipe(p))
+		return -1;
+	kid = fork();
+	if (kid == 0) {
+		close(p[0]);
+		fn(p[1]);
+		_exit(1);
+	}
+	close(p[1]);
+	if (kid > 0 && read(p[0], &c, 1) != 1) {
+		kill(kid, SIGKILL);
+		waitpid(kid, NULL, 0);
+		kid = -1;
+	}
+	close(p[0]);
+	return kid;
+}
+
+int mnt_stop_child(pid_t kid)
+{
+	int status;
+
+	if (kill(kid, SIGTERM) || waitpid(kid, &status, 0) != kid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Two tasks in one nested mount namespace, below a root in a mount
+ * namespace of its own (every mount private):
+ *   the root mounts tmpfs "gone" and forks A;
+ *   A unshares CLONE_NEWNS, unmounts "gone" (in its namespace only),
+ *     mounts tmpfs "mine" with a file, and forks B, born in A's namespace;
+ *   B opens mine/f and makes mine its cwd;
+ *   then the root mounts tmpfs "late", which A's namespace never had.
+ * After restore: the root sees gone and late and not mine; A sees mine
+ * and neither gone nor late; B is in A's namespace (not the root's), its
+ * fd reads mine/f, a write by A through mine is seen through B's fd,
+ * and its cwd is mine.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mnt.h"
+#include "zdtm.h"
+
+#define MAX	8
+
+static char base[4096];
+static volatile sig_atomic_t stop;
+static const char *me = "A";
+
+static const char *at(const char *name)
+{
+	return mnt_at(base, name);
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+#define die(...) test_task_fail(0, me, __VA_ARGS__)
+
+static void put(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd))
+		die("write %s: %m", path);
+}
+
+static void ns_of(const char *pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%s/ns/mnt", pid);
+	n = readlink(path, buf, len - 1);
+	if (n < 0)
+		die("readlink %s: %m", path);
+	buf[n] = '\0';
+}
+
+/* Is @name a mount point in our view? */
+static int mounted(const char *name)
+{
+	struct mnt_line m;
+
+	return mnt_find(at(name), 0, &m) == 0;
+}
+
+static void b_main(int ready)
+{
+	char buf[16], ppid[16], own[64], parent[64];
+	struct stat a, c;
+	int fd;
+
+	me = "B";
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	fd = open(at("mine/f"), O_RDONLY);
+	if (fd < 0 || chdir(at("mine")))
+		die("open mine/f: %m");
+	if (write(ready, "r", 1) != 1)
+		die("say ready: %m");
+	close(ready);
+	while (!stop)
+		pause();
+	snprintf(ppid, sizeof(ppid), "%d", (int)getppid());
+	ns_of("self", own, sizeof(own));
+	ns_of(ppid, parent, sizeof(parent));
+	if (strcmp(own, parent))
+		die("B's mount namespace %s is not A's %s", own, parent);
+	memset(buf, 0, sizeof(buf));
+	if (pread(fd, buf, sizeof(buf) - 1, 0) != 7 || strcmp(buf, "changed"))
+		die("the fd on mine/f reads '%s', not A's write", buf);
+	if (stat(".", &a) || stat(at("mine"), &c) || a.st_ino != c.st_ino || a.st_dev != c.st_dev)
+		die("B's cwd is not mine");
+	_exit(0);
+}
+
+static void a_main(int ready)
+{
+	char root_ns[64], own[64], ppid[16];
+	pid_t b;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	signal(SIGTERM, on_term);
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		die("unshare a mount namespace: %m");
+	if (umount(at("gone")) || mount("zdtm-mine", at("mine"), "tmpfs", 0, "size=1m"))
+		die("change the namespace: %m");
+	put(at("mine/f"), "initial");
+	b = mnt_fork_ready(b_main);
+	if (b < 0)
+		die("B did not get ready");
+	if (write(ready, "r", 1) != 1)
+		die("say ready: %m");
+	close(ready);
+	while (!stop)
+		pause();
+	snprintf(ppid, sizeof(ppid), "%d", (int)getppid());
+	ns_of("self", own, sizeof(own));
+	ns_of(ppid, root_ns, sizeof(root_ns));
+	if (!strcmp(own, root_ns))
+		die("A is in the root's mount namespace");
+	if (!mounted("mine") || mounted("gone") || mounted("late"))
+		die("A sees mine %d, gone %d, late %d (1, 0, 0 before)", mounted("mine"),
+		    mounted("gone"), mounted("late"));
+	put(at("mine/f"), "changed");
+	if (mnt_stop_child(b))
+		die("B failed");
+	_exit(0);
+}
+
+static void root_view(void)
+{
+	if (mounted("mine") || !mounted("gone") || !mounted("late"))
+		fail("the root sees mine %d, gone %d, late %d (0, 1, 1 before)", mounted("mine"),
+		     mounted("gone"), mounted("late"));
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const dirs[] = { "gone", "mine", "late" };
+	size_t i;
+	pid_t a;
+
+	test_init(argc, argv);
+	mnt_enter_ns();
+	snprintf(base, sizeof(base), "%s", mnt_abs("mntns_shared_child.d"));
+	if (mkdir(base, 0755) && errno != EEXIST)
+		fail_errno("mkdir %s", base);
+	for (i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (mkdir(at(dirs[i]), 0755) && errno != EEXIST)
+			fail_errno("mkdir %s", dirs[i]);
+	if (mount("zdtm-gone", at("gone"), "tmpfs", 0, "size=1m"))
+		fail_errno("mount gone");
+	a = mnt_fork_ready(a_main);
+	if (a < 0)
+		fail("A did not get ready");
+	if (mount("zdtm-late", at("late"), "tmpfs", 0, "size=1m"))
+		fail_errno("mount late");
+	root_view();
+
+	test_ready();
+	test_waitsig();
+
+	root_view();
+	if (mnt_stop_child(a))
+		fail("A failed");
+	pass();
+}
