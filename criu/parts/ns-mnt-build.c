@@ -591,16 +591,19 @@ static int build_on_root(struct mnt_restore *r, struct rmount *root)
 }
 
 /* The copy's mount @k for inherited mount @m: the same filesystem at the same place. */
-static int twin(struct proc_mounts *now, const MountEntry *e, char *used)
+static int twin(struct proc_mounts *now, const struct rmount *m, char *used)
 {
+	const MountEntry *e = m->e;
+	const char *root = m->live ? m->live->root : e->root;
+	const char *source = m->live ? m->live->source : e->source;
 	int k;
 
 	for (k = 0; k < now->nr; k++) {
 		struct proc_mount *c = &now->m[k];
 
 		if (!used[k] && !strcmp(c->mountpoint, e->mountpoint) &&
-		    !strcmp(c->fstype, e->fstype) && !strcmp(c->root, e->root) &&
-		    !strcmp(c->source, e->source))
+		    !strcmp(c->fstype, e->fstype) && !strcmp(c->root, root) &&
+		    !strcmp(c->source, source))
 			return k;
 	}
 	pr_err("Mount %u at %s (%s %s) came from the mount namespace this one is a copy of "
@@ -685,7 +688,7 @@ static int build_inherited(struct mnt_restore *r)
 	for (i = 0; i < r->nr; i++) {
 		if (r->m[i].e->kind != MOUNT_KIND__MNT_INHERITED)
 			continue;
-		k = twin(&now, r->m[i].e, used);
+		k = twin(&now, &r->m[i], used);
 		if (k < 0)
 			goto out;
 		used[k] = 1;
@@ -696,7 +699,7 @@ static int build_inherited(struct mnt_restore *r)
 	for (i = 0; i < r->nr; i++) {
 		if (r->m[i].e->kind != MOUNT_KIND__MNT_INHERITED)
 			continue;
-		k = twin(&now, r->m[i].e, used);
+		k = twin(&now, &r->m[i], used);
 		used[k] = 1;
 		if (adopt(&r->m[i], &now.m[k]))
 			goto out;

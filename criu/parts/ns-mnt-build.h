@@ -30,6 +30,12 @@ struct rmount {
 	int fd;			/* its root, once made (O_PATH or a mount fd) */
 	int done;
 	int64_t attrs;		/* MOUNT_ATTR_* it has once made, -1: not known */
+	/*
+	 * MNT_INHERITED of a nested namespace: the restored parent mount it is
+	 * a copy of, as mountinfo shows it now (its root and source may differ
+	 * from the dump's); NULL: as dumped
+	 */
+	const struct proc_mount *live;
 };
 
 struct mnt_restore {

@@ -316,6 +316,15 @@ static int make_new(struct mnt_dump *d, int i)
 	return 0;
 }
 
+/* A nested namespace's copy of its parent's mount: which one, for the restore to find it. */
+static void note_copy(struct mnt_dump *d, int i)
+{
+	if (!d->nested || d->host_of[i] < 0)
+		return;
+	d->e[i].has_copy_of = 1;
+	d->e[i].copy_of = d->host.m[d->host_of[i]].id;
+}
+
 static int classify(struct mnt_dump *d, const struct opts *o, int i)
 {
 	const struct proc_mount *m = &d->ms.m[i];
@@ -325,11 +334,13 @@ static int classify(struct mnt_dump *d, const struct opts *o, int i)
 	if (i == d->root) {
 		e->kind = d->inherited ? MOUNT_KIND__MNT_INHERITED : MOUNT_KIND__MNT_ROOT;
 		d->host_of[i] = d->inherited ? host_twin(d, i) : -1;
+		note_copy(d, i);
 		return 0;
 	}
 	d->host_of[i] = d->inherited ? host_twin(d, i) : -1;
 	if (d->host_of[i] >= 0) {
 		e->kind = MOUNT_KIND__MNT_INHERITED;
+		note_copy(d, i);
 		return 0;
 	}
 	src = bind_source(d, i);
@@ -1163,6 +1174,49 @@ static int build(struct rst_ctx *rc, struct rtask *t, struct mnt_restore *r)
 }
 
 /*
+ * The parent's mounts that @r's are copies of, as they are now: a root
+ * from --root or an external mount has another root and source than at
+ * the dump. Those with no fd here (criu's) are as dumped.
+ */
+static void find_live(struct mnt_restore *r, struct proc_mounts *now)
+{
+	struct rmount *p;
+	struct statx sx;
+	int i;
+
+	for (i = 0; i < r->nr; i++) {
+		if (!r->m[i].e->has_copy_of)
+			continue;
+		p = mount_by_id(r->m[i].e->copy_of);
+		if (!p || p->fd < 0 || statx(p->fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) ||
+		    !(sx.stx_mask & STATX_MNT_ID))
+			continue;
+		r->m[i].live = proc_mount_by_id(now, (int)sx.stx_mnt_id);
+	}
+}
+
+/* A copy of the parent's namespace (restored already), made the dumped one. */
+static int build_nested(struct rst_ctx *rc, struct rtask *t, struct mnt_restore *r)
+{
+	struct proc_mounts now;
+	int ret, i;
+
+	if (mnt_read_mountinfo(0, &now))
+		return -1;
+	find_live(r, &now);
+	ret = unshare(CLONE_NEWNS);
+	if (ret)
+		pr_perror("Task %d: can't make its mount namespace mnt:[%lu]", t->pid,
+			  r->ns->ns_id);
+	else
+		ret = build(rc, t, r);
+	for (i = 0; i < r->nr; i++)
+		r->m[i].live = NULL;
+	proc_mounts_free(&now);
+	return ret;
+}
+
+/*
  * In the maker, before it forks: the tree, entered. Its mounts' roots stay
  * open in every task, for the files opened by path in the mount they were
  * on (a mount on top would hide them). The maker of a nested namespace
@@ -1177,16 +1231,9 @@ static int mnt_early(struct rst_ctx *rc, struct rtask *t)
 		return 0;
 	if (rst.nr && (uint32_t)t->pid == rst.maker)
 		return build(rc, t, &rst);
-	for (i = 0; i < nr_nest; i++) {
-		if ((uint32_t)t->pid != nest[i].maker)
-			continue;
-		if (unshare(CLONE_NEWNS)) {
-			pr_perror("Task %d: can't make its mount namespace mnt:[%lu]", t->pid,
-				  nest[i].ns->ns_id);
-			return -1;
-		}
-		return build(rc, t, &nest[i]);
-	}
+	for (i = 0; i < nr_nest; i++)
+		if ((uint32_t)t->pid == nest[i].maker)
+			return build_nested(rc, t, &nest[i]);
 	return 0;
 }
 
@@ -1232,6 +1279,17 @@ static int ns_mnt_tree_has_ns(void)
 	return rst.ns != NULL;
 }
 
+/* The nested namespace @m is in, when this task is not in it (its maker did not fork it). */
+static struct mnt_restore *unbuilt_nested(struct rmount *m)
+{
+	int i;
+
+	for (i = 0; i < nr_nest; i++)
+		if (m >= nest[i].m && m < nest[i].m + nest[i].nr)
+			return nest[i].m[0].done ? NULL : &nest[i];
+	return NULL;
+}
+
 static int ns_mnt_open(pid_t pid, uint64_t mnt_id, const char *path, int flags)
 {
 	struct rmount *m = rst.ns && mnt_id ? mount_by_id((uint32_t)mnt_id) : NULL;
@@ -1246,6 +1304,14 @@ static int ns_mnt_open(pid_t pid, uint64_t mnt_id, const char *path, int flags)
 	if (!m && on_host(mnt_id) && rst.host_root >= 0 && path[0] == '/')
 		/* from criu's root, through criu's mounts: the very file held */
 		return openat(rst.host_root, path[1] ? path + 1 : ".", flags | O_CLOEXEC);
+	if (m && !m->done && unbuilt_nested(m)) {
+		pr_err("Task %d: %s is on mount %lu at %s of the nested mount namespace "
+		       "mnt:[%lu], which task %u makes: a file shared with tasks outside it "
+		       "(opened before they fork) is not supported", pid, path, mnt_id,
+		       m->e->mountpoint, unbuilt_nested(m)->ns->ns_id, unbuilt_nested(m)->maker);
+		errno = EXDEV;
+		return -1;
+	}
 	if (!m || m->fd < 0 || !rel) {
 		if (rst.ns && mnt_id)
 			pr_debug("Task %d: %s on mount %lu: opened by its path", pid, path,
