@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
 import zdtm
 from test_errors import check_refused_dump
+from test_file_locks import restore_refused
 
 pytestmark = pytest.mark.usefixtures("need_criu")
 
@@ -42,6 +44,33 @@ def test_ns_refused(what):
         # the nested pid namespace is its child's: the line names that one
         check_refused_dump(r, f"a task in a {what} namespace", REFUSED[what],
                            names_task=not what.endswith(("-child", "-join")))
+
+
+def mount_points() -> list[str]:
+    """criu's namespace's mounts (ours), without their ids."""
+    return [" ".join(line.split()[3:]) for line in
+            Path("/proc/self/mountinfo").read_text().splitlines()]
+
+
+def test_mntns_failed_restore_leaves_nothing():
+    """The child's nested mount namespace can't be made again (the mount
+    point of its tmpfs is gone): one Error line naming it, no task and no
+    mount left behind (criu's namespace as it was), the images unchanged;
+    with the directory back, the same images restore and the test passes."""
+    with zdtm.Run("mntns_nested", "failed-nested") as r:
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        before = mount_points()
+        point = r.dir / "mntns_nested.d" / "t"
+        point.rmdir()
+        restore_refused(r, img, "restore of a nested namespace without its mount point",
+                        (str(point),))
+        if mount_points() != before:
+            r.fail("the failed restore changed criu's mounts")
+        point.mkdir()
+        r.restore_ok(img)
+        r.finish()
 
 
 # Programs that say something through pids (signals, timers, threads, trees)
