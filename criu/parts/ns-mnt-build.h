@@ -3,10 +3,11 @@
 #define CRIU_PARTS_NS_MNT_BUILD_H
 
 /*
- * The mount namespace of the tree, in three files, one way down: ns-mnt.c
+ * The mount namespaces of the tree, in four files, one way down: ns-mnt.c
  * the part (dump, the restore's hooks, the service it offers the parts
- * that name files: task/mounts.h), ns-mnt-build.c the restore's building
- * of the tree, ns-mnt-tmpfs.c the files of a tmpfs.
+ * that name files: task/mounts.h), ns-mnt-scan.c the dump's reading of
+ * one namespace, ns-mnt-build.c the restore's building of one,
+ * ns-mnt-tmpfs.c the files of a tmpfs.
  */
 #include <stdint.h>
 #include <sys/mount.h>
