@@ -897,6 +897,16 @@ static void mnt_release_tree(struct rst_ctx *rc)
 	rst.store = rst.proc_fd = rst.host_root = -1;
 }
 
+static int ns_mnt_maker_of(uint64_t mnt_id)
+{
+	int i;
+
+	for (i = 0; mnt_id && i < nr_nest; i++)
+		if (by_id(&nest[i], (uint32_t)mnt_id))
+			return nest[i].maker;
+	return 0;
+}
+
 /* What the parts that name files by their path ask (task/mounts.h). */
 static const struct mounts_service service = {
 	.dump_reaches = ns_mnt_dump_reaches,
@@ -904,6 +914,7 @@ static const struct mounts_service service = {
 	.open = ns_mnt_open,
 	.open_hidden = ns_mnt_open_hidden,
 	.tree_has_ns = ns_mnt_tree_has_ns,
+	.maker_of = ns_mnt_maker_of,
 };
 
 const struct part part_mnt = {

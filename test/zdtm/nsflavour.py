@@ -42,17 +42,12 @@ EXCLUDED: dict[str, str] = {
     "sysvipc_ns": "sets IPC sysctls in /proc/sys, read-only in a container (OCI readonlyPaths)",
     "ns_pid_tree": "reads its NSpid levels in the host's /proc; a container has its own /proc",
     # criu's limits, said at dump: below the tree's root no task may have
-    # a network or user namespace of its own (CRIU allows nesting); a
-    # nested mount namespace is restored, but not a file several tasks
-    # share (a pty pair) on one of its mounts
+    # a network or user namespace of its own (CRIU allows nesting); nested
+    # mount namespaces are restored
     "sk_unix_ns": "makes a network namespace of its own too: nested network namespaces are "
                   "not supported",
     "sk_unix_netns": "makes a network namespace of its own: nested network namespaces are "
                      "not supported",
-    "tty_ctty": "a pty pair on a devpts of a nested mount namespace: its objects are opened "
-                "by the tree's root, outside it (not supported)",
-    "tty_pair": "a pty pair on a devpts of a nested mount namespace: its objects are opened "
-                "by the tree's root, outside it (not supported)",
     "userns_maps": "makes a user namespace of its own: nested user namespaces are not supported",
 }
 # deleted files are made again in criu's mount namespace only (shmem-ghost.c refuses them
