@@ -15,15 +15,22 @@
 - UTS: the host's own names are never touched by a restore."""
 from __future__ import annotations
 
+import shutil
 import socket
+import sys
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
 import zdtm
 from test_errors import check_refused_dump
 from test_file_locks import restore_refused
+
+import buildpaths
+sys.path.insert(0, str(buildpaths.CRIT.parent))
+import crit  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("need_criu")
 
@@ -69,6 +76,52 @@ def test_mntns_failed_restore_leaves_nothing():
         if mount_points() != before:
             r.fail("the failed restore changed criu's mounts")
         point.mkdir()
+        r.restore_ok(img)
+        r.finish()
+
+
+def edit_mntns(src: Path, dst: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst)
+    doc = crit.read_image(dst / "mnt.img", full_bytes=True)
+    change(doc["entry"])
+    (dst / "mnt.img").write_bytes(crit.encode_image(doc))
+
+
+def _root_maker(e: dict[str, Any]) -> None:
+    e["nested"][0]["maker"] = e["maker"]
+
+
+def _external(e: dict[str, Any]) -> None:
+    e["nested"][0]["mounts"][-1]["kind"] = "MNT_EXTERNAL"
+    e["nested"][0]["mounts"][-1]["ext_key"] = "x"
+
+
+def _root_id(e: dict[str, Any]) -> None:
+    e["nested"][0]["mounts"][-1]["id"] = e["mounts"][-1]["id"]
+
+
+BAD_MNTNS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    # what is wrong in mnt.img -> (the change, words of the Error line)
+    "root-maker": (_root_maker, "the root as its maker"),
+    "external": (_external, "a kind a nested namespace can't have"),
+    "root-id": (_root_id, "the id of a mount of the root's namespace"),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_MNTNS))
+def test_mntns_bad_image_refused(bad: str) -> None:
+    """mnt.img's nested namespaces, damaged: one Error line naming what is
+    wrong, nothing left behind, the images unchanged; the good images
+    still restore."""
+    change, words = BAD_MNTNS[bad]
+    with zdtm.Run("mntns_shared_child", f"bad-{bad}") as r:
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        edited = r.imgdir("edited")
+        edit_mntns(img, edited, change)
+        restore_refused(r, edited, f"restore of mnt.img with {bad}", (words,))
         r.restore_ok(img)
         r.finish()
 
