@@ -219,3 +219,30 @@ int mnt_stop_child(pid_t kid)
 		return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
+
+static volatile sig_atomic_t term;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	term = 1;
+}
+
+void mnt_catch_term(void)
+{
+	signal(SIGTERM, on_term);
+}
+
+void mnt_until_term(void)
+{
+	sigset_t block, old;
+
+	/* blocked while it is checked: a SIGTERM between check and sleep can't be lost */
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	sigdelset(&old, SIGTERM);
+	while (!term)
+		sigsuspend(&old);
+	sigprocmask(SIG_UNBLOCK, &block, NULL);
+}

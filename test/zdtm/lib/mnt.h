@@ -44,6 +44,9 @@ void mnt_compare(const char *base, const struct mnt_line *a, int na,
  */
 #include <sys/types.h>
 pid_t mnt_fork_ready(void (*fn)(int ready));
+/* A child's SIGTERM: caught from now on; mnt_until_term() returns once it came. */
+void mnt_catch_term(void);
+void mnt_until_term(void);
 /* SIGTERM to child @kid, reaped: its exit code (0: it passed), -1 if it can't be. */
 int mnt_stop_child(pid_t kid);
 

@@ -32,17 +32,10 @@
 #define MAX	8
 
 static char base[4096];
-static volatile sig_atomic_t stop;
 
 static const char *at(const char *name)
 {
 	return mnt_at(base, name);
-}
-
-static void on_term(int sig)
-{
-	(void)sig;
-	stop = 1;
 }
 
 #define die(...) test_task_fail(0, "child", __VA_ARGS__)
@@ -111,7 +104,7 @@ static void child(int ready)
 	int fd, nb;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	signal(SIGTERM, on_term);
+	mnt_catch_term();
 	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL))
 		die("unshare a mount namespace: %m");
 	if (mount("zdtm-private", at("t"), "tmpfs", 0, "size=1m,mode=0750"))
@@ -131,8 +124,7 @@ static void child(int ready)
 	if (write(ready, "r", 1) != 1)
 		die("say ready: %m");
 	close(ready);
-	while (!stop)
-		pause();
+	mnt_until_term();
 	child_check(before, nb, fd);
 	_exit(0);
 }

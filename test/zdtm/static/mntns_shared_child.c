@@ -5,12 +5,15 @@
  *   the root mounts tmpfs "gone" and forks A;
  *   A unshares CLONE_NEWNS, unmounts "gone" (in its namespace only),
  *     mounts tmpfs "mine" with a file, and forks B, born in A's namespace;
- *   B opens mine/f and makes mine its cwd;
+ *   B opens mine/f and makes mine its cwd, and forks C;
+ *   C unshares again (a namespace nested in a nested one) and mounts
+ *     tmpfs "mine/sub" with a file, which neither A nor B see;
  *   then the root mounts tmpfs "late", which A's namespace never had.
  * After restore: the root sees gone and late and not mine; A sees mine
  * and neither gone nor late; B is in A's namespace (not the root's), its
  * fd reads mine/f, a write by A through mine is seen through B's fd,
- * and its cwd is mine.
+ * and its cwd is mine; C is in a namespace of its own, below B's, and
+ * sees mine/sub and its file, B does not.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,18 +33,11 @@
 #define MAX	8
 
 static char base[4096];
-static volatile sig_atomic_t stop;
 static const char *me = "A";
 
 static const char *at(const char *name)
 {
 	return mnt_at(base, name);
-}
-
-static void on_term(int sig)
-{
-	(void)sig;
-	stop = 1;
 }
 
 #define die(...) test_task_fail(0, me, __VA_ARGS__)
@@ -74,10 +70,36 @@ static int mounted(const char *name)
 	return mnt_find(at(name), 0, &m) == 0;
 }
 
+static void c_main(int ready)
+{
+	char buf[8], ppid[16], own[64], parent[64];
+
+	me = "C";
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("zdtm-deep", at("mine/sub"), "tmpfs", 0, "size=1m"))
+		die("a namespace in B's: %m");
+	put(at("mine/sub/c"), "deep");
+	if (write(ready, "r", 1) != 1)
+		die("say ready: %m");
+	close(ready);
+	mnt_until_term();
+	snprintf(ppid, sizeof(ppid), "%d", (int)getppid());
+	ns_of("self", own, sizeof(own));
+	ns_of(ppid, parent, sizeof(parent));
+	if (!strcmp(own, parent))
+		die("C is in B's mount namespace");
+	if (!mounted("mine") || !mounted("mine/sub") ||
+	    test_read_file(at("mine/sub/c"), buf, sizeof(buf)) != 4 || strcmp(buf, "deep"))
+		die("C does not see its mine/sub");
+	_exit(0);
+}
+
 static void b_main(int ready)
 {
 	char buf[16], ppid[16], own[64], parent[64];
 	struct stat a, c;
+	pid_t deep;
 	int fd;
 
 	me = "B";
@@ -85,11 +107,13 @@ static void b_main(int ready)
 	fd = open(at("mine/f"), O_RDONLY);
 	if (fd < 0 || chdir(at("mine")))
 		die("open mine/f: %m");
+	deep = mnt_fork_ready(c_main);
+	if (deep < 0)
+		die("C did not get ready");
 	if (write(ready, "r", 1) != 1)
 		die("say ready: %m");
 	close(ready);
-	while (!stop)
-		pause();
+	mnt_until_term();
 	snprintf(ppid, sizeof(ppid), "%d", (int)getppid());
 	ns_of("self", own, sizeof(own));
 	ns_of(ppid, parent, sizeof(parent));
@@ -100,6 +124,10 @@ static void b_main(int ready)
 		die("the fd on mine/f reads '%s', not A's write", buf);
 	if (stat(".", &a) || stat(at("mine"), &c) || a.st_ino != c.st_ino || a.st_dev != c.st_dev)
 		die("B's cwd is not mine");
+	if (mounted("mine/sub"))
+		die("B sees C's mine/sub");
+	if (mnt_stop_child(deep))
+		die("C failed");
 	_exit(0);
 }
 
@@ -109,28 +137,29 @@ static void a_main(int ready)
 	pid_t b;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	signal(SIGTERM, on_term);
+	mnt_catch_term();
 	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		die("unshare a mount namespace: %m");
 	if (umount(at("gone")) || mount("zdtm-mine", at("mine"), "tmpfs", 0, "size=1m"))
 		die("change the namespace: %m");
 	put(at("mine/f"), "initial");
+	if (mkdir(at("mine/sub"), 0755))
+		die("mkdir mine/sub: %m");
 	b = mnt_fork_ready(b_main);
 	if (b < 0)
 		die("B did not get ready");
 	if (write(ready, "r", 1) != 1)
 		die("say ready: %m");
 	close(ready);
-	while (!stop)
-		pause();
+	mnt_until_term();
 	snprintf(ppid, sizeof(ppid), "%d", (int)getppid());
 	ns_of("self", own, sizeof(own));
 	ns_of(ppid, root_ns, sizeof(root_ns));
 	if (!strcmp(own, root_ns))
 		die("A is in the root's mount namespace");
-	if (!mounted("mine") || mounted("gone") || mounted("late"))
-		die("A sees mine %d, gone %d, late %d (1, 0, 0 before)", mounted("mine"),
-		    mounted("gone"), mounted("late"));
+	if (!mounted("mine") || mounted("gone") || mounted("late") || mounted("mine/sub"))
+		die("A sees mine %d, gone %d, late %d, mine/sub %d (1, 0, 0, 0 before)",
+		    mounted("mine"), mounted("gone"), mounted("late"), mounted("mine/sub"));
 	put(at("mine/f"), "changed");
 	if (mnt_stop_child(b))
 		die("B failed");
