@@ -62,6 +62,17 @@ static void ns_of(const char *pid, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
+/* Are we in our parent's mount namespace? */
+static int in_parents_ns(void)
+{
+	char ppid[16], own[64], parent[64];
+
+	snprintf(ppid, sizeof(ppid), "%d", (int)getppid());
+	ns_of("self", own, sizeof(own));
+	ns_of(ppid, parent, sizeof(parent));
+	return !strcmp(own, parent);
+}
+
 /* Is @name a mount point in our view? */
 static int mounted(const char *name)
 {
@@ -72,7 +83,7 @@ static int mounted(const char *name)
 
 static void c_main(int ready)
 {
-	char buf[8], ppid[16], own[64], parent[64];
+	char buf[8];
 
 	me = "C";
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -84,10 +95,7 @@ static void c_main(int ready)
 		die("say ready: %m");
 	close(ready);
 	mnt_until_term();
-	snprintf(ppid, sizeof(ppid), "%d", (int)getppid());
-	ns_of("self", own, sizeof(own));
-	ns_of(ppid, parent, sizeof(parent));
-	if (!strcmp(own, parent))
+	if (in_parents_ns())
 		die("C is in B's mount namespace");
 	if (!mounted("mine") || !mounted("mine/sub") ||
 	    test_read_file(at("mine/sub/c"), buf, sizeof(buf)) != 4 || strcmp(buf, "deep"))
@@ -97,7 +105,7 @@ static void c_main(int ready)
 
 static void b_main(int ready)
 {
-	char buf[16], ppid[16], own[64], parent[64];
+	char buf[16];
 	struct stat a, c;
 	pid_t deep;
 	int fd;
@@ -114,11 +122,8 @@ static void b_main(int ready)
 		die("say ready: %m");
 	close(ready);
 	mnt_until_term();
-	snprintf(ppid, sizeof(ppid), "%d", (int)getppid());
-	ns_of("self", own, sizeof(own));
-	ns_of(ppid, parent, sizeof(parent));
-	if (strcmp(own, parent))
-		die("B's mount namespace %s is not A's %s", own, parent);
+	if (!in_parents_ns())
+		die("B's mount namespace is not A's");
 	memset(buf, 0, sizeof(buf));
 	if (pread(fd, buf, sizeof(buf) - 1, 0) != 7 || strcmp(buf, "changed"))
 		die("the fd on mine/f reads '%s', not A's write", buf);
@@ -133,7 +138,6 @@ static void b_main(int ready)
 
 static void a_main(int ready)
 {
-	char root_ns[64], own[64], ppid[16];
 	pid_t b;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -152,10 +156,7 @@ static void a_main(int ready)
 		die("say ready: %m");
 	close(ready);
 	mnt_until_term();
-	snprintf(ppid, sizeof(ppid), "%d", (int)getppid());
-	ns_of("self", own, sizeof(own));
-	ns_of(ppid, root_ns, sizeof(root_ns));
-	if (!strcmp(own, root_ns))
+	if (in_parents_ns())
 		die("A is in the root's mount namespace");
 	if (!mounted("mine") || mounted("gone") || mounted("late") || mounted("mine/sub"))
 		die("A sees mine %d, gone %d, late %d, mine/sub %d (1, 0, 0, 0 before)",
