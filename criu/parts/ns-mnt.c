@@ -193,10 +193,10 @@ static int mnt_check(struct dump_ctx *dc, struct dtask *t)
 	if (own == outer)
 		return 0;
 	if (t->parent && (dump_by_ns(own) || own == proc_ns_id(0, 0, "mnt"))) {
-		pr_err("Task %d is in mount namespace mnt:[%lu], which its parent %d (in mnt:[%lu]) "
-		       "did not make: it joined it (setns); a task below the root may only share "
-		       "its parent's or make one of its own: not supported", t->pid, own,
-		       t->parent->pid, outer);
+		pr_err("Task %d is in mount namespace mnt:[%lu], which another task made, not in "
+		       "its parent %d's (mnt:[%lu]): it joined it (setns), or its parent unshared "
+		       "after forking it; a task below the root may only share its parent's or "
+		       "make one of its own: not supported", t->pid, own, t->parent->pid, outer);
 		return -1;
 	}
 	return start_dumps(dc) || collect(dc, t, own);
