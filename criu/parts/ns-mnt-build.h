@@ -56,6 +56,7 @@ struct mnt_restore {
 	int *hidden_fd;		/* hidden[i], opened while its namespace is built */
 	const struct idmap *ids;	/* the tree's user namespace's (rst_ctx.idmap) */
 	const char *context;	/* --lsm-mount-context: SELinux's context= of mounts */
+	int join[2];		/* with joiners: the maker sends, they receive, its fds */
 };
 
 /* In the maker, first thing: the whole tree, entered. */

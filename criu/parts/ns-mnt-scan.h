@@ -31,6 +31,8 @@ struct mnt_dump {
 	struct tmpfs_dump *tmpfs;
 	int nr_tmpfs;
 	uint32_t *contents;		/* the last tmpfs image number, across namespaces */
+	uint32_t *joiners;		/* tasks that joined it (setns), their ns pids */
+	size_t nr_joiners;
 };
 
 /*

@@ -23,7 +23,9 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -97,6 +99,7 @@ static void free_dump(struct mnt_dump *d)
 	free(d->e);
 	free(d->host_of);
 	free(d->tmpfs);
+	free(d->joiners);
 	proc_mounts_free(&d->ms);
 	proc_mounts_free(&d->host);
 	proc_mounts_free(&d->cg);
@@ -173,6 +176,24 @@ static int start_dumps(struct dump_ctx *dc)
 }
 
 /*
+ * @t is in @d's namespace, not its parent's: it joined it (setns), and
+ * joins it again at restore once its maker made it. The maker comes
+ * before it in the tree's order, so it is no descendant of @t's, which
+ * would wait for it for ever.
+ */
+static int add_joiner(struct mnt_dump *d, struct dtask *t, uint64_t outer)
+{
+	uint32_t *j = xpush(d->joiners, d->nr_joiners);
+
+	if (!j)
+		return -1;
+	*j = t->ns_pid;
+	pr_info("Task %d joined mount namespace mnt:[%lu] of task %d (its parent %d is in "
+		"mnt:[%lu])", t->pid, d->ns, d->maker, t->parent->pid, outer);
+	return 0;
+}
+
+/*
  * The root may have a mount namespace of its own; a task below it one it
  * made itself (unshare: its parent's is another), which its descendants
  * may share. A task that joined one another task made (setns) is refused.
@@ -192,7 +213,9 @@ static int mnt_check(struct dump_ctx *dc, struct dtask *t)
 	outer = proc_ns_id(t->parent ? t->parent->pid : 0, 0, "mnt");
 	if (own == outer)
 		return 0;
-	if (t->parent && (dump_by_ns(own) || own == proc_ns_id(0, 0, "mnt"))) {
+	if (t->parent && dump_by_ns(own))
+		return add_joiner(dump_by_ns(own), t, outer);
+	if (t->parent && own == proc_ns_id(0, 0, "mnt")) {
 		pr_err("Task %d is in mount namespace mnt:[%lu], which another task made, not in "
 		       "its parent %d's (mnt:[%lu]): it joined it (setns), or its parent unshared "
 		       "after forking it; a task below the root may only share its parent's or "
@@ -298,6 +321,8 @@ static MntnsEntry *entry_of(struct mnt_dump *d)
 	e->n_mounts = d->ms.nr;
 	e->ns_id = d->ns;
 	e->maker = d->maker_ns;
+	e->n_joiners = d->nr_joiners;
+	e->joiners = d->joiners;
 	return e;
 }
 
@@ -531,6 +556,9 @@ static int check_tree(struct rst_ctx *rc, struct mnt_restore *r)
 	return 0;
 }
 
+/* A joiner gets the namespace and its mounts' fds in one message (SCM_MAX_FD is 253). */
+#define JOIN_MAX_MOUNTS	250
+
 /* One namespace of the image, @e, ready to be built (its hidden files: the root's list). */
 static int load_ns(struct rst_ctx *rc, struct mnt_restore *r, MntnsEntry *e)
 {
@@ -542,6 +570,7 @@ static int load_ns(struct rst_ctx *rc, struct mnt_restore *r, MntnsEntry *e)
 	r->root = rc->opts->root;
 	r->context = rc->opts->lsm_mount_context;
 	r->store = r->proc_fd = r->host_root = -1;
+	r->join[0] = r->join[1] = -1;
 	r->hidden = rst.ns->hidden;
 	r->n_hidden = rst.ns->n_hidden;
 	r->m = xzalloc((r->nr + 1) * sizeof(*r->m));
@@ -554,6 +583,13 @@ static int load_ns(struct rst_ctx *rc, struct mnt_restore *r, MntnsEntry *e)
 		r->m[i].fd = -1;
 		r->m[i].attrs = -1;
 	}
+	for (i = 0; i < (int)e->n_joiners; i++)
+		if (!e->joiners[i] || e->joiners[i] == e->maker || r->nr > JOIN_MAX_MOUNTS) {
+			pr_err("Image mnt.img: mnt:[%lu] has joiner %u: %s", e->ns_id,
+			       e->joiners[i], r->nr > JOIN_MAX_MOUNTS ? "too many mounts to "
+			       "send it" : "not a task that can join it");
+			return -1;
+		}
 	return 0;
 }
 
@@ -645,6 +681,22 @@ static int mnt_load_tree(struct rst_ctx *rc)
 	return 0;
 }
 
+/* A namespace tasks joined (setns): its maker sends them what they need on this. */
+static int join_channel(struct rst_ctx *rc, struct mnt_restore *r)
+{
+	int sk[2];
+
+	if (!r->ns->n_joiners)
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sk)) {
+		pr_perror("Can't make the channel to the tasks that join mnt:[%lu]", r->ns->ns_id);
+		return -1;
+	}
+	r->join[0] = rst_inherit_fd(rc, sk[0]);
+	r->join[1] = rst_inherit_fd(rc, sk[1]);
+	return r->join[0] < 0 || r->join[1] < 0 ? -1 : 0;
+}
+
 /*
  * For every task: criu's /proc (the tree's own takes its place once the
  * root entered the tree), and criu's root when some task held files on
@@ -652,6 +704,8 @@ static int mnt_load_tree(struct rst_ctx *rc)
  */
 static int mnt_prefork(struct rst_ctx *rc)
 {
+	int i;
+
 	if (!rst.ns)
 		return 0;
 	rc->proc_fd = rst_inherit_fd(rc, open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -660,6 +714,11 @@ static int mnt_prefork(struct rst_ctx *rc)
 		return -1;
 	}
 	rst.proc_fd = rc->proc_fd;
+	if (join_channel(rc, &rst))
+		return -1;
+	for (i = 0; i < nr_nest; i++)
+		if (join_channel(rc, &nest[i]))
+			return -1;
 	if (!rst.ns->n_host_mounts)
 		return 0;
 	rst.host_root = rst_inherit_fd(rc, open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -702,6 +761,44 @@ static int keep_fds(struct rst_ctx *rc, struct mnt_restore *r)
 	return 0;
 }
 
+/* Each joiner's message: the mounts' indexes as data, the namespace and their fds. */
+static int send_joiners(struct rtask *t, struct mnt_restore *r)
+{
+	char ctl[CMSG_SPACE((JOIN_MAX_MOUNTS + 1) * sizeof(int))];
+	int idx[JOIN_MAX_MOUNTS + 1], fds[JOIN_MAX_MOUNTS + 1], n = 0, i, ret = 0;
+	struct iovec iov = { .iov_base = idx };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl };
+	struct cmsghdr *c;
+
+	if (!r->ns->n_joiners)
+		return 0;
+	fds[n++] = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (fds[0] < 0) {
+		pr_perror("Task %d: can't open its mount namespace for its joiners", t->pid);
+		return -1;
+	}
+	for (i = 0; i < r->nr; i++)
+		if (r->m[i].fd >= 0) {
+			idx[n - 1] = i;
+			fds[n++] = r->m[i].fd;
+		}
+	iov.iov_len = (n - 1) * sizeof(int) + 1;	/* a byte at least */
+	mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+	for (i = 0; !ret && i < (int)r->ns->n_joiners; i++)
+		if (sendmsg(r->join[0], &mh, MSG_NOSIGNAL) < 0) {
+			pr_perror("Task %d: can't send mnt:[%lu] to task %u, which joins it",
+				  t->pid, r->ns->ns_id, r->ns->joiners[i]);
+			ret = -1;
+		}
+	close(fds[0]);
+	return ret;
+}
+
 static int build(struct rst_ctx *rc, struct rtask *t, struct mnt_restore *r)
 {
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
@@ -713,7 +810,74 @@ static int build(struct rst_ctx *rc, struct rtask *t, struct mnt_restore *r)
 		return -1;
 	pr_info("Task %d: mount tree mnt:[%lu] of %d mounts built and entered in %ld us", t->pid,
 		r->ns->ns_id, r->nr, (clock_ns(CLOCK_MONOTONIC) - t0) / 1000);
-	return keep_fds(rc, r);
+	return keep_fds(rc, r) || send_joiners(t, r);
+}
+
+/* The fds of a joiner's message @mh (@n bytes of indexes), taken as @r's. */
+static int take_mounts(struct rst_ctx *rc, struct mnt_restore *r, struct msghdr *mh,
+		       const int *idx, ssize_t n)
+{
+	struct cmsghdr *c = CMSG_FIRSTHDR(mh);
+	int nfds, i, *fds;
+
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+	fds = (int *)CMSG_DATA(c);
+	if (nfds < 1 || nfds - 1 != n / (ssize_t)sizeof(int))
+		return -1;
+	if (setns(fds[0], CLONE_NEWNS)) {
+		pr_perror("Can't join mount namespace mnt:[%lu]", r->ns->ns_id);
+		return -1;
+	}
+	close(fds[0]);
+	for (i = 0; i < r->nr; i++)
+		r->m[i].done = 1;
+	for (i = 1; i < nfds; i++) {
+		if (idx[i - 1] < 0 || idx[i - 1] >= r->nr)
+			return -1;
+		r->m[idx[i - 1]].fd = rst_inherit_fd(rc, fds[i]);
+		if (r->m[idx[i - 1]].fd < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A task that joined @r's namespace (setns): again, once its maker made it. */
+static int join(struct rst_ctx *rc, struct rtask *t, struct mnt_restore *r)
+{
+	char ctl[CMSG_SPACE((JOIN_MAX_MOUNTS + 1) * sizeof(int))];
+	int idx[JOIN_MAX_MOUNTS + 1];
+	struct iovec iov = { .iov_base = idx, .iov_len = sizeof(idx) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			     .msg_controllen = sizeof(ctl) };
+	struct pollfd p = { .fd = r->join[1], .events = POLLIN };
+	ssize_t n;
+
+	/* its maker is no descendant of ours (the dump saw to that): it comes */
+	if (poll(&p, 1, 30 * 1000) != 1 || (n = recvmsg(r->join[1], &mh, MSG_CMSG_CLOEXEC)) <= 0) {
+		pr_err("Task %d: mount namespace mnt:[%lu], which it joins, never came from its "
+		       "maker %u", t->pid, r->ns->ns_id, r->maker);
+		return -1;
+	}
+	if (take_mounts(rc, r, &mh, idx, n - 1)) {
+		pr_err("Task %d: can't take mount namespace mnt:[%lu] from task %u", t->pid,
+		       r->ns->ns_id, r->maker);
+		return -1;
+	}
+	pr_info("Task %d joined mount namespace mnt:[%lu] of task %u", t->pid, r->ns->ns_id,
+		r->maker);
+	return 0;
+}
+
+static int joins(const struct mnt_restore *r, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; r->ns && i < r->ns->n_joiners; i++)
+		if (r->ns->joiners[i] == pid)
+			return 1;
+	return 0;
 }
 
 /*
@@ -774,9 +938,14 @@ static int mnt_early(struct rst_ctx *rc, struct rtask *t)
 		return 0;
 	if (rst.nr && (uint32_t)t->pid == rst.maker)
 		return build(rc, t, &rst);
-	for (i = 0; i < nr_nest; i++)
+	if (joins(&rst, t->pid))
+		return join(rc, t, &rst);
+	for (i = 0; i < nr_nest; i++) {
 		if ((uint32_t)t->pid == nest[i].maker)
 			return build_nested(rc, t, &nest[i]);
+		if (joins(&nest[i], t->pid))
+			return join(rc, t, &nest[i]);
+	}
 	return 0;
 }
 

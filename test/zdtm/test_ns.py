@@ -1,9 +1,9 @@
 """Namespaces a tree makes for itself (Documentation/namespaces.md).
 
 - Refused: a task in a user namespace of its own without maps, a child
-  in a pid or network namespace nested in the tree's, or in a mount
-  namespace a sibling made (setns; one it made itself is restored: the
-  mntns_* programs) (the tree's
+  in a pid or network namespace nested in the tree's, or left in criu's
+  mount namespace by a parent that unshared after forking it (nested
+  ones made or joined are restored: the mntns_* programs) (the tree's
   root may have user, cgroup, network and mount namespaces of its own:
   test_userns.py, test_cgroup.py, test_net.py, Documentation/mounts.md and
   the mnt_* programs). criu must fail
@@ -38,8 +38,10 @@ pytestmark = pytest.mark.usefixtures("need_criu")
 REFUSED = {
     # argument of ns_refused -> words one of which the Error line must hold
     "user": ("user namespace",),
-    # a nested mount namespace is restored (mntns_nested); one joined with setns is not
-    "mnt-join": ("mount namespace",),
+    # a nested mount namespace is restored (mntns_nested), one joined with setns
+    # too (mntns_join); a task left in criu's by a parent that unshared after
+    # forking it is not
+    "mnt-before": ("mount namespace",),
     "netns-child": ("network namespace",),
     "pidns-child": ("pid namespace",),
 }
@@ -50,7 +52,7 @@ def test_ns_refused(what):
     with zdtm.Run("ns_refused", f"refused-{what}", args=[what]) as r:
         # the nested pid namespace is its child's: the line names that one
         check_refused_dump(r, f"a task in a {what} namespace", REFUSED[what],
-                           names_task=not what.endswith(("-child", "-join")))
+                           names_task=not what.endswith(("-child", "-before")))
 
 
 def mount_points() -> list[str]:

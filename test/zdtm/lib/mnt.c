@@ -246,3 +246,24 @@ void mnt_until_term(void)
 		sigsuspend(&old);
 	sigprocmask(SIG_UNBLOCK, &block, NULL);
 }
+
+int mnt_write(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ssize_t n = (ssize_t)strlen(text);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, n) != n) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+int mnt_is_mount(const char *path)
+{
+	struct mnt_line m;
+
+	return mnt_find(path, 0, &m) == 0;
+}

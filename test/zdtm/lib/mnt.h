@@ -44,6 +44,10 @@ void mnt_compare(const char *base, const struct mnt_line *a, int na,
  */
 #include <sys/types.h>
 pid_t mnt_fork_ready(void (*fn)(int ready));
+/* @text into file @path, made or emptied first: 0, or -1 with errno. */
+int mnt_write(const char *path, const char *text);
+/* Is absolute path @path a mount point in our view? */
+int mnt_is_mount(const char *path);
 /* A child's SIGTERM: caught from now on; mnt_until_term() returns once it came. */
 void mnt_catch_term(void);
 void mnt_until_term(void);

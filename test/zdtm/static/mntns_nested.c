@@ -40,11 +40,10 @@ static const char *at(const char *name)
 
 #define die(...) test_task_fail(0, "child", __VA_ARGS__)
 
+/* @text into @path, or the task fails */
 static void put(const char *path, const char *text)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0640);
-
-	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd))
+	if (mnt_write(path, text))
 		die("write %s: %m", path);
 }
 

@@ -42,11 +42,10 @@ static const char *at(const char *name)
 
 #define die(...) test_task_fail(0, me, __VA_ARGS__)
 
+/* @text into @path, or the task fails */
 static void put(const char *path, const char *text)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd))
+	if (mnt_write(path, text))
 		die("write %s: %m", path);
 }
 
@@ -73,12 +72,9 @@ static int in_parents_ns(void)
 	return !strcmp(own, parent);
 }
 
-/* Is @name a mount point in our view? */
 static int mounted(const char *name)
 {
-	struct mnt_line m;
-
-	return mnt_find(at(name), 0, &m) == 0;
+	return mnt_is_mount(at(name));
 }
 
 static void c_main(int ready)

@@ -3,14 +3,12 @@
  * A task in a namespace restore can't make (argument: user, cgroup,
  * pidns-child: a child in a pid namespace nested in the tree's,
  * netns-child: a child in a network namespace of its own below the root's;
- * mnt-join: a child that joined (setns) the mount namespace its sibling
- * made, not its parent's). Not for the static suite (no flavours): test_ns.py checks that
+ * mnt-before: a grandchild in criu's mount namespace, forked by its parent
+ * before that one unshared its own). Not for the static suite (no flavours): test_ns.py checks that
  * criu refuses to dump it, naming the task and the namespace, and that it
  * runs on unharmed and passes.
  */
-#include <fcntl.h>
 #include <sched.h>
-#include <stdio.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -28,30 +26,46 @@ static const struct {
 	{ "netns-child", CLONE_NEWNET },
 	{ "cgroup", CLONE_NEWCGROUP },
 	{ "pidns-child", CLONE_NEWPID },
-	{ "mnt-join", CLONE_NEWNS },
+	{ "mnt-before", CLONE_NEWNS },
 };
 
-/* A second child, in the mount namespace of the first (@kid) by setns. */
-static void join_child(pid_t kid, pid_t *joiner)
+/*
+ * A child that forks a grandchild, then unshares a mount namespace: the
+ * grandchild stays in the one it was born in, which its parent left.
+ */
+static void before_child(pid_t *kid)
 {
-	char path[64];
-	int fd;
+	int p[2];
+	char c;
 
-	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)kid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		fail_errno("open %s", path);
-	*joiner = fork();
-	if (*joiner < 0)
+	if (pipe(p))
+		fail_errno("pipe");
+	*kid = fork();
+	if (*kid < 0)
 		fail_errno("fork");
-	if (*joiner == 0) {
+	if (*kid == 0) {
+		pid_t g;
+
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (setns(fd, CLONE_NEWNS))
+		g = fork();
+		if (g == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			close(p[0]);
+			close(p[1]);
+			for (;;)
+				pause();
+		}
+		if (g < 0 || unshare(CLONE_NEWNS))
 			_exit(1);
+		close(p[0]);
+		close(p[1]);
 		for (;;)
 			pause();
 	}
-	close(fd);
+	close(p[1]);
+	if (read(p[0], &c, 1) != 0)
+		fail("the child said something");
+	close(p[0]);
 }
 
 /* A child that unshares a namespace of its own, ready once it did. */
@@ -83,7 +97,7 @@ static void ns_child(pid_t *kid, int flag)
 int main(int argc, char **argv)
 {
 	const char *what;
-	pid_t kid = 0, joiner = 0;
+	pid_t kid = 0;
 	size_t i;
 
 	test_init(argc, argv);
@@ -93,9 +107,8 @@ int main(int argc, char **argv)
 			break;
 	if (i == ARRAY_SIZE(kinds))
 		fail("unknown namespace kind '%s'", what);
-	if (!strcmp(what, "mnt-join")) {
-		ns_child(&kid, kinds[i].flag);
-		join_child(kid, &joiner);
+	if (!strcmp(what, "mnt-before")) {
+		before_child(&kid);
 	} else if (strstr(what, "-child") && kinds[i].flag != CLONE_NEWPID) {
 		ns_child(&kid, kinds[i].flag);
 	} else if (unshare(kinds[i].flag)) {
@@ -115,7 +128,5 @@ int main(int argc, char **argv)
 	test_waitsig();
 	if (kid && (kill(kid, 0) || kill(kid, SIGKILL) || waitpid(kid, NULL, 0) != kid))
 		fail("the child in the nested namespace is gone");
-	if (joiner && (kill(joiner, 0) || kill(joiner, SIGKILL) || waitpid(joiner, NULL, 0) != joiner))
-		fail("the child that joined its sibling's namespace is gone");
 	pass();
 }
