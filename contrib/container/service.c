@@ -5,7 +5,7 @@
  * a restore.
  *
  *	ctr-service [--count FILE] [--socket PATH|none] [--interval MS] [--tcp PORT]
- *		    [--udp IP:PORT]
+ *		    [--udp IP:PORT] [--private-tmp]
  *
  * Runs as the container's init (pid 1) with two children:
  *  - the counter: every interval (50 ms) counts one up and writes the
@@ -20,6 +20,11 @@
  * no server (a listening socket is a piece of state of its own: the
  * mount tests check the counter alone).
  *
+ * --private-tmp: the counter runs with a /tmp of its own, as systemd's
+ * PrivateTmp makes one: it unshares its mount namespace, makes every mount
+ * a slave, mounts a tmpfs on /tmp and writes the count to /tmp/count too
+ * (the container's own /tmp never sees it).
+ *
  * SIGTERM: the children are killed with it, the init exits 0.  If a child dies
  * otherwise, the init exits 1 (the test sees the container gone).
  */
@@ -30,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -60,6 +67,19 @@ static __attribute__((noreturn)) void die(const char *what)
 }
 
 static int udp_fd = -1;		/* --udp: the counter's socket */
+static int private_tmp;		/* --private-tmp */
+static int tmp_fd = -1;		/* --private-tmp: /tmp/count in the counter's own /tmp */
+
+/* The counter's own /tmp: a mount namespace of its own, a tmpfs only it sees. */
+static void make_private_tmp(void)
+{
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) ||
+	    mount("private-tmp", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=1777"))
+		die("a private /tmp");
+	tmp_fd = open("/tmp/count", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (tmp_fd < 0)
+		die("/tmp/count");
+}
 
 /* --udp IP:PORT: a UDP socket bound there (an address of the container's own) */
 static void bind_udp(const char *arg)
@@ -106,9 +126,12 @@ static __attribute__((noreturn)) void counter(const char *path, long interval_ms
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		die(path);
+	if (private_tmp)
+		make_private_tmp();
 	for (;;) {
 		len = snprintf(buf, sizeof(buf), "%20llu\n", ++n);
-		if (pwrite(fd, buf, len, 0) != len)
+		if (pwrite(fd, buf, len, 0) != len ||
+		    (tmp_fd >= 0 && pwrite(tmp_fd, buf, len, 0) != len))
 			die("write the count");
 		answer_udp(n);
 		nanosleep(&ts, NULL);
@@ -240,6 +263,7 @@ int main(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "tcp", required_argument, NULL, 't' },
 		{ "udp", required_argument, NULL, 'u' },
+		{ "private-tmp", no_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *count = "/dev/shm/count", *sock = "/run/service.sock";
@@ -259,9 +283,11 @@ int main(int argc, char **argv)
 			tcp = optarg;
 		else if (opt == 'u')
 			bind_udp(optarg);
+		else if (opt == 'p')
+			private_tmp = 1;
 		else {
 			fprintf(stderr, "usage: ctr-service [--count FILE] [--socket PATH|none] "
-				"[--interval MS] [--tcp PORT] [--udp IP:PORT]\n");
+				"[--interval MS] [--tcp PORT] [--udp IP:PORT] [--private-tmp]\n");
 			return 2;
 		}
 	}

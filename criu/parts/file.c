@@ -725,14 +725,25 @@ static int tree_has_ns(const struct rst_ctx *rc)
 	return mnt_tree_has_ns() || ((rc->root_flags | rc->joined_ns) & CLONE_NEWNET);
 }
 
+/*
+ * Who opens shared file @i: criu before the first fork (0), the tree's
+ * root in its early hook (1), or, for one on a mount of a nested mount
+ * namespace, its maker once it made it (LATE_NESTED + its pid).
+ */
+#define LATE_NESTED	(1 << 30)
+
 static int late(const struct rst_ctx *rc, const struct rfiles *rf, size_t i)
 {
 	const FileDesc *d = rf->img->files[i];
 	const struct file_kind *k = kind_of_desc(d);
+	int maker;
 
 	if (k->in_tree_ns && k->in_tree_ns(d))
 		return tree_has_ns(rc);
-	return d->has_mnt_id && mnt_tree_has_ns();
+	if (!d->has_mnt_id || !mnt_tree_has_ns())
+		return 0;
+	maker = mnt_maker_of(d->mnt_id);
+	return maker ? LATE_NESTED + maker : 1;
 }
 
 static int cmp_object(const void *a, const void *b, void *arg)
@@ -882,14 +893,18 @@ static int fdinfo_prefork(struct rst_ctx *rc)
 	return open_shared(rc, rc->shared[PART_FDINFO], 0);
 }
 
-/* In the root, once its namespaces are made: the shared files on its mounts, bound sockets. */
+/*
+ * In the root, once its namespaces are made: the shared files on its
+ * mounts, bound sockets; in the maker of a nested mount namespace, once
+ * made, those on its mounts (its descendants inherit them).
+ */
 static int fdinfo_early(struct rst_ctx *rc, struct rtask *t)
 {
 	struct rfiles *rf = rc->shared[PART_FDINFO];
 
-	if ((uint32_t)t->pid != rf->root || !tree_has_ns(rc))
-		return 0;
-	return open_shared(rc, rf, 1);
+	if ((uint32_t)t->pid == rf->root && tree_has_ns(rc) && open_shared(rc, rf, 1))
+		return -1;
+	return mnt_tree_has_ns() ? open_shared(rc, rf, LATE_NESTED + t->pid) : 0;
 }
 
 /* -------------------------------------- restore: in the new task */

@@ -563,20 +563,24 @@ static int build_on_root(struct mnt_restore *r, struct rmount *root)
 }
 
 /* The copy's mount @k for inherited mount @m: the same filesystem at the same place. */
-static int twin(struct proc_mounts *now, const MountEntry *e, char *used)
+static int twin(struct proc_mounts *now, const struct rmount *m, char *used)
 {
+	const MountEntry *e = m->e;
+	const char *root = m->live ? m->live->root : e->root;
+	const char *source = m->live ? m->live->source : e->source;
 	int k;
 
 	for (k = 0; k < now->nr; k++) {
 		struct proc_mount *c = &now->m[k];
 
 		if (!used[k] && !strcmp(c->mountpoint, e->mountpoint) &&
-		    !strcmp(c->fstype, e->fstype) && !strcmp(c->root, e->root) &&
-		    !strcmp(c->source, e->source))
+		    !strcmp(c->fstype, e->fstype) && !strcmp(c->root, root) &&
+		    !strcmp(c->source, source))
 			return k;
 	}
-	pr_err("Mount %u at %s (%s %s) came from criu's mount namespace, which has no such "
-	       "mount any more", e->id, e->mountpoint, e->fstype, e->source);
+	pr_err("Mount %u at %s (%s %s) came from the mount namespace this one is a copy of "
+	       "(criu's, or its maker's parent's), which has no such mount any more", e->id,
+	       e->mountpoint, e->fstype, e->source);
 	return -1;
 }
 
@@ -656,7 +660,7 @@ static int build_inherited(struct mnt_restore *r)
 	for (i = 0; i < r->nr; i++) {
 		if (r->m[i].e->kind != MOUNT_KIND__MNT_INHERITED)
 			continue;
-		k = twin(&now, r->m[i].e, used);
+		k = twin(&now, &r->m[i], used);
 		if (k < 0)
 			goto out;
 		used[k] = 1;
@@ -667,7 +671,7 @@ static int build_inherited(struct mnt_restore *r)
 	for (i = 0; i < r->nr; i++) {
 		if (r->m[i].e->kind != MOUNT_KIND__MNT_INHERITED)
 			continue;
-		k = twin(&now, r->m[i].e, used);
+		k = twin(&now, &r->m[i], used);
 		used[k] = 1;
 		if (adopt(&r->m[i], &now.m[k]))
 			goto out;
@@ -749,8 +753,8 @@ int mnt_open_hidden_on(struct mnt_restore *r, struct rmount *m)
 	struct open_how how = { .resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS };
 	size_t i;
 
-	for (i = 0; i < r->ns->n_hidden; i++) {
-		HiddenFile *h = r->ns->hidden[i];
+	for (i = 0; i < r->n_hidden; i++) {
+		HiddenFile *h = r->hidden[i];
 
 		if (h->mnt != m->e->id)
 			continue;

@@ -3,10 +3,11 @@
 #define CRIU_PARTS_NS_MNT_BUILD_H
 
 /*
- * The mount namespace of the tree, in three files, one way down: ns-mnt.c
+ * The mount namespaces of the tree, in four files, one way down: ns-mnt.c
  * the part (dump, the restore's hooks, the service it offers the parts
- * that name files: task/mounts.h), ns-mnt-build.c the restore's building
- * of the tree, ns-mnt-tmpfs.c the files of a tmpfs.
+ * that name files: task/mounts.h), ns-mnt-scan.c the dump's reading of
+ * one namespace, ns-mnt-build.c the restore's building of one,
+ * ns-mnt-tmpfs.c the files of a tmpfs.
  */
 #include <stdint.h>
 #include <sys/mount.h>
@@ -30,12 +31,18 @@ struct rmount {
 	int fd;			/* its root, once made (O_PATH or a mount fd) */
 	int done;
 	int64_t attrs;		/* MOUNT_ATTR_* it has once made, -1: not known */
+	/*
+	 * MNT_INHERITED of a nested namespace: the restored parent mount it is
+	 * a copy of, as mountinfo shows it now (its root and source may differ
+	 * from the dump's); NULL: as dumped
+	 */
+	const struct proc_mount *live;
 };
 
 struct mnt_restore {
 	MntnsEntry *ns;
 	int dirfd;		/* the images */
-	uint32_t maker;		/* the task that made the namespace (the root) */
+	uint32_t maker;		/* the task that made the namespace (the root, or below) */
 	struct rmount *m;	/* ns->mounts, in the image's order */
 	int nr;
 	const char *root;	/* --root, for MNT_ROOT */
@@ -44,9 +51,12 @@ struct mnt_restore {
 	int store;		/* tmpfs-data.img, while the contents are written */
 	int proc_fd;		/* criu's /proc */
 	int host_root;		/* criu's root, for files on criu's mounts */
-	int *hidden_fd;		/* ns->hidden[i], opened while the tree is built */
+	HiddenFile **hidden;	/* of every namespace of the tree (the root's entry lists them) */
+	size_t n_hidden;
+	int *hidden_fd;		/* hidden[i], opened while its namespace is built */
 	const struct idmap *ids;	/* the tree's user namespace's (rst_ctx.idmap) */
 	const char *context;	/* --lsm-mount-context: SELinux's context= of mounts */
+	int join[2];		/* with joiners: the maker sends, they receive, its fds */
 };
 
 /* In the maker, first thing: the whole tree, entered. */

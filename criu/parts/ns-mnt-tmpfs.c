@@ -369,16 +369,42 @@ static int uncover(const struct tmpfs_dump *t)
 	return 0;
 }
 
+/* The data store: a new one, or the one an earlier namespace's tmpfs began, at its end. */
+static int open_store(int dirfd, int append, uint64_t *at)
+{
+	char name[64];
+	off_t end;
+	int fd;
+
+	*at = 0;
+	if (!append)
+		return img_open_raw(dirfd, IMG_TMPFS_DATA, 0, 1);
+	img_name(IMG_TMPFS_DATA, 0, name, sizeof(name));
+	/* not O_APPEND: sendfile() refuses such an fd */
+	fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
+	end = fd < 0 ? -1 : lseek(fd, 0, SEEK_END);
+	if (end < 0) {
+		pr_perror("Can't append to image %s", name);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*at = end;
+	return fd;
+}
+
 /* In the helper: every tmpfs of the namespace, into the images; hidden ones last. */
-static int dump_in_ns(int dirfd, int nsfd, const struct tmpfs_dump *t, int nr)
+static int dump_in_ns(int dirfd, int nsfd, const struct tmpfs_dump *t, int nr, int append)
 {
 	int i, pass, store, hidden = 0, ret = 0;
 	char *covered = xzalloc(nr + 1);
 	uint64_t at = 0;
 
-	store = covered ? img_open_raw(dirfd, IMG_TMPFS_DATA, 0, 1) : -1;
-	if (store < 0)
+	store = covered ? open_store(dirfd, append, &at) : -1;
+	if (store < 0) {
+		free(covered);
 		return -1;
+	}
 	if (setns(nsfd, CLONE_NEWNS)) {
 		pr_perror("Can't join the tree's mount namespace");
 		close(store);
@@ -407,7 +433,7 @@ static int dump_in_ns(int dirfd, int nsfd, const struct tmpfs_dump *t, int nr)
 	return ret;
 }
 
-int tmpfs_dump_all(int dirfd, pid_t pid, const struct tmpfs_dump *t, int nr)
+int tmpfs_dump_all(int dirfd, pid_t pid, const struct tmpfs_dump *t, int nr, int append)
 {
 	char path[64], err[512] = "";
 	int nsfd, p[2], status;
@@ -425,7 +451,7 @@ int tmpfs_dump_all(int dirfd, pid_t pid, const struct tmpfs_dump *t, int nr)
 	h = fork();
 	if (!h) {
 		close(p[0]);
-		if (dump_in_ns(dirfd, nsfd, t, nr)) {
+		if (dump_in_ns(dirfd, nsfd, t, nr, append)) {
 			const char *e = log_first_error();
 
 			if (e)
@@ -443,6 +469,11 @@ int tmpfs_dump_all(int dirfd, pid_t pid, const struct tmpfs_dump *t, int nr)
 		pr_err("Task %d: can't save its tmpfs files: %s", pid, *err ? err : "helper failed");
 		return -1;
 	}
+	return 0;
+}
+
+int tmpfs_dump_sum(int dirfd)
+{
 	return img_checksum_on() ? img_sums_file(dirfd, IMG_TMPFS_DATA, 0) : 0;
 }
 

@@ -16,8 +16,13 @@ struct tmpfs_dump {
 	const char *mountpoint;
 	const char *root;	/* of that mount, in the filesystem */
 };
-/* Dump, in criu: the files of every tmpfs of @pid's mount namespace. */
-int tmpfs_dump_all(int dirfd, pid_t pid, const struct tmpfs_dump *t, int nr);
+/*
+ * The files of namespace @pid's tmpfs @t, into tmpfs-ID.img and the data
+ * store: a new one, or with @append the end of the one an earlier
+ * namespace's began (tmpfs_dump_sum() once the last is in).
+ */
+int tmpfs_dump_all(int dirfd, pid_t pid, const struct tmpfs_dump *t, int nr, int append);
+int tmpfs_dump_sum(int dirfd);
 /* Restore: fills the new (empty) tmpfs @mntfd with tmpfs-@id.img. */
 int tmpfs_restore(const struct idmap *ids, int dirfd, int store, uint32_t id, int mntfd,
 		  const char *mountpoint);

@@ -224,9 +224,10 @@ static int userns_check(struct dump_ctx *dc, struct dtask *t)
 	if (ns == outer)
 		return 0;
 	if (t->parent) {
-		pr_err("Task %d made a user namespace of its own (user:[%lu]) inside the tree; "
-		       "only the tree's root may be in one of its own: nested user namespaces "
-		       "are not supported", t->pid, ns);
+		pr_err("Task %d is in user namespace user:[%lu], not its parent %d's (user:[%lu]): "
+		       "a user namespace below the tree's root (nested, made or joined inside "
+		       "the tree) is not supported; only the root may have one of its own",
+		       t->pid, ns, t->parent->pid, outer);
 		return -1;
 	}
 	return check_root(dc, t, ns, criu);

@@ -56,3 +56,8 @@ int mnt_tree_has_ns(void)
 {
 	return service ? service->tree_has_ns() : 0;
 }
+
+int mnt_maker_of(uint64_t mnt_id)
+{
+	return service && service->maker_of ? service->maker_of(mnt_id) : 0;
+}

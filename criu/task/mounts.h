@@ -22,6 +22,7 @@ struct mounts_service {
 	int (*open)(pid_t pid, uint64_t mnt_id, const char *path, int flags);
 	int (*open_hidden)(pid_t pid, uint32_t n, const char *path);
 	int (*tree_has_ns)(void);
+	int (*maker_of)(uint64_t mnt_id);
 };
 
 /* The mount part: answer the questions below from now on. */
@@ -55,5 +56,11 @@ int mnt_open(pid_t pid, uint64_t mnt_id, const char *path, int flags);
 int mnt_open_hidden(pid_t pid, uint32_t n, const char *path);
 /* Restore: does the tree have a mount namespace of its own (mnt.img)? */
 int mnt_tree_has_ns(void);
+/*
+ * Restore: the task (its pid in the images) that makes the nested mount
+ * namespace mount @mnt_id is in, who opens the files the tree shares on
+ * it; 0 when the mount is the root's namespace's, criu's, or unknown.
+ */
+int mnt_maker_of(uint64_t mnt_id);
 
 #endif

@@ -42,20 +42,13 @@ EXCLUDED: dict[str, str] = {
     "sysvipc_ns": "sets IPC sysctls in /proc/sys, read-only in a container (OCI readonlyPaths)",
     "ns_pid_tree": "reads its NSpid levels in the host's /proc; a container has its own /proc",
     # criu's limits, said at dump: below the tree's root no task may have
-    # a mount, network or user namespace of its own (CRIU allows nesting)
-    "mnt_bind": "makes a mount namespace of its own: nested mount namespaces are not supported",
-    "mnt_fs": "makes a mount namespace of its own: nested mount namespaces are not supported",
-    "mnt_propagation": "makes a mount namespace of its own: nested mount namespaces are "
-                       "not supported",
-    "mnt_tmpfs": "makes a mount namespace of its own: nested mount namespaces are not supported",
-    "sk_unix_ns": "makes a mount namespace of its own: nested mount namespaces are not supported",
+    # a network or user namespace of its own (CRIU allows nesting); nested
+    # mount namespaces are restored
+    "sk_unix_ns": "makes a network namespace of its own too: nested network namespaces are "
+                  "not supported",
     "sk_unix_netns": "makes a network namespace of its own: nested network namespaces are "
                      "not supported",
     "userns_maps": "makes a user namespace of its own: nested user namespaces are not supported",
-    "tty_ctty": "makes a mount namespace of its own (for a devpts): nested mount namespaces "
-                "are not supported",
-    "tty_pair": "makes a mount namespace of its own (for a devpts): nested mount namespaces "
-                "are not supported",
 }
 _base: Optional[Path] = None
 _probe: Optional[str] = None        # None: not probed; "": criu dumps containers

@@ -1038,11 +1038,12 @@ MNT_ONLY = ["--share", "net,cgroup"]
 COUNTER = SERVICES["counter"]
 
 
-def fds_on_own_mounts(pid: int) -> list[str]:
+def fds_on_own_mounts(pid: int, init: int = 0) -> list[str]:
     """The fds of a task that are files on a mount of the host's: a
-    container's are all on its own (test_detached_stdio)."""
-    ids = {int(line.split()[0]) for line in
-           Path(f"/proc/{pid}/mountinfo").read_text().splitlines()}
+    container's are all on its own (test_detached_stdio), or on its
+    init's (a task in a nested mount namespace, files opened before)."""
+    ids = {int(line.split()[0]) for p in (pid, init or pid) for line in
+           Path(f"/proc/{p}/mountinfo").read_text().splitlines()}
     return [f"{fd} {target} (mount {mnt})" for fd, (target, mnt) in fd_mounts(pid).items()
             if target.startswith("/") and mnt not in ids]
 
@@ -1092,9 +1093,46 @@ def mnt_round_trip(c: ct.Container, tmp_path: Path, dump_opts: list[str],
     assert snapshot(c) == before
     assert mount_view(c.pid) == mounts
     for t in c.tasks():
-        assert not fds_on_own_mounts(t), (t, fds_on_own_mounts(t))
+        assert not fds_on_own_mounts(t, c.pid), (t, fds_on_own_mounts(t, c.pid))
     assert count(c) >= n0 and counting(c), "the counter does not go on"
     assert count(c) < n0 + 1000, f"the counter restarted? {n0} -> {count(c)}"
+
+
+def nested_tasks(c: ct.Container) -> list[int]:
+    """The container's tasks in a mount namespace other than its init's."""
+    return [t for t in c.tasks() if ct.ns_id(t, "mnt") != ct.ns_id(c.pid, "mnt")]
+
+
+def private_count(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/root/tmp/count").read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+def test_mnt_round_trip_private_tmp(make: Make, tmp_path: Path) -> None:
+    """The counter has a /tmp of its own (ctr-service --private-tmp: a
+    nested mount namespace, all slaves, a tmpfs on /tmp, as systemd's
+    PrivateTmp): dumped with no option, restored with --root; the counter
+    is in a namespace of its own again, with the same mounts, its count in
+    its /tmp goes on, and the container's /tmp never sees it."""
+    zdtm.need_criu()
+    c = make(MNT_ONLY, COUNTER + ["--private-tmp"])
+    wait_for("the private count", lambda: len(nested_tasks(c)) == 1 and
+             private_count(nested_tasks(c)[0]) > 0)
+    kid = nested_tasks(c)[0]
+    mounts, n0 = mount_view(kid), private_count(kid)
+    assert ("/tmp", "tmpfs") in [(m[0], m[1]) for m in mounts]
+    assert not c.path("/tmp/count").exists()
+    mnt_round_trip(c, tmp_path, [], [])
+    assert len(nested_tasks(c)) == 1, "the counter is not in a namespace of its own"
+    kid = nested_tasks(c)[0]
+    assert mount_view(kid) == mounts
+    assert private_count(kid) >= n0
+    wait_for("the private count to go on", lambda: private_count(kid) > n0 + 1)
+    assert not c.path("/tmp/count").exists(), "the private /tmp shows in the container's"
+    c.delete(pid=c.pid)
+    assert not c.leftovers([])
 
 
 def test_mnt_round_trip(make: Make, tmp_path: Path) -> None:

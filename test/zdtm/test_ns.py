@@ -1,7 +1,9 @@
 """Namespaces a tree makes for itself (Documentation/namespaces.md).
 
-- Refused: a task in a user namespace of its own without maps, or a child
-  in a pid, network or mount namespace nested in the tree's (the tree's
+- Refused: a task in a user namespace of its own without maps, a child
+  in a pid or network namespace nested in the tree's, or left in criu's
+  mount namespace by a parent that unshared after forking it (nested
+  ones made or joined are restored: the mntns_* programs) (the tree's
   root may have user, cgroup, network and mount namespaces of its own:
   test_userns.py, test_cgroup.py, test_net.py, Documentation/mounts.md and
   the mnt_* programs). criu must fail
@@ -13,13 +15,22 @@
 - UTS: the host's own names are never touched by a restore."""
 from __future__ import annotations
 
+import shutil
 import socket
+import sys
 import time
+from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
 import zdtm
 from test_errors import check_refused_dump
+from test_file_locks import restore_refused
+
+import buildpaths
+sys.path.insert(0, str(buildpaths.CRIT.parent))
+import crit  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("need_criu")
 
@@ -27,7 +38,10 @@ pytestmark = pytest.mark.usefixtures("need_criu")
 REFUSED = {
     # argument of ns_refused -> words one of which the Error line must hold
     "user": ("user namespace",),
-    "mnt-child": ("mount namespace",),
+    # a nested mount namespace is restored (mntns_nested), one joined with setns
+    # too (mntns_join); a task left in criu's by a parent that unshared after
+    # forking it is not
+    "mnt-before": ("mount namespace",),
     "netns-child": ("network namespace",),
     "pidns-child": ("pid namespace",),
 }
@@ -38,7 +52,80 @@ def test_ns_refused(what):
     with zdtm.Run("ns_refused", f"refused-{what}", args=[what]) as r:
         # the nested pid namespace is its child's: the line names that one
         check_refused_dump(r, f"a task in a {what} namespace", REFUSED[what],
-                           names_task=not what.endswith("-child"))
+                           names_task=not what.endswith(("-child", "-before")))
+
+
+def mount_points() -> list[str]:
+    """criu's namespace's mounts (ours), without their ids."""
+    return [" ".join(line.split()[3:]) for line in
+            Path("/proc/self/mountinfo").read_text().splitlines()]
+
+
+def test_mntns_failed_restore_leaves_nothing():
+    """The child's nested mount namespace can't be made again (the mount
+    point of its tmpfs is gone): one Error line naming it, no task and no
+    mount left behind (criu's namespace as it was), the images unchanged;
+    with the directory back, the same images restore and the test passes."""
+    with zdtm.Run("mntns_nested", "failed-nested") as r:
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        before = mount_points()
+        point = r.dir / "mntns_nested.d" / "t"
+        point.rmdir()
+        restore_refused(r, img, "restore of a nested namespace without its mount point",
+                        (str(point),))
+        if mount_points() != before:
+            r.fail("the failed restore changed criu's mounts")
+        point.mkdir()
+        r.restore_ok(img)
+        r.finish()
+
+
+def edit_mntns(src: Path, dst: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst)
+    doc = crit.read_image(dst / "mnt.img", full_bytes=True)
+    change(doc["entry"])
+    (dst / "mnt.img").write_bytes(crit.encode_image(doc))
+
+
+def _root_maker(e: dict[str, Any]) -> None:
+    e["nested"][0]["maker"] = e["maker"]
+
+
+def _external(e: dict[str, Any]) -> None:
+    e["nested"][0]["mounts"][-1]["kind"] = "MNT_EXTERNAL"
+    e["nested"][0]["mounts"][-1]["ext_key"] = "x"
+
+
+def _root_id(e: dict[str, Any]) -> None:
+    e["nested"][0]["mounts"][-1]["id"] = e["mounts"][-1]["id"]
+
+
+BAD_MNTNS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    # what is wrong in mnt.img -> (the change, words of the Error line)
+    "root-maker": (_root_maker, "the root as its maker"),
+    "external": (_external, "a kind a nested namespace can't have"),
+    "root-id": (_root_id, "the id of a mount of the root's namespace"),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_MNTNS))
+def test_mntns_bad_image_refused(bad: str) -> None:
+    """mnt.img's nested namespaces, damaged: one Error line naming what is
+    wrong, nothing left behind, the images unchanged; the good images
+    still restore."""
+    change, words = BAD_MNTNS[bad]
+    with zdtm.Run("mntns_shared_child", f"bad-{bad}") as r:
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        edited = r.imgdir("edited")
+        edit_mntns(img, edited, change)
+        restore_refused(r, edited, f"restore of mnt.img with {bad}", (words,))
+        r.restore_ok(img)
+        r.finish()
 
 
 # Programs that say something through pids (signals, timers, threads, trees)

@@ -82,3 +82,24 @@ def test_owner_refused():
                           ("pid namespace belongs to",), r.pid)
         r.check_running("after the refused dump", snap)
         r.finish()
+
+
+def test_nested_refused_line():
+    """A child in a user namespace of its own (refuse_userns): the one
+    Error line names the child, its namespace, its parent and the
+    parent's namespace, and says why (nested)."""
+    with zdtm.Run("refuse_userns", "nested-line") as r:
+        r.start()
+        snap = r.snapshot()
+        kids = [int(k) for k in Path(f"/proc/{r.pid}/task/{r.pid}/children").read_text().split()]
+        assert len(kids) == 1, kids
+        child_ns = os.readlink(f"/proc/{kids[0]}/ns/user")
+        root_ns = os.readlink(f"/proc/{r.pid}/ns/user")
+        res = r.dump(r.imgdir("img"))
+        line = check_clean_error(r, res, "a child in a user namespace of its own",
+                                 ("nested",), kids[0])
+        for want in (child_ns, root_ns, f"parent {r.pid}"):
+            if want not in line:
+                r.fail(f"the refusal does not name {want}: {line}", res)
+        r.check_running("after the refused dump", snap)
+        r.finish()

@@ -194,10 +194,11 @@ def own_filesystems(pid: int) -> dict[int, str]:
 
     ours = set(devs("self").values())
     # a chrooted task's mountinfo only shows the mounts under its root:
-    # its ancestors in the same namespace show the rest (/dev of a container)
+    # its ancestors show the rest (/dev of a container), those in the
+    # namespaces its own was copied from too (a nested one's fds on them)
     theirs: dict[int, str] = {}
-    p, ns = pid, mntns(pid)
-    while p > 1 and mntns(p) == ns:
+    p, own = pid, mntns(os.getpid())
+    while p > 1 and mntns(p) not in (own, -1):
         theirs.update(devs(str(p)))
         p = ppid(p)
     return {i: d for i, d in theirs.items() if d not in ours}

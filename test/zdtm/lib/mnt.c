@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -183,4 +185,85 @@ void mnt_compare(const char *base, const struct mnt_line *a, int na,
 			fail("mount #%d: %s %s %s %s %s %s, was %s %s %s %s %s %s", i, b[i].mountpoint,
 			     b[i].root, b[i].opts, b[i].fstype, b[i].source, b[i].sb, a[i].mountpoint,
 			     a[i].root, a[i].opts, a[i].fstype, a[i].source, a[i].sb);
+}
+
+pid_t mnt_fork_ready(void (*fn)(int ready))
+{
+	int p[2];
+	pid_t kid;
+	char c;
+
+	if (pipe(p))
+		return -1;
+	kid = fork();
+	if (kid == 0) {
+		close(p[0]);
+		fn(p[1]);
+		_exit(1);
+	}
+	close(p[1]);
+	if (kid > 0 && read(p[0], &c, 1) != 1) {
+		kill(kid, SIGKILL);
+		waitpid(kid, NULL, 0);
+		kid = -1;
+	}
+	close(p[0]);
+	return kid;
+}
+
+int mnt_stop_child(pid_t kid)
+{
+	int status;
+
+	if (kill(kid, SIGTERM) || waitpid(kid, &status, 0) != kid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static volatile sig_atomic_t term;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	term = 1;
+}
+
+void mnt_catch_term(void)
+{
+	signal(SIGTERM, on_term);
+}
+
+void mnt_until_term(void)
+{
+	sigset_t block, old;
+
+	/* blocked while it is checked: a SIGTERM between check and sleep can't be lost */
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	sigdelset(&old, SIGTERM);
+	while (!term)
+		sigsuspend(&old);
+	sigprocmask(SIG_UNBLOCK, &block, NULL);
+}
+
+int mnt_write(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ssize_t n = (ssize_t)strlen(text);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, n) != n) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+int mnt_is_mount(const char *path)
+{
+	struct mnt_line m;
+
+	return mnt_find(path, 0, &m) == 0;
 }

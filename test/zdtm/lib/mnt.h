@@ -38,4 +38,20 @@ const char *mnt_at(const char *base, const char *name);
 void mnt_compare(const char *base, const struct mnt_line *a, int na,
 		 const struct mnt_line *b, int nb);
 
+/*
+ * A child running @fn(ready) (it must not return), once it wrote a byte
+ * on @ready; -1 if it could not start or died first.
+ */
+#include <sys/types.h>
+pid_t mnt_fork_ready(void (*fn)(int ready));
+/* @text into file @path, made or emptied first: 0, or -1 with errno. */
+int mnt_write(const char *path, const char *text);
+/* Is absolute path @path a mount point in our view? */
+int mnt_is_mount(const char *path);
+/* A child's SIGTERM: caught from now on; mnt_until_term() returns once it came. */
+void mnt_catch_term(void);
+void mnt_until_term(void);
+/* SIGTERM to child @kid, reaped: its exit code (0: it passed), -1 if it can't be. */
+int mnt_stop_child(pid_t kid);
+
 #endif
