@@ -21,7 +21,7 @@ import pytest
 
 import buildpaths
 import zdtm
-from test_rpc_runc import Container, checkpoint, running
+from test_rpc_runc import Container, checkpoint, pre_dump_then_parent, running
 from test_rpc_runc_tcp import TcpContainer, growing
 
 pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
@@ -172,24 +172,6 @@ def test_crun_tcp(tcp_container: TcpContainer) -> None:
 
 
 def test_crun_pre_dump(container: Container) -> None:
-    """crun checkpoint --pre-dump into A, the container counts on; crun
-    checkpoint --parent-path ../A into B stores less than A; restore from
-    B, the counter going on."""
-    c = container
-    a, b, work = c.base / "A", c.base / "B", c.base / "work"
-    for d in (a, b, work):
-        d.mkdir()
-    p = c.runc("checkpoint", "--pre-dump", "--image-path", str(a), "--work-path", str(work),
-               c.name, check=False)
-    assert p.returncode == 0, p.stderr
-    assert c.status() == "running" and c.counting(), "the container stopped"
-    p = c.runc("checkpoint", "--parent-path", "../A", "--image-path", str(b), "--work-path",
-               str(work), c.name, check=False)
-    assert p.returncode == 0, p.stderr
-    before = c.count()
-    assert os.readlink(b / "parent") == "../A"
-    stored = {d: sum(f.stat().st_size for f in d.glob("pages-*.img")) for d in (a, b)}
-    assert stored[b] < stored[a], stored
-    c.runc("restore", "--detach", "--image-path", str(b), "--work-path", str(work), c.name)
-    assert c.status() == "running" and c.counting()
-    assert c.count() > before, "the counter restarted"
+    """crun checkpoint --pre-dump (SINGLE_PRE_DUMP, no option but the
+    directories), then --parent-path ../A, then restore: as runc's."""
+    pre_dump_then_parent(container, "--detach")

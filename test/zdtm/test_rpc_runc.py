@@ -191,13 +191,11 @@ def test_runc_leave_running(container: Container) -> None:
     assert c.count() > before, "the counter restarted"
 
 
-def test_runc_pre_dump(container: Container) -> None:
-    """runc checkpoint --pre-dump into A (runc asks FEATURE_CHECK mem_track
-    first, then PRE_DUMP with track_mem), the container counts on; runc
-    checkpoint --parent-path ../A into B (DUMP with parent_img and
-    track_mem) stores less than A and leaves the rest in it; restore -d
-    from B brings the container back, its counter going on."""
-    c = container
+def pre_dump_then_parent(c: Container, detach: str) -> None:
+    """checkpoint --pre-dump into A, the container counts on; checkpoint
+    --parent-path ../A into B stores less than A and leaves the rest in it;
+    restore from B (with @detach, the runtime's spelling), the counter
+    going on."""
     a, b, work = c.base / "A", c.base / "B", c.base / "work"
     for d in (a, b, work):
         d.mkdir()
@@ -212,6 +210,15 @@ def test_runc_pre_dump(container: Container) -> None:
     assert os.readlink(b / "parent") == "../A"
     stored = {d: sum(f.stat().st_size for f in d.glob("pages-*.img")) for d in (a, b)}
     assert stored[b] < stored[a], stored
-    c.runc("restore", "-d", "--image-path", str(b), "--work-path", str(work), c.name)
+    c.runc("restore", detach, "--image-path", str(b), "--work-path", str(work), c.name)
     assert c.status() == "running" and c.counting()
     assert c.count() > before, "the counter restarted"
+
+
+def test_runc_pre_dump(container: Container) -> None:
+    """runc checkpoint --pre-dump into A (runc asks FEATURE_CHECK mem_track
+    first, then PRE_DUMP with track_mem), the container counts on; runc
+    checkpoint --parent-path ../A into B (DUMP with parent_img and
+    track_mem) stores less than A and leaves the rest in it; restore -d
+    from B brings the container back, its counter going on."""
+    pre_dump_then_parent(container, "-d")

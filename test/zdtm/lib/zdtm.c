@@ -644,3 +644,31 @@ void test_task_fail(int root, const char *who, const char *fmt, ...)
 	test_msg("FAIL: %s (%d): %s", who, getpid(), buf);
 	_exit(1);
 }
+
+int test_hold_outside(int keep, int drop)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(p))
+		fail_errno("pipe");
+	pid = fork();
+	if (pid < 0)
+		fail_errno("fork");
+	if (pid == 0) {
+		if (fork() == 0) {
+			close(p[1]);
+			if (drop >= 0)
+				close(drop);
+			while (read(p[0], &c, 1) < 0 && errno == EINTR)
+				;
+			_exit(0);
+		}
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	close(p[0]);
+	close(keep);
+	return p[1];
+}

@@ -92,6 +92,14 @@ pid_t test_find_child(const char *comm);
  */
 int test_tkill_code(void);
 
+/*
+ * A grandchild, reparented to the runner (a subreaper) and so outside the
+ * tree, holds fd @keep until we are gone; @drop (-1: none) is closed in
+ * it, @keep in us. Returns our end of the pipe it waits on: it lets go
+ * when that closes (at our exit).
+ */
+int test_hold_outside(int keep, int drop);
+
 /* 1 when reading *addr faults (SIGSEGV, caught), 0 when it does not. */
 int test_faults(volatile unsigned char *addr);
 

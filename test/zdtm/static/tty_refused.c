@@ -42,31 +42,8 @@ static void make_pair(void)
 /* A grandchild outside the tree holds the master until we are gone. */
 static void master_outside(void)
 {
-	int p[2];
-	pid_t pid;
-	char c;
-
-	if (pipe(p))
-		fail_errno("pipe");
-	pid = fork();
-	if (pid < 0)
-		fail_errno("fork");
-	if (pid == 0) {
-		if (fork() == 0) {
-			close(p[1]);
-			close(slave);
-			/* reparented to the runner, a subreaper: outside our tree */
-			while (read(p[0], &c, 1) < 0 && errno == EINTR)
-				;
-			_exit(0);
-		}
-		_exit(0);
-	}
-	waitpid(pid, NULL, 0);
-	close(p[0]);
-	close(master);
+	held = test_hold_outside(master, slave);
 	master = -1;
-	held = p[1];
 }
 
 static void expect(int fd, const char *what)
