@@ -189,7 +189,11 @@ static int check_pkeys(const struct dtask *t)
 	for (i = 0; i < t->maps.nr; i++) {
 		const struct proc_vma *v = &t->maps.vma[i];
 
-		if (!v->pkey)
+		/*
+		 * execute-only memory: the kernel gives it a key of its own,
+		 * and gives it again to what restore maps PROT_EXEC alone
+		 */
+		if (!v->pkey || (v->prot & (PROT_READ | PROT_WRITE | PROT_EXEC)) == PROT_EXEC)
 			continue;
 		pr_err("Task %d: its memory at %#llx-%#llx has protection key %d "
 		       "(pkey_mprotect); protection keys are not saved", t->pid,

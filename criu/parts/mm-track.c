@@ -79,6 +79,7 @@ static int nr_dumped;
 /* One dump's tracking: one dump runs at a time in a criu process. */
 static struct {
 	int on;
+	int depth;		/* parent images up the chain */
 	int prev_dirfd;
 	struct held *h;
 	int nr;
@@ -364,11 +365,34 @@ out:
 
 /* ------------------------------------------------------------ rounds */
 
+int mtrack_depth(void)
+{
+	return trk.depth;
+}
+
+/* The prev images' own chain, as restore follows it (at most its 64 levels). */
+static int chain_depth(int dirfd)
+{
+	int d = dup(dirfd), up, n = 1;
+
+	while (d >= 0 && n < 64) {
+		up = openat(d, "parent", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(d);
+		d = up;
+		if (d >= 0)
+			n++;
+	}
+	if (d >= 0)
+		close(d);
+	return n;
+}
+
 int mtrack_begin(const struct opts *o, int dirfd)
 {
 	const char *why;
 
 	trk.on = 0;
+	trk.depth = 0;
 	drop_all();
 	nr_dumped = 0;
 	if (o->auto_dedup && !o->prev_images_dir) {
@@ -414,6 +438,7 @@ int mtrack_begin(const struct opts *o, int dirfd)
 		pr_perror("Can't link the images to their parent %s", o->prev_images_dir);
 		goto fail;
 	}
+	trk.depth = chain_depth(trk.prev_dirfd);
 	if (ask_tracker(trk.prev_dirfd, 'T'))
 		pr_warn("No memory tracker answers in %s: every page is saved again",
 			o->prev_images_dir);

@@ -18,6 +18,11 @@
 
 /* The areas of task @pid registered for write-protection are this dump's tracking. */
 int mtrack_owns(pid_t pid);
+/*
+ * How many parent images this round's may read pages from at restore
+ * (--prev-images-dir and its own parent links), 0 without a parent.
+ */
+int mtrack_depth(void);
 
 /* Whether this kernel can track: 1, or 0 with why in *@why. */
 int mtrack_supported(const char **why);

@@ -125,17 +125,20 @@ static const char *sysv_unsupported(struct dtask *t, int i)
 
 /*
  * criu's fds in the task at restore, at most (limit_fd_room()): the images
- * directory and the log, its executable and page store, the store of each
- * ancestor its pages may come from, one per area of a file or an object.
+ * directory and the log, its executable, its page store and the store of
+ * each ancestor its pages may come from, in these images and in each
+ * parent's (pre-dump), one per area of a file or an object. As mm_load()
+ * counts them.
  */
 static int64_t own_fds_bound(const struct dtask *t)
 {
 	const struct dtask *a;
-	int64_t n = 4;
+	int64_t n = 3, stores = 1;
 	int i;
 
 	for (a = t->parent; a; a = a->parent)
-		n++;
+		stores++;
+	n += stores * (1 + mtrack_depth());
 	for (i = 0; i < t->maps.nr; i++)
 		n += t->maps.vma[i].path && t->maps.vma[i].path[0] == '/';
 	return n;
@@ -581,11 +584,14 @@ static struct mm_self *self_special(struct rst_ctx *rc)
 static int is_file(const VmaEntry *v);
 static int is_object(const VmaEntry *v);
 
-/* criu's fds mm_child opens, at most: executable, page stores, mapped files and objects. */
+/*
+ * criu's fds mm_child opens, at most: executable, page stores (its own
+ * among them, and those of parent images), mapped files and objects.
+ */
 static int own_fds(const struct mm_loaded *l)
 {
 	size_t i;
-	int n = 2 + l->stores.nr;	/* the executable, the own store if none is listed */
+	int n = 1 + l->stores.nr;
 
 	for (i = 0; i < l->mm->n_vmas; i++)
 		n += is_file(l->mm->vmas[i]) || is_object(l->mm->vmas[i]);
