@@ -259,10 +259,16 @@ static int oom_possible(pid_t pid, int want)
 	return 0;
 }
 
+/*
+ * LOGINUID_UNSET (no loginuid was set) is all a kernel without audit can
+ * have: nothing to restore there
+ */
 static int loginuid_possible(pid_t pid, uint32_t want)
 {
 	long cur;
 
+	if (access("/proc/self/loginuid", F_OK) && want == LOGINUID_UNSET)
+		return 0;
 	if (access("/proc/self/loginuid", F_OK)) {
 		pr_err("Task %d: image task_props has loginuid %u, but this kernel has no "
 		       "audit loginuid", pid, want);
@@ -329,8 +335,11 @@ static int props_child(struct rst_ctx *rc, struct rtask *t)
 	TaskPropsEntry *e = t->img[PART_TASK_PROPS];
 	long cur;
 
-	if (!e->has_loginuid || read_long(0, "loginuid", &cur))
-		return e->has_loginuid ? -1 : 0;
+	if (!e->has_loginuid ||
+	    (e->loginuid == LOGINUID_UNSET && access("/proc/self/loginuid", F_OK)))
+		return 0;
+	if (read_long(0, "loginuid", &cur))
+		return -1;
 	if ((uint32_t)cur == e->loginuid)
 		return 0;
 	if (write_text("/proc/self/loginuid", e->loginuid)) {

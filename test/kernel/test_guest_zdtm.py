@@ -77,6 +77,7 @@ KNOWN_ON_6_1 = {
     "sk_unix_netns": NO_NFTABLES,
     "sk_unix_ns": NO_NFTABLES,
     "epoll_watches": EVENTFD_6_5,
+    "epoll_closed": EVENTFD_6_5,        # an eventfd takes a closed watch's number
     "eventfd_state": EVENTFD_6_5,
     "file_tree_shared": EVENTFD_6_5,
     "shapes": EVENTFD_6_5,      # one of each kind, an eventfd among them
