@@ -262,6 +262,17 @@ static int set_strings(pid_t pid, int sk, const InetSkEntry *e)
 	return 0;
 }
 
+int inet_opts_set_bufs(pid_t pid, int sk, const InetSkEntry *e)
+{
+	if (set_buf(sk, SO_SNDBUF, SO_SNDBUFFORCE, e->sndbuf) ||
+	    set_buf(sk, SO_RCVBUF, SO_RCVBUFFORCE, e->rcvbuf)) {
+		pr_perror("Task %d: can't set the buffer sizes of socket:[%lu] (%u, %u)", pid,
+			  e->ino, e->sndbuf, e->rcvbuf);
+		return -1;
+	}
+	return 0;
+}
+
 int inet_opts_set(pid_t pid, int sk, const InetSkEntry *e)
 {
 	struct linger l = { .l_onoff = e->has_linger, .l_linger = e->linger };
@@ -279,10 +290,9 @@ int inet_opts_set(pid_t pid, int sk, const InetSkEntry *e)
 			return -1;
 		}
 	}
-	if (set_buf(sk, SO_SNDBUF, SO_SNDBUFFORCE, e->sndbuf) ||
-	    set_buf(sk, SO_RCVBUF, SO_RCVBUFFORCE, e->rcvbuf) ||
+	if (inet_opts_set_bufs(pid, sk, e) ||
 	    (e->has_linger && setsockopt(sk, SOL_SOCKET, SO_LINGER, &l, sizeof(l)))) {
-		pr_perror("Task %d: can't set the buffers or SO_LINGER of socket:[%lu]", pid, e->ino);
+		pr_perror("Task %d: can't set SO_LINGER of socket:[%lu]", pid, e->ino);
 		return -1;
 	}
 	return 0;

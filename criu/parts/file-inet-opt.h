@@ -17,6 +17,8 @@ void inet_opts_free(InetSkEntry *e);
 int inet_opts_validate(const InetSkEntry *e);
 /* set on a new socket, in its task; -1 logged */
 int inet_opts_set(pid_t pid, int sk, const InetSkEntry *e);
+/* SO_SNDBUF and SO_RCVBUF alone, as @e has them (after a TCP queue refill); -1 logged */
+int inet_opts_set_bufs(pid_t pid, int sk, const InetSkEntry *e);
 /* SO_BINDTODEVICE (its link may come later) and TCP_CONGESTION, right before bind() */
 int inet_opts_set_late(pid_t pid, int sk, const InetSkEntry *e);
 

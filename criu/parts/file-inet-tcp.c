@@ -38,6 +38,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
+#include "parts/file-inet-opt.h"
 #include "parts/file-inet-tcp.h"
 
 #define REPAIR_ON		1
@@ -45,6 +46,8 @@
 #define REPAIR_OFF_NO_WP	-1	/* leave repair mode without a window probe */
 #define QUEUE_MAX		(64U << 20)	/* a sanity bound on one queue */
 #define CHUNK			(32U << 10)
+#define FILL_TRIES		200
+#define FILL_WAIT_US		5000	/* 200 tries: 1 s at most */
 
 /* criu's references to the sockets in repair mode, until the dump is over */
 static int *held;
@@ -213,9 +216,17 @@ int tcp_conn_validate(const InetSkEntry *e)
 	       c->snd_wscale <= 14 && c->rcv_wscale <= 14 && c->mss && c->mss <= 65535;
 }
 
-/* Writes @len bytes of @data into @sk: queue @q in repair mode, else as the task would. */
+/*
+ * Writes @len bytes of @data into @sk: queue @q in repair mode, else as the
+ * task would. A send that finds no room (EAGAIN: socket memory short
+ * machine-wide or in the memory cgroup, the buffer being roomy) is tried
+ * again for a while: the room comes back as other sockets free theirs.
+ */
 static int fill_queue(int sk, int q, const uint8_t *data, size_t len)
 {
+	const char *name = q == TCP_RECV_QUEUE ? "receive" : "send";
+	int tries = 0, sndbuf = 0, outq = 0, err;
+	socklen_t optlen = sizeof(sndbuf);
 	size_t off = 0;
 	ssize_t n;
 
@@ -223,11 +234,43 @@ static int fill_queue(int sk, int q, const uint8_t *data, size_t len)
 		return -1;
 	while (off < len) {
 		n = send(sk, data + off, min((size_t)CHUNK, len - off), MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EAGAIN && tries++ < FILL_TRIES) {
+			usleep(FILL_WAIT_US);
+			continue;
+		}
 		if (n <= 0)
-			return -1;
+			goto err;
 		off += n;
 	}
+	if (tries)
+		pr_debug("socket memory: the %s queue took %d tries\n", name, tries);
 	return 0;
+err:
+	err = n ? errno : EPIPE;
+	getsockopt(sk, SOL_SOCKET, SO_SNDBUF, &sndbuf, &optlen);
+	ioctl(sk, SIOCOUTQ, &outq);
+	errno = err;
+	pr_perror("%zu of the %zu bytes of the %s queue went in (send buffer %d, %d queued, %d tries)",
+		  off, len, name, sndbuf, outq, tries);
+	return -1;
+}
+
+/*
+ * Room for @c's queues while they are refilled. The kernel counts each
+ * buffer's whole skb (its truesize), and the refill cuts the bytes into
+ * skbs of its own, smaller than the ones the task's writes made: a queue
+ * that fit the task's buffer at the dump may not fit it now (a send then
+ * fails with EAGAIN), so the buffers are made roomy for the refill, and
+ * given their own sizes back once the unsent bytes are out too.
+ */
+static int roomy(int sk, const InetTcpConn *c)
+{
+	uint64_t snd = (uint64_t)c->send_queue.len * 4 + (1 << 20);
+	uint64_t rcv = (uint64_t)c->recv_queue.len * 4 + (1 << 20);
+	int s = min(snd, (uint64_t)INT32_MAX / 2), r = min(rcv, (uint64_t)INT32_MAX / 2);
+
+	return setsockopt(sk, SOL_SOCKET, SO_SNDBUFFORCE, &s, sizeof(s)) ||
+	       setsockopt(sk, SOL_SOCKET, SO_RCVBUFFORCE, &r, sizeof(r));
 }
 
 static int set_seqs(int sk, const InetTcpConn *c)
@@ -262,7 +305,8 @@ static int set_options(int sk, const InetTcpConn *c)
 	     setsockopt(sk, IPPROTO_TCP, TCP_TIMESTAMP, &c->timestamp, sizeof(c->timestamp))))
 		return -1;
 	/* what was sent goes back as sent and not acknowledged: retransmitted if need be */
-	if (fill_queue(sk, TCP_RECV_QUEUE, c->recv_queue.data, c->recv_queue.len) ||
+	if (roomy(sk, c) ||
+	    fill_queue(sk, TCP_RECV_QUEUE, c->recv_queue.data, c->recv_queue.len) ||
 	    fill_queue(sk, TCP_SEND_QUEUE, c->send_queue.data, c->send_queue.len - c->unsent))
 		return -1;
 	return setsockopt(sk, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w));
@@ -292,7 +336,9 @@ int tcp_conn_restore(pid_t pid, int sk, const InetSkEntry *e, const struct socka
 		pr_perror("Task %d: can't take socket:[%lu] out of repair mode", pid, e->ino);
 		return -1;
 	}
-	return c->unsent ? defer_unsent(pid, sk, e) : 0;
+	if (c->unsent)
+		return defer_unsent(pid, sk, e);
+	return inet_opts_set_bufs(pid, sk, e);
 }
 
 /*
@@ -340,7 +386,9 @@ int tcp_conn_resume(void)
 			pr_perror("Task %d: can't queue the %u bytes TCP connection socket:[%lu] "
 				  "had not sent yet", unsent[i].pid, c->unsent, unsent[i].e->ino);
 			ret = -1;
+			break;
 		}
+		ret = inet_opts_set_bufs(unsent[i].pid, unsent[i].sk, unsent[i].e);
 	}
 	tcp_conn_restored();
 	return ret;
