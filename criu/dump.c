@@ -453,7 +453,7 @@ static int read_ns_ids(struct dtask *t)
  */
 static int part_skipped(const struct dump_ctx *dc, int i)
 {
-	return dc->opts->pre_dump && i != PART_MM && i != PART_VDSO;
+	return dc->opts->pre_dump && !parts[i]->in_pre_dump;
 }
 
 static int parts_frozen(struct dump_ctx *dc, struct dtask *t)

@@ -930,6 +930,7 @@ static void vdso_release(struct rtask *t)
 const struct part part_vdso = {
 	.name = "vdso",
 	.id = PART_VDSO,
+	.in_pre_dump = 1,
 	.frozen = vdso_frozen,
 	.dump_tree = vdso_dump_tree,
 	.load_tree = vdso_load_tree,

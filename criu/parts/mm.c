@@ -1063,6 +1063,7 @@ static void mm_release_tree(struct rst_ctx *rc)
 const struct part part_mm = {
 	.name = "mm",
 	.id = PART_MM,
+	.in_pre_dump = 1,
 	.check = mm_check,
 	.prepare = mm_prepare,
 	.dump = mm_dump,

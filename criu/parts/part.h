@@ -19,6 +19,11 @@ struct part {
 	const char *name;
 	enum part_id id;
 	/*
+	 * pre-dump runs this part too (the memory and what its pages need);
+	 * every other part waits for the final dump
+	 */
+	int in_pre_dump;
+	/*
 	 * dump, in criu, before the tree is frozen (dc->opts->pid is its
 	 * root): what must hold from the first frozen task on, such as the
 	 * network lock. Undone by after_dump.
