@@ -161,35 +161,36 @@ static int sk_int(int sk, int level, int name, int *val)
 
 /* ------------------------------------------------------ inet_diag */
 
-static int diag_parse(struct nlmsghdr *h, int len, uint32_t ino, struct inet_sk *s)
+struct diag_want {
+	uint32_t ino;
+	int exact;
+	struct inet_sk *s;
+};
+
+/* 1: the answer is the socket's, filled in; 0: another's, go on; -1: not there */
+static int diag_one(struct nlmsghdr *h, void *arg)
 {
-	struct inet_diag_msg *m;
+	struct diag_want *w = arg;
+	struct inet_diag_msg *m = NLMSG_DATA(h);
+	struct inet_sk *s = w->s;
 	struct rtattr *a;
 	int alen;
 
-	for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
-		if (h->nlmsg_type == NLMSG_DONE)
-			return 0;
-		if (h->nlmsg_type == NLMSG_ERROR) {
-			errno = -((struct nlmsgerr *)NLMSG_DATA(h))->error;
-			return -1;
-		}
-		m = NLMSG_DATA(h);
-		if (m->idiag_inode != ino)
-			continue;
-		/* TCP's state, queue and backlog come from TCP_INFO (tcp_state()) */
-		if (s->proto == IPPROTO_UDP) {
-			s->state = m->idiag_state;
-			s->rqueue = m->idiag_rqueue;
-			s->wqueue = m->idiag_wqueue;
-		}
-		alen = h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
-		for (a = (struct rtattr *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
-			if (a->rta_type == INET_DIAG_SHUTDOWN)
-				s->shutdown = *(uint8_t *)RTA_DATA(a);
-		return 1;
+	if (m->idiag_inode != w->ino) {
+		errno = ENOENT;
+		return w->exact ? -1 : 0;
 	}
-	return 2;	/* more to read */
+	/* TCP's state, queue and backlog come from TCP_INFO (tcp_state()) */
+	if (s->proto == IPPROTO_UDP) {
+		s->state = m->idiag_state;
+		s->rqueue = m->idiag_rqueue;
+		s->wqueue = m->idiag_wqueue;
+	}
+	alen = h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
+	for (a = (struct rtattr *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
+		if (a->rta_type == INET_DIAG_SHUTDOWN)
+			s->shutdown = *(uint8_t *)RTA_DATA(a);
+	return 1;
 }
 
 static void diag_addr(__be32 *to, const struct sockaddr_storage *ss, __be16 *port)
@@ -234,21 +235,12 @@ static int diag_ask(int nl, uint32_t ino, struct inet_sk *s, int exact)
 		.r = { .sdiag_family = s->family, .sdiag_protocol = s->proto,
 		       .idiag_states = ~0U },
 	};
-	static char buf[64 << 10];
-	int len, ret = 2;
+	struct diag_want w = { .ino = ino, .exact = exact, .s = s };
+	int ret;
 
 	if (exact)
 		diag_tuple(&req.r.id, s);
-	if (send(nl, &req, sizeof(req), 0) != sizeof(req))
-		return -1;
-	while (ret == 2) {
-		len = recv(nl, buf, sizeof(buf), 0);
-		if (len <= 0)
-			return -1;
-		ret = diag_parse((struct nlmsghdr *)buf, len, ino, s);
-		if (exact && ret != 1)
-			return -1;
-	}
+	ret = sock_diag_ask(nl, &req, sizeof(req), diag_one, &w);
 	if (ret == 0)
 		errno = ENOENT;
 	return ret == 1 ? 0 : -1;

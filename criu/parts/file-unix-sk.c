@@ -246,10 +246,12 @@ int sk_filter_set(int sk, const uint64_t *insns, size_t n, int locked)
 }
 
 
-/* 0: the dump is over, 1: more to read; -1 with errno */
+/* 0: the dump is over, 1: more to read, 2: @one found what it wanted; -1 with errno */
 static int diag_parse(struct nlmsghdr *h, int len, int (*one)(struct nlmsghdr *h, void *arg),
 		      void *arg)
 {
+	int r;
+
 	for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
 		if (h->nlmsg_type == NLMSG_DONE)
 			return 0;
@@ -257,27 +259,37 @@ static int diag_parse(struct nlmsghdr *h, int len, int (*one)(struct nlmsghdr *h
 			errno = -((struct nlmsgerr *)NLMSG_DATA(h))->error;
 			return -1;
 		}
-		if (one(h, arg))
-			return -1;
+		r = one(h, arg);
+		if (r)
+			return r < 0 ? -1 : 2;
 	}
 	return 1;
+}
+
+int sock_diag_ask(int nl, const void *req, size_t size,
+		  int (*one)(struct nlmsghdr *h, void *arg), void *arg)
+{
+	static char buf[64 << 10];
+	int len, ret = 1;
+
+	if (send(nl, req, size, 0) != (ssize_t)size)
+		return -1;
+	while (ret == 1) {
+		len = recv(nl, buf, sizeof(buf), 0);
+		ret = len > 0 ? diag_parse((struct nlmsghdr *)buf, len, one, arg) : -1;
+	}
+	return ret == 2 ? 1 : ret;
 }
 
 int sock_diag_dump(pid_t pid, const void *req, size_t size,
 		   int (*one)(struct nlmsghdr *h, void *arg), void *arg)
 {
-	static char buf[64 << 10];
-	int nl, len, ret = 1;
+	int nl, ret;
 
 	nl = sock_diag_open(pid);
 	if (nl < 0)
 		return -1;
-	if (send(nl, req, size, 0) != (ssize_t)size)
-		ret = -1;
-	while (ret == 1) {
-		len = recv(nl, buf, sizeof(buf), 0);
-		ret = len > 0 ? diag_parse((struct nlmsghdr *)buf, len, one, arg) : -1;
-	}
+	ret = sock_diag_ask(nl, req, size, one, arg);
 	close(nl);
 	return ret;
 }

@@ -49,9 +49,13 @@ int unix_set_options(int sk, const FileDesc *d);
 int sock_diag_open(pid_t pid);
 struct nlmsghdr;
 /*
- * Sends @req, a dump request of @size bytes, through such a socket and
- * calls @one on each answer (non-zero: stop, failed); 0, or -1 with errno.
+ * Sends @req, a request of @size bytes, through such a socket @nl and
+ * calls @one on each answer (< 0: failed, > 0: found, stop): 1 when @one
+ * stopped it, 0 when the answers ran out, -1 with errno.
  */
+int sock_diag_ask(int nl, const void *req, size_t size,
+		  int (*one)(struct nlmsghdr *h, void *arg), void *arg);
+/* the same through a socket of its own in @pid's network namespace */
 int sock_diag_dump(pid_t pid, const void *req, size_t size,
 		   int (*one)(struct nlmsghdr *h, void *arg), void *arg);
 
