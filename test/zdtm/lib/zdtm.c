@@ -10,6 +10,8 @@
 #include <getopt.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -671,4 +673,21 @@ int test_hold_outside(int keep, int drop)
 	close(p[0]);
 	close(keep);
 	return p[1];
+}
+
+int test_ask_lo(void)
+{
+	struct {
+		struct nlmsghdr h;
+		struct ifinfomsg i;
+	} req = {
+		.h = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETLINK,
+		       .nlmsg_flags = NLM_F_REQUEST },
+		.i = { .ifi_family = AF_UNSPEC, .ifi_index = 1 },
+	};
+	int s = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+
+	if (s < 0 || send(s, &req, sizeof(req), 0) != sizeof(req))
+		fail_errno("ask rtnetlink about lo");
+	return s;
 }

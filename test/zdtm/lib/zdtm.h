@@ -100,6 +100,12 @@ int test_tkill_code(void);
  */
 int test_hold_outside(int keep, int drop);
 
+/*
+ * A NETLINK_ROUTE socket that has asked for loopback's link (RTM_GETLINK,
+ * ifindex 1); the answer is left for the caller to read. fail()s.
+ */
+int test_ask_lo(void);
+
 /* 1 when reading *addr faults (SIGSEGV, caught), 0 when it does not. */
 int test_faults(volatile unsigned char *addr);
 
