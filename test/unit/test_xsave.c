@@ -350,6 +350,40 @@ static void test_refusals(void)
 	free(d);
 }
 
+/*
+ * MPX state is left out where a CPU lacks MPX only when MPX was off:
+ * BNDCFGU's enable bit (bit 0 of BNDCSR, component 4) clear, or BNDCSR
+ * in its initial state (not in XSTATE_BV).
+ */
+static void test_mpx_enabled(void)
+{
+	const struct named_layout *dnv = find("qemu-Denverton");
+	struct xsave_state st;
+	uint64_t cfg;
+	uint8_t *a;
+	char err[256];
+	long off;
+
+	require(dnv && (dnv->l.xcr0 & 0x18) == 0x18, "a layout with MPX");
+	a = make_area(&dnv->l, 0x1b, 0, dnv->l.size);
+	off = xsave_offset(&dnv->l, 0, 4);
+	require(a && off > 0, "area");
+	for (cfg = 0; cfg < 4; cfg++) {
+		memcpy(a + off, &cfg, 8);
+		require(!xsave_split(&dnv->l, a, dnv->l.size, &st, err, sizeof(err)), "%s", err);
+		expect(xsave_mpx_enabled(&st) == (int)(cfg & 1), "BNDCFGU %#llx",
+		       (unsigned long long)cfg);
+	}
+	/* BNDCSR in its initial state: not enabled, whatever its bytes say */
+	cfg = 0x11;
+	memcpy(a + off, &cfg, 8);
+	cfg = 0x0b;
+	memcpy(a + XSAVE_HDR_OFF, &cfg, 8);
+	require(!xsave_split(&dnv->l, a, dnv->l.size, &st, err, sizeof(err)), "%s", err);
+	expect(!xsave_mpx_enabled(&st), "BNDCSR not in XSTATE_BV");
+	free(a);
+}
+
 static void unit_setup(void)
 {
 	log_open(NULL, LOG_ERR);
@@ -364,6 +398,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(test_compacted),
 	UNIT_TEST(test_compacted_offsets),
 	UNIT_TEST(test_refusals),
+	UNIT_TEST(test_mpx_enabled),
 };
 
 UNIT_MAIN(tests)
