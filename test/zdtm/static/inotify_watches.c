@@ -5,7 +5,9 @@
  * on a symlink itself. After restore each fires with its own wd: creating
  * a file in the directory, writing the file, touching the link; watching
  * the directory again gives back its old wd, and nothing else is queued
- * (no trace of how the wds were restored).
+ * (no trace of how the wds were restored). With the argument "unread",
+ * an event is left unread at the dump: criu warns that it is not saved,
+ * and it is not there after the restore.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -82,6 +84,9 @@ int main(int argc, char **argv)
 	while (read(in, evbuf, sizeof(evbuf)) > 0)
 		;
 	test_msg("wds: dir %d, file %d, link %d", wd_dir, wd_file, wd_link);
+	if (optind < argc && !strcmp(argv[optind], "unread") &&
+	    utimensat(AT_FDCWD, link_, NULL, AT_SYMLINK_NOFOLLOW))
+		fail_errno("touch link before the dump");
 
 	test_ready();
 	test_waitsig();
