@@ -18,6 +18,7 @@ import ctypes
 import errno
 import json
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -28,6 +29,7 @@ import pytest
 
 import buildpaths
 import zdtm
+from test_shapes import criu_limited, refused
 
 pytestmark = pytest.mark.usefixtures("need_criu")
 
@@ -385,4 +387,49 @@ def test_auto_dedup_frees_parent_pages():
             r.fail("the final dump freed nothing in d3")
         (r.dir / "phases").write_text("3\n")
         r.restore_ok(d[3])
+        r.finish()
+
+
+def test_fd_room_with_a_chain() -> None:
+    """test_shapes' fd-room edge at the end of a pre-dump chain: the task's
+    fd table full (RLIMIT_NOFILE 1,000), two pre-dumps, then the dump. The
+    pages of the chain's every level are read through fds of criu's in the
+    task at restore: the dump counts them as the restore will, so with
+    exactly the room it names, the dump and the restore both succeed; one
+    slot short, the dump refuses. A refused dump ends the tracking (its
+    scan may have re-armed what the next round needs): each try gets a
+    chain of its own."""
+    with zdtm.Run("shapes", "fd-room-chain", args=["nofile=1000"]) as r:
+        r.start()
+        snap = r.snapshot()
+
+        def chain(n: int, nofile: int) -> tuple[zdtm.Path, list[str], zdtm.CriuResult]:
+            d = [r.imgdir(f"c{n}d{i}") for i in (1, 2, 3)]
+            round_ok(r, "pre-dump", d[0], None)
+            round_ok(r, "pre-dump", d[1], f"../{d[0].name}")
+            args = ["dump", "-t", str(r.pid), "-D", str(d[2]), "-o", "dump.log", "-v4",
+                    "--track-mem", "--prev-images-dir", f"../{d[1].name}"]
+            return d[2], args, criu_limited(r, args, d[2] / "dump.log", nofile)
+
+        _, _, res = chain(1, 1000)
+        line = refused(r, res, ("RLIMIT_NOFILE",))
+        m = re.search(r"(\d+) fds, and criu needs (\d+) more", line)
+        if m is None:
+            r.fail(f"the Error line does not say how many fds: {line!r}")
+        room = int(m[1]) + int(m[2])
+        refused(r, chain(2, room - 1)[2], ("RLIMIT_NOFILE",))
+        r.check_running("after the refused dumps", snap)
+        img, _, res = chain(3, room)
+        if res.returncode:
+            r.fail(f"dump with room for {room} fds failed", res)
+        r.gone_after_dump(res)
+        if not in_parent_pages(r, img):
+            r.fail("the dump left no page to its parents: the chain is not read")
+        res = criu_limited(r, ["restore", "-D", str(img), "-d", "-o", "restore.log", "-v4",
+                               "--pidfile", str(img / "restore.pid")],
+                           img / "restore.log", room)
+        if res.returncode:
+            r.fail(f"restore with room for {room} fds failed", res)
+        r.alive = r.ours = True
+        r.check_running("after restore", snap)
         r.finish()
