@@ -4,7 +4,12 @@
  * and maps the areas, and mm-pages.c, which saves and reads back the
  * pages of those whose contents are the task's own.
  */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/xattr.h>
+#include <unistd.h>
 
 #include "core/util.h"
 #include "parts/mm-vma.h"
@@ -57,4 +62,53 @@ int vma_entry_has_pages(const VmaEntry *v)
 	default:
 		return 0;
 	}
+}
+
+int vma_is_socket(const struct proc_vma *v)
+{
+	return v->path && !strncmp(v->path, "socket:[", 8);
+}
+
+/* The kernel names a socket's protocol in the xattr of its inode. */
+int vma_is_packet(pid_t pid, const struct proc_vma *v)
+{
+	char path[96], name[16];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, v->start, v->end);
+	n = getxattr(path, "system.sockprotoname", name, sizeof(name) - 1);
+	if (n < 0)
+		return 0;
+	name[n] = '\0';
+	return !strcmp(name, "PACKET");
+}
+
+/* an fd of task @pid on socket @ino (the lowest), or -1 */
+int vma_sock_fd(pid_t pid, uint64_t ino)
+{
+	char path[64], link[64], want[40];
+	struct dirent *de;
+	int fd = -1, n;
+	ssize_t len;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	snprintf(want, sizeof(want), "socket:[%lu]", ino);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		n = atoi(de->d_name);
+		if (de->d_name[0] == '.' || (fd >= 0 && n >= fd))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, n);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len < 0)
+			continue;
+		link[len] = '\0';
+		if (!strcmp(link, want))
+			fd = n;
+	}
+	closedir(d);
+	return fd;
 }

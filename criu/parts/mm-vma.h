@@ -12,5 +12,10 @@ int vma_is_anon(const struct proc_vma *v);
 /* pages of this area are saved per task (private memory) */
 int vma_has_pages(const struct proc_vma *v);
 int vma_entry_has_pages(const VmaEntry *v);
+/* a mapping of a socket ("socket:[INO]"): a packet socket's rings */
+int vma_is_socket(const struct proc_vma *v);
+int vma_is_packet(pid_t pid, const struct proc_vma *v);
+/* the lowest fd of task @pid on socket inode @ino, or -1 */
+int vma_sock_fd(pid_t pid, uint64_t ino);
 
 #endif

@@ -144,6 +144,22 @@ static int64_t own_fds_bound(const struct dtask *t)
 	return n;
 }
 
+/*
+ * A packet socket's rings are mapped whole, from offset 0 (the kernel
+ * takes no other mmap() of them); restore maps them again from the
+ * task's fd of the new socket, whose rings file-packet.c set up before.
+ */
+static const char *socket_unsupported(pid_t pid, const struct proc_vma *v)
+{
+	if (!vma_is_packet(pid, v))
+		return "mapping of a socket that is not a packet socket";
+	if (v->pgoff)
+		return "part of a packet socket's rings";
+	if (vma_sock_fd(pid, v->ino) < 0)
+		return "packet socket's rings mapped by a task with no fd of the socket";
+	return NULL;
+}
+
 static int mm_check(struct dump_ctx *dc, struct dtask *t)
 {
 	const char *why;
@@ -156,7 +172,8 @@ static int mm_check(struct dump_ctx *dc, struct dtask *t)
 		return -1;
 	t->restore_own = own_fds_bound(t);
 	for (i = 0; i < t->maps.nr; i++) {
-		why = vma_unsupported(&t->maps.vma[i]);
+		why = vma_is_socket(&t->maps.vma[i]) ? socket_unsupported(t->pid, &t->maps.vma[i]) :
+		      vma_unsupported(&t->maps.vma[i]);
 		/* criu's own tracking of an earlier round (pre-dump) is no obstacle */
 		if (!why && (t->maps.vma[i].vmflags & VMF_UFFD_WP) && !mtrack_owns(t->pid))
 			why = "area registered with a userfaultfd";
@@ -304,6 +321,13 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 	if (vma_is_anon(v)) {
 		e->kind = VMA_KIND__VMA_ANON_PRIVATE;
 		return 0;
+	}
+	if (vma_is_socket(v)) {
+		e->kind = VMA_KIND__VMA_PACKET_RING;
+		e->has_ino = e->has_sock_fd = 1;
+		e->ino = v->ino;
+		e->sock_fd = vma_sock_fd(pid, v->ino);
+		return e->sock_fd == (uint32_t)-1 ? -1 : 0;
 	}
 	e->has_pgoff = 1;
 	e->pgoff = v->pgoff;
@@ -496,6 +520,8 @@ static int bad_vma(struct rst_ctx *rc, const VmaEntry *v)
 		return !v->has_ino || !v->has_dev || !rst_object_known(rc, v->dev, v->ino);
 	case VMA_KIND__VMA_SYSV_SHM:
 		return !v->has_ino || v->ino > INT_MAX || !v->has_pgoff;
+	case VMA_KIND__VMA_PACKET_RING:
+		return !v->has_sock_fd || v->sock_fd > INT_MAX || !(v->flags & MAP_SHARED);
 	default:
 		return v->kind < 1 || v->kind > VMA_KIND__VMA_GHOST_PRIVATE;
 	}
@@ -912,6 +938,10 @@ static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_
 	case VMA_KIND__VMA_GHOST_SHARED:
 		flags |= MAP_SHARED;
 		fd = l->fds[i];
+		break;
+	case VMA_KIND__VMA_PACKET_RING:
+		flags |= MAP_SHARED;
+		fd = v->sock_fd;
 		break;
 	case VMA_KIND__VMA_SYSV_SHM:
 		if (attach_sysv(b, v, &prot) < 0)
