@@ -47,6 +47,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "parts/file-kind.h"
+#include "parts/file-packet-ring.h"
 #include "parts/file-unix-sk.h"
 #include "task/ptrace.h"
 
@@ -68,6 +69,7 @@ struct pk_diag {
 	uint32_t ino;
 	int found;
 	int rx_ring, tx_ring;
+	struct packet_diag_ring rx, tx;
 	uint32_t rmem;
 	PacketSkEntry *e;	/* its memberships go there */
 };
@@ -121,10 +123,14 @@ static int diag_one(struct packet_diag_msg *m, int len, struct pk_diag *pd)
 	for (a = (struct rtattr *)(m + 1); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 		switch (a->rta_type) {
 		case PACKET_DIAG_RX_RING:
-			pd->rx_ring = 1;
+			pd->rx_ring = RTA_PAYLOAD(a) >= (int)sizeof(pd->rx);
+			if (pd->rx_ring)
+				memcpy(&pd->rx, RTA_DATA(a), sizeof(pd->rx));
 			break;
 		case PACKET_DIAG_TX_RING:
-			pd->tx_ring = 1;
+			pd->tx_ring = RTA_PAYLOAD(a) >= (int)sizeof(pd->tx);
+			if (pd->tx_ring)
+				memcpy(&pd->tx, RTA_DATA(a), sizeof(pd->tx));
 			break;
 		case PACKET_DIAG_MEMINFO:
 			if (RTA_PAYLOAD(a) >= (int)sizeof(uint32_t))
@@ -274,6 +280,20 @@ static int read_filter(const struct fd_dump *f, int sk, PacketSkEntry *e)
 	return 0;
 }
 
+/* the rings packet_diag showed, and what is in them */
+static int read_rings(const struct fd_dump *f, int sk, PacketSkEntry *e, const struct pk_diag *pd)
+{
+	const char *why;
+
+	if (pd->rx_ring && !(e->rx_ring = pk_ring_entry(&pd->rx)))
+		return -1;
+	if (pd->tx_ring && !(e->tx_ring = pk_ring_entry(&pd->tx)))
+		return -1;
+	if (pk_ring_read(f->pid, sk, e, &why))
+		return -1;
+	return why ? refuse(f, e, why) : 0;
+}
+
 /* Fills @e from socket @sk; refuses what can't be saved. */
 static int pk_read(const struct fd_dump *f, int sk, PacketSkEntry *e)
 {
@@ -292,11 +312,8 @@ static int pk_read(const struct fd_dump *f, int sk, PacketSkEntry *e)
 			  "packet_diag available?)", f->pid, f->fd, f->link);
 		return -1;
 	}
-	if (pd.rx_ring || pd.tx_ring)
-		return refuse(f, e, pd.rx_ring && pd.tx_ring ? "with RX and TX rings, which are "
-			      "not supported" : pd.rx_ring ? "with an RX ring (PACKET_RX_RING), "
-			      "which is not supported" : "with a TX ring (PACKET_TX_RING), which is "
-			      "not supported");
+	if (read_rings(f, sk, e, &pd))
+		return -1;
 	ftype = (e->fanout >> 16) & 0xff;
 	if (e->has_fanout && (ftype == PACKET_FANOUT_CBPF || ftype == PACKET_FANOUT_EBPF))
 		return refuse(f, e, "in a fanout group steered by a BPF program, which is not "
@@ -322,6 +339,7 @@ static void pk_free_entry(PacketSkEntry *e)
 	free(e->sk_opts);
 	free(e->filter);
 	free(e->ifname);
+	pk_ring_free(e);
 	free(e);
 }
 
@@ -392,7 +410,8 @@ static int pk_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 		 e->protocol <= 0xffff && e->num <= 0xffff && e->ifindex <= INT32_MAX &&
 		 (!e->ifname || strlen(e->ifname) < IF_NAMESIZE) && e->rcvbuf <= INT32_MAX &&
 		 e->sndbuf <= INT32_MAX && e->n_mclist <= MCLIST_MAX &&
-		 sk_filter_valid(e->filter, e->n_filter) && sk_opts_valid(e->sk_opts, e->n_sk_opts);
+		 sk_filter_valid(e->filter, e->n_filter) && sk_opts_valid(e->sk_opts, e->n_sk_opts) &&
+		 !pk_ring_valid(e);
 
 	for (i = 0; ok && i < e->n_opts; i++)
 		ok = opt_known(e->opts[i]->name);
@@ -428,19 +447,29 @@ static int set_opts(pid_t pid, int sk, const PacketSkEntry *e)
 	return 0;
 }
 
+/*
+ * A socket with rings receives nothing until criu put the kernel's place
+ * in them back (pk_finish): made with protocol 0, its filter set then.
+ */
+static int has_rings(const PacketSkEntry *e)
+{
+	return e->rx_ring || e->tx_ring;
+}
+
 static int pk_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const PacketSkEntry *e = d->psk;
 	uint32_t failed;
 	int sk;
 
-	sk = socket(AF_PACKET, e->type | SOCK_CLOEXEC, e->protocol);
+	sk = socket(AF_PACKET, e->type | SOCK_CLOEXEC, has_rings(e) ? 0 : e->protocol);
 	if (sk < 0) {
 		pr_perror("Task %d: can't create a packet socket (protocol %#06x) for "
 			  "socket:[%lu]", pid, ntohs(e->protocol), e->ino);
 		return -1;
 	}
-	if (set_opts(pid, sk, e))
+	/* the version and the reserve first: the rings take them */
+	if (set_opts(pid, sk, e) || pk_ring_set(pid, sk, e))
 		goto err;
 	if (sk_opts_set(sk, e->sk_opts, e->n_sk_opts, &failed)) {
 		pr_perror("Task %d: can't set socket option %u of packet socket:[%lu]", pid, failed,
@@ -449,7 +478,7 @@ static int pk_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 	}
 	if (sk_set_buf(sk, SO_RCVBUF, SO_RCVBUFFORCE, e->rcvbuf) ||
 	    sk_set_buf(sk, SO_SNDBUF, SO_SNDBUFFORCE, e->sndbuf) ||
-	    sk_filter_set(sk, e->filter, e->n_filter, e->filter_locked) ||
+	    (!has_rings(e) && sk_filter_set(sk, e->filter, e->n_filter, e->filter_locked)) ||
 	    fcntl(sk, F_SETFL, d->flags & O_NONBLOCK)) {
 		pr_perror("Task %d: can't set the buffers, filter or flags of packet "
 			  "socket:[%lu]", pid, e->ino);
@@ -474,7 +503,8 @@ static int bind_sk(pid_t pid, int sk, const PacketSkEntry *e)
 		       errno == ENODEV ? "not there" : ifr.ifr_name);
 		return -1;
 	}
-	if ((e->ifindex || e->num != e->protocol) && bind(sk, (struct sockaddr *)&ll, sizeof(ll))) {
+	if ((e->ifindex || e->num != (has_rings(e) ? 0 : e->protocol)) &&
+	    bind(sk, (struct sockaddr *)&ll, sizeof(ll))) {
 		pr_perror("Task %d: can't bind packet socket:[%lu] to interface %u, protocol "
 			  "%#06x", pid, e->ino, e->ifindex, ntohs(e->num));
 		return -1;
@@ -511,6 +541,19 @@ static int join(pid_t pid, int sk, const PacketSkEntry *e)
 	return 0;
 }
 
+/* the filter of a socket with rings, once they are as they were */
+static int rings_filter(pid_t pid, int sk, const PacketSkEntry *e)
+{
+	if (!has_rings(e))
+		return 0;
+	if (pk_ring_unblock(pid, sk, e) ||
+	    sk_filter_set(sk, e->filter, e->n_filter, e->filter_locked)) {
+		pr_perror("Task %d: can't set the filter of packet socket:[%lu]", pid, e->ino);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * In criu, once the tree's network namespace has its links: bound, in its
  * fanout group and memberships, through criu's reference to fd @fd of
@@ -523,7 +566,8 @@ static int pk_finish(struct rst_ctx *rc, pid_t pid, pid_t host_pid, int fd, cons
 	sk = ptrace_getfd(host_pid, fd);
 	if (sk < 0)
 		return -1;
-	ret = bind_sk(pid, sk, d->psk) || join(pid, sk, d->psk) ? -1 : 0;
+	ret = (has_rings(d->psk) && pk_ring_fill(pid, sk, d->psk)) || bind_sk(pid, sk, d->psk) ||
+	      join(pid, sk, d->psk) || rings_filter(pid, sk, d->psk) ? -1 : 0;
 	close(sk);
 	return ret;
 }

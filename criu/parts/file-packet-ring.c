@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The mmap()ed rings of a packet socket (PACKET_RX_RING), for
+ * file-packet.c.
+ *
+ * A ring is frames in blocks of pages the kernel allocates with the ring
+ * (setsockopt()) and the task maps; each frame starts with a header whose
+ * first word, tp_status, says who owns it: TP_STATUS_KERNEL (0), free for
+ * the kernel to fill, or TP_STATUS_USER, filled and not released yet by
+ * the task. The kernel fills the frames in order from its place in the
+ * ring, which starts at frame 0 with the ring and which user space can
+ * neither read nor set; it stops (drops packets) at a frame the task
+ * still owns.
+ *
+ * Dump (TPACKET_V1, V2): criu maps the ring itself (another mapping of the
+ * same pages), saves the frames the task owns, whole, and finds the
+ * kernel's place: the frame after the one filled last, the one of the
+ * latest timestamp (a frame the task released keeps its header). A frame
+ * the kernel was filling right then (a packet that came while the tree
+ * was frozen) is not saved, as any packet in flight.
+ *
+ * Restore: the task sets the ring up on its new socket, before its memory
+ * areas are mapped (mm.c maps the ring again from the task's fd). Then
+ * criu moves the kernel's place where it was: bound to lo with protocol
+ * PRIME_PROTO, the socket sends itself that many frames through lo, each
+ * waited for in its frame; a filter that drops everything then keeps the
+ * ring still while criu clears those frames and writes back the ones the
+ * task owned; the socket is bound as it was and gets its own filter. The
+ * frames it sent itself are seen on lo by whoever captures there.
+ *
+ * Refused, by name: TX rings (the frame the kernel sends next can be
+ * neither read nor set; the task would queue frames the kernel never
+ * looks at), TPACKET_V3 RX rings (the kernel's current block, its offset
+ * in it and the block's retire timer can't be set, and the kernel opens
+ * block 0 as soon as the ring exists), a ring mapped in part, frames of
+ * equal timestamps (the kernel's place can't be told).
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "parts/file-packet-ring.h"
+#include "proc/proc.h"
+
+#define PRIME_PROTO	0x88b5		/* IEEE local experimental ethertype */
+#define RING_MAX	(1ULL << 30)	/* a sanity bound on a ring's bytes */
+#define PRIME_WAIT_MS	2000		/* for one frame sent through lo */
+
+struct ring {
+	uint8_t *base;
+	uint64_t size;		/* every ring of the socket: what mmap() takes */
+	uint32_t fsize, bsize, fpb, nr;
+	int v1;			/* TPACKET_V1: tp_status is a long */
+};
+
+static int version_of(const PacketSkEntry *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n_opts; i++)
+		if (e->opts[i]->name == PACKET_VERSION)
+			return e->opts[i]->val;
+	return TPACKET_V1;
+}
+
+static uint64_t ring_bytes(const PacketRingEntry *r)
+{
+	return r ? (uint64_t)r->block_size * r->block_nr : 0;
+}
+
+/* Maps every ring of @sk (RX first); -1 with errno. */
+static int ring_map(int sk, const PacketSkEntry *e, int prot, struct ring *g)
+{
+	const PacketRingEntry *r = e->rx_ring;
+
+	g->size = ring_bytes(e->rx_ring) + ring_bytes(e->tx_ring);
+	g->fsize = r->frame_size;
+	g->bsize = r->block_size;
+	g->fpb = r->block_size / r->frame_size;
+	g->nr = r->frame_nr;
+	g->v1 = version_of(e) == TPACKET_V1;
+	g->base = mmap(NULL, g->size, prot, MAP_SHARED, sk, 0);
+	return g->base == MAP_FAILED ? -1 : 0;
+}
+
+static uint8_t *frame_at(const struct ring *g, uint32_t i)
+{
+	return g->base + (uint64_t)(i / g->fpb) * g->bsize + (uint64_t)(i % g->fpb) * g->fsize;
+}
+
+static unsigned long frame_status(const struct ring *g, uint32_t i)
+{
+	const uint8_t *f = frame_at(g, i);
+
+	return g->v1 ? ((const struct tpacket_hdr *)f)->tp_status :
+		       ((const struct tpacket2_hdr *)f)->tp_status;
+}
+
+/* when the kernel filled frame @i (ns); 0: never filled */
+static uint64_t frame_time(const struct ring *g, uint32_t i)
+{
+	const struct tpacket_hdr *h1 = (const void *)frame_at(g, i);
+	const struct tpacket2_hdr *h2 = (const void *)h1;
+
+	if (g->v1)
+		return h1->tp_mac ? h1->tp_sec * 1000000000ULL + h1->tp_usec * 1000ULL + 1 : 0;
+	return h2->tp_mac ? h2->tp_sec * 1000000000ULL + h2->tp_nsec + 1 : 0;
+}
+
+/* ------------------------------------------------------ dump */
+
+PacketRingEntry *pk_ring_entry(const struct packet_diag_ring *r)
+{
+	PacketRingEntry *e = xzalloc(sizeof(*e));
+
+	if (!e)
+		return NULL;
+	packet_ring_entry__init(e);
+	e->block_size = r->pdr_block_size;
+	e->block_nr = r->pdr_block_nr;
+	e->frame_size = r->pdr_frame_size;
+	e->frame_nr = r->pdr_frame_nr;
+	e->has_retire_blk_tov = e->has_sizeof_priv = e->has_feature_req_word = 1;
+	e->retire_blk_tov = r->pdr_retire_tmo;
+	e->sizeof_priv = r->pdr_sizeof_priv;
+	e->feature_req_word = r->pdr_features;
+	return e;
+}
+
+/* every mapping of the socket in task @pid is of all its rings */
+static int mapped_whole(pid_t pid, const PacketSkEntry *e, uint64_t size, const char **why)
+{
+	struct proc_maps maps;
+	int i;
+
+	if (proc_read_maps(pid, 0, &maps))
+		return -1;
+	for (i = 0; i < maps.nr; i++)
+		if (maps.vma[i].ino == e->ino && maps.vma[i].path &&
+		    !strncmp(maps.vma[i].path, "socket:[", 8) &&
+		    (maps.vma[i].pgoff || maps.vma[i].end - maps.vma[i].start != size))
+			*why = "with its rings mapped in part, which is not supported";
+	proc_maps_free(&maps);
+	return 0;
+}
+
+static int save_frame(PacketSkEntry *e, const struct ring *g, uint32_t i)
+{
+	PacketFrameEntry *fe;
+	void *more;
+
+	more = realloc(e->rx_frames, (e->n_rx_frames + 1) * sizeof(*e->rx_frames));
+	if (!more)
+		return -1;
+	e->rx_frames = more;
+	fe = xzalloc(sizeof(*fe) + g->fsize);
+	if (!fe)
+		return -1;
+	packet_frame_entry__init(fe);
+	fe->index = i;
+	fe->data.len = g->fsize;
+	fe->data.data = (uint8_t *)(fe + 1);
+	memcpy(fe->data.data, frame_at(g, i), g->fsize);
+	e->rx_frames[e->n_rx_frames++] = fe;
+	return 0;
+}
+
+/* the owned frames and the kernel's place, from @g */
+static int read_frames(PacketSkEntry *e, const struct ring *g, const char **why)
+{
+	uint64_t t, last_t = 0;
+	uint32_t i, last = 0;
+	int ties = 0;
+
+	for (i = 0; i < g->nr; i++) {
+		t = frame_time(g, i);
+		if (t && t == last_t)
+			ties++;
+		if (t > last_t) {
+			last_t = t;
+			last = i;
+			ties = 0;
+		}
+		if ((frame_status(g, i) & TP_STATUS_USER) && save_frame(e, g, i))
+			return -1;
+	}
+	if (ties)
+		*why = "with RX frames of equal timestamps: the frame the kernel fills next "
+		       "can't be told";
+	e->has_rx_head = 1;
+	e->rx_head = last_t ? (last + 1) % g->nr : 0;
+	return 0;
+}
+
+int pk_ring_read(pid_t pid, int sk, PacketSkEntry *e, const char **why)
+{
+	struct ring g;
+	int ret;
+
+	*why = NULL;
+	if (e->tx_ring) {
+		*why = "with a TX ring (PACKET_TX_RING): the frame the kernel sends next can be "
+		       "neither read nor set, which is not supported";
+		return 0;
+	}
+	if (!e->rx_ring)
+		return 0;
+	if (version_of(e) == TPACKET_V3) {
+		*why = "with a TPACKET_V3 RX ring: the kernel's current block and its retire "
+		       "timer can't be set, which is not supported";
+		return 0;
+	}
+	if (!e->rx_ring->frame_size || e->rx_ring->frame_size > e->rx_ring->block_size) {
+		pr_err("Task %d: packet socket:[%lu] has a ring of frames of %u bytes in blocks "
+		       "of %u", pid, e->ino, e->rx_ring->frame_size, e->rx_ring->block_size);
+		return -1;
+	}
+	if (mapped_whole(pid, e, ring_bytes(e->rx_ring), why))
+		return -1;
+	if (*why)
+		return 0;
+	if (ring_map(sk, e, PROT_READ, &g)) {
+		pr_perror("Task %d: can't map the ring of packet socket:[%lu]", pid, e->ino);
+		return -1;
+	}
+	ret = read_frames(e, &g, why);
+	munmap(g.base, g.size);
+	if (ret)
+		pr_err("Task %d: no memory for the frames of packet socket:[%lu]", pid, e->ino);
+	return ret;
+}
+
+void pk_ring_free(PacketSkEntry *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n_rx_frames; i++)
+		free(e->rx_frames[i]);
+	free(e->rx_frames);
+	free(e->rx_ring);
+	free(e->tx_ring);
+}
+
+/* ------------------------------------------------------------- restore */
+
+static int ring_valid(const PacketRingEntry *r)
+{
+	return !r || (r->block_size && !(r->block_size % 4096) && r->block_nr &&
+		      r->frame_size >= TPACKET_HDRLEN && r->frame_size <= r->block_size &&
+		      (uint64_t)(r->block_size / r->frame_size) * r->block_nr == r->frame_nr &&
+		      ring_bytes(r) <= RING_MAX);
+}
+
+int pk_ring_valid(const PacketSkEntry *e)
+{
+	size_t i;
+
+	if (!ring_valid(e->rx_ring) || !ring_valid(e->tx_ring))
+		return -1;
+	if ((e->n_rx_frames || e->has_rx_head) &&
+	    (!e->rx_ring || e->rx_head >= e->rx_ring->frame_nr))
+		return -1;
+	for (i = 0; i < e->n_rx_frames; i++)
+		if (e->rx_frames[i]->index >= e->rx_ring->frame_nr ||
+		    e->rx_frames[i]->data.len != e->rx_ring->frame_size)
+			return -1;
+	return 0;
+}
+
+static int set_one(int sk, int name, const PacketRingEntry *r, int v3)
+{
+	struct tpacket_req3 req = {
+		.tp_block_size = r->block_size, .tp_block_nr = r->block_nr,
+		.tp_frame_size = r->frame_size, .tp_frame_nr = r->frame_nr,
+		.tp_retire_blk_tov = r->retire_blk_tov, .tp_sizeof_priv = r->sizeof_priv,
+		.tp_feature_req_word = r->feature_req_word,
+	};
+
+	return setsockopt(sk, SOL_PACKET, name, &req,
+			  v3 ? sizeof(req) : sizeof(struct tpacket_req));
+}
+
+int pk_ring_set(pid_t pid, int sk, const PacketSkEntry *e)
+{
+	int v3 = version_of(e) == TPACKET_V3;
+
+	if ((e->rx_ring && set_one(sk, PACKET_RX_RING, e->rx_ring, v3)) ||
+	    (e->tx_ring && set_one(sk, PACKET_TX_RING, e->tx_ring, v3))) {
+		pr_perror("Task %d: can't set the rings of packet socket:[%lu] up", pid, e->ino);
+		return -1;
+	}
+	return 0;
+}
+
+/* One frame of protocol PRIME_PROTO through lo (@ll), to the socket itself. */
+static int send_self(int sk, const PacketSkEntry *e, struct sockaddr_ll *ll)
+{
+	uint8_t buf[ETH_HLEN + 32] = { 0 };
+	struct ethhdr *eh = (struct ethhdr *)buf;
+	size_t off = e->type == SOCK_RAW ? ETH_HLEN : 0;
+
+	eh->h_proto = htons(PRIME_PROTO);
+	memcpy(buf + off, "criu: the ring's place, restored", 32);
+	ll->sll_halen = ETH_ALEN;
+	return sendto(sk, buf, off + 32, 0, (struct sockaddr *)ll, sizeof(*ll)) < 0 ? -1 : 0;
+}
+
+static int wait_filled(const struct ring *g, uint32_t i)
+{
+	struct timespec ts = { 0, 1000000 };
+	int ms;
+
+	for (ms = 0; ms < PRIME_WAIT_MS; ms++) {
+		if (__atomic_load_n(&((const uint32_t *)frame_at(g, i))[0], __ATOMIC_ACQUIRE) &
+		    TP_STATUS_USER)
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
+/* The kernel's place moved to e->rx_head: frames through lo, one by one. */
+static int prime(pid_t pid, int sk, const PacketSkEntry *e, const struct ring *g)
+{
+	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(PRIME_PROTO) };
+	struct ifreq ifr = { .ifr_name = "lo" };
+	uint32_t i;
+
+	if (!e->num) {
+		pr_err("Task %d: packet socket:[%lu] receives nothing but its ring was filled up "
+		       "to frame %u", pid, e->ino, e->rx_head);
+		return -1;
+	}
+	if (ioctl(sk, SIOCGIFINDEX, &ifr)) {
+		pr_perror("Task %d: no lo to restore the ring of packet socket:[%lu] through",
+			  pid, e->ino);
+		return -1;
+	}
+	ll.sll_ifindex = ifr.ifr_ifindex;
+	if (bind(sk, (struct sockaddr *)&ll, sizeof(ll))) {
+		pr_perror("Task %d: can't bind packet socket:[%lu] to lo", pid, e->ino);
+		return -1;
+	}
+	for (i = 0; i < e->rx_head; i++) {
+		if (send_self(sk, e, &ll)) {
+			pr_perror("Task %d: can't send packet socket:[%lu] a frame through lo",
+				  pid, e->ino);
+			return -1;
+		}
+		if (wait_filled(g, i)) {
+			pr_err("Task %d: frame %u of the ring of packet socket:[%lu] stays empty: "
+			       "the frame sent through lo did not come", pid, i, e->ino);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* drops everything: the ring stays as it is until the socket's own filter */
+static int block(int sk)
+{
+	struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = { .len = 1, .filter = &drop };
+
+	return setsockopt(sk, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+}
+
+static int put_frames(pid_t pid, int sk, const PacketSkEntry *e, const struct ring *g)
+{
+	uint32_t i;
+	size_t j;
+
+	if (e->rx_head && prime(pid, sk, e, g))
+		return -1;
+	if (block(sk)) {
+		pr_perror("Task %d: can't hold the ring of packet socket:[%lu] still", pid, e->ino);
+		return -1;
+	}
+	if (e->rx_head && (frame_status(g, e->rx_head) & TP_STATUS_USER)) {
+		pr_err("Task %d: frames from elsewhere came in the ring of packet socket:[%lu] "
+		       "(protocol %#06x on lo)", pid, e->ino, PRIME_PROTO);
+		return -1;
+	}
+	for (i = 0; i < e->rx_head; i++)
+		memset(frame_at(g, i), 0, g->fsize);
+	for (j = 0; j < e->n_rx_frames; j++)
+		memcpy(frame_at(g, e->rx_frames[j]->index), e->rx_frames[j]->data.data, g->fsize);
+	return 0;
+}
+
+int pk_ring_fill(pid_t pid, int sk, const PacketSkEntry *e)
+{
+	struct ring g;
+	int ret;
+
+	if (!e->rx_ring)
+		return 0;
+	if (ring_map(sk, e, PROT_READ | PROT_WRITE, &g)) {
+		pr_perror("Task %d: can't map the ring of packet socket:[%lu]", pid, e->ino);
+		return -1;
+	}
+	ret = put_frames(pid, sk, e, &g);
+	munmap(g.base, g.size);
+	return ret;
+}
+
+int pk_ring_unblock(pid_t pid, int sk, const PacketSkEntry *e)
+{
+	if (!e->rx_ring || e->n_filter)
+		return 0;	/* the socket's own filter replaces the one that drops */
+	if (setsockopt(sk, SOL_SOCKET, SO_DETACH_FILTER, NULL, 0)) {
+		pr_perror("Task %d: can't let packet socket:[%lu] receive", pid, e->ino);
+		return -1;
+	}
+	return 0;
+}
