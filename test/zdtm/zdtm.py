@@ -213,7 +213,7 @@ def read_maps(pid: int) -> list[str]:
     """/proc/PID/maps with adjacent VMAs that only differ in where a
     boundary lies merged, so that a different but equivalent split is not
     reported as a change, and the inode numbers of shared memory objects
-    replaced by labels that still tell which areas map the same one."""
+    and mapped sockets replaced by labels that still tell which areas map the same one."""
     out: list[list[Any]] = []
     labels: dict[str, str] = {}
     new_devs = {"%02x:%02x" % tuple(int(x) for x in d.split(":"))
@@ -229,6 +229,10 @@ def read_maps(pid: int) -> list[str]:
             dev = "new" if dev in new_devs else dev
         elif dev in new_devs:
             dev, ino = "new", fs_label(labels, dev, ino)
+        elif is_pipe_or_socket(path):
+            # a packet socket's rings: the socket is made anew
+            ino = shm_label(labels, ino)
+            path = path[:path.index("[")] + f"[{ino}]"
         if out:
             p = out[-1]
             anon = ino == "0"

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A packet socket with an mmap()ed RX ring (TPACKET_V2; RING_VERSION picks
+ * another): a raw one for protocol 0x88b5 bound to lo, 8 frames of 2 KiB in
+ * 4 blocks, a filter that keeps frames whose payload starts with 'p' or 'n'.
+ * Five frames come; the program releases the first two and still owns the
+ * other three, whose order it keeps in its own index (2). A frame its
+ * filter drops comes last.
+ * After the restore the ring is mapped where it was, the three frames are
+ * still the program's, with their data, the two released ones the
+ * kernel's; once it releases them, five new frames come in the ring where
+ * the kernel would have put them: frames 5, 6, 7, 0, 1, in order.
+ */
+#include <poll.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+
+#include "zdtm.h"
+
+#ifndef RING_VERSION
+#define RING_VERSION	TPACKET_V2
+#endif
+#define PROTO		0x88b5
+#define FRAME		2048
+#define BLOCK		4096
+#define NR		8
+
+static uint8_t *ring;
+
+static volatile uint32_t *status(int i)
+{
+	return (volatile uint32_t *)(ring + (i / (BLOCK / FRAME)) * BLOCK + (i % (BLOCK / FRAME)) * FRAME);
+}
+
+/* the payload of frame @i, past its headers */
+static const char *payload(int i)
+{
+	uint8_t *f = (uint8_t *)status(i);
+
+	if (RING_VERSION == TPACKET_V1)
+		return (const char *)f + ((struct tpacket_hdr *)f)->tp_mac + ETH_HLEN;
+	return (const char *)f + ((struct tpacket2_hdr *)f)->tp_mac + ETH_HLEN;
+}
+
+static void frame(int out, const char *text)
+{
+	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_ifindex = 1,
+				  .sll_protocol = htons(PROTO), .sll_halen = ETH_ALEN };
+	unsigned char f[ETH_HLEN + 32] = { 0 };
+
+	*(uint16_t *)(f + 12) = htons(PROTO);
+	memcpy(f + ETH_HLEN, text, strlen(text));
+	if (sendto(out, f, sizeof(f), 0, (struct sockaddr *)&to, sizeof(to)) != sizeof(f))
+		fail_errno("send '%s' on lo", text);
+}
+
+/* frame @i becomes the program's, with @text */
+static void wait_frame(int i, const char *text)
+{
+	struct timespec ts = { 0, 1000000 };
+	int ms;
+
+	for (ms = 0; ms < 5000 && !(*status(i) & TP_STATUS_USER); ms++)
+		nanosleep(&ts, NULL);
+	if (!(*status(i) & TP_STATUS_USER))
+		fail("'%s' did not come in frame %d", text, i);
+	if (strncmp(payload(i), text, strlen(text)))
+		fail("frame %d has '%.16s', not '%s'", i, payload(i), text);
+}
+
+int main(int argc, char **argv)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, ETH_HLEN),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 'p', 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 'n', 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0xffff),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct sock_fprog prog = { .len = 5, .filter = code };
+	struct sockaddr_ll lo = { .sll_family = AF_PACKET, .sll_protocol = htons(PROTO),
+				  .sll_ifindex = 1 };
+	struct tpacket_req req = { .tp_block_size = BLOCK, .tp_block_nr = NR * FRAME / BLOCK,
+				   .tp_frame_size = FRAME, .tp_frame_nr = NR };
+	static const char *const old[] = { "pkt-0", "pkt-1", "pkt-2", "pkt-3", "pkt-4" };
+	static const char *const new[] = { "new-0", "new-1", "new-2", "new-3", "new-4" };
+	int sk, out, v = RING_VERSION, i;
+	uint8_t *before;
+	socklen_t len;
+
+	test_init(argc, argv);
+	sk = socket(AF_PACKET, SOCK_RAW, htons(PROTO));
+	out = socket(AF_PACKET, SOCK_RAW, 0);
+	if (sk < 0 || out < 0)
+		fail_errno("a packet socket");
+	if (bind(sk, (struct sockaddr *)&lo, sizeof(lo)) ||
+	    setsockopt(sk, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)) ||
+	    setsockopt(sk, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) ||
+	    setsockopt(sk, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)))
+		fail_errno("the ring");
+	ring = mmap(NULL, NR * FRAME, PROT_READ | PROT_WRITE, MAP_SHARED, sk, 0);
+	if (ring == MAP_FAILED)
+		fail_errno("mmap of the ring");
+	before = ring;
+	for (i = 0; i < 5; i++) {
+		frame(out, old[i]);
+		wait_frame(i, old[i]);
+	}
+	frame(out, "x: the filter drops it");
+	*status(0) = TP_STATUS_KERNEL;
+	*status(1) = TP_STATUS_KERNEL;
+	test_ready();
+	test_waitsig();
+
+	len = sizeof(v);
+	if (getsockopt(sk, SOL_PACKET, PACKET_VERSION, &v, &len) || v != RING_VERSION)
+		fail("the version is %d, not %d", v, RING_VERSION);
+	if (*status(0) != TP_STATUS_KERNEL || *status(1) != TP_STATUS_KERNEL)
+		fail("a released frame is not the kernel's (%#x, %#x)", *status(0), *status(1));
+	for (i = 2; i < 5; i++) {
+		if (!(*status(i) & TP_STATUS_USER))
+			fail("frame %d is no longer the program's (%#x)", i, *status(i));
+		if (strncmp(payload(i), old[i], strlen(old[i])))
+			fail("frame %d has '%.16s', not '%s'", i, payload(i), old[i]);
+		*status(i) = TP_STATUS_KERNEL;
+	}
+	if (*status(5) != TP_STATUS_KERNEL)
+		fail("frame 5 has '%.16s' before anything was sent", payload(5));
+	for (i = 0; i < 5; i++) {
+		frame(out, i == 2 ? "x: dropped" : new[i]);
+		if (i == 2)
+			frame(out, new[i]);
+		wait_frame((5 + i) % NR, new[i]);
+	}
+	if (ring != before)
+		fail("the ring moved");
+	pass();
+	return 0;
+}
