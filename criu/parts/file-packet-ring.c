@@ -59,8 +59,9 @@
 #define PRIME_WAIT_MS	2000		/* for one frame sent through lo */
 
 struct ring {
-	uint8_t *base;
-	uint64_t size;		/* every ring of the socket: what mmap() takes */
+	uint8_t *map;		/* every ring of the socket (RX first): what mmap() takes */
+	uint64_t size;
+	uint8_t *base;		/* this ring's first block */
 	uint32_t fsize, bsize, fpb, nr;
 	int v1;			/* TPACKET_V1: tp_status is a long */
 };
@@ -80,10 +81,10 @@ static uint64_t ring_bytes(const PacketRingEntry *r)
 	return r ? (uint64_t)r->block_size * r->block_nr : 0;
 }
 
-/* Maps every ring of @sk (RX first); -1 with errno. */
-static int ring_map(int sk, const PacketSkEntry *e, int prot, struct ring *g)
+/* Maps every ring of @sk, @g the RX one (@tx: the TX one); -1 with errno. */
+static int ring_map(int sk, const PacketSkEntry *e, int tx, int prot, struct ring *g)
 {
-	const PacketRingEntry *r = e->rx_ring;
+	const PacketRingEntry *r = tx ? e->tx_ring : e->rx_ring;
 
 	g->size = ring_bytes(e->rx_ring) + ring_bytes(e->tx_ring);
 	g->fsize = r->frame_size;
@@ -91,8 +92,9 @@ static int ring_map(int sk, const PacketSkEntry *e, int prot, struct ring *g)
 	g->fpb = r->block_size / r->frame_size;
 	g->nr = r->frame_nr;
 	g->v1 = version_of(e) == TPACKET_V1;
-	g->base = mmap(NULL, g->size, prot, MAP_SHARED, sk, 0);
-	return g->base == MAP_FAILED ? -1 : 0;
+	g->map = mmap(NULL, g->size, prot, MAP_SHARED, sk, 0);
+	g->base = g->map + (tx ? ring_bytes(e->rx_ring) : 0);
+	return g->map == MAP_FAILED ? -1 : 0;
 }
 
 static uint8_t *frame_at(const struct ring *g, uint32_t i)
@@ -204,39 +206,119 @@ static int read_frames(PacketSkEntry *e, const struct ring *g, const char **why)
 	return 0;
 }
 
+static uint32_t frame_len(const struct ring *g, uint32_t i)
+{
+	const uint8_t *f = frame_at(g, i);
+
+	return g->v1 ? ((const struct tpacket_hdr *)f)->tp_len :
+		       ((const struct tpacket2_hdr *)f)->tp_len;
+}
+
+static void set_status(const struct ring *g, uint32_t i, uint32_t st)
+{
+	/* the low word of V1's long: little-endian */
+	__atomic_store_n((uint32_t *)frame_at(g, i), st, __ATOMIC_RELEASE);
+}
+
+/*
+ * The TX frame the kernel sends next: the first of the frames the task
+ * queued (TP_STATUS_SEND_REQUEST) and did not send yet; with none queued,
+ * the first never used, when the task used the frames from 0 in order and
+ * never went round. -1: it can't be told.
+ */
+static int tx_head(const struct ring *g, uint32_t *head)
+{
+	uint32_t i, runs = 0, used = 0, prefix = 0;
+	unsigned long st;
+
+	for (i = 0; i < g->nr; i++) {
+		st = frame_status(g, i);
+		if (st == TP_STATUS_SEND_REQUEST &&
+		    frame_status(g, (i + g->nr - 1) % g->nr) != TP_STATUS_SEND_REQUEST) {
+			runs++;
+			*head = i;
+		}
+		if (st || frame_len(g, i)) {
+			used++;
+			prefix += prefix == i;
+		}
+	}
+	if (runs)
+		return runs == 1 ? 0 : -1;
+	*head = used;
+	return prefix == used && used < g->nr ? 0 : -1;
+}
+
+/* the whole TX ring: the frames the task wrote, queued or not */
+static int read_tx(PacketSkEntry *e, const struct ring *g, const char **why)
+{
+	uint64_t size = (uint64_t)g->bsize * (g->nr / g->fpb);
+	struct ring copy = *g;
+	uint32_t i;
+
+	if (tx_head(g, &e->tx_head)) {
+		*why = "with a TX ring whose frames were all used (or queued out of order): the "
+		       "frame the kernel sends next can't be told";
+		return 0;
+	}
+	e->has_tx_head = e->has_tx_data = 1;
+	e->tx_data.data = xmalloc(size);
+	if (!e->tx_data.data)
+		return -1;
+	e->tx_data.len = size;
+	memcpy(e->tx_data.data, g->base, size);
+	/* a frame the kernel was sending: sent, or lost in flight */
+	copy.base = e->tx_data.data;
+	for (i = 0; i < g->nr; i++)
+		if (frame_status(&copy, i) == TP_STATUS_SENDING)
+			set_status(&copy, i, TP_STATUS_AVAILABLE);
+	return 0;
+}
+
+static int ring_sane(pid_t pid, const PacketSkEntry *e, const PacketRingEntry *r)
+{
+	if (r && (!r->frame_size || r->frame_size > r->block_size)) {
+		pr_err("Task %d: packet socket:[%lu] has a ring of frames of %u bytes in blocks "
+		       "of %u", pid, e->ino, r->frame_size, r->block_size);
+		return -1;
+	}
+	return 0;
+}
+
+/* why rings of this shape can't be saved, or NULL */
+static const char *unsupported(const PacketSkEntry *e)
+{
+	if (e->rx_ring && e->tx_ring)
+		return "with RX and TX rings together, which is not supported";
+	if (version_of(e) == TPACKET_V3)
+		return e->rx_ring ? "with a TPACKET_V3 RX ring: the kernel's current block and "
+				    "its retire timer can't be set, which is not supported" :
+				    "with a TPACKET_V3 TX ring, which is not supported";
+	return NULL;
+}
+
 int pk_ring_read(pid_t pid, int sk, PacketSkEntry *e, const char **why)
 {
 	struct ring g;
 	int ret;
 
 	*why = NULL;
-	if (e->tx_ring) {
-		*why = "with a TX ring (PACKET_TX_RING): the frame the kernel sends next can be "
-		       "neither read nor set, which is not supported";
+	if (!e->rx_ring && !e->tx_ring)
 		return 0;
-	}
-	if (!e->rx_ring)
+	*why = unsupported(e);
+	if (*why)
 		return 0;
-	if (version_of(e) == TPACKET_V3) {
-		*why = "with a TPACKET_V3 RX ring: the kernel's current block and its retire "
-		       "timer can't be set, which is not supported";
-		return 0;
-	}
-	if (!e->rx_ring->frame_size || e->rx_ring->frame_size > e->rx_ring->block_size) {
-		pr_err("Task %d: packet socket:[%lu] has a ring of frames of %u bytes in blocks "
-		       "of %u", pid, e->ino, e->rx_ring->frame_size, e->rx_ring->block_size);
-		return -1;
-	}
-	if (mapped_whole(pid, e, ring_bytes(e->rx_ring), why))
+	if (ring_sane(pid, e, e->rx_ring) || ring_sane(pid, e, e->tx_ring) ||
+	    mapped_whole(pid, e, ring_bytes(e->rx_ring) + ring_bytes(e->tx_ring), why))
 		return -1;
 	if (*why)
 		return 0;
-	if (ring_map(sk, e, PROT_READ, &g)) {
+	if (ring_map(sk, e, !!e->tx_ring, PROT_READ, &g)) {
 		pr_perror("Task %d: can't map the ring of packet socket:[%lu]", pid, e->ino);
 		return -1;
 	}
-	ret = read_frames(e, &g, why);
-	munmap(g.base, g.size);
+	ret = e->tx_ring ? read_tx(e, &g, why) : read_frames(e, &g, why);
+	munmap(g.map, g.size);
 	if (ret)
 		pr_err("Task %d: no memory for the frames of packet socket:[%lu]", pid, e->ino);
 	return ret;
@@ -249,6 +331,7 @@ void pk_ring_free(PacketSkEntry *e)
 	for (i = 0; i < e->n_rx_frames; i++)
 		free(e->rx_frames[i]);
 	free(e->rx_frames);
+	free(e->tx_data.data);
 	free(e->rx_ring);
 	free(e->tx_ring);
 }
@@ -276,6 +359,10 @@ int pk_ring_valid(const PacketSkEntry *e)
 		if (e->rx_frames[i]->index >= e->rx_ring->frame_nr ||
 		    e->rx_frames[i]->data.len != e->rx_ring->frame_size)
 			return -1;
+	if ((e->has_tx_head || e->has_tx_data) &&
+	    (!e->tx_ring || e->rx_ring || e->tx_head >= e->tx_ring->frame_nr ||
+	     e->tx_data.len != ring_bytes(e->tx_ring)))
+		return -1;
 	return 0;
 }
 
@@ -304,27 +391,55 @@ int pk_ring_set(pid_t pid, int sk, const PacketSkEntry *e)
 	return 0;
 }
 
-/* One frame of protocol PRIME_PROTO through lo (@ll), to the socket itself. */
-static int send_self(int sk, const PacketSkEntry *e, struct sockaddr_ll *ll)
+/* lo of the socket's network namespace, protocol PRIME_PROTO */
+static int lo_addr(pid_t pid, int sk, const PacketSkEntry *e, struct sockaddr_ll *ll)
 {
-	uint8_t buf[ETH_HLEN + 32] = { 0 };
+	struct ifreq ifr = { .ifr_name = "lo" };
+
+	if (ioctl(sk, SIOCGIFINDEX, &ifr)) {
+		pr_perror("Task %d: no lo to restore the ring of packet socket:[%lu] through",
+			  pid, e->ino);
+		return -1;
+	}
+	memset(ll, 0, sizeof(*ll));
+	ll->sll_family = AF_PACKET;
+	ll->sll_protocol = htons(PRIME_PROTO);
+	ll->sll_ifindex = ifr.ifr_ifindex;
+	ll->sll_halen = ETH_ALEN;
+	return 0;
+}
+
+/* what the socket sends itself: a frame of protocol PRIME_PROTO, @off bytes in @buf */
+static size_t prime_frame(const PacketSkEntry *e, uint8_t *buf)
+{
 	struct ethhdr *eh = (struct ethhdr *)buf;
 	size_t off = e->type == SOCK_RAW ? ETH_HLEN : 0;
 
+	memset(buf, 0, off);
 	eh->h_proto = htons(PRIME_PROTO);
 	memcpy(buf + off, "criu: the ring's place, restored", 32);
-	ll->sll_halen = ETH_ALEN;
-	return sendto(sk, buf, off + 32, 0, (struct sockaddr *)ll, sizeof(*ll)) < 0 ? -1 : 0;
+	return off + 32;
 }
 
-static int wait_filled(const struct ring *g, uint32_t i)
+/* One frame of protocol PRIME_PROTO through lo (@ll), to the socket itself. */
+static int send_self(int sk, const PacketSkEntry *e, struct sockaddr_ll *ll)
+{
+	uint8_t buf[ETH_HLEN + 32];
+	size_t len = prime_frame(e, buf);
+
+	return sendto(sk, buf, len, 0, (struct sockaddr *)ll, sizeof(*ll)) < 0 ? -1 : 0;
+}
+
+/* frame @i's status: TP_STATUS_USER in it (@want), or TP_STATUS_AVAILABLE (!@want) */
+static int wait_status(const struct ring *g, uint32_t i, int want)
 {
 	struct timespec ts = { 0, 1000000 };
+	uint32_t st;
 	int ms;
 
 	for (ms = 0; ms < PRIME_WAIT_MS; ms++) {
-		if (__atomic_load_n(&((const uint32_t *)frame_at(g, i))[0], __ATOMIC_ACQUIRE) &
-		    TP_STATUS_USER)
+		st = __atomic_load_n((const uint32_t *)frame_at(g, i), __ATOMIC_ACQUIRE);
+		if (want ? (st & TP_STATUS_USER) : st == TP_STATUS_AVAILABLE)
 			return 0;
 		nanosleep(&ts, NULL);
 	}
@@ -334,8 +449,7 @@ static int wait_filled(const struct ring *g, uint32_t i)
 /* The kernel's place moved to e->rx_head: frames through lo, one by one. */
 static int prime(pid_t pid, int sk, const PacketSkEntry *e, const struct ring *g)
 {
-	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(PRIME_PROTO) };
-	struct ifreq ifr = { .ifr_name = "lo" };
+	struct sockaddr_ll ll;
 	uint32_t i;
 
 	if (!e->num) {
@@ -343,12 +457,8 @@ static int prime(pid_t pid, int sk, const PacketSkEntry *e, const struct ring *g
 		       "to frame %u", pid, e->ino, e->rx_head);
 		return -1;
 	}
-	if (ioctl(sk, SIOCGIFINDEX, &ifr)) {
-		pr_perror("Task %d: no lo to restore the ring of packet socket:[%lu] through",
-			  pid, e->ino);
+	if (lo_addr(pid, sk, e, &ll))
 		return -1;
-	}
-	ll.sll_ifindex = ifr.ifr_ifindex;
 	if (bind(sk, (struct sockaddr *)&ll, sizeof(ll))) {
 		pr_perror("Task %d: can't bind packet socket:[%lu] to lo", pid, e->ino);
 		return -1;
@@ -359,7 +469,7 @@ static int prime(pid_t pid, int sk, const PacketSkEntry *e, const struct ring *g
 				  pid, e->ino);
 			return -1;
 		}
-		if (wait_filled(g, i)) {
+		if (wait_status(g, i, 1)) {
 			pr_err("Task %d: frame %u of the ring of packet socket:[%lu] stays empty: "
 			       "the frame sent through lo did not come", pid, i, e->ino);
 			return -1;
@@ -400,19 +510,67 @@ static int put_frames(pid_t pid, int sk, const PacketSkEntry *e, const struct ri
 	return 0;
 }
 
+/*
+ * The kernel's place in the TX ring moved to e->tx_head: that many frames
+ * queued from 0 and sent through lo at once, unbound (nothing comes back).
+ */
+static int prime_tx(pid_t pid, int sk, const PacketSkEntry *e, const struct ring *g)
+{
+	size_t off = (g->v1 ? TPACKET_HDRLEN : TPACKET2_HDRLEN) - sizeof(struct sockaddr_ll);
+	struct sockaddr_ll ll;
+	struct tpacket2_hdr *h2;
+	struct tpacket_hdr *h1;
+	size_t len = 0;
+	uint32_t i;
+
+	if (g->fsize < off + ETH_HLEN + 32 || lo_addr(pid, sk, e, &ll))
+		return -1;
+	for (i = 0; i < e->tx_head; i++) {
+		h1 = (struct tpacket_hdr *)frame_at(g, i);
+		h2 = (struct tpacket2_hdr *)h1;
+		memset(h1, 0, g->fsize);
+		len = prime_frame(e, (uint8_t *)h1 + off);
+		if (g->v1)
+			h1->tp_len = len, h1->tp_mac = h1->tp_net = off;
+		else
+			h2->tp_len = len, h2->tp_mac = h2->tp_net = off;
+		set_status(g, i, TP_STATUS_SEND_REQUEST);
+	}
+	if (sendto(sk, NULL, 0, 0, (struct sockaddr *)&ll, sizeof(ll)) < 0) {
+		pr_perror("Task %d: can't send the TX ring of packet socket:[%lu] through lo", pid,
+			  e->ino);
+		return -1;
+	}
+	for (i = 0; i < e->tx_head; i++)
+		if (wait_status(g, i, 0)) {
+			pr_err("Task %d: frame %u of the TX ring of packet socket:[%lu] was not sent "
+			       "(status %#lx)", pid, i, e->ino, frame_status(g, i));
+			return -1;
+		}
+	return 0;
+}
+
+static int put_tx(pid_t pid, int sk, const PacketSkEntry *e, const struct ring *g)
+{
+	if (e->tx_head && prime_tx(pid, sk, e, g))
+		return -1;
+	memcpy(g->base, e->tx_data.data, e->tx_data.len);
+	return 0;
+}
+
 int pk_ring_fill(pid_t pid, int sk, const PacketSkEntry *e)
 {
 	struct ring g;
 	int ret;
 
-	if (!e->rx_ring)
+	if ((!e->rx_ring && !e->tx_ring) || (e->tx_ring && !e->has_tx_data))
 		return 0;
-	if (ring_map(sk, e, PROT_READ | PROT_WRITE, &g)) {
+	if (ring_map(sk, e, !!e->tx_ring, PROT_READ | PROT_WRITE, &g)) {
 		pr_perror("Task %d: can't map the ring of packet socket:[%lu]", pid, e->ino);
 		return -1;
 	}
-	ret = put_frames(pid, sk, e, &g);
-	munmap(g.base, g.size);
+	ret = e->tx_ring ? put_tx(pid, sk, e, &g) : put_frames(pid, sk, e, &g);
+	munmap(g.map, g.size);
 	return ret;
 }
 
