@@ -15,7 +15,7 @@ REFUSED = {
     # argument -> words one of which the Error line must hold
     "v3": ("tpacket_v3",),
     "rxtx": ("rx and tx rings",),
-    "part": ("part",),
+    "part": ("mapped in part", "part of a packet"),
     "txfull": ("can't be told",),
 }
 
