@@ -1,39 +1,45 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The mmap()ed rings of a packet socket (PACKET_RX_RING), for
- * file-packet.c.
+ * The mmap()ed rings of a packet socket (PACKET_RX_RING, PACKET_TX_RING),
+ * for file-packet.c.
  *
  * A ring is frames in blocks of pages the kernel allocates with the ring
  * (setsockopt()) and the task maps; each frame starts with a header whose
- * first word, tp_status, says who owns it: TP_STATUS_KERNEL (0), free for
- * the kernel to fill, or TP_STATUS_USER, filled and not released yet by
- * the task. The kernel fills the frames in order from its place in the
- * ring, which starts at frame 0 with the ring and which user space can
- * neither read nor set; it stops (drops packets) at a frame the task
- * still owns.
+ * first word, tp_status, says who owns it. RX: TP_STATUS_KERNEL (0), free
+ * for the kernel to fill, or TP_STATUS_USER, filled and not released yet
+ * by the task. TX: TP_STATUS_AVAILABLE (0), the task's to write, or
+ * TP_STATUS_SEND_REQUEST, queued for the next send(). The kernel walks
+ * the frames in order from its place in the ring, which starts at frame 0
+ * with the ring and which user space can neither read nor set: RX, it
+ * stops (drops packets) at a frame the task still owns; TX, it sends from
+ * its place up to the first frame not queued.
  *
- * Dump (TPACKET_V1, V2): criu maps the ring itself (another mapping of the
- * same pages), saves the frames the task owns, whole, and finds the
- * kernel's place: the frame after the one filled last, the one of the
- * latest timestamp (a frame the task released keeps its header). A frame
- * the kernel was filling right then (a packet that came while the tree
- * was frozen) is not saved, as any packet in flight.
+ * Dump (TPACKET_V1, V2; criu maps the rings itself, another mapping of the
+ * same pages): RX, the frames the task owns, whole, and the kernel's place:
+ * the frame after the one filled last, the one of the latest timestamp (a
+ * frame the task released keeps its header); a frame the kernel was
+ * filling right then (a packet that came while the tree was frozen) is
+ * lost, as any packet in flight. TX, the whole ring, and the kernel's
+ * place: the first frame queued, or, none queued, the first never used,
+ * the task having used them from 0 in order (as packet_mmap.rst shows);
+ * a frame the kernel was sending counts as sent.
  *
- * Restore: the task sets the ring up on its new socket, before its memory
- * areas are mapped (mm.c maps the ring again from the task's fd). Then
- * criu moves the kernel's place where it was: bound to lo with protocol
+ * Restore: the task sets the rings up on its new socket, before its memory
+ * areas are mapped (mm.c maps them again from the task's fd). Then criu
+ * moves the kernel's place where it was. RX: bound to lo with protocol
  * PRIME_PROTO, the socket sends itself that many frames through lo, each
  * waited for in its frame; a filter that drops everything then keeps the
  * ring still while criu clears those frames and writes back the ones the
- * task owned; the socket is bound as it was and gets its own filter. The
- * frames it sent itself are seen on lo by whoever captures there.
+ * task owned; the socket is bound as it was and gets its own filter. TX:
+ * that many frames of protocol PRIME_PROTO queued from frame 0 and sent
+ * through lo at once, then the ring as the task wrote it. Whoever captures
+ * on lo or listens to PRIME_PROTO there sees those frames.
  *
- * Refused, by name: TX rings (the frame the kernel sends next can be
- * neither read nor set; the task would queue frames the kernel never
- * looks at), TPACKET_V3 RX rings (the kernel's current block, its offset
- * in it and the block's retire timer can't be set, and the kernel opens
- * block 0 as soon as the ring exists), a ring mapped in part, frames of
- * equal timestamps (the kernel's place can't be told).
+ * Refused, by name: TPACKET_V3 rings (RX: the kernel's current block, its
+ * offset in it and the block's retire timer can't be set, and the kernel
+ * opens block 0 as soon as the ring exists), RX and TX rings on one socket,
+ * rings mapped in part, RX frames of equal timestamps and a TX ring whose
+ * frames were all used (the kernel's place can't be told).
  */
 #include <errno.h>
 #include <net/if.h>

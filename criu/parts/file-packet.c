@@ -10,13 +10,13 @@
  * qdisc bypass, ignore outgoing), the fanout group, the classic BPF filter
  * (SO_GET_FILTER) and whether it is locked, the buffer sizes; and asks
  * packet_diag (NETLINK_SOCK_DIAG in the task's network namespace) for its
- * memberships (PACKET_DIAG_MCLIST), rings and queue. Refused, with one
- * line naming the task, the fd and the socket: mmap()ed rings
- * (PACKET_RX_RING, PACKET_TX_RING: the mapping in the task would have to
- * be made again over a new ring, and the kernel's place in the ring, the
- * frame it fills next, can't be set from user space), packets not read yet, an eBPF filter (its program
- * can't be read back as it was attached), a fanout group steered by a BPF
- * program, and the obsolete SOCK_PACKET type.
+ * memberships (PACKET_DIAG_MCLIST), rings (PACKET_DIAG_RX_RING,
+ * PACKET_DIAG_TX_RING: their geometry) and queue; what is in the rings is
+ * file-packet-ring.c's. Refused, with one line naming the task, the fd and
+ * the socket: rings of the shapes file-packet-ring.c names, packets not
+ * read yet, an eBPF filter (its program can't be read back as it was
+ * attached), a fanout group steered by a BPF program, and the obsolete
+ * SOCK_PACKET type.
  *
  * Restore: the task makes the socket in its network namespace, with its
  * options and filter (socket(), setsockopt()); once the namespace has its
@@ -26,7 +26,11 @@
  * match, or the restore fails naming both), joins its fanout group and
  * adds its memberships, each as many times as it was added. A socket made
  * with a protocol receives from the moment it exists, as the dumped one
- * did.
+ * did. A socket with rings is different: it gets them in the task, before
+ * the task's memory areas are mapped (mm.c maps them again from its fd),
+ * but receives nothing until criu, in its finish step, put the kernel's
+ * place in them and their frames back; only then is it bound and given
+ * its filter.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -11,6 +11,9 @@
  * or of a memfd maps the one object shmem.c created for the whole tree,
  * so does an area of a deleted file (a ghost, shmem-ghost.c: the fds on it
  * reopen the same object), and a System V segment is attached again by its id (sysvipc.c made it).
+ * A packet socket's rings are mapped again from the task's fd of the new
+ * socket, which has them already (file-packet.c; their frames are not
+ * pages of the task's: criu writes them into the ring later).
  */
 #include <errno.h>
 #include <fcntl.h>
