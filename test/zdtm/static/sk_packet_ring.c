@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * A packet socket with an mmap()ed RX ring (TPACKET_V2; RING_VERSION picks
- * another): a raw one for protocol 0x88b5 bound to lo, 8 frames of 2 KiB in
+ * another, RING_TYPE a datagram socket): a raw one for protocol 0x88b5
+ * bound to lo, 8 frames of 2 KiB in
  * 4 blocks, a filter that keeps frames whose payload starts with 'p' or 'n'.
  * Five frames come; the program releases the first two and still owns the
  * other three, whose order it keeps in its own index (2). A frame its
@@ -29,6 +30,11 @@
 #ifndef RING_VERSION
 #define RING_VERSION	TPACKET_V2
 #endif
+#ifndef RING_TYPE
+#define RING_TYPE	SOCK_RAW
+#endif
+/* where the payload starts for the filter: a datagram socket sees no link header */
+#define PAYLOAD		(RING_TYPE == SOCK_RAW ? ETH_HLEN : 0)
 #define PROTO		0x88b5
 #define FRAME		2048
 #define BLOCK		4096
@@ -47,8 +53,8 @@ static const char *payload(int i)
 	uint8_t *f = (uint8_t *)status(i);
 
 	if (RING_VERSION == TPACKET_V1)
-		return (const char *)f + ((struct tpacket_hdr *)f)->tp_mac + ETH_HLEN;
-	return (const char *)f + ((struct tpacket2_hdr *)f)->tp_mac + ETH_HLEN;
+		return (const char *)f + ((struct tpacket_hdr *)f)->tp_net;
+	return (const char *)f + ((struct tpacket2_hdr *)f)->tp_net;
 }
 
 static void frame(int out, const char *text)
@@ -80,7 +86,7 @@ static void wait_frame(int i, const char *text)
 int main(int argc, char **argv)
 {
 	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, ETH_HLEN),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, PAYLOAD),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 'p', 1, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 'n', 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, 0xffff),
@@ -98,7 +104,7 @@ int main(int argc, char **argv)
 	socklen_t len;
 
 	test_init(argc, argv);
-	sk = socket(AF_PACKET, SOCK_RAW, htons(PROTO));
+	sk = socket(AF_PACKET, RING_TYPE, htons(PROTO));
 	out = socket(AF_PACKET, SOCK_RAW, 0);
 	if (sk < 0 || out < 0)
 		fail_errno("a packet socket");

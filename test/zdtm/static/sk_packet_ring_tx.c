@@ -3,9 +3,11 @@
  * A packet socket with an mmap()ed TX ring (TPACKET_V2): a raw one bound
  * to lo, 8 frames of 2 KiB in 4 blocks. Three frames were sent through it
  * (frames 0, 1, 2) and read by a datagram socket for protocol 0x88b6 on lo.
+ * With QUEUED, frame 3 was queued (TP_STATUS_SEND_REQUEST) and not sent.
  * After the restore the ring is mapped where it was with the frames as
- * they were, and the next two frames the program queues (3 and 4) are the
- * ones the kernel sends: the datagram socket gets them, in order.
+ * they were, and the next two frames the program queues (3, unless it was,
+ * and 4) are the ones the kernel sends: the datagram socket gets them, in
+ * order.
  */
 #include <poll.h>
 #include <stdint.h>
@@ -104,6 +106,9 @@ int main(int argc, char **argv)
 	flush(sk, 0, 3);
 	for (i = 0; i < 3; i++)
 		got(rx, text[i]);
+#ifdef QUEUED
+	queue(3, text[3]);
+#endif
 	test_ready();
 	test_waitsig();
 
@@ -111,7 +116,12 @@ int main(int argc, char **argv)
 		if (hdr(i)->tp_status != TP_STATUS_AVAILABLE || hdr(i)->tp_len != ETH_HLEN + 32 ||
 		    memcmp((uint8_t *)hdr(i) + DATA + ETH_HLEN, text[i], 4))
 			fail("frame %d is not as the program wrote it", i);
+#ifdef QUEUED
+	if (hdr(3)->tp_status != TP_STATUS_SEND_REQUEST)
+		fail("frame 3 is no longer queued (%#x)", hdr(3)->tp_status);
+#else
 	queue(3, text[3]);
+#endif
 	queue(4, text[4]);
 	flush(sk, 3, 5);
 	got(rx, text[3]);
