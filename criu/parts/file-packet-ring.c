@@ -22,24 +22,31 @@
  * lost, as any packet in flight. TX, the whole ring, and the kernel's
  * place: the first frame queued, or, none queued, the first never used,
  * the task having used them from 0 in order (as packet_mmap.rst shows);
- * a frame the kernel was sending counts as sent.
+ * a frame the kernel was sending counts as sent. TPACKET_V3 RX rings go
+ * by blocks (the kernel fills one block, retires it to the task when full
+ * or when its retire timer fires, and opens the next): saved are the
+ * blocks the task owns, whole, and the kernel's place is the block it
+ * opened last, of the highest sequence number, which must be empty.
  *
  * Restore: the task sets the rings up on its new socket, before its memory
  * areas are mapped (mm.c maps them again from the task's fd). Then criu
  * moves the kernel's place where it was. RX: bound to lo with protocol
  * PRIME_PROTO, the socket sends itself that many frames through lo, each
- * waited for in its frame; a filter that drops everything then keeps the
+ * waited for in its frame (V3: in its block, retired by the timer); a
+ * filter that drops everything then keeps the
  * ring still while criu clears those frames and writes back the ones the
  * task owned; the socket is bound as it was and gets its own filter. TX:
  * that many frames of protocol PRIME_PROTO queued from frame 0 and sent
  * through lo at once, then the ring as the task wrote it. Whoever captures
  * on lo or listens to PRIME_PROTO there sees those frames.
  *
- * Refused, by name: TPACKET_V3 rings (RX: the kernel's current block, its
- * offset in it and the block's retire timer can't be set, and the kernel
- * opens block 0 as soon as the ring exists), RX and TX rings on one socket,
+ * Refused, by name: a TPACKET_V3 block the kernel fills that holds packets
+ * (not the task's yet; the kernel's offset in the block can't be set) or
+ * a full V3 ring, TPACKET_V3 TX rings, RX and TX rings on one socket,
  * rings mapped in part, RX frames of equal timestamps and a TX ring whose
- * frames were all used (the kernel's place can't be told).
+ * frames were all used (the kernel's place can't be told). The sequence
+ * numbers of the blocks the kernel opens after a restore start again at
+ * 1, and its retire timer starts anew.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -70,6 +77,8 @@ struct ring {
 	uint8_t *base;		/* this ring's first block */
 	uint32_t fsize, bsize, fpb, nr;
 	int v1;			/* TPACKET_V1: tp_status is a long */
+	int v3;			/* TPACKET_V3: a "frame" here is a block */
+	uint32_t tov;		/* V3: the retire timer, ms */
 };
 
 static int version_of(const PacketSkEntry *e)
@@ -93,11 +102,13 @@ static int ring_map(int sk, const PacketSkEntry *e, int tx, int prot, struct rin
 	const PacketRingEntry *r = tx ? e->tx_ring : e->rx_ring;
 
 	g->size = ring_bytes(e->rx_ring) + ring_bytes(e->tx_ring);
-	g->fsize = r->frame_size;
-	g->bsize = r->block_size;
-	g->fpb = r->block_size / r->frame_size;
-	g->nr = r->frame_nr;
 	g->v1 = version_of(e) == TPACKET_V1;
+	g->v3 = version_of(e) == TPACKET_V3;
+	g->fsize = g->v3 ? r->block_size : r->frame_size;
+	g->bsize = r->block_size;
+	g->fpb = r->block_size / g->fsize;
+	g->nr = g->v3 ? r->block_nr : r->frame_nr;
+	g->tov = r->retire_blk_tov;
 	g->map = mmap(NULL, g->size, prot, MAP_SHARED, sk, 0);
 	g->base = g->map + (tx ? ring_bytes(e->rx_ring) : 0);
 	return g->map == MAP_FAILED ? -1 : 0;
@@ -108,10 +119,24 @@ static uint8_t *frame_at(const struct ring *g, uint32_t i)
 	return g->base + (uint64_t)(i / g->fpb) * g->bsize + (uint64_t)(i % g->fpb) * g->fsize;
 }
 
+static struct tpacket_hdr_v1 *block_hdr(const struct ring *g, uint32_t i)
+{
+	return &((struct tpacket_block_desc *)frame_at(g, i))->hdr.bh1;
+}
+
+/* the status word of frame (V3: block) @i */
+static uint32_t *status_word(const struct ring *g, uint32_t i)
+{
+	/* the low word of V1's long: little-endian */
+	return g->v3 ? &block_hdr(g, i)->block_status : (uint32_t *)frame_at(g, i);
+}
+
 static unsigned long frame_status(const struct ring *g, uint32_t i)
 {
 	const uint8_t *f = frame_at(g, i);
 
+	if (g->v3)
+		return block_hdr(g, i)->block_status;
 	return g->v1 ? ((const struct tpacket_hdr *)f)->tp_status :
 		       ((const struct tpacket2_hdr *)f)->tp_status;
 }
@@ -212,6 +237,35 @@ static int read_frames(PacketSkEntry *e, const struct ring *g, const char **why)
 	return 0;
 }
 
+/*
+ * TPACKET_V3: the block the kernel fills now is the one it opened last,
+ * of the highest sequence number; it must be open (the kernel's) and
+ * empty: packets in it are not the task's yet, nor can they be put back.
+ */
+static int read_blocks(PacketSkEntry *e, const struct ring *g, const char **why)
+{
+	uint32_t i, cur = 0;
+	uint64_t top = 0;
+
+	for (i = 0; i < g->nr; i++) {
+		if (block_hdr(g, i)->seq_num > top) {
+			top = block_hdr(g, i)->seq_num;
+			cur = i;
+		}
+		if ((frame_status(g, i) & TP_STATUS_USER) && save_frame(e, g, i))
+			return -1;
+	}
+	if (frame_status(g, cur) & TP_STATUS_USER)
+		*why = "with a full TPACKET_V3 RX ring: the block the kernel fills next can't be "
+		       "told";
+	else if (block_hdr(g, cur)->num_pkts)
+		*why = "with packets in the TPACKET_V3 RX block the kernel fills (not retired "
+		       "yet), which is not supported";
+	e->has_rx_head = 1;
+	e->rx_head = cur;
+	return 0;
+}
+
 static uint32_t frame_len(const struct ring *g, uint32_t i)
 {
 	const uint8_t *f = frame_at(g, i);
@@ -222,8 +276,7 @@ static uint32_t frame_len(const struct ring *g, uint32_t i)
 
 static void set_status(const struct ring *g, uint32_t i, uint32_t st)
 {
-	/* the low word of V1's long: little-endian */
-	__atomic_store_n((uint32_t *)frame_at(g, i), st, __ATOMIC_RELEASE);
+	__atomic_store_n(status_word(g, i), st, __ATOMIC_RELEASE);
 }
 
 /*
@@ -296,10 +349,8 @@ static const char *unsupported(const PacketSkEntry *e)
 {
 	if (e->rx_ring && e->tx_ring)
 		return "with RX and TX rings together, which is not supported";
-	if (version_of(e) == TPACKET_V3)
-		return e->rx_ring ? "with a TPACKET_V3 RX ring: the kernel's current block and "
-				    "its retire timer can't be set, which is not supported" :
-				    "with a TPACKET_V3 TX ring, which is not supported";
+	if (version_of(e) == TPACKET_V3 && e->tx_ring)
+		return "with a TPACKET_V3 TX ring, which is not supported";
 	return NULL;
 }
 
@@ -323,7 +374,8 @@ int pk_ring_read(pid_t pid, int sk, PacketSkEntry *e, const char **why)
 		pr_perror("Task %d: can't map the ring of packet socket:[%lu]", pid, e->ino);
 		return -1;
 	}
-	ret = e->tx_ring ? read_tx(e, &g, why) : read_frames(e, &g, why);
+	ret = e->tx_ring ? read_tx(e, &g, why) : g.v3 ? read_blocks(e, &g, why) :
+	      read_frames(e, &g, why);
 	munmap(g.map, g.size);
 	if (ret)
 		pr_err("Task %d: no memory for the frames of packet socket:[%lu]", pid, e->ino);
@@ -354,17 +406,26 @@ static int ring_valid(const PacketRingEntry *r)
 
 int pk_ring_valid(const PacketSkEntry *e)
 {
+	uint32_t nr, size;
 	size_t i;
+	int v3;
 
 	if (!ring_valid(e->rx_ring) || !ring_valid(e->tx_ring))
 		return -1;
-	if ((e->n_rx_frames || e->has_rx_head) &&
-	    (!e->rx_ring || e->rx_head >= e->rx_ring->frame_nr))
+	if (!e->n_rx_frames && !e->has_rx_head)
+		goto tx;
+	/* TPACKET_V3: the units are blocks */
+	v3 = version_of(e) == TPACKET_V3;
+	if (!e->rx_ring || e->rx_ring->retire_blk_tov > 60000)
+		return -1;
+	nr = v3 ? e->rx_ring->block_nr : e->rx_ring->frame_nr;
+	size = v3 ? e->rx_ring->block_size : e->rx_ring->frame_size;
+	if (e->rx_head >= nr)
 		return -1;
 	for (i = 0; i < e->n_rx_frames; i++)
-		if (e->rx_frames[i]->index >= e->rx_ring->frame_nr ||
-		    e->rx_frames[i]->data.len != e->rx_ring->frame_size)
+		if (e->rx_frames[i]->index >= nr || e->rx_frames[i]->data.len != size)
 			return -1;
+tx:
 	if ((e->has_tx_head || e->has_tx_data) &&
 	    (!e->tx_ring || e->rx_ring || e->tx_head >= e->tx_ring->frame_nr ||
 	     e->tx_data.len != ring_bytes(e->tx_ring)))
@@ -440,11 +501,11 @@ static int send_self(int sk, const PacketSkEntry *e, struct sockaddr_ll *ll)
 static int wait_status(const struct ring *g, uint32_t i, int want)
 {
 	struct timespec ts = { 0, 1000000 };
-	uint32_t st;
-	int ms;
+	uint32_t st, ms;
 
-	for (ms = 0; ms < PRIME_WAIT_MS; ms++) {
-		st = __atomic_load_n((const uint32_t *)frame_at(g, i), __ATOMIC_ACQUIRE);
+	/* a V3 block is the task's once its retire timer fired */
+	for (ms = 0; ms < PRIME_WAIT_MS + (g->v3 ? 4 * g->tov : 0); ms++) {
+		st = __atomic_load_n(status_word(g, i), __ATOMIC_ACQUIRE);
 		if (want ? (st & TP_STATUS_USER) : st == TP_STATUS_AVAILABLE)
 			return 0;
 		nanosleep(&ts, NULL);
@@ -504,7 +565,8 @@ static int put_frames(pid_t pid, int sk, const PacketSkEntry *e, const struct ri
 		pr_perror("Task %d: can't hold the ring of packet socket:[%lu] still", pid, e->ino);
 		return -1;
 	}
-	if (e->rx_head && (frame_status(g, e->rx_head) & TP_STATUS_USER)) {
+	if (e->rx_head && ((frame_status(g, e->rx_head) & TP_STATUS_USER) ||
+			   (g->v3 && block_hdr(g, e->rx_head)->num_pkts))) {
 		pr_err("Task %d: frames from elsewhere came in the ring of packet socket:[%lu] "
 		       "(protocol %#06x on lo)", pid, e->ino, PRIME_PROTO);
 		return -1;
@@ -582,9 +644,11 @@ int pk_ring_fill(pid_t pid, int sk, const PacketSkEntry *e)
 
 int pk_ring_unblock(pid_t pid, int sk, const PacketSkEntry *e)
 {
+	int none = 0;
+
 	if (!e->rx_ring || e->n_filter)
 		return 0;	/* the socket's own filter replaces the one that drops */
-	if (setsockopt(sk, SOL_SOCKET, SO_DETACH_FILTER, NULL, 0)) {
+	if (setsockopt(sk, SOL_SOCKET, SO_DETACH_FILTER, &none, sizeof(none))) {
 		pr_perror("Task %d: can't let packet socket:[%lu] receive", pid, e->ino);
 		return -1;
 	}

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.usefixtures("need_criu")
 
 REFUSED = {
     # argument -> words one of which the Error line must hold
-    "v3": ("tpacket_v3",),
+    "v3": ("not retired yet",),
     "rxtx": ("rx and tx rings",),
     "part": ("mapped in part", "part of a packet"),
     "txfull": ("can't be told",),

@@ -26,6 +26,7 @@
 #include <linux/if_packet.h>
 
 #include "zdtm.h"
+#include "sk_packet_lo.h"
 
 #ifndef RING_VERSION
 #define RING_VERSION	TPACKET_V2
@@ -55,18 +56,6 @@ static const char *payload(int i)
 	if (RING_VERSION == TPACKET_V1)
 		return (const char *)f + ((struct tpacket_hdr *)f)->tp_net;
 	return (const char *)f + ((struct tpacket2_hdr *)f)->tp_net;
-}
-
-static void frame(int out, const char *text)
-{
-	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_ifindex = 1,
-				  .sll_protocol = htons(PROTO), .sll_halen = ETH_ALEN };
-	unsigned char f[ETH_HLEN + 32] = { 0 };
-
-	*(uint16_t *)(f + 12) = htons(PROTO);
-	memcpy(f + ETH_HLEN, text, strlen(text));
-	if (sendto(out, f, sizeof(f), 0, (struct sockaddr *)&to, sizeof(to)) != sizeof(f))
-		fail_errno("send '%s' on lo", text);
 }
 
 /* frame @i becomes the program's, with @text */
@@ -118,10 +107,10 @@ int main(int argc, char **argv)
 		fail_errno("mmap of the ring");
 	before = ring;
 	for (i = 0; i < 5; i++) {
-		frame(out, old[i]);
+		lo_frame(out, PROTO, old[i]);
 		wait_frame(i, old[i]);
 	}
-	frame(out, "x: the filter drops it");
+	lo_frame(out, PROTO, "x: the filter drops it");
 	*status(0) = TP_STATUS_KERNEL;
 	*status(1) = TP_STATUS_KERNEL;
 	test_ready();
@@ -142,9 +131,9 @@ int main(int argc, char **argv)
 	if (*status(5) != TP_STATUS_KERNEL)
 		fail("frame 5 has '%.16s' before anything was sent", payload(5));
 	for (i = 0; i < 5; i++) {
-		frame(out, i == 2 ? "x: dropped" : new[i]);
+		lo_frame(out, PROTO, i == 2 ? "x: dropped" : new[i]);
 		if (i == 2)
-			frame(out, new[i]);
+			lo_frame(out, PROTO, new[i]);
 		wait_frame((5 + i) % NR, new[i]);
 	}
 	if (ring != before)
