@@ -159,7 +159,7 @@ static const char *socket_unsupported(pid_t pid, const struct proc_vma *v)
 	if (v->pgoff)
 		return "part of a packet socket's rings";
 	if (vma_sock_fd(pid, v->ino) < 0)
-		return "packet socket's rings mapped by a task with no fd of the socket";
+		return "packet socket's rings (the task holds no fd of the socket)";
 	return NULL;
 }
 

@@ -17,6 +17,7 @@ REFUSED = {
     "rxtx": ("rx and tx rings",),
     "part": ("mapped in part", "part of a packet"),
     "txfull": ("can't be told",),
+    "nofd": ("no fd of the socket",),
 }
 
 

@@ -2,9 +2,11 @@
 /*
  * Packet socket rings criu must refuse to dump (test_packet_ring.py): "v3",
  * a TPACKET_V3 RX ring (bound to 0x88b6 on lo, its blocks retired after
- * 20 s) with a frame in the block the kernel fills; "rxtx", RX and TX rings on one socket; "part", an
- * RX ring whose first page the program unmapped; "txfull", a TX ring of
- * which every frame was sent (the kernel's place in it can't be told).
+ * 20 s) with a frame in the block the kernel fills; "rxtx", RX and TX
+ * rings on one socket; "part", an RX ring whose first page the program
+ * unmapped; "txfull", a TX ring of which every frame was sent (the
+ * kernel's place in it can't be told); "nofd", an RX ring still mapped
+ * after the program closed the socket's only fd.
  * Each ring is mapped; after the refused dump the program still has it,
  * as it was.
  */
@@ -99,14 +101,17 @@ int main(int argc, char **argv)
 	}
 	if (!rx)
 		send_all(sk, ring);
+	if (!strcmp(what, "nofd"))
+		close(sk);
 	if (v == TPACKET_V3)
 		one_in_block(sk, ring);
 	keep[100] = 'k';
 	test_ready();
 	test_waitsig();
 	len = sizeof(v);
-	if (keep[100] != 'k' || getsockopt(sk, SOL_PACKET, PACKET_VERSION, &v, &len) ||
-	    v != (strcmp(what, "v3") ? TPACKET_V2 : TPACKET_V3))
+	if (keep[100] != 'k' || (strcmp(what, "nofd") &&
+				 (getsockopt(sk, SOL_PACKET, PACKET_VERSION, &v, &len) ||
+				  v != (strcmp(what, "v3") ? TPACKET_V2 : TPACKET_V3))))
 		fail("the ring is not as it was");
 	pass();
 	return 0;
