@@ -71,6 +71,15 @@ BAD: dict[str, tuple[str, Callable[[Any], None], str]] = {
                       "invalid packet socket"),
     "raw-protocol": ("sk_raw", set_first("isk", lambda e: e.update(proto=300)),
                      "invalid network socket"),
+    # sk_packet_ring's first packet socket has the ring (its second sends)
+    "packet-ring-head": ("sk_packet_ring", set_first("psk", lambda e: e.update(rx_head=8)),
+                         "invalid packet socket"),
+    "packet-ring-frame": ("sk_packet_ring",
+                          set_first("psk", lambda e: e["rx_frames"][0].update(index=8)),
+                          "invalid packet socket"),
+    "packet-ring-geometry": ("sk_packet_ring",
+                             set_first("psk", lambda e: e["rx_ring"].update(frame_nr=9)),
+                             "invalid packet socket"),
 }
 
 
