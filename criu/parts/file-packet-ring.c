@@ -67,7 +67,12 @@
 #include "parts/file-packet-ring.h"
 #include "proc/proc.h"
 
-#define PRIME_PROTO	0x88b5		/* IEEE local experimental ethertype */
+/*
+ * the ethertype of the frames that move the kernel's place: one IEEE
+ * reserves, which no protocol uses, so that no other socket bound to a
+ * protocol gets them (only captures of every protocol on lo see them)
+ */
+#define PRIME_PROTO	0xffff
 #define RING_MAX	(1ULL << 30)	/* a sanity bound on a ring's bytes */
 #define PRIME_WAIT_MS	2000		/* for one frame sent through lo */
 
