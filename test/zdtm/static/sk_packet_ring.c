@@ -11,6 +11,9 @@
  * still the program's, with their data, the two released ones the
  * kernel's; once it releases them, five new frames come in the ring where
  * the kernel would have put them: frames 5, 6, 7, 0, 1, in order.
+ * With SHARED, a child forked before the dump maps the ring too (and has
+ * the socket's fd): after the restore it sees the three frames the
+ * program owns, and a byte it writes in the ring the program reads.
  */
 #include <poll.h>
 #include <stdio.h>
@@ -27,6 +30,9 @@
 
 #include "zdtm.h"
 #include "sk_packet_lo.h"
+#ifdef SHARED
+#include "files_lib.h"
+#endif
 
 #ifndef RING_VERSION
 #define RING_VERSION	TPACKET_V2
@@ -72,6 +78,20 @@ static void wait_frame(int i, const char *text)
 		fail("frame %d has '%.16s', not '%s'", i, payload(i), text);
 }
 
+#ifdef SHARED
+static const char *child_check(void)
+{
+	int i;
+
+	for (i = 2; i < 5; i++)
+		if (!(*status(i) & TP_STATUS_USER) || strncmp(payload(i), i == 2 ? "pkt-2" :
+							     i == 3 ? "pkt-3" : "pkt-4", 5))
+			return "the child does not see the frames the program owns";
+	ring[NR * FRAME - 1] = 'c';
+	return NULL;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	struct sock_filter code[] = {
@@ -113,8 +133,16 @@ int main(int argc, char **argv)
 	lo_frame(out, PROTO, "x: the filter drops it");
 	*status(0) = TP_STATUS_KERNEL;
 	*status(1) = TP_STATUS_KERNEL;
+#ifdef SHARED
+	pid_t child = fork_checker(NULL, child_check);
+#endif
 	test_ready();
 	test_waitsig();
+#ifdef SHARED
+	end_checker(child);
+	if (ring[NR * FRAME - 1] != 'c')
+		fail("the child's ring is not the program's");
+#endif
 
 	len = sizeof(v);
 	if (getsockopt(sk, SOL_PACKET, PACKET_VERSION, &v, &len) || v != RING_VERSION)
