@@ -559,6 +559,19 @@ static int block(int sk)
 	return setsockopt(sk, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
 }
 
+/*
+ * PACKET_STATISTICS counts from the last read, which clears them: the
+ * frames criu sent are not the task's to count. (What the task had not
+ * read at the dump is not known: reading it would clear it.)
+ */
+static int clear_stats(int sk)
+{
+	struct tpacket_stats_v3 st;
+	socklen_t len = sizeof(st);
+
+	return getsockopt(sk, SOL_PACKET, PACKET_STATISTICS, &st, &len);
+}
+
 static int put_frames(pid_t pid, int sk, const PacketSkEntry *e, const struct ring *g)
 {
 	uint32_t i;
@@ -566,7 +579,7 @@ static int put_frames(pid_t pid, int sk, const PacketSkEntry *e, const struct ri
 
 	if (e->rx_head && prime(pid, sk, e, g))
 		return -1;
-	if (block(sk)) {
+	if (block(sk) || clear_stats(sk)) {
 		pr_perror("Task %d: can't hold the ring of packet socket:[%lu] still", pid, e->ino);
 		return -1;
 	}

@@ -10,7 +10,8 @@
  * After the restore the ring is mapped where it was, the three frames are
  * still the program's, with their data, the two released ones the
  * kernel's; once it releases them, five new frames come in the ring where
- * the kernel would have put them: frames 5, 6, 7, 0, 1, in order.
+ * the kernel would have put them: frames 5, 6, 7, 0, 1, in order; and
+ * PACKET_STATISTICS, read (cleared) before the dump, counts nothing.
  * With SHARED, a child forked before the dump maps the ring too (and has
  * the socket's fd): after the restore it sees the three frames the
  * program owns, and a byte it writes in the ring the program reads.
@@ -109,6 +110,7 @@ int main(int argc, char **argv)
 	static const char *const old[] = { "pkt-0", "pkt-1", "pkt-2", "pkt-3", "pkt-4" };
 	static const char *const new[] = { "new-0", "new-1", "new-2", "new-3", "new-4" };
 	int sk, out, v = RING_VERSION, i;
+	struct tpacket_stats st;
 	uint8_t *before;
 	socklen_t len;
 
@@ -133,6 +135,9 @@ int main(int argc, char **argv)
 	lo_frame(out, PROTO, "x: the filter drops it");
 	*status(0) = TP_STATUS_KERNEL;
 	*status(1) = TP_STATUS_KERNEL;
+	len = sizeof(st);
+	if (getsockopt(sk, SOL_PACKET, PACKET_STATISTICS, &st, &len))	/* clears them */
+		fail_errno("PACKET_STATISTICS");
 #ifdef SHARED
 	pid_t child = fork_checker(NULL, child_check);
 #endif
@@ -147,6 +152,11 @@ int main(int argc, char **argv)
 	len = sizeof(v);
 	if (getsockopt(sk, SOL_PACKET, PACKET_VERSION, &v, &len) || v != RING_VERSION)
 		fail("the version is %d, not %d", v, RING_VERSION);
+	len = sizeof(st);
+	if (getsockopt(sk, SOL_PACKET, PACKET_STATISTICS, &st, &len) || st.tp_packets ||
+	    st.tp_drops)
+		fail("PACKET_STATISTICS counts %u packets, %u drops since it was read", st.tp_packets,
+		     st.tp_drops);
 	if (*status(0) != TP_STATUS_KERNEL || *status(1) != TP_STATUS_KERNEL)
 		fail("a released frame is not the kernel's (%#x, %#x)", *status(0), *status(1));
 	for (i = 2; i < 5; i++) {
