@@ -69,7 +69,9 @@ static const char *vma_unsupported(const struct proc_vma *v)
 	if (v->vmflags & VMF_UFFD)
 		return "area registered with a userfaultfd";
 	if (v->vmflags & VMF_HUGETLB)
-		return "hugetlb memory (MAP_HUGETLB or hugetlbfs)";
+		return vma_is_huge_anon(v) ? NULL :
+		       "hugetlb memory shared or of a hugetlbfs file (MAP_SHARED|MAP_HUGETLB, "
+		       "hugetlbfs, MFD_HUGETLB, SHM_HUGETLB)";
 	if (vma_special(v, &k))
 		return NULL;
 	if (vma_is_anon(v))
@@ -301,6 +303,12 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 				VMF_LOCKED | VMF_LOCKONFAULT);
 	if (vma_special(v, &e->kind))
 		return 0;
+	if (vma_is_huge_anon(v)) {
+		e->kind = VMA_KIND__VMA_HUGETLB_PRIVATE;
+		e->has_huge_page_kb = 1;
+		e->huge_page_kb = v->page_kb;
+		return 0;
+	}
 	if (vma_is_anon(v)) {
 		e->kind = VMA_KIND__VMA_ANON_PRIVATE;
 		return 0;
@@ -496,8 +504,11 @@ static int bad_vma(struct rst_ctx *rc, const VmaEntry *v)
 		return !v->has_ino || !v->has_dev || !rst_object_known(rc, v->dev, v->ino);
 	case VMA_KIND__VMA_SYSV_SHM:
 		return !v->has_ino || v->ino > INT_MAX || !v->has_pgoff;
+	case VMA_KIND__VMA_HUGETLB_PRIVATE:
+		return !v->has_huge_page_kb || !vma_huge_flags(v->huge_page_kb) ||
+		       ((v->start | v->end) & ((uint64_t)v->huge_page_kb * 1024 - 1));
 	default:
-		return v->kind < 1 || v->kind > VMA_KIND__VMA_GHOST_PRIVATE;
+		return v->kind < 1 || v->kind > VMA_KIND__VMA_HUGETLB_PRIVATE;
 	}
 }
 
@@ -612,7 +623,8 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 	if (img_read(rc->dirfd, IMG_MM, t->pid, (void **)&l->mm, 0) < 0 ||
 	    img_read(rc->dirfd, IMG_PAGEMAP, t->pid, (void **)&l->pm, 0) < 0)
 		return -1;
-	if (validate(rc, t, l->mm) || mm_check_pages(rc, t, l->mm, l->pm, &l->stores))
+	if (validate(rc, t, l->mm) || vma_huge_room(t->pid, l->mm) ||
+	    mm_check_pages(rc, t, l->mm, l->pm, &l->stores))
 		return -1;
 	ms = self_special(rc);
 	if (!ms)
@@ -896,6 +908,9 @@ static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_
 	switch (v->kind) {
 	case VMA_KIND__VMA_ANON_PRIVATE:
 		flags |= MAP_PRIVATE | MAP_ANONYMOUS;
+		break;
+	case VMA_KIND__VMA_HUGETLB_PRIVATE:
+		flags |= MAP_PRIVATE | MAP_ANONYMOUS | vma_huge_flags(v->huge_page_kb);
 		break;
 	case VMA_KIND__VMA_ANON_SHARED:
 		fd = v->has_ino ? l->fds[i] : -1;

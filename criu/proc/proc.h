@@ -64,6 +64,7 @@ struct proc_vma {
 	uint64_t ino;
 	unsigned int vmflags;	/* VMF_* (only when parsed from smaps) */
 	int pkey;		/* smaps' ProtectionKey (pkey_mprotect()); 0: none */
+	unsigned int page_kb;	/* smaps' KernelPageSize (hugetlb: its huge page); 0: not read */
 	char *path;		/* NULL for anonymous; "[heap]" etc. for special */
 };
 
@@ -242,6 +243,7 @@ int proc_timens_offsets(pid_t pid, int64_t *mono, int64_t *boot);
 
 /* Shared memory objects, by the names the kernel gives them (shmem.c). */
 #define PROC_MEMFD_PREFIX	"/memfd:"
+#define PROC_ANON_HUGEPAGE	"/anon_hugepage (deleted)"	/* MAP_ANONYMOUS|MAP_HUGETLB */
 
 enum {
 	SHMO_NONE,

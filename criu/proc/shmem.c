@@ -69,6 +69,9 @@ int proc_shmem_kind(const char *path, uint64_t dev)
 		return dev == shm ? SHMO_SYSV : SHMO_HUGETLB;
 	if (dev == shm && !strcmp(path, "/dev/zero" DELETED))
 		return SHMO_ANON;
+	/* MAP_ANONYMOUS|MAP_HUGETLB: a file of the kernel's internal hugetlbfs */
+	if (dev != shm && !strcmp(path, PROC_ANON_HUGEPAGE))
+		return SHMO_HUGETLB;
 	return path[0] == '/' ? SHMO_GHOST : SHMO_NONE;
 }
 
