@@ -483,12 +483,6 @@ static int mm_dump_tree(struct dump_ctx *dc)
 
 /* ------------------------------------------------------------- restore */
 
-static int is_special(VmaKind k)
-{
-	return k == VMA_KIND__VMA_VDSO || k == VMA_KIND__VMA_VVAR ||
-	       k == VMA_KIND__VMA_VVAR_VCLOCK || k == VMA_KIND__VMA_VSYSCALL;
-}
-
 static int bad_vma(struct rst_ctx *rc, const VmaEntry *v)
 {
 	switch (v->kind) {
@@ -895,6 +889,43 @@ static int attach_sysv(struct batch *b, VmaEntry *v, unsigned int *prot)
 		     ((v->prot & PROT_EXEC) ? SHM_EXEC : 0));
 }
 
+static int advise_area(struct batch *b, VmaEntry *v)
+{
+	static const struct {
+		unsigned int vmf;
+		int advice;
+		int may_fail;
+	} adv[] = {
+		{ VMF_DONTCOPY, MADV_DONTFORK, 0 },
+		{ VMF_DONTDUMP, MADV_DONTDUMP, 0 },
+		/*
+		 * kernels without THP (EINVAL, the only error on an area just
+		 * mapped): no huge page to ask for or against there
+		 */
+		{ VMF_HUGEPAGE, MADV_HUGEPAGE, 1 },
+		{ VMF_NOHUGEPAGE, MADV_NOHUGEPAGE, 1 },
+		{ VMF_WIPEONFORK, MADV_WIPEONFORK, 0 },
+		{ VMF_MERGEABLE, MADV_MERGEABLE, 1 },	/* kernels without KSM */
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(adv); i++)
+		if ((v->madv & adv[i].vmf) &&
+		    BATCH(b, "madvise of a memory area",
+			  __NR_madvise | (adv[i].may_fail ? SC_MAY_FAIL : 0),
+			  v->start, v->end - v->start, adv[i].advice) < 0)
+			return -1;
+	/* locked on fault: mlock2(MLOCK_ONFAULT) does not fill the area */
+	if ((v->madv & VMF_LOCKED) && (v->madv & VMF_LOCKONFAULT) &&
+	    BATCH(b, "mlock2(MLOCK_ONFAULT) of a memory area", __NR_mlock2, v->start,
+		  v->end - v->start, MLOCK_ONFAULT) < 0)
+		return -1;
+	if ((v->madv & VMF_LOCKED) && !(v->madv & VMF_LOCKONFAULT) &&
+	    BATCH(b, "mlock of a memory area", __NR_mlock, v->start, v->end - v->start) < 0)
+		return -1;
+	return 0;
+}
+
 static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_t i,
 		    size_t *run)
 {
@@ -929,57 +960,20 @@ static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_
 		fd = l->fds[i];
 		break;
 	case VMA_KIND__VMA_SYSV_SHM:
-		if (attach_sysv(b, v, &prot) < 0)
+		if (attach_sysv(b, v, &prot) < 0 || advise_area(b, v))
 			return -1;
 		goto protect;
 	default:
-		return 0;
+		return 0;	/* the kernel's own areas come with their flags */
 	}
+	/* advised before it is filled: MADV_HUGEPAGE makes the fill's faults huge */
 	if (BATCH(b, "mmap of a memory area", __NR_mmap, v->start, len, prot, flags, fd,
-		  v->has_pgoff ? v->pgoff : 0) < 0)
-		return -1;
-	if (mm_queue_reads(b, &l->stores, l->pm, v->end, run))
+		  v->has_pgoff ? v->pgoff : 0) < 0 || advise_area(b, v) ||
+	    mm_queue_reads(b, &l->stores, l->pm, v->end, run))
 		return -1;
 protect:
 	if (prot != v->prot &&
 	    BATCH(b, "mprotect of a memory area", __NR_mprotect, v->start, len, v->prot) < 0)
-		return -1;
-	return 0;
-}
-
-static int advise_area(struct batch *b, VmaEntry *v)
-{
-	static const struct {
-		unsigned int vmf;
-		int advice;
-		int may_fail;
-	} adv[] = {
-		{ VMF_DONTCOPY, MADV_DONTFORK, 0 },
-		{ VMF_DONTDUMP, MADV_DONTDUMP, 0 },
-		/*
-		 * kernels without THP (EINVAL, the only error on an area just
-		 * mapped): no huge page to ask for or against there
-		 */
-		{ VMF_HUGEPAGE, MADV_HUGEPAGE, 1 },
-		{ VMF_NOHUGEPAGE, MADV_NOHUGEPAGE, 1 },
-		{ VMF_WIPEONFORK, MADV_WIPEONFORK, 0 },
-		{ VMF_MERGEABLE, MADV_MERGEABLE, 1 },	/* kernels without KSM */
-	};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(adv); i++)
-		if ((v->madv & adv[i].vmf) &&
-		    BATCH(b, "madvise of a memory area",
-			  __NR_madvise | (adv[i].may_fail ? SC_MAY_FAIL : 0),
-			  v->start, v->end - v->start, adv[i].advice) < 0)
-			return -1;
-	/* locked on fault: mlock2(MLOCK_ONFAULT) does not fill the area */
-	if ((v->madv & VMF_LOCKED) && (v->madv & VMF_LOCKONFAULT) &&
-	    BATCH(b, "mlock2(MLOCK_ONFAULT) of a memory area", __NR_mlock2, v->start,
-		  v->end - v->start, MLOCK_ONFAULT) < 0)
-		return -1;
-	if ((v->madv & VMF_LOCKED) && !(v->madv & VMF_LOCKONFAULT) &&
-	    BATCH(b, "mlock of a memory area", __NR_mlock, v->start, v->end - v->start) < 0)
 		return -1;
 	return 0;
 }
@@ -1040,9 +1034,7 @@ static int mm_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 	if (unmap_criu(t, b, ms, top) || move_specials(t, b, ms))
 		return -1;
 	for (i = 0; i < l->mm->n_vmas; i++) {
-		/* the kernel's own areas came with their flags */
-		if (map_area(t, b, l, i, &run) ||
-		    (!is_special(l->mm->vmas[i]->kind) && advise_area(b, l->mm->vmas[i])))
+		if (map_area(t, b, l, i, &run))
 			return -1;
 	}
 	if (vdso_batch(t, b))
