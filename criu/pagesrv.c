@@ -94,23 +94,36 @@ static void name_peer(int sk, char *buf, size_t len)
 		 ss.ss_family == AF_INET6 ? "]" : "", port);
 }
 
+/* A TLS record's first byte: a handshake (RFC 8446, 5.1) */
+#define TLS_HANDSHAKE	0x16
+
 /*
- * A plain dump at a --tls server: its first frame is a HELLO, not a TLS
- * record. Said in a plain frame too, which the dump reads and reports.
+ * A plain dump at a --tls server (its first frame a HELLO) or a TLS dump
+ * at a plain one (a TLS record): refused here, where the peer is known,
+ * and said in a plain frame too, which a plain dump reports.
  */
-static int plain_peer(int sk, const char *peer)
+static int mismatch(const struct opts *o, int sk, const char *peer)
 {
-	static const char why[] = "this page server runs with --tls: run the dump with --tls";
+	static const char plain[] = "this page server runs with --tls: run the dump with --tls";
+	static const char tls[] = "this page server runs without --tls";
 	uint8_t b = 0;
 
-	if (recv(sk, &b, 1, MSG_PEEK) != 1 || b != PS_HELLO)
-		return 0;
-	pr_err("Page server: %s does not use TLS, and this server runs with --tls", peer);
-	ps_send(sk, PS_ERR, 0, why, sizeof(why) - 1);
-	return 1;
+	if (recv(sk, &b, 1, MSG_PEEK) != 1)
+		return 0;	/* said by whoever reads next */
+	if (o->tls.on && b == PS_HELLO) {
+		pr_err("Page server: %s does not use TLS, and this server runs with --tls", peer);
+		ps_send(sk, PS_ERR, 0, plain, sizeof(plain) - 1);
+		return 1;
+	}
+	if (!o->tls.on && b == TLS_HANDSHAKE) {
+		pr_err("Page server: %s speaks TLS, and this server runs without --tls", peer);
+		ps_send(sk, PS_ERR, 0, tls, sizeof(tls) - 1);
+		return 1;
+	}
+	return 0;
 }
 
-/* --tls: the plain end of the helper's socket, or -1 (one error line). */
+/* The socket to read the dump from (--tls: the helper's), or -1 (logged). */
 static int tls_accept(const struct opts *o, int sk, struct tls_helper *h)
 {
 	char peer[INET6_ADDRSTRLEN + 32], who[sizeof(peer) + 16];
@@ -118,12 +131,12 @@ static int tls_accept(const struct opts *o, int sk, struct tls_helper *h)
 	name_peer(sk, peer, sizeof(peer));
 	pr_info("Page server: %s connected", peer);
 	h->fd = -1;
-	if (!o->tls.on)
-		return sk;
-	if (plain_peer(sk, peer)) {
+	if (mismatch(o, sk, peer)) {
 		close(sk);
 		return -1;
 	}
+	if (!o->tls.on)
+		return sk;
 	snprintf(who, sizeof(who), "Page server: %s", peer);
 	return tls_wrap(sk, &o->tls, NULL, who, h) ? -1 : h->fd;
 }

@@ -248,20 +248,12 @@ static int do_commit(struct server *s)
 	return 0;
 }
 
-/* A TLS record's first byte: a handshake (RFC 8446, 5.1) */
-#define TLS_HANDSHAKE	0x16
-
 static int hello(struct server *s)
 {
 	struct ps_hdr h;
 	uint32_t v[2];
 
-	if (ps_read_full(s->sk, &h, sizeof(h)))
-		return refuse(s, "the peer is not a criu dump", NULL);
-	if ((h.type & 0xff) == TLS_HANDSHAKE)
-		return refuse(s, "the dump speaks TLS: this page server runs without --tls",
-			      NULL);
-	if (h.type != PS_HELLO || h.len != sizeof(v) ||
+	if (ps_read_full(s->sk, &h, sizeof(h)) || h.type != PS_HELLO || h.len != sizeof(v) ||
 	    ps_read_full(s->sk, v, sizeof(v)) || v[0] != PS_MAGIC)
 		return refuse(s, "the peer is not a criu dump", NULL);
 	if (v[1] != PS_VERSION) {

@@ -56,10 +56,11 @@ class Server:
     """criu page-server -D @dst on a port the kernel picks, logging into @logdir."""
 
     def __init__(self, dst: Path, logdir: Path, prefix: Optional[list[str]] = None,
-                 address: Optional[str] = None, fault: Optional[str] = None) -> None:
+                 address: Optional[str] = None, fault: Optional[str] = None,
+                 opts: Optional[list[str]] = None) -> None:
         logdir.mkdir(exist_ok=True)
         cmd = (prefix or []) + [zdtm.CRIU, "page-server", "-D", str(dst), "--port", "0",
-                                "-W", str(logdir), "-o", "ps.log", "-v4"]
+                                "-W", str(logdir), "-o", "ps.log", "-v4"] + (opts or [])
         if address:
             cmd += ["--address", address]
         env = dict(os.environ)
