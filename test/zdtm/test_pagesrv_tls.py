@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -191,4 +192,53 @@ def test_tls_rpc(pki: Path) -> None:
             srv.stop()
         if "TLS: (TLS" not in (src / "dump.log").read_text():
             r.fail("the RPC dump logged no TLS session")
+        r.finish()
+
+
+def _helpers() -> set[int]:
+    """The criu-tls processes running now (a killed server's one is a
+    zombie until the runner, the subreaper, reaps it: not counted)."""
+    found = set()
+    for d in Path("/proc").iterdir():
+        try:
+            if not d.name.isdigit() or (d / "comm").read_text().strip() != "criu-tls":
+                continue
+            state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state != "Z":
+                found.add(int(d.name))
+        except (OSError, IndexError):
+            pass
+    return found
+
+
+@pytest.mark.parametrize("fault", ["pagesrv-frame#12", "pagesrv-commit"])
+def test_tls_server_killed(pki: Path, fault: str) -> None:
+    """The server dies in the middle, its helper between it and the dump:
+    the dump still fails with one Error line naming the server, the task
+    runs on, no checkpoint, and neither side's helper is left behind."""
+    before = _helpers()
+    with zdtm.Run(PROGRAM, "pagesrv-tls-killed") as r:
+        r.start()
+        snap = r.snapshot()
+        src, dst = r.imgdir("src"), r.imgdir("dst")
+        srv = Server(dst, r.dir / "pslog", address=ADDR, fault=fault,
+                     opts=tls(pki, "ca", "server"))
+        try:
+            res = r.dump(src, ps_opts(ADDR, srv.port) + tls(pki, "ca", "client"))
+            line = check_clean_error(r, res, f"TLS dump to a server killed at {fault}",
+                                     ("page server",))
+            r.note(f"refused: {line}")
+            rc, _ = srv.wait()
+            if rc != -9:
+                r.fail(f"the page server was to die at {fault}, it exited {rc}")
+        finally:
+            srv.stop()
+        r.check_running(f"after the TLS dump to a server killed at {fault}", snap)
+        if (dst / "inventory.img").exists():
+            r.fail(f"the destination looks complete: {sorted(os.listdir(dst))}")
+        deadline = time.monotonic() + 10
+        while _helpers() - before and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if _helpers() - before:
+            r.fail(f"criu-tls left running: {sorted(_helpers() - before)}")
         r.finish()
