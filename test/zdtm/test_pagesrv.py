@@ -176,28 +176,37 @@ def test_ipv6() -> None:
         n.close()
 
 
+def killed_server(r: zdtm.Run, fault: str, srv_opts: Optional[list[str]] = None,
+                  dump_opts: Optional[list[str]] = None) -> tuple[Path, zdtm.Snapshot]:
+    """r's program dumped to a server killed at @fault: one Error line, the
+    task running on, no inventory.img there. The destination and the
+    snapshot, for more checks."""
+    r.start()
+    snap = r.snapshot()
+    src, dst = r.imgdir("src"), r.imgdir("dst")
+    srv = Server(dst, r.dir / "pslog", address="127.0.0.1", fault=fault, opts=srv_opts)
+    try:
+        res = r.dump(src, ps_opts("127.0.0.1", srv.port) + (dump_opts or []))
+        line = check_clean_error(r, res, f"dump to a server killed at {fault}",
+                                 ("page server",))
+        r.note(f"refused: {line}")
+        rc, _ = srv.wait()
+        if rc != -9:
+            r.fail(f"the page server was to die at {fault}, it exited {rc}")
+    finally:
+        srv.stop()
+    r.check_running(f"after the dump to a server killed at {fault}", snap)
+    if fault == "pagesrv-commit" and not list(dst.glob("pages-*.img")):
+        r.fail("the server died on the commit without the images: test broken")
+    if (dst / "inventory.img").exists():
+        r.fail(f"the destination looks complete: {sorted(os.listdir(dst))}")
+    return dst, snap
+
+
 @pytest.mark.parametrize("fault", ["pagesrv-frame#12", "pagesrv-commit"])
 def test_server_killed(fault: str) -> None:
     with zdtm.Run(PROGRAM, "pagesrv") as r:
-        r.start()
-        snap = r.snapshot()
-        src, dst = r.imgdir("src"), r.imgdir("dst")
-        srv = Server(dst, r.dir / "pslog", address="127.0.0.1", fault=fault)
-        try:
-            res = r.dump(src, ps_opts("127.0.0.1", srv.port))
-            line = check_clean_error(r, res, f"dump to a server killed at {fault}",
-                                     ("page server",))
-            r.note(f"refused: {line}")
-            rc, _ = srv.wait()
-            if rc != -9:
-                r.fail(f"the page server was to die at {fault}, it exited {rc}")
-        finally:
-            srv.stop()
-        r.check_running(f"after the dump to a server killed at {fault}", snap)
-        if fault == "pagesrv-commit" and not list(dst.glob("pages-*.img")):
-            r.fail("the server died on the commit without the images: test broken")
-        if (dst / "inventory.img").exists():
-            r.fail(f"the destination looks complete: {sorted(os.listdir(dst))}")
+        dst, snap = killed_server(r, fault)
         res, _ = r.restore(dst)
         if res.returncode == 0:
             r.fail("a restore from the half-sent checkpoint succeeded", res)

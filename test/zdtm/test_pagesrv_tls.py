@@ -26,7 +26,7 @@ import pytest
 
 import zdtm
 from test_errors import check_clean_error
-from test_pagesrv import PROGRAM, Server, check_transfer, ps_opts
+from test_pagesrv import PROGRAM, Server, check_transfer, killed_server, ps_opts
 
 pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
 
@@ -218,24 +218,7 @@ def test_tls_server_killed(pki: Path, fault: str) -> None:
     runs on, no checkpoint, and neither side's helper is left behind."""
     before = _helpers()
     with zdtm.Run(PROGRAM, "pagesrv-tls-killed") as r:
-        r.start()
-        snap = r.snapshot()
-        src, dst = r.imgdir("src"), r.imgdir("dst")
-        srv = Server(dst, r.dir / "pslog", address=ADDR, fault=fault,
-                     opts=tls(pki, "ca", "server"))
-        try:
-            res = r.dump(src, ps_opts(ADDR, srv.port) + tls(pki, "ca", "client"))
-            line = check_clean_error(r, res, f"TLS dump to a server killed at {fault}",
-                                     ("page server",))
-            r.note(f"refused: {line}")
-            rc, _ = srv.wait()
-            if rc != -9:
-                r.fail(f"the page server was to die at {fault}, it exited {rc}")
-        finally:
-            srv.stop()
-        r.check_running(f"after the TLS dump to a server killed at {fault}", snap)
-        if (dst / "inventory.img").exists():
-            r.fail(f"the destination looks complete: {sorted(os.listdir(dst))}")
+        killed_server(r, fault, tls(pki, "ca", "server"), tls(pki, "ca", "client"))
         deadline = time.monotonic() + 10
         while _helpers() - before and time.monotonic() < deadline:
             time.sleep(0.1)
