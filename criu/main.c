@@ -657,6 +657,10 @@ int main(int argc, char **argv)
 			"implemented)\n");
 		return 1;
 	}
+	if (o.tls.on && !o.page_server && strcmp(cmd, "page-server")) {
+		fprintf(stderr, "Error: --tls is for page-server and dump --page-server\n");
+		return 1;
+	}
 	if (cmd_dump && !o.pid) {
 		fprintf(stderr, "Error: %s needs -t|--tree PID\n", cmd);
 		return 1;

@@ -225,3 +225,15 @@ def test_tls_server_killed(pki: Path, fault: str) -> None:
         if _helpers() - before:
             r.fail(f"criu-tls left running: {sorted(_helpers() - before)}")
         r.finish()
+
+
+def test_tls_without_page_server() -> None:
+    """--tls is for the page server's connection: a dump into a directory
+    with it is refused, the task untouched (not silently left plain)."""
+    with zdtm.Run(PROGRAM, "pagesrv-tls-local") as r:
+        r.start()
+        snap = r.snapshot()
+        res = r.dump(r.imgdir("img"), ["--tls"])
+        check_clean_error(r, res, "dump --tls without --page-server", ("page-server",))
+        r.check_running("after the refused dump --tls", snap)
+        r.finish()
