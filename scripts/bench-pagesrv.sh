@@ -13,7 +13,7 @@
 #           other end, into a file as the page server does), lo and veth
 #   tls     lo and veth again with --tls on both sides (a CA and the two
 #           certificates made here with openssl; the columns say "-" without
-#           it); before the table, one core's AES-256-GCM rate on 16 KiB
+#           it), "wall/mem" as the other columns; before the table, one core's AES-256-GCM rate on 16 KiB
 #           records (openssl speed), the bound of an encrypting side
 # GB/s = the checkpoint's bytes / the wall time of the command, which for a
 # dump ends once the images are durable (syncfs here, or the page server's
@@ -150,12 +150,13 @@ s.close()" "$addr" "$port" "$file"
 	echo "$t0 $t1"
 }
 
-# One TLS dump through the server at namespace $1's runner, address $2: GB/s.
+# One TLS dump through the server at namespace $1's runner, address $2:
+# "GB/s/mem" (the wall time's rate, then the memory phase's).
 tls_rate() {
 	[ ${#TLS_CLI[@]} -gt 0 ] || { echo -; return; }
 	start_server "$1" "$2" "$WORK/dst" "${TLS_SRV[@]}"
 	dump_remote "$pid" "$2" "${TLS_CLI[@]}"
-	rate "$bytes" $T
+	echo "$(rate "$bytes" $T)/$(mem_rate "$bytes" "$WORK/src/dump.log")"
 }
 
 make_pki
@@ -168,8 +169,8 @@ if [ ${#TLS_CLI[@]} -gt 0 ]; then
 else
 	echo "no openssl: the TLS columns are skipped"
 fi
-printf "%6s %7s %7s %7s %7s %8s %7s %7s %7s %9s %8s\n" "MiB" "local" "/mem" "lo" "/mem" \
-	"copy-lo" "tls-lo" "veth" "/mem" "copy-veth" "tls-veth"
+printf "%6s %7s %7s %7s %7s %8s %10s %7s %7s %9s %12s\n" "MiB" "local" "/mem" "lo" "/mem" \
+	"copy-lo" "tls-lo/mem" "veth" "/mem" "copy-veth" "tls-veth/mem"
 for mib in $SIZES; do
 	rm -f "$WORK/pid"
 	inA setsid $PY -c "
@@ -208,7 +209,7 @@ while True:
 	copy_veth=$(rate "$bytes" $(copy_ref inB 10.78.0.2 "$WORK/pages.ref"))
 	tls_veth=$(tls_rate inB 10.78.0.2)
 
-	printf "%6s %7s %7s %7s %7s %8s %7s %7s %7s %9s %8s   (GB/s, %d page bytes)\n" \
+	printf "%6s %7s %7s %7s %7s %8s %10s %7s %7s %9s %12s   (GB/s, %d page bytes)\n" \
 		"$mib" "$local_r" "$local_m" "$lo_r" "$lo_m" "$copy_lo" "$tls_lo" "$veth_r" \
 		"$veth_m" "$copy_veth" "$tls_veth" "$bytes"
 	kill -9 "$pid"
