@@ -150,10 +150,11 @@ static void say_failed(struct tls *t, int err)
 		    gnutls_alert_get_name(gnutls_alert_get(t->s)),
 		    t->server ? "" : "; does it trust the CA of our certificate?");
 	else if (err == GNUTLS_E_UNEXPECTED_PACKET_LENGTH || err == GNUTLS_E_UNEXPECTED_PACKET ||
-		 err == GNUTLS_E_UNSUPPORTED_VERSION_PACKET ||
-		 err == GNUTLS_E_PREMATURE_TERMINATION)
+		 err == GNUTLS_E_UNSUPPORTED_VERSION_PACKET)
 		say("it does not speak TLS (%s); is it running with --tls?",
 		    gnutls_strerror(err));
+	else if (err == GNUTLS_E_PREMATURE_TERMINATION)
+		say("it closed the connection in the TLS handshake (its log says why)");
 	else
 		say("the TLS handshake failed: %s", gnutls_strerror(err));
 }

@@ -8,8 +8,8 @@ and certificates are made with openssl at test time:
 - refused, one Error line on each side naming the peer and the reason, the
   task running on untouched and no checkpoint at the server: the dump does
   not trust the server's CA, the server does not trust the dump's, a server
-  certificate not naming the address, a TLS dump to a plain server and a
-  plain dump to a TLS server.
+  certificate not naming the address, a TLS dump to a plain server, a
+  plain dump to a TLS server, the dump's certificate file missing.
 - --tls-no-cn-verify accepts a server certificate not naming the address;
   --tls-no-cert-verify on both sides accepts certificates of a CA neither
   trusts.
@@ -132,6 +132,10 @@ REFUSED: dict[str, tuple[list[str], list[str], tuple[str, ...], tuple[str, ...]]
                                ("refused the tls handshake",)),
     "tls-dump-plain-server": (["plain"], [], ("does not speak tls",), ("speaks tls",)),
     "plain-dump-tls-server": ([], ["plain"], ("with --tls",), ("does not use tls",)),
+    # the dump's certificate file is not there: said at the dump, which then
+    # leaves the handshake
+    "dump-cert-missing": ([], ["ca", "missing"], ("can't load certificate",),
+                          ("closed the connection in the tls handshake",)),
 }
 
 
