@@ -131,21 +131,26 @@ def need_tools() -> None:
         pytest.skip(f"not installed: {', '.join(missing)}")
 
 
-def move(src_net: Netns, dst_net: Netns, address: str) -> None:
+def move(src_net: Netns, dst_net: Netns, address: str, srv_opts: Optional[list[str]] = None,
+         dump_opts: Optional[list[str]] = None, logs_say: tuple[str, str] = ("", "")) -> None:
     """The program started and dumped in @src_net, through a page server in
-    @dst_net listening on @address, restored in @dst_net."""
+    @dst_net listening on @address, restored in @dst_net; the dump's log says
+    @logs_say[0], the server's @logs_say[1]."""
     enter_src = [tool("nsenter") or "nsenter", f"--net={src_net.path}"]
     enter_dst = [tool("nsenter") or "nsenter", f"--net={dst_net.path}"]
     with zdtm.Run(PROGRAM, "pagesrv") as r:
         r.start_prefix = r.criu_prefix = enter_src
         r.start()
         src, dst = r.imgdir("src"), r.imgdir("dst")
-        srv = Server(dst, r.dir / "pslog", prefix=enter_dst, address=address)
+        srv = Server(dst, r.dir / "pslog", prefix=enter_dst, address=address, opts=srv_opts)
         try:
-            r.dump_ok(src, ps_opts(address, srv.port))
+            r.dump_ok(src, ps_opts(address, srv.port) + (dump_opts or []))
             check_transfer(r, srv, src, dst)
         finally:
             srv.stop()
+        for log, says in zip((src / "dump.log", srv.log), logs_say):
+            if says not in log.read_text():
+                r.fail(f"{log.name} does not say {says!r}:\n{zdtm.tail(log)}")
         r.criu_prefix = enter_dst
         r.restore_ok(dst)
         r.finish()

@@ -26,7 +26,9 @@ import pytest
 
 import zdtm
 from test_errors import check_clean_error
-from test_pagesrv import PROGRAM, Server, check_transfer, killed_server, ps_opts
+from test_net import Netns
+from test_pagesrv import (PROGRAM, Server, check_transfer, killed_server, move, need_tools,
+                         ps_opts)
 
 pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
 
@@ -65,14 +67,14 @@ def _make_cert(d: Path, name: str, ca: str, san: str) -> None:
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """ca signs server (for 127.0.0.1), client and elsewhere (for another
+    """ca signs server (for 127.0.0.1 and ::1), client and elsewhere (for another
     address); otherca signs rogue."""
     if not shutil.which("openssl"):
         pytest.skip("openssl is not installed (scripts/install-deps.sh installs it)")
     d = tmp_path_factory.mktemp("pki")
     _make_ca(d, "ca")
     _make_ca(d, "otherca")
-    _make_cert(d, "server", "ca", f"IP:{ADDR}")
+    _make_cert(d, "server", "ca", f"IP:{ADDR},IP:::1")
     _make_cert(d, "client", "ca", "DNS:zdtm-client")
     _make_cert(d, "elsewhere", "ca", "IP:192.0.2.1")
     _make_cert(d, "rogue", "otherca", f"IP:{ADDR}")
@@ -104,6 +106,18 @@ def transfer_ok(pki: Path, srv_opts: list[str], dump_opts: list[str], tag: str) 
 
 def test_tls_loopback(pki: Path) -> None:
     transfer_ok(pki, tls(pki, "ca", "server"), tls(pki, "ca", "client"), "pagesrv-tls")
+
+
+def test_tls_ipv6(pki: Path) -> None:
+    """Over ::1 in a network namespace of the test's: the server's
+    certificate names ::1, and the server names the dump [::1]:PORT."""
+    need_tools()
+    n = Netns()
+    try:
+        move(n, n, "::1", tls(pki, "ca", "server"), tls(pki, "ca", "client"),
+             logs_say=("TLS: (TLS", "the dump at [::1]:"))
+    finally:
+        n.close()
 
 
 def test_tls_no_cn_verify(pki: Path) -> None:
