@@ -25,6 +25,11 @@ int vma_special(const struct proc_vma *v, VmaKind *kind)
 	};
 	size_t i;
 
+	/* the aio part saves the ring and makes it again (mm-aio.c) */
+	if (proc_is_aio(v->path, v->dev_major)) {
+		*kind = VMA_KIND__VMA_AIO;
+		return 1;
+	}
 	for (i = 0; v->path && i < ARRAY_SIZE(sp); i++)
 		if (!strcmp(v->path, sp[i].name)) {
 			*kind = sp[i].kind;

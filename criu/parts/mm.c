@@ -502,7 +502,7 @@ static int bad_vma(struct rst_ctx *rc, const VmaEntry *v)
 		return !v->has_huge_page_kb || !vma_huge_flags(v->huge_page_kb) ||
 		       ((v->start | v->end) & ((uint64_t)v->huge_page_kb * 1024 - 1));
 	default:
-		return v->kind < 1 || v->kind > VMA_KIND__VMA_HUGETLB_PRIVATE;
+		return v->kind < 1 || v->kind > VMA_KIND__VMA_AIO;
 	}
 }
 

@@ -260,6 +260,13 @@ int proc_vma_shmem(const struct proc_vma *v);
 int proc_shmem_kind(const char *path, uint64_t dev);
 /* A regular file (@mode) whose @link says it was deleted: a ghost (shmem-ghost.c). */
 int proc_is_ghost(const char *link, mode_t mode, uint64_t dev);
+/*
+ * An aio ring (io_setup): the kernel maps it from a file of its internal
+ * aio mount, "/[aio] (deleted)" on an anonymous device (major 0). A
+ * deleted "/[aio]" of a tmpfs root looks the same: the aio part reads the
+ * ring's header and refuses what is not one.
+ */
+int proc_is_aio(const char *path, unsigned int dev_major);
 /* NAME of a memfd's link "/memfd:NAME (deleted)", malloc'ed (SHMO_MEMFD only). */
 char *proc_memfd_name(const char *link);
 
