@@ -1,0 +1,79 @@
+"""aio rings criu refuses, and refuses clearly (static/aio_refused.c,
+static/aio_ring.c): a ring holding more unreaped events than a restore can
+queue again, and a ring whose header the task wrote over, are refused at
+the dump naming the task and the ring, and the task goes on with its ring
+as it was (test_errors.py's contract); an aio-PID.img edited with crit
+(a ring whose size is not its area's, events that are not those from head
+to tail, a head beyond the ring) is refused at restore before
+any task exists, leaving nothing and changing no image, and the good
+images still restore. What is kept is in static/aio_ring.c."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+import buildpaths
+import zdtm
+from test_errors import check_refused_dump
+from test_file_locks import restore_refused
+
+sys.path.insert(0, str(buildpaths.CRIT.parent))
+import crit  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("need_criu")
+
+REFUSED = {
+    # argument of static/aio_refused -> words one of which the line must hold
+    "full": ("more completed events",),
+    "damaged": ("not an aio ring",),
+}
+
+
+@pytest.mark.parametrize("what", list(REFUSED))
+def test_dump_refused_aio(what):
+    with zdtm.Run("aio_refused", f"refused-{what}", args=[what]) as r:
+        line = check_refused_dump(r, f"an aio ring {what}", REFUSED[what])
+        assert "aio ring at 0x" in line, line
+
+
+def edit_aio(src: Path, dst: Path, pid: int, change: Callable[[Any], None]) -> None:
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst)
+    name = dst / f"aio-{pid}.img"
+    doc = crit.read_image(name, full_bytes=True)
+    change(doc["entry"]["rings"][0])
+    name.write_bytes(crit.encode_image(doc))
+
+
+BAD: dict[str, Callable[[Any], None]] = {
+    # what is wrong -> the change to the first ring
+    "size": lambda ring: ring.update(nr=ring["nr"] + 1),
+    "events": lambda ring: ring.update(events=ring["events"][:-64]),
+    "head": lambda ring: ring.update(head=ring["nr"]),
+}
+
+
+@pytest.mark.parametrize("what", list(BAD))
+def test_aio_image_checked(what):
+    with zdtm.Run("aio_ring", f"bad-image-{what}") as r:
+        r.start()
+        good = r.imgdir("img")
+        r.dump_ok(good)
+        bad = r.dir / "bad"
+        edit_aio(good, bad, r.pid, BAD[what])
+        restore_refused(r, bad, f"restore with an aio ring whose {what} is wrong",
+                        ("aio",), r.pid)
+        r.restore_ok(good)
+        r.finish()
+
+
+def test_check_feature_aio_remap():
+    """criu check --feature aio_remap says yes: criu moves rings with mremap."""
+    p = subprocess.run([zdtm.CRIU, "check", "--feature", "aio_remap"],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and "aio_remap" in p.stdout, p
