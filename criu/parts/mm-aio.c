@@ -23,7 +23,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -85,6 +87,68 @@ static int ring_mem(pid_t pid, int write, uint64_t addr, void *buf, size_t len)
 
 /* ------------------------------------------------------------------ dump */
 
+/*
+ * Requests in flight live only in the kernel, but they hold slots: the
+ * ring's nr - 1 slots are free (in the context's count, and in the caches
+ * of the CPUs it hands them to req_batch at a time), held by a request in
+ * flight, or by a completed event until the kernel sees it reaped. The
+ * dump batch takes every free slot it can with reads of no bytes from a
+ * pipe of its own, which complete inside io_submit, on every CPU in turn
+ * (each CPU's cache is its own). What stays in the count then is less than
+ * req_batch and, moved only by req_batch, is (nr - 1) % req_batch: so
+ * nr - 1 - that - the events in the ring is at least the requests in
+ * flight (exactly them, unless a CPU the task can't run on caches slots).
+ * The fillers' events are then taken out: the task's own events move up
+ * to the tail, in order, and head follows, so the kernel counts the
+ * fillers as reaped and the task sees the same events (head and tail
+ * moved on by the fillers' count).
+ */
+#define AIO_PROBE_MARK	0xa10c0017a10c0017ULL
+#define CPU_POSSIBLE	"/sys/devices/system/cpu/possible"
+
+struct aio_probed {
+	uint64_t addr;
+	uint32_t nr, head;	/* the header's before the fillers */
+	int done;		/* the fillers are out of it again */
+};
+
+/* One task's rings and its batch's fillers, listed in dc->shared[PART_AIO]. */
+struct aio_probe {
+	pid_t pid;
+	int nr;
+	struct aio_probed *ring;
+	uint64_t iocb;		/* the fillers' iocb in the task: their events' obj */
+	int cpus;		/* possible CPUs, which req_batch is computed by */
+	struct aio_probe *next;
+};
+
+struct cpus {
+	int count, max;		/* possible CPUs, and the highest id + 1 */
+};
+
+static int parse_cpus(char *text, struct cpus *c)
+{
+	char *p = text, *end;
+	long a, b;
+
+	c->count = c->max = 0;
+	while (*p && *p != '\n') {
+		a = b = strtol(p, &end, 10);
+		if (end == p || a < 0)
+			return -1;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a)
+				return -1;
+		}
+		c->count += b - a + 1;
+		c->max = max(c->max, (int)b + 1);
+		p = *end == ',' ? end + 1 : end;
+	}
+	return c->count ? 0 : -1;
+}
+
 static int is_ring(const struct proc_vma *v)
 {
 	return proc_is_aio(v->path, v->dev_major);
@@ -100,9 +164,13 @@ static const char *ring_unsupported(const struct aio_hdr *h, uint64_t len)
 		return "its header's size is not its area's";
 	if (h->head >= h->nr || h->tail >= h->nr)
 		return "its head or tail is beyond the ring";
-	if (ring_pending(h->nr, h->head, h->tail) > ring_refill_max(h->nr))
-		return "more completed events wait to be reaped than a restore can queue again";
 	return NULL;
+}
+
+static const char *too_many(uint32_t nr, uint32_t pending)
+{
+	return pending > ring_refill_max(nr) ?
+	       "more completed events wait to be reaped than a restore can queue again" : NULL;
 }
 
 static int read_ring(struct dtask *t, const struct proc_vma *v, struct aio_hdr *h)
@@ -114,6 +182,8 @@ static int read_ring(struct dtask *t, const struct proc_vma *v, struct aio_hdr *
 		return -1;
 	}
 	why = ring_unsupported(h, v->end - v->start);
+	if (!why)
+		why = too_many(h->nr, ring_pending(h->nr, h->head, h->tail));
 	if (why) {
 		pr_err("Task %d: aio ring at %#lx-%#lx (nr %u, head %u, tail %u): %s",
 		       t->pid, v->start, v->end, h->nr, h->head, h->tail, why);
@@ -133,32 +203,157 @@ static int aio_check(struct dump_ctx *dc, struct dtask *t)
 	return 0;
 }
 
-/* The events from head to tail, in order, the ring wrapping after nr. */
-static int read_events(struct dtask *t, const struct proc_vma *v, const struct aio_hdr *h,
-		       AioRingEntry *e)
+static struct aio_probe *new_probe(struct dump_ctx *dc, struct dtask *t, int n)
 {
-	uint32_t n = ring_pending(h->nr, h->head, h->tail);
-	uint32_t first = min(n, h->nr - h->head);
-	uint8_t *buf;
+	struct aio_probe *p = xzalloc(sizeof(*p));
 
+	if (!p)
+		return NULL;
+	p->ring = xzalloc(n * sizeof(*p->ring));
+	if (!p->ring) {
+		free(p);
+		return NULL;
+	}
+	p->pid = t->pid;
+	p->next = dc->shared[PART_AIO];
+	dc->shared[PART_AIO] = p;
+	t->priv[PART_AIO] = p;
+	return p;
+}
+
+/* The fillers: a pipe's read end in the iocb's fd (pipe2 writes it there), no bytes. */
+static int queue_fillers_dump(struct batch *b, struct aio_probe *p, uint32_t maxnr,
+			      const struct cpus *c)
+{
+	struct iocb cb = { .aio_lio_opcode = IOCB_CMD_PREAD, .aio_data = AIO_PROBE_MARK };
+	size_t msize = (c->max + 63) / 64 * 8, i;
+	uint64_t *ptrs = xmalloc((maxnr - 1) * sizeof(*ptrs)), arr, saved, mask;
+	uint8_t *m = xzalloc(msize);
+	int cpu, j, ret = -1;
+
+	p->iocb = batch_put(b, &cb, sizeof(cb));
+	if (!ptrs || !m || !p->iocb)
+		goto out;
+	for (i = 0; i < maxnr - 1; i++)
+		ptrs[i] = p->iocb;
+	arr = batch_put(b, ptrs, (maxnr - 1) * sizeof(*ptrs));
+	saved = batch_put(b, NULL, msize);
+	if (!arr || !saved ||
+	    BATCH(b, "pipe2 for the aio ring fillers", __NR_pipe2,
+		  p->iocb + offsetof(struct iocb, aio_fildes), O_CLOEXEC) < 0 ||
+	    BATCH(b, "sched_getaffinity", __NR_sched_getaffinity, 0, msize, saved) < 0)
+		goto out;
+	for (cpu = 0; cpu < c->max; cpu++) {
+		memset(m, 0, msize);
+		m[cpu / 8] = 1 << (cpu % 8);
+		mask = batch_put(b, m, msize);
+		/* a CPU out of the task's cpuset: it never cached a slot of the task's */
+		if (!mask || BATCH(b, "sched_setaffinity to one CPU",
+				   __NR_sched_setaffinity | SC_MAY_FAIL, 0, msize, mask) < 0)
+			goto out;
+		for (j = 0; j < p->nr; j++)
+			if (BATCH(b, "io_submit of aio ring fillers", __NR_io_submit | SC_MAY_FAIL,
+				  p->ring[j].addr, p->ring[j].nr - 1, arr) < 0)
+				goto out;
+	}
+	if (BATCH(b, "sched_setaffinity back", __NR_sched_setaffinity, 0, msize, saved) < 0 ||
+	    BATCH(b, "close of the fillers' pipe", __NR_close | SC_ARG0_AT,
+		  p->iocb + offsetof(struct iocb, aio_fildes)) < 0 ||
+	    BATCH(b, "close of the fillers' pipe", __NR_close | SC_ARG0_AT,
+		  p->iocb + offsetof(struct iocb, aio_buf)) < 0)
+		goto out;
+	ret = 0;
+out:
+	free(ptrs);
+	free(m);
+	return ret;
+}
+
+static int aio_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
+{
+	struct aio_probe *p;
+	struct aio_hdr h;
+	struct cpus c;
+	uint32_t maxnr = 0;
+	int i, n = 0;
+
+	for (i = 0; i < t->maps.nr; i++)
+		n += is_ring(&t->maps.vma[i]);
 	if (!n)
 		return 0;
-	buf = xmalloc(n * AIO_EV_SIZE);
-	if (!buf)
+	if (proc_read(CPU_POSSIBLE, parse_cpus, &c) < 0)
 		return -1;
-	if (ring_mem(t->pid, 0, v->start + sizeof(*h) + h->head * AIO_EV_SIZE, buf,
-		     first * AIO_EV_SIZE) ||
-	    (n > first && ring_mem(t->pid, 0, v->start + sizeof(*h), buf + first * AIO_EV_SIZE,
-				   (n - first) * AIO_EV_SIZE))) {
-		pr_perror("Task %d: can't read the events of the aio ring at %#lx", t->pid,
-			  v->start);
-		free(buf);
+	p = new_probe(dc, t, n);
+	if (!p)
 		return -1;
+	p->cpus = c.count;
+	for (i = 0; i < t->maps.nr; i++) {
+		if (!is_ring(&t->maps.vma[i]))
+			continue;
+		if (read_ring(t, &t->maps.vma[i], &h))
+			return -1;
+		p->ring[p->nr].addr = t->maps.vma[i].start;
+		p->ring[p->nr].nr = h.nr;
+		p->ring[p->nr++].head = h.head;
+		maxnr = max(maxnr, h.nr);
 	}
-	e->has_events = 1;
-	e->events.data = buf;
-	e->events.len = n * AIO_EV_SIZE;
+	return queue_fillers_dump(b, p, maxnr, &c);
+}
+
+/* @n slots of the ring from @from, wrapping after its end */
+static int ring_slots(pid_t pid, int write, uint64_t addr, uint32_t nr, uint32_t from,
+		      uint32_t n, uint8_t *buf)
+{
+	uint32_t first = min(n, nr - from);
+	uint64_t at = addr + sizeof(struct aio_hdr);
+
+	return ring_mem(pid, write, at + from * AIO_EV_SIZE, buf, first * AIO_EV_SIZE) ||
+	       (n > first && ring_mem(pid, write, at, buf + first * AIO_EV_SIZE,
+				      (n - first) * AIO_EV_SIZE)) ? -1 : 0;
+}
+
+/* What the fillers found, once they are out of the ring again. */
+struct settled {
+	uint8_t *ev;		/* the task's events, head to tail */
+	uint32_t n;
+	int64_t in_flight;	/* at most; 0: none */
+};
+
+/*
+ * Takes the fillers' events out of ring @r of the stopped task: the
+ * task's own events go to the slots before the tail, in order, and head
+ * to the first of them.
+ */
+static int settle_ring(pid_t pid, uint64_t iocb, int cpus, struct aio_probed *r,
+		       struct settled *s)
+{
+	uint32_t batch = max((r->nr - 1) / (4 * cpus), 1U), n, i, head;
+	struct io_event *ev;
+	struct aio_hdr h;
+
+	if (ring_mem(pid, 0, r->addr, &h, sizeof(h)) || h.nr != r->nr || h.tail >= h.nr)
+		goto err;
+	n = ring_pending(h.nr, r->head, h.tail);
+	ev = xmalloc(n * AIO_EV_SIZE + 1);
+	if (!ev)
+		return -1;
+	s->ev = (uint8_t *)ev;
+	if (ring_slots(pid, 0, r->addr, h.nr, r->head, n, s->ev))
+		goto err;
+	for (i = 0, s->n = 0; i < n; i++)
+		if (ev[i].data != AIO_PROBE_MARK || ev[i].obj != iocb)
+			ev[s->n++] = ev[i];
+	s->in_flight = (int64_t)h.nr - 1 - (h.nr - 1) % batch - n;
+	head = (h.tail + h.nr - s->n) % h.nr;
+	if (s->n < n && (ring_slots(pid, 1, r->addr, h.nr, head, s->n, s->ev) ||
+			 ring_mem(pid, 1, r->addr + offsetof(struct aio_hdr, head), &head,
+				  sizeof(head))))
+		goto err;
+	r->done = 1;
 	return 0;
+err:
+	pr_perror("Task %d: can't take the fillers out of the aio ring at %#lx", pid, r->addr);
+	return -1;
 }
 
 static void free_rings(AioEntry *ae)
@@ -172,46 +367,85 @@ static void free_rings(AioEntry *ae)
 	free(ae->rings);
 }
 
-static int dump_ring(struct dtask *t, const struct proc_vma *v, AioEntry *ae)
+static int dump_ring(struct dtask *t, struct aio_probe *p, struct aio_probed *r,
+		     AioEntry *ae)
 {
 	AioRingEntry *e = xzalloc(sizeof(*e));
-	struct aio_hdr h;
+	struct settled s = { 0 };
+	const char *why;
 
 	if (!e)
 		return -1;
 	aio_ring_entry__init(e);
 	ae->rings[ae->n_rings++] = e;
-	if (read_ring(t, v, &h))
+	if (settle_ring(t->pid, p->iocb, p->cpus, r, &s)) {
+		free(s.ev);
 		return -1;
-	e->addr = v->start;
-	e->len = v->end - v->start;
-	e->nr = h.nr;
-	e->head = h.head;
-	e->tail = h.tail;
-	pr_info("Task %d: aio ring at %#lx, %u events, head %u, tail %u\n", t->pid,
-		v->start, h.nr, h.head, h.tail);
-	return read_events(t, v, &h, e);
+	}
+	e->has_events = 1;
+	e->events.data = s.ev;
+	e->events.len = s.n * AIO_EV_SIZE;
+	if (s.in_flight > 0) {
+		pr_err("Task %d: aio ring at %#lx: %ld requests in flight (or slots cached by "
+		       "CPUs the task can't run on): not supported", t->pid, r->addr,
+		       (long)s.in_flight);
+		return -1;
+	}
+	why = too_many(r->nr, s.n);
+	if (why) {
+		pr_err("Task %d: aio ring at %#lx (nr %u, %u events unreaped): %s", t->pid,
+		       r->addr, r->nr, s.n, why);
+		return -1;
+	}
+	/* the restore puts them where they were before the fillers */
+	e->addr = r->addr;
+	e->len = sizeof(struct aio_hdr) + r->nr * AIO_EV_SIZE;
+	e->head = r->head;
+	e->tail = (r->head + s.n) % r->nr;
+	e->nr = r->nr;
+	pr_info("Task %d: aio ring at %#lx, %u events, head %u, %u unreaped", t->pid,
+		r->addr, r->nr, r->head, s.n);
+	return 0;
 }
 
 static int aio_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 {
+	struct aio_probe *p = t->priv[PART_AIO];
 	AioEntry ae = AIO_ENTRY__INIT;
-	int i, n = 0, ret = -1;
+	int i, ret = -1;
 
-	for (i = 0; i < t->maps.nr; i++)
-		n += is_ring(&t->maps.vma[i]);
-	if (!n)
+	if (!p)
 		return 0;	/* no image: the restore makes no ring */
-	ae.rings = xzalloc(n * sizeof(*ae.rings));
+	ae.rings = xzalloc(p->nr * sizeof(*ae.rings));
 	if (!ae.rings)
 		return -1;
-	for (i = 0; i < t->maps.nr; i++)
-		if (is_ring(&t->maps.vma[i]) && dump_ring(t, &t->maps.vma[i], &ae))
+	for (i = 0; i < p->nr; i++)
+		if (dump_ring(t, p, &p->ring[i], &ae))
 			goto out;
 	ret = img_write(dc->dirfd, IMG_AIO, t->ns_pid, &ae.base);
 out:
 	free_rings(&ae);
 	return ret;
+}
+
+/* A tree that goes on: the rings whose dump did not get to them lose their fillers too. */
+static void aio_after_dump(struct dump_ctx *dc, int runs)
+{
+	struct aio_probe *p;
+	struct settled s;
+	int i;
+
+	while ((p = dc->shared[PART_AIO])) {
+		for (i = 0; runs && i < p->nr; i++) {
+			memset(&s, 0, sizeof(s));
+			if (!p->ring[i].done)
+				settle_ring(p->pid, p->iocb, p->cpus, &p->ring[i], &s);
+			free(s.ev);
+		}
+		dc->shared[PART_AIO] = p->next;
+		free(p->ring);
+		free(p);
+	}
 }
 
 /* --------------------------------------------------------------- restore */
@@ -446,7 +680,9 @@ static void aio_release(struct rtask *t)
 const struct part part_aio = {
 	.name = "aio",
 	.id = PART_AIO,
+	.after_dump = aio_after_dump,
 	.check = aio_check,
+	.prepare = aio_prepare,
 	.dump = aio_dump,
 	.load = aio_load,
 	.child = aio_child,
