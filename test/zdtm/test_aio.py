@@ -1,5 +1,6 @@
 """aio rings criu refuses, and refuses clearly (static/aio_refused.c,
-static/aio_ring.c): a ring holding more unreaped events than a restore can
+static/aio_ring.c): a ring with a request in flight (a poll of an empty
+pipe), a ring holding more unreaped events than a restore can
 queue again, and a ring whose header the task wrote over, are refused at
 the dump naming the task and the ring, and the task goes on with its ring
 as it was (test_errors.py's contract); an aio-PID.img edited with crit
@@ -31,6 +32,7 @@ REFUSED = {
     # argument of static/aio_refused -> words one of which the line must hold
     "full": ("more completed events",),
     "damaged": ("not an aio ring",),
+    "inflight": ("in flight",),
 }
 
 

@@ -5,12 +5,19 @@
  *   full     more completed events wait to be reaped than half the ring:
  *            the restore could not be sure to queue them all again;
  *   damaged  the task wrote over its ring's magic: it is no ring criu
- *            knows how to read.
+ *            knows how to read;
+ *   inflight an IOCB_CMD_POLL of an empty pipe, in flight until the pipe
+ *            has data, beside a completed read not reaped.
  * Whatever the dump did, the ring is as it was afterwards: the events are
- * still there to reap, and new requests complete.
+ * still there to reap, and new requests complete; the poll is still in
+ * flight and completes once the pipe has data. (The dump takes free slots
+ * with requests of its own to count those in flight, and takes their
+ * events out again: head and tail may have moved on by as many, the
+ * events between them are the same.)
  */
 #include <fcntl.h>
 #include <linux/aio_abi.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +33,13 @@ struct ring_hdr {
 	unsigned int id, nr, head, tail, magic, compat, incompat, hdr_len;
 };
 
+#define POLL_DATA	777
+
 static aio_context_t ctx;
 static struct ring_hdr *hdr, saved;
-static int fd, left;
+static int fd, left, pfd[2] = { -1, -1 };
 static char buf[64];
+static struct iocb poll_cb;
 
 static void submit_read(uint64_t data)
 {
@@ -51,13 +61,43 @@ static unsigned int pending(void)
 	return (hdr->tail + hdr->nr - hdr->head) % hdr->nr;
 }
 
+static void submit_poll(void)
+{
+	struct iocb *p = &poll_cb;
+
+	if (pipe(pfd))
+		fail_errno("pipe");
+	poll_cb.aio_lio_opcode = IOCB_CMD_POLL;
+	poll_cb.aio_fildes = pfd[0];
+	poll_cb.aio_buf = POLLIN;
+	poll_cb.aio_data = POLL_DATA;
+	if (syscall(__NR_io_submit, ctx, 1, &p) != 1)
+		fail_errno("io_submit of a poll");
+}
+
+/* The poll is still in flight: nothing more to reap until the pipe has data. */
+static void check_poll(void)
+{
+	struct timespec zero = { 0 }, ts = { .tv_sec = 5 };
+	struct io_event ev;
+
+	if (syscall(__NR_io_getevents, ctx, 0, 1, &ev, &zero) != 0)
+		fail("an event (%llu) came before the pipe had data", ev.data);
+	if (write(pfd[1], "x", 1) != 1)
+		fail_errno("write to the pipe");
+	if (syscall(__NR_io_getevents, ctx, 1, 1, &ev, &ts) != 1 || ev.data != POLL_DATA ||
+	    !(ev.res & POLLIN))
+		fail("the poll did not complete (%llu, %#llx)", ev.data, ev.res);
+}
+
 static void check(void)
 {
 	struct timespec ts = { .tv_sec = 5 };
 	struct io_event ev;
 	int i;
 
-	if (hdr->head != saved.head || hdr->tail != saved.tail || hdr->magic != saved.magic)
+	if (pending() != (saved.tail + saved.nr - saved.head) % saved.nr ||
+	    hdr->magic != saved.magic || (pfd[0] < 0 && hdr->head != saved.head))
 		fail("the ring's header changed: head %u tail %u magic %#x, was %u %u %#x",
 		     hdr->head, hdr->tail, hdr->magic, saved.head, saved.tail, saved.magic);
 	hdr->magic = AIO_MAGIC;
@@ -65,6 +105,8 @@ static void check(void)
 		if (syscall(__NR_io_getevents, ctx, 1, 1, &ev, &ts) != 1 ||
 		    ev.data != (uint64_t)i || ev.res != sizeof(buf))
 			fail("event %d is missing or changed (%llu, %lld)", i, ev.data, ev.res);
+	if (pfd[0] >= 0)
+		check_poll();
 	submit_read(4242);
 	if (syscall(__NR_io_getevents, ctx, 1, 1, &ev, &ts) != 1 || ev.data != 4242)
 		fail("a new read did not complete");
@@ -88,6 +130,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "damaged")) {
 		submit_read(left++);
 		hdr->magic = 0xdeadbeef;
+	} else if (!strcmp(what, "inflight")) {
+		submit_read(left++);
+		submit_poll();
 	} else {
 		fail("unknown case '%s'", what);
 	}
