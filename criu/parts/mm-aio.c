@@ -17,9 +17,8 @@
  * the end, criu checks head and tail and writes the saved events over the
  * fillers.
  *
- * A request still in flight can't be saved and can't be seen: the kernel
- * keeps no count of them where user space can read it (Documentation/
- * design.md, "aio rings").
+ * A request still in flight can't be saved: the dump finds them by the
+ * slots they hold (below, "dump"), and refuses the ring.
  */
 #include <errno.h>
 #include <fcntl.h>
