@@ -7,11 +7,11 @@
  * completed and not reaped yet.
  *
  * Dump reads the header and those events through /proc/PID/mem. Restore,
- * in the task's batch once its areas are back: io_setup() a ring of the
- * same size, mremap() it to the old address (the kernel's aio_ring_mremap
+ * in the leader's thread batch once every area is back: io_setup() a ring
+ * of the same size, mremap() it to the old address (the kernel's aio_ring_mremap
  * moves the context with it), then bring the kernel's tail, which no one
  * but the kernel writes, where it was: requests that complete at once
- * (reads of no bytes from an eventfd, which fail with EINVAL) fill head
+ * (reads of no bytes from a pipe) fill head
  * slots that are reaped at once, then head-to-tail slots that stay, so
  * the kernel counts those as taken exactly as it did. From outside, at
  * the end, criu checks head and tail and writes the saved events over the
@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -82,6 +81,31 @@ static int ring_mem(pid_t pid, int write, uint64_t addr, void *buf, size_t len)
 	if (n >= 0 && (size_t)n != len)
 		errno = EIO;
 	return (size_t)n == len ? 0 : -1;
+}
+
+/*
+ * The fillers both halves queue: reads of no bytes from a pipe the batch
+ * makes, which complete inside io_submit. pipe2() writes the read end
+ * into the iocb's fd and the write end into the low half of its buffer
+ * address, a buffer no read of no bytes touches.
+ */
+static uint64_t put_filler(struct batch *b, uint64_t data)
+{
+	struct iocb cb = { .aio_lio_opcode = IOCB_CMD_PREAD, .aio_data = data };
+	uint64_t at = batch_put(b, &cb, sizeof(cb));
+
+	if (!at || BATCH(b, "pipe2 for aio ring fillers", __NR_pipe2,
+			 at + offsetof(struct iocb, aio_fildes), O_CLOEXEC) < 0)
+		return 0;
+	return at;
+}
+
+static int close_filler(struct batch *b, uint64_t at)
+{
+	return BATCH(b, "close of the fillers' pipe", __NR_close | SC_ARG0_AT,
+		     at + offsetof(struct iocb, aio_fildes)) < 0 ||
+	       BATCH(b, "close of the fillers' pipe", __NR_close | SC_ARG0_AT,
+		     at + offsetof(struct iocb, aio_buf)) < 0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------ dump */
@@ -220,17 +244,16 @@ static struct aio_probe *new_probe(struct dump_ctx *dc, struct dtask *t, int n)
 	return p;
 }
 
-/* The fillers: a pipe's read end in the iocb's fd (pipe2 writes it there), no bytes. */
+/* On each CPU in turn, every free slot of every ring to a filler. */
 static int queue_fillers_dump(struct batch *b, struct aio_probe *p, uint32_t maxnr,
 			      const struct cpus *c)
 {
-	struct iocb cb = { .aio_lio_opcode = IOCB_CMD_PREAD, .aio_data = AIO_PROBE_MARK };
 	size_t msize = (c->max + 63) / 64 * 8, i;
 	uint64_t *ptrs = xmalloc((maxnr - 1) * sizeof(*ptrs)), arr, saved, mask;
 	uint8_t *m = xzalloc(msize);
 	int cpu, j, ret = -1;
 
-	p->iocb = batch_put(b, &cb, sizeof(cb));
+	p->iocb = put_filler(b, AIO_PROBE_MARK);
 	if (!ptrs || !m || !p->iocb)
 		goto out;
 	for (i = 0; i < maxnr - 1; i++)
@@ -238,8 +261,6 @@ static int queue_fillers_dump(struct batch *b, struct aio_probe *p, uint32_t max
 	arr = batch_put(b, ptrs, (maxnr - 1) * sizeof(*ptrs));
 	saved = batch_put(b, NULL, msize);
 	if (!arr || !saved ||
-	    BATCH(b, "pipe2 for the aio ring fillers", __NR_pipe2,
-		  p->iocb + offsetof(struct iocb, aio_fildes), O_CLOEXEC) < 0 ||
 	    BATCH(b, "sched_getaffinity", __NR_sched_getaffinity, 0, msize, saved) < 0)
 		goto out;
 	for (cpu = 0; cpu < c->max; cpu++) {
@@ -256,10 +277,7 @@ static int queue_fillers_dump(struct batch *b, struct aio_probe *p, uint32_t max
 				goto out;
 	}
 	if (BATCH(b, "sched_setaffinity back", __NR_sched_setaffinity, 0, msize, saved) < 0 ||
-	    BATCH(b, "close of the fillers' pipe", __NR_close | SC_ARG0_AT,
-		  p->iocb + offsetof(struct iocb, aio_fildes)) < 0 ||
-	    BATCH(b, "close of the fillers' pipe", __NR_close | SC_ARG0_AT,
-		  p->iocb + offsetof(struct iocb, aio_buf)) < 0)
+	    close_filler(b, p->iocb))
 		goto out;
 	ret = 0;
 out:
@@ -451,8 +469,7 @@ static void aio_after_dump(struct dump_ctx *dc, int runs)
 
 struct aio_rst {
 	AioEntry *e;
-	int evfd;		/* in the task: what the fillers read; -1 if none is needed */
-	uint64_t iocb, ptrs, evs, ts;	/* their data in the batch, shared by the rings */
+	uint64_t iocb, ptrs, evs, ts;	/* the fillers' data in the batch, shared by the rings */
 };
 
 /* What io_setup() must be asked for a ring of @nr events (fs/aio.c sizes it so). */
@@ -523,7 +540,6 @@ static int aio_load(struct rst_ctx *rc, struct rtask *t)
 		return -1;
 	}
 	a->e = e;
-	a->evfd = -1;
 	t->img[PART_AIO] = a;
 	for (i = 0; i < e->n_rings; i++) {
 		t->batch_entries += 2 + 2 * chunks(e->rings[i]->head) +
@@ -531,46 +547,20 @@ static int aio_load(struct rst_ctx *rc, struct rtask *t)
 							e->rings[i]->tail));
 		t->batch_data += sizeof(aio_context_t) + 16;
 	}
+	t->batch_entries += 3;	/* the fillers' pipe */
 	t->batch_data += sizeof(struct iocb) + AIO_CHUNK * (sizeof(uint64_t) + AIO_EV_SIZE) +
 			 sizeof(struct timespec) + 64;
-	t->own_fds += 1;	/* the fillers' eventfd */
 	return 0;
-}
-
-/* The fillers read an eventfd of the task's own, above its fds. */
-static int aio_child(struct rst_ctx *rc, struct rtask *t)
-{
-	struct aio_rst *a = t->img[PART_AIO];
-	size_t i;
-	int fd;
-
-	for (i = 0; a && i < a->e->n_rings; i++)
-		if (a->e->rings[i]->tail || a->e->rings[i]->head)
-			break;
-	if (!a || i == a->e->n_rings)
-		return 0;
-	fd = eventfd(0, EFD_CLOEXEC);
-	if (fd < 0) {
-		pr_perror("Task %d: can't make the eventfd aio rings are refilled with", t->pid);
-		return -1;
-	}
-	a->evfd = rst_private_fd(t, fd);
-	return a->evfd < 0 ? -1 : 0;
 }
 
 /* The fillers' data: one iocb that every slot of the array names. */
 static int put_fillers(struct aio_rst *a, struct batch *b)
 {
-	struct iocb cb = {
-		.aio_lio_opcode = IOCB_CMD_PREAD,
-		.aio_fildes = a->evfd,
-		.aio_data = 0xa10f111e,
-	};
-	uint64_t ptrs[AIO_CHUNK];
 	struct timespec ts = { .tv_sec = 1 };
+	uint64_t ptrs[AIO_CHUNK];
 	int i;
 
-	a->iocb = batch_put(b, &cb, sizeof(cb));
+	a->iocb = put_filler(b, 0xa10f111e);
 	for (i = 0; i < AIO_CHUNK; i++)
 		ptrs[i] = a->iocb;
 	a->ptrs = batch_put(b, ptrs, sizeof(ptrs));
@@ -596,16 +586,21 @@ static int queue_fillers(struct aio_rst *a, struct batch *b, uint64_t ctx, uint3
 	return 0;
 }
 
-static int aio_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
+/*
+ * The leader's last steps, once every part's batch has mapped what it
+ * maps: what criu unmaps of its own at the start of the batch would take
+ * a ring made before with it.
+ */
+static int aio_thread_batch(struct rst_ctx *rc, struct rtask *t, int th, struct batch *b)
 {
 	struct aio_rst *a = t->img[PART_AIO];
 	AioRingEntry *r;
 	uint64_t slot;
 	size_t i;
 
-	if (!a)
+	if (!a || th)
 		return 0;
-	if (a->evfd >= 0 && put_fillers(a, b))
+	if (put_fillers(a, b))
 		return -1;
 	for (i = 0; i < a->e->n_rings; i++) {
 		r = a->e->rings[i];
@@ -619,7 +614,7 @@ static int aio_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 		    queue_fillers(a, b, r->addr, ring_pending(r->nr, r->head, r->tail), 0))
 			return -1;
 	}
-	return 0;
+	return close_filler(b, a->iocb);
 }
 
 /* The ring came back where and as it was; its waiting events go over the fillers. */
@@ -684,8 +679,7 @@ const struct part part_aio = {
 	.prepare = aio_prepare,
 	.dump = aio_dump,
 	.load = aio_load,
-	.child = aio_child,
-	.batch = aio_batch,
+	.thread_batch = aio_thread_batch,
 	.final = aio_final,
 	.release = aio_release,
 };
