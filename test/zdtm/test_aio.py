@@ -10,7 +10,9 @@ any task exists, leaving nothing and changing no image, and the good
 images still restore. What is kept is in static/aio_ring.c."""
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +43,24 @@ def test_dump_refused_aio(what):
     with zdtm.Run("aio_refused", f"refused-{what}", args=[what]) as r:
         line = check_refused_dump(r, f"an aio ring {what}", REFUSED[what])
         assert "aio ring at 0x" in line, line
+
+
+@pytest.mark.parametrize("point", ["memory", "written"])
+def test_dump_killed_aio(point):
+    """criu SIGKILLs itself once the batch has put its fillers in the ring
+    and the aio part took them out (the first part to dump): the task goes
+    on and reaps its own event, and only it. (Killed between the batch and
+    the first part's dump, at "infected", it would find the fillers'
+    events: design.md.)"""
+    with zdtm.Run("aio_refused", f"fault-{point}", args=["idle"]) as r:
+        r.start()
+        snap = r.snapshot()
+        res = r.dump(r.imgdir("img"), env=dict(os.environ, CRIU_FAULT=point))
+        if res.returncode != -signal.SIGKILL:
+            r.fail(f"CRIU_FAULT={point}: criu exited with {res.returncode}, "
+                   "not by SIGKILL", res)
+        r.check_running(f"after criu was killed at '{point}'", snap)
+        r.finish()
 
 
 def edit_aio(src: Path, dst: Path, pid: int, change: Callable[[Any], None]) -> None:
