@@ -133,6 +133,13 @@ struct aio_probed {
 	uint64_t addr;
 	uint32_t nr, head;	/* the header's before the fillers */
 	int done;		/* the fillers are out of it again */
+	int live_idx;		/* the batch's io_submit of nothing: is it a context? */
+	/*
+	 * Not a context of the task's: a child's copy of its parent's area
+	 * (fork copies the area, not the context). Its requests and fillers
+	 * are the parent's; it comes back as a ring of the child's own.
+	 */
+	int inherited;
 };
 
 /* One task's rings and its batch's fillers, listed in dc->shared[PART_AIO]. */
@@ -311,7 +318,12 @@ static int aio_prepare(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 			return -1;
 		p->ring[p->nr].addr = t->maps.vma[i].start;
 		p->ring[p->nr].nr = h.nr;
-		p->ring[p->nr++].head = h.head;
+		p->ring[p->nr].head = h.head;
+		p->ring[p->nr].live_idx = BATCH(b, "io_submit of nothing to an aio ring",
+						__NR_io_submit | SC_MAY_FAIL,
+						t->maps.vma[i].start, 0, 0);
+		if (p->ring[p->nr++].live_idx < 0)
+			return -1;
 		maxnr = max(maxnr, h.nr);
 	}
 	return queue_fillers_dump(b, p, maxnr, &c);
@@ -332,7 +344,7 @@ static int ring_slots(pid_t pid, int write, uint64_t addr, uint32_t nr, uint32_t
 /* What the fillers found, once they are out of the ring again. */
 struct settled {
 	uint8_t *ev;		/* the task's events, head to tail */
-	uint32_t n;
+	uint32_t head, n;	/* where they were before the fillers, how many */
 	int64_t in_flight;	/* at most; 0: none */
 };
 
@@ -348,19 +360,22 @@ static int settle_ring(pid_t pid, uint64_t iocb, int cpus, struct aio_probed *r,
 	struct io_event *ev;
 	struct aio_hdr h;
 
-	if (ring_mem(pid, 0, r->addr, &h, sizeof(h)) || h.nr != r->nr || h.tail >= h.nr)
+	if (ring_mem(pid, 0, r->addr, &h, sizeof(h)) || h.nr != r->nr || h.tail >= h.nr ||
+	    h.head >= h.nr)
 		goto err;
-	n = ring_pending(h.nr, r->head, h.tail);
+	/* a parent may have taken its fillers out of an inherited ring since */
+	s->head = r->inherited ? h.head : r->head;
+	n = ring_pending(h.nr, s->head, h.tail);
 	ev = xmalloc(n * AIO_EV_SIZE + 1);
 	if (!ev)
 		return -1;
 	s->ev = (uint8_t *)ev;
-	if (ring_slots(pid, 0, r->addr, h.nr, r->head, n, s->ev))
+	if (ring_slots(pid, 0, r->addr, h.nr, s->head, n, s->ev))
 		goto err;
 	for (i = 0, s->n = 0; i < n; i++)
 		if (ev[i].data != AIO_PROBE_MARK || ev[i].obj != iocb)
 			ev[s->n++] = ev[i];
-	s->in_flight = (int64_t)h.nr - 1 - (h.nr - 1) % batch - n;
+	s->in_flight = r->inherited ? 0 : (int64_t)h.nr - 1 - (h.nr - 1) % batch - n;
 	head = (h.tail + h.nr - s->n) % h.nr;
 	if (s->n < n && (ring_slots(pid, 1, r->addr, h.nr, head, s->n, s->ev) ||
 			 ring_mem(pid, 1, r->addr + offsetof(struct aio_hdr, head), &head,
@@ -417,11 +432,11 @@ static int dump_ring(struct dtask *t, struct aio_probe *p, struct aio_probed *r,
 	/* the restore puts them where they were before the fillers */
 	e->addr = r->addr;
 	e->len = sizeof(struct aio_hdr) + r->nr * AIO_EV_SIZE;
-	e->head = r->head;
-	e->tail = (r->head + s.n) % r->nr;
+	e->head = s.head;
+	e->tail = (s.head + s.n) % r->nr;
 	e->nr = r->nr;
 	pr_info("Task %d: aio ring at %#lx, %u events, head %u, %u unreaped", t->pid,
-		r->addr, r->nr, r->head, s.n);
+		r->addr, r->nr, s.head, s.n);
 	return 0;
 }
 
@@ -436,9 +451,11 @@ static int aio_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	ae.rings = xzalloc(p->nr * sizeof(*ae.rings));
 	if (!ae.rings)
 		return -1;
-	for (i = 0; i < p->nr; i++)
+	for (i = 0; i < p->nr; i++) {
+		p->ring[i].inherited = batch_entry(b, p->ring[i].live_idx)->ret == -EINVAL;
 		if (dump_ring(t, p, &p->ring[i], &ae))
 			goto out;
+	}
 	ret = img_write(dc->dirfd, IMG_AIO, t->ns_pid, &ae.base);
 out:
 	free_rings(&ae);
