@@ -22,7 +22,7 @@ import pytest
 
 import buildpaths
 import zdtm
-from test_errors import check_refused_dump
+from test_errors import check_refused_dump, cycle_with
 from test_file_locks import restore_refused
 
 sys.path.insert(0, str(buildpaths.CRIT.parent))
@@ -99,3 +99,13 @@ def test_check_feature_aio_remap():
     p = subprocess.run([zdtm.CRIU, "check", "--feature", "aio_remap"],
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 0 and "aio_remap" in p.stdout, p
+
+
+@pytest.mark.parametrize("what", ["thread", "child"])
+def test_aio_with(what):
+    """aio_rings with a second thread (the rings are the mm's, made again
+    by the leader while the thread waits) or a child (which has copies of
+    the areas and no context: fork copies the area only; each comes back
+    as a ring of the child's own): dump, restore, and the rings and the
+    extra are there when the program checks itself."""
+    cycle_with("aio_rings", what)
