@@ -71,6 +71,32 @@ static int probe_vm_readv(void)
 	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == 1 && b == 1;
 }
 
+/*
+ * aio rings are made anew and moved where they were (parts/mm-aio.c): the
+ * kernel must follow a ring moved with mremap (aio_ring_mremap, Linux 3.19).
+ */
+static int probe_aio_remap(void)
+{
+	unsigned long ctx = 0, to, len;
+	struct timespec zero = { 0 };
+	void *hole;
+	int ok;
+
+	if (syscall(SYS_io_setup, 1, &ctx))
+		return 0;
+	/* the header's nr, events of 32 bytes after its 32 */
+	len = (32 + 32UL * ((unsigned int *)ctx)[1] + PAGE_SIZE - 1) & PAGE_MASK;
+	hole = mmap(NULL, 4 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	to = hole == MAP_FAILED ? 0 : (unsigned long)hole + len;
+	ok = to && mremap((void *)ctx, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			  (void *)to) == (void *)to &&
+	     syscall(SYS_io_getevents, to, 0, 1, NULL, &zero) == 0;
+	syscall(SYS_io_destroy, ok ? to : ctx);
+	if (hole != MAP_FAILED)
+		munmap(hole, 4 * len);
+	return ok;
+}
+
 static int probe_clone3(void)
 {
 	/* an invalid size is refused with EINVAL only where clone3 exists */
@@ -236,7 +262,7 @@ static const struct cr_feature {
 	{ "mnt_id", probe_fdinfo_mnt_id, "the kernel shows no mnt_id in fdinfo" },
 	/* pre-dump --track-mem: userfaultfd WP_ASYNC and PAGEMAP_SCAN (parts/mm-track.c) */
 	{ "mem_dirty_track", NULL, NULL, mtrack_supported },
-	{ "aio_remap", NULL, "AIO rings are not dumped" },
+	{ "aio_remap", probe_aio_remap, "the kernel can't move an aio ring with mremap" },
 	{ "timerfd", probe_vm_readv, "timerfds need process_vm_readv" },
 	{ "tun", NULL, "tun devices are not dumped" },
 	{ "tun_ns", NULL, "tun devices are not dumped" },

@@ -977,7 +977,7 @@ int cr_dump(const struct opts *o)
 	/* no inventory means no checkpoint, whatever else is left here */
 	unlinkat(dc.dirfd, "inventory.img", 0);
 	/* the images go to the page server, the logs stay here */
-	if (o->page_server && imgout_connect(dc.dirfd, o->address, o->port,
+	if (o->page_server && imgout_connect(dc.dirfd, o->address, o->port, &o->tls,
 						    img_staged_stores())) {
 		imgout_end(dc.dirfd, 0);
 		close(dc.dirfd);

@@ -76,6 +76,14 @@ static void usage(FILE *f)
 "  --page-server           dump: send the images to the page server at\n"
 "                          --address:--port; DIR keeps the logs only\n"
 "  --status-fd FD          page-server: write one '\\0' to FD once listening\n"
+"  --tls                   page-server, dump --page-server: TLS on the connection,\n"
+"                          each side's certificate checked against the CA\n"
+"  --tls-cacert FILE       the CA (default: the system's and /etc/pki/CA/cacert.pem)\n"
+"  --tls-cacrl FILE        revoked certificates (default /etc/pki/CA/cacrl.pem)\n"
+"  --tls-cert FILE         our certificate (default /etc/pki/criu/cert.pem)\n"
+"  --tls-key FILE          its key (default /etc/pki/criu/private/key.pem)\n"
+"  --tls-no-cn-verify      dump: the server's certificate need not name --address\n"
+"  --tls-no-cert-verify    the peer's certificate is not checked at all (insecure)\n"
 "  --skip-checksum         dump: no checksums of the page stores; restore: check\n"
 "                          no checksum (the images are trusted as they are)\n"
 "  --manage-cgroups[=MODE] restore: what criu does with the tree's cgroups: none,\n"
@@ -155,6 +163,13 @@ enum {
 	OPT_PAGE_SERVER,
 	OPT_PORT,
 	OPT_STATUS_FD,
+	OPT_TLS,
+	OPT_TLS_CACERT,
+	OPT_TLS_CACRL,
+	OPT_TLS_CERT,
+	OPT_TLS_KEY,
+	OPT_TLS_NO_CN_VERIFY,
+	OPT_TLS_NO_CERT_VERIFY,
 };
 
 static const struct option long_opts[] = {
@@ -201,6 +216,13 @@ static const struct option long_opts[] = {
 	{ "page-server", no_argument, NULL, OPT_PAGE_SERVER },
 	{ "port", required_argument, NULL, OPT_PORT },
 	{ "status-fd", required_argument, NULL, OPT_STATUS_FD },
+	{ "tls", no_argument, NULL, OPT_TLS },
+	{ "tls-cacert", required_argument, NULL, OPT_TLS_CACERT },
+	{ "tls-cacrl", required_argument, NULL, OPT_TLS_CACRL },
+	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
+	{ "tls-no-cn-verify", no_argument, NULL, OPT_TLS_NO_CN_VERIFY },
+	{ "tls-no-cert-verify", no_argument, NULL, OPT_TLS_NO_CERT_VERIFY },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -463,6 +485,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			break;
+		case OPT_TLS: o->tls.on = 1; break;
+		case OPT_TLS_CACERT: o->tls.cacert = optarg; break;
+		case OPT_TLS_CACRL: o->tls.cacrl = optarg; break;
+		case OPT_TLS_CERT: o->tls.cert = optarg; break;
+		case OPT_TLS_KEY: o->tls.key = optarg; break;
+		case OPT_TLS_NO_CN_VERIFY: o->tls.no_cn_verify = 1; break;
+		case OPT_TLS_NO_CERT_VERIFY: o->tls.no_cert_verify = 1; break;
 		case OPT_SKIP_CHECKSUM: o->skip_checksum = 1; break;
 		case OPT_MANAGE_CGROUPS:
 			if (parse_cg_mode(argc, argv, o))
@@ -626,6 +655,10 @@ int main(int argc, char **argv)
 	if (o.page_server && !cmd_dump) {
 		fprintf(stderr, "Error: --page-server is for dump (lazy restores are not "
 			"implemented)\n");
+		return 1;
+	}
+	if (o.tls.on && !o.page_server && strcmp(cmd, "page-server")) {
+		fprintf(stderr, "Error: --tls is for page-server and dump --page-server\n");
 		return 1;
 	}
 	if (cmd_dump && !o.pid) {

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "core/daemon.h"
 #include "core/log.h"
 #include "image/imgout.h"
+#include "image/tls.h"
 
 /* The listening socket of --address (any) and --port (0: the kernel picks). */
 static int listen_on(const struct opts *o, int *port)
@@ -68,17 +70,95 @@ int page_server_listen(const struct opts *o, int *port)
 	return listen_on(o, port);
 }
 
+/* "the dump at ADDR:PORT", for errors */
+static void name_peer(int sk, char *buf, size_t len)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t sl = sizeof(ss);
+	char a[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+
+	if (!getpeername(sk, (struct sockaddr *)&ss, &sl)) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		if (ss.ss_family == AF_INET6) {
+			inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
+			port = ntohs(in6->sin6_port);
+		} else {
+			inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a));
+			port = ntohs(in->sin_port);
+		}
+	}
+	snprintf(buf, len, "the dump at %s%s%s:%d", ss.ss_family == AF_INET6 ? "[" : "", a,
+		 ss.ss_family == AF_INET6 ? "]" : "", port);
+}
+
+/* A TLS record's first byte: a handshake (RFC 8446, 5.1) */
+#define TLS_HANDSHAKE	0x16
+
+/*
+ * A plain dump at a --tls server (its first frame a HELLO) or a TLS dump
+ * at a plain one (a TLS record): refused here, where the peer is known,
+ * and said in a plain frame too, which a plain dump reports.
+ */
+static int mismatch(const struct opts *o, int sk, const char *peer)
+{
+	static const char plain[] = "this page server runs with --tls: run the dump with --tls";
+	static const char tls[] = "this page server runs without --tls";
+	uint8_t b = 0;
+
+	if (recv(sk, &b, 1, MSG_PEEK) != 1)
+		return 0;	/* said by whoever reads next */
+	if (o->tls.on && b == PS_HELLO) {
+		pr_err("Page server: %s does not use TLS, and this server runs with --tls", peer);
+		ps_send(sk, PS_ERR, 0, plain, sizeof(plain) - 1);
+		return 1;
+	}
+	if (!o->tls.on && b == TLS_HANDSHAKE) {
+		pr_err("Page server: %s speaks TLS, and this server runs without --tls", peer);
+		ps_send(sk, PS_ERR, 0, tls, sizeof(tls) - 1);
+		return 1;
+	}
+	return 0;
+}
+
+/* The socket to read the dump from (--tls: the helper's), or -1 (logged). */
+static int tls_accept(const struct opts *o, int sk, struct tls_helper *h)
+{
+	char peer[INET6_ADDRSTRLEN + 32], who[sizeof(peer) + 16];
+
+	name_peer(sk, peer, sizeof(peer));
+	pr_info("Page server: %s connected", peer);
+	h->fd = -1;
+	if (mismatch(o, sk, peer)) {
+		close(sk);
+		return -1;
+	}
+	if (!o->tls.on)
+		return sk;
+	snprintf(who, sizeof(who), "Page server: %s", peer);
+	return tls_wrap(sk, &o->tls, NULL, who, h) ? -1 : h->fd;
+}
+
 int page_server_serve(const struct opts *o, int lsk)
 {
 	int sk = accept4(lsk, NULL, NULL, SOCK_CLOEXEC), ret;
+	struct tls_helper h;
 
 	close(lsk);
 	if (sk < 0) {
 		pr_perror("Page server: can't accept the dump's connection");
 		return -1;
 	}
+	sk = tls_accept(o, sk, &h);
+	if (sk < 0)
+		return -1;
 	ret = ps_receive(o->images_dirfd, sk);
-	close(sk);
+	if (h.fd >= 0)
+		tls_unwrap(&h);
+	else
+		close(sk);
 	return ret;
 }
 

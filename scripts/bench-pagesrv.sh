@@ -11,6 +11,10 @@
 #   copy    the same bytes (the dump's pages-*.img) through a plain TCP copy
 #           (python: sendfile into the socket, recv_into + write at the
 #           other end, into a file as the page server does), lo and veth
+#   tls     lo and veth again with --tls on both sides (a CA and the two
+#           certificates made here with openssl; the columns say "-" without
+#           it), "wall/mem" as the other columns; before the table, one core's AES-256-GCM rate on 16 KiB
+#           records (openssl speed), the bound of an encrypting side
 # GB/s = the checkpoint's bytes / the wall time of the command, which for a
 # dump ends once the images are durable (syncfs here, or the page server's
 # fsync and syncfs before its ACK); "/mem" the same bytes / the dump's memory
@@ -62,26 +66,53 @@ mem_rate() {
 	$PY -c "import sys; print(f'{int(sys.argv[1]) / float(sys.argv[2]) / 1e6:.2f}')" "$1" "$ms"
 }
 
-# The page server in namespace $1's runner on address $2, into $3: PORT, SRV.
+# --tls for each side, if openssl can make the certificates: TLS_SRV, TLS_CLI.
+make_pki() {
+	local d=$WORK/pki n
+	TLS_SRV=() TLS_CLI=()
+	command -v openssl > /dev/null || return 0
+	mkdir -p "$d"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		-keyout "$d/ca-key.pem" -out "$d/ca.pem" -days 1 -subj /CN=bench-ca \
+		-addext basicConstraints=critical,CA:TRUE \
+		-addext keyUsage=critical,keyCertSign 2> /dev/null
+	for n in server client; do
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+			-keyout "$d/$n-key.pem" -out "$d/$n.csr" -subj "/CN=bench-$n" 2> /dev/null
+		printf 'subjectAltName=IP:127.0.0.1,IP:10.78.0.2\n' > "$d/$n.ext"
+		openssl x509 -req -in "$d/$n.csr" -CA "$d/ca.pem" -CAkey "$d/ca-key.pem" \
+			-CAcreateserial -days 1 -out "$d/$n.pem" -extfile "$d/$n.ext" 2> /dev/null
+	done
+	TLS_SRV=(--tls --tls-cacert "$d/ca.pem" --tls-cert "$d/server.pem"
+		 --tls-key "$d/server-key.pem")
+	TLS_CLI=(--tls --tls-cacert "$d/ca.pem" --tls-cert "$d/client.pem"
+		 --tls-key "$d/client-key.pem")
+}
+
+# The page server in namespace $1's runner on address $2, into $3, with the
+# options after: PORT, SRV.
 start_server() {
 	local run=$1 addr=$2 dst=$3
+	shift 3
 	rm -rf "$dst"; mkdir -p "$dst"
 	$run "$CRIU" page-server -D "$dst" --address "$addr" --port 0 \
-		-W "$WORK" -o ps.log > "$WORK/port" &
+		-W "$WORK" -o ps.log "$@" > "$WORK/port" &
 	SRV=$!
 	while [ ! -s "$WORK/port" ]; do sleep 0.05; done
 	PORT=$(cat "$WORK/port")
 }
 
-# Dumps pid $1 (left running) from namespace A to the server at $2:PORT;
-# until the server is done: the start and end times in T.
+# Dumps pid $1 (left running) from namespace A to the server at $2:PORT,
+# with the options after; until the server is done: the start and end
+# times in T.
 dump_remote() {
 	local pid=$1 addr=$2 t0
+	shift 2
 	rm -rf "$WORK/src"; mkdir -p "$WORK/src"
 	rm -f "$WORK/port"
 	t0=$(now)
 	inA "$CRIU" dump -t "$pid" -D "$WORK/src" -o dump.log -v3 --leave-running \
-		--page-server --address "$addr" --port "$PORT"
+		--page-server --address "$addr" --port "$PORT" "$@"
 	wait "$SRV"
 	T="$t0 $(now)"
 }
@@ -119,8 +150,27 @@ s.close()" "$addr" "$port" "$file"
 	echo "$t0 $t1"
 }
 
-printf "%6s %7s %7s %7s %7s %8s %7s %7s %9s\n" "MiB" "local" "/mem" "lo" "/mem" "copy-lo" \
-	"veth" "/mem" "copy-veth"
+# One TLS dump through the server at namespace $1's runner, address $2:
+# "GB/s/mem" (the wall time's rate, then the memory phase's).
+tls_rate() {
+	[ ${#TLS_CLI[@]} -gt 0 ] || { echo -; return; }
+	start_server "$1" "$2" "$WORK/dst" "${TLS_SRV[@]}"
+	dump_remote "$pid" "$2" "${TLS_CLI[@]}"
+	echo "$(rate "$bytes" $T)/$(mem_rate "$bytes" "$WORK/src/dump.log")"
+}
+
+make_pki
+if [ ${#TLS_CLI[@]} -gt 0 ]; then
+	openssl speed -evp aes-256-gcm -bytes 16384 -seconds 1 2> /dev/null |
+		awk 'tolower($1) == "aes-256-gcm" { printf "AES-256-GCM, one core, 16 KiB records: %.2f GB/s\n", $2 / 1e6 }'
+	grep -qw tls /proc/sys/net/ipv4/tcp_available_ulp 2> /dev/null &&
+		echo "kernel TLS (tls ULP) available" ||
+		echo "kernel TLS (tls ULP) not available here: GnuTLS encrypts in criu-tls"
+else
+	echo "no openssl: the TLS columns are skipped"
+fi
+printf "%6s %7s %7s %7s %7s %8s %10s %7s %7s %9s %12s\n" "MiB" "local" "/mem" "lo" "/mem" \
+	"copy-lo" "tls-lo/mem" "veth" "/mem" "copy-veth" "tls-veth/mem"
 for mib in $SIZES; do
 	rm -f "$WORK/pid"
 	inA setsid $PY -c "
@@ -150,16 +200,18 @@ while True:
 	lo_r=$(rate "$bytes" $T)
 	lo_m=$(mem_rate "$bytes" "$WORK/src/dump.log")
 	copy_lo=$(rate "$bytes" $(copy_ref inA 127.0.0.1 "$WORK/pages.ref"))
+	tls_lo=$(tls_rate inA 127.0.0.1)
 
 	start_server inB 10.78.0.2 "$WORK/dst"
 	dump_remote "$pid" 10.78.0.2
 	veth_r=$(rate "$bytes" $T)
 	veth_m=$(mem_rate "$bytes" "$WORK/src/dump.log")
 	copy_veth=$(rate "$bytes" $(copy_ref inB 10.78.0.2 "$WORK/pages.ref"))
+	tls_veth=$(tls_rate inB 10.78.0.2)
 
-	printf "%6s %7s %7s %7s %7s %8s %7s %7s %9s   (GB/s, %d page bytes)\n" "$mib" \
-		"$local_r" "$local_m" "$lo_r" "$lo_m" "$copy_lo" "$veth_r" "$veth_m" \
-		"$copy_veth" "$bytes"
+	printf "%6s %7s %7s %7s %7s %8s %10s %7s %7s %9s %12s   (GB/s, %d page bytes)\n" \
+		"$mib" "$local_r" "$local_m" "$lo_r" "$lo_m" "$copy_lo" "$tls_lo" "$veth_r" \
+		"$veth_m" "$copy_veth" "$tls_veth" "$bytes"
 	kill -9 "$pid"
 	rm -f "$WORK/pages.ref" "$WORK/copy.out"
 	rm -rf "$WORK/dst"

@@ -42,7 +42,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("tree", ["tree/"]),
     ("drivers", ["commands", "dump", "check", "cpuinfo", "hooks", "pagesrv", "restore/",
                  "rpc/"]),
-    ("main", ["main"]),
+    # main: the programs (criu-tls, the TLS helper, links with none of the rest)
+    ("main", ["main", "tls/"]),
 ]
 # The table of parts: the one module of parts/ that names every group.
 PART_TABLE = "parts/parts"

@@ -24,6 +24,7 @@ BUILD_PKGS=(
 	libcap-dev
 	libnl-3-dev		# network namespaces: rtnetlink (criu/parts/ns-net*.c)
 	libnl-route-3-dev
+	libgnutls28-dev		# --tls: the page server's helper criu-tls (criu/tls/)
 	clang			# the libFuzzer target (test/fuzz)
 	libclang-rt-14-dev	# libFuzzer and sanitizer runtimes for clang 14
 )
@@ -49,6 +50,7 @@ TEST_PKGS=(
 	nftables		# nft: network namespaces' rulesets (criu dump/restore run it)
 	iptables		# --network-lock iptables (iptables-legacy-restore)
 	iproute2		# ip: the network tests set namespaces up with it
+	openssl			# test_pagesrv_tls.py: a CA and certificates made at test time
 )
 
 # ---------------------------------------------------------------------------

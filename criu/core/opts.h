@@ -39,6 +39,17 @@ struct inherit_fd {
 	const char *key;
 };
 
+/* --tls and its files: the page server's connection (image/tls.c) */
+struct tls_opts {
+	int on;				/* --tls */
+	const char *cacert;		/* --tls-cacert; NULL: the default path */
+	const char *cacrl;		/* --tls-cacrl; NULL: the default, if present */
+	const char *cert;		/* --tls-cert; NULL: the default path */
+	const char *key;		/* --tls-key; NULL: the default path */
+	int no_cn_verify;		/* --tls-no-cn-verify: the server's name not matched */
+	int no_cert_verify;		/* --tls-no-cert-verify: the peer's certificate not checked */
+};
+
 /* The parsed command line; read-only for everything below main.c. */
 struct opts {
 	int pid;			/* -t */
@@ -63,6 +74,7 @@ struct opts {
 	int page_server;		/* dump --page-server: images go to --address:--port */
 	int port;			/* --port; -1: not given */
 	int status_fd;			/* page-server --status-fd: '\0' once listening; -1 */
+	struct tls_opts tls;		/* --tls...: page-server and dump --page-server */
 	int skip_checksum;		/* --skip-checksum */
 	enum cg_mode manage_cgroups;	/* --manage-cgroups[=MODE] */
 	const struct cg_root *cg_roots;	/* --cgroup-root, in the order given */

@@ -20,18 +20,20 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/imgout.h"
+#include "image/tls.h"
 
 /* What a staged store is sent through: read here, then one DATA frame. */
 #define STAGE_CHUNK	(8U << 20)
 
 static struct {
 	int sk;			/* -1: images go to the directory */
+	struct tls_helper tls;	/* --tls: sk is its plain end */
 	char peer[300];		/* for errors: "ADDR:PORT" */
 	uint32_t next;		/* the next file's number */
 	pthread_mutex_t lock;
 	const char *const *staged;	/* made here, sent at the commit */
 	char said[256];		/* the server's ERR, read once a send failed */
-} out = { .sk = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+} out = { .sk = -1, .tls = { .fd = -1 }, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 int ps_read_full(int sk, void *buf, size_t len)
 {
@@ -172,8 +174,11 @@ int ps_sockaddr(const char *addr, int port, struct sockaddr_storage *ss, unsigne
 	return inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1 ? 0 : -1;
 }
 
-int imgout_connect(int dirfd, const char *addr, int port, const char *const *staged)
+int imgout_connect(int dirfd, const char *addr, int port, const struct tls_opts *tls,
+		   const char *const *staged)
 {
+	char who[sizeof(out.peer) + 16];
+
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int sk;
@@ -193,6 +198,12 @@ int imgout_connect(int dirfd, const char *addr, int port, const char *const *sta
 		if (sk >= 0)
 			close(sk);
 		return -1;
+	}
+	if (tls->on) {
+		snprintf(who, sizeof(who), "Page server %s", out.peer);
+		if (tls_wrap(sk, tls, addr, who, &out.tls))
+			return -1;
+		sk = out.tls.fd;
 	}
 	out.sk = sk;
 	out.staged = staged;
@@ -336,6 +347,9 @@ void imgout_end(int dirfd, int ok)
 	if (ps_send(out.sk, ok ? PS_DONE : PS_ABORT, 0, NULL, 0))
 		pr_warn("Page server %s: can't tell it the dump %s: %s", out.peer,
 			ok ? "is done" : "failed", strerror(errno));
-	close(out.sk);
+	if (out.tls.fd >= 0)
+		tls_unwrap(&out.tls);	/* closes out.sk */
+	else
+		close(out.sk);
 	out.sk = -1;
 }

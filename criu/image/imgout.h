@@ -49,12 +49,15 @@ struct imgout_file {
 const char *imgout_where(void);
 
 /*
- * Starts sending to the page server at @addr:@port (HELLO sent). @staged:
+ * Starts sending to the page server at @addr:@port (HELLO sent), through
+ * TLS if @tls->on (image/tls.h). @staged:
  * the names of the stores made in @dirfd and sent at the commit (NULL
  * ends it; img_staged_stores()); an older dump's are removed now. 0 or -1
  * logged.
  */
-int imgout_connect(int dirfd, const char *addr, int port, const char *const *staged);
+struct tls_opts;
+int imgout_connect(int dirfd, const char *addr, int port, const struct tls_opts *tls,
+		   const char *const *staged);
 int imgout_remote(void);
 
 /*

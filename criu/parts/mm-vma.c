@@ -11,6 +11,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "core/log.h"
 #include "core/util.h"
 #include "parts/mm-vma.h"
 
@@ -27,6 +28,11 @@ int vma_special(const struct proc_vma *v, VmaKind *kind)
 	};
 	size_t i;
 
+	/* the aio part saves the ring and makes it again (mm-aio.c) */
+	if (proc_is_aio(v->path, v->dev_major)) {
+		*kind = VMA_KIND__VMA_AIO;
+		return 1;
+	}
 	for (i = 0; v->path && i < ARRAY_SIZE(sp); i++)
 		if (!strcmp(v->path, sp[i].name)) {
 			*kind = sp[i].kind;
@@ -39,6 +45,30 @@ int vma_is_anon(const struct proc_vma *v)
 {
 	return !v->path || !strcmp(v->path, "[heap]") || !strcmp(v->path, "[stack]") ||
 	       !strncmp(v->path, "[anon:", 6);
+}
+
+int vma_is_huge_anon(const struct proc_vma *v)
+{
+	return (v->vmflags & VMF_HUGETLB) && !v->shared && v->path &&
+	       !strcmp(v->path, PROC_ANON_HUGEPAGE) && vma_huge_flags(v->page_kb) &&
+	       !(v->start & ((uint64_t)v->page_kb * 1024 - 1)) &&
+	       !(v->end & ((uint64_t)v->page_kb * 1024 - 1));
+}
+
+/* Linux 3.8; the size is log2(bytes) in the 6 bits from bit 26 */
+#define HUGE_SHIFT	26
+#define HUGE_MAP	0x40000
+
+unsigned int vma_huge_flags(uint64_t kb)
+{
+	unsigned int shift = 0;
+
+	/* from 64 KiB (arm64's contiguous pages) to 16 GiB (powerpc's) */
+	if (kb < 64 || kb > (16ULL << 20) || (kb & (kb - 1)))
+		return 0;
+	while ((1ULL << shift) < kb * 1024)
+		shift++;
+	return HUGE_MAP | (shift << HUGE_SHIFT);
 }
 
 /* The contents of shared areas live in their file or shared object. */
@@ -56,6 +86,7 @@ int vma_entry_has_pages(const VmaEntry *v)
 	case VMA_KIND__VMA_FILE_PRIVATE:
 	case VMA_KIND__VMA_MEMFD_PRIVATE:
 	case VMA_KIND__VMA_GHOST_PRIVATE:
+	case VMA_KIND__VMA_HUGETLB_PRIVATE:
 		return 1;
 	case VMA_KIND__VMA_ANON_SHARED:
 		return !v->has_ino;	/* images from before shmem.img */
@@ -111,4 +142,68 @@ int vma_sock_fd(pid_t pid, uint64_t ino)
 	}
 	closedir(d);
 	return fd;
+}
+
+static int64_t pool_value(uint64_t kb, const char *name)
+{
+	char path[96], buf[32];
+	int64_t v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%lukB/%s", kb, name);
+	f = fopen(path, "re");
+	if (f && fgets(buf, sizeof(buf), f))
+		v = strtoll(buf, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* The huge pages of @kb a new private mapping may reserve now. */
+static int64_t pool_room(uint64_t kb)
+{
+	int64_t avail = pool_value(kb, "free_hugepages"), resv = pool_value(kb, "resv_hugepages");
+	int64_t over = pool_value(kb, "nr_overcommit_hugepages");
+	int64_t surplus = pool_value(kb, "surplus_hugepages");
+
+	if (avail < 0 || resv < 0)
+		return -1;
+	if (over > 0 && surplus >= 0 && over > surplus)
+		avail += over - surplus;
+	return avail > resv ? avail - resv : 0;
+}
+
+int vma_huge_room(pid_t pid, const MmEntry *mm)
+{
+	uint64_t need, kb;
+	int64_t room;
+	size_t i, j;
+
+	for (i = 0; i < mm->n_vmas; i++) {
+		if (mm->vmas[i]->kind != VMA_KIND__VMA_HUGETLB_PRIVATE)
+			continue;
+		kb = mm->vmas[i]->huge_page_kb;
+		for (j = 0; j < i; j++)
+			if (mm->vmas[j]->kind == VMA_KIND__VMA_HUGETLB_PRIVATE &&
+			    mm->vmas[j]->huge_page_kb == kb)
+				break;
+		if (j < i)
+			continue;	/* this size was counted */
+		for (need = 0, j = i; j < mm->n_vmas; j++)
+			if (mm->vmas[j]->kind == VMA_KIND__VMA_HUGETLB_PRIVATE &&
+			    mm->vmas[j]->huge_page_kb == kb)
+				need += (mm->vmas[j]->end - mm->vmas[j]->start) / (kb * 1024);
+		room = pool_room(kb);
+		if (room < 0) {
+			pr_err("Task %d: its MAP_HUGETLB memory is in huge pages of %lu kB, which "
+			       "this machine does not have", pid, kb);
+			return -1;
+		}
+		if ((uint64_t)room < need) {
+			pr_err("Task %d: its MAP_HUGETLB memory needs %lu huge pages of %lu kB, "
+			       "this machine has %ld free (vm.nr_hugepages)", pid, need, kb, room);
+			return -1;
+		}
+	}
+	return 0;
 }

@@ -72,7 +72,9 @@ static const char *vma_unsupported(const struct proc_vma *v)
 	if (v->vmflags & VMF_UFFD)
 		return "area registered with a userfaultfd";
 	if (v->vmflags & VMF_HUGETLB)
-		return "hugetlb memory (MAP_HUGETLB or hugetlbfs)";
+		return vma_is_huge_anon(v) ? NULL :
+		       "hugetlb memory shared or of a hugetlbfs file (MAP_SHARED|MAP_HUGETLB, "
+		       "hugetlbfs, MFD_HUGETLB, SHM_HUGETLB)";
 	if (vma_special(v, &k))
 		return NULL;
 	if (vma_is_anon(v))
@@ -321,6 +323,12 @@ static int fill_vma(pid_t pid, const struct proc_vma *v, VmaEntry *e)
 				VMF_LOCKED | VMF_LOCKONFAULT);
 	if (vma_special(v, &e->kind))
 		return 0;
+	if (vma_is_huge_anon(v)) {
+		e->kind = VMA_KIND__VMA_HUGETLB_PRIVATE;
+		e->has_huge_page_kb = 1;
+		e->huge_page_kb = v->page_kb;
+		return 0;
+	}
 	if (vma_is_anon(v)) {
 		e->kind = VMA_KIND__VMA_ANON_PRIVATE;
 		return 0;
@@ -502,12 +510,6 @@ static int mm_dump_tree(struct dump_ctx *dc)
 
 /* ------------------------------------------------------------- restore */
 
-static int is_special(VmaKind k)
-{
-	return k == VMA_KIND__VMA_VDSO || k == VMA_KIND__VMA_VVAR ||
-	       k == VMA_KIND__VMA_VVAR_VCLOCK || k == VMA_KIND__VMA_VSYSCALL;
-}
-
 static int bad_vma(struct rst_ctx *rc, const VmaEntry *v)
 {
 	switch (v->kind) {
@@ -523,10 +525,13 @@ static int bad_vma(struct rst_ctx *rc, const VmaEntry *v)
 		return !v->has_ino || !v->has_dev || !rst_object_known(rc, v->dev, v->ino);
 	case VMA_KIND__VMA_SYSV_SHM:
 		return !v->has_ino || v->ino > INT_MAX || !v->has_pgoff;
+	case VMA_KIND__VMA_HUGETLB_PRIVATE:
+		return !v->has_huge_page_kb || !vma_huge_flags(v->huge_page_kb) ||
+		       ((v->start | v->end) & ((uint64_t)v->huge_page_kb * 1024 - 1));
 	case VMA_KIND__VMA_PACKET_RING:
 		return !v->has_sock_fd || v->sock_fd > INT_MAX || !(v->flags & MAP_SHARED);
 	default:
-		return v->kind < 1 || v->kind > VMA_KIND__VMA_GHOST_PRIVATE;
+		return v->kind < 1 || v->kind > VMA_KIND__VMA_PACKET_RING;
 	}
 }
 
@@ -641,7 +646,8 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 	if (img_read(rc->dirfd, IMG_MM, t->pid, (void **)&l->mm, 0) < 0 ||
 	    img_read(rc->dirfd, IMG_PAGEMAP, t->pid, (void **)&l->pm, 0) < 0)
 		return -1;
-	if (validate(rc, t, l->mm) || mm_check_pages(rc, t, l->mm, l->pm, &l->stores))
+	if (validate(rc, t, l->mm) || vma_huge_room(t->pid, l->mm) ||
+	    mm_check_pages(rc, t, l->mm, l->pm, &l->stores))
 		return -1;
 	ms = self_special(rc);
 	if (!ms)
@@ -912,59 +918,6 @@ static int attach_sysv(struct batch *b, VmaEntry *v, unsigned int *prot)
 		     ((v->prot & PROT_EXEC) ? SHM_EXEC : 0));
 }
 
-static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_t i,
-		    size_t *run)
-{
-	VmaEntry *v = l->mm->vmas[i];
-	uint64_t len = v->end - v->start;
-	unsigned int prot = v->prot, flags = MAP_FIXED | (v->flags & MAP_GROWSDOWN);
-	int fd = -1;
-
-	if (*run < l->pm->n_runs && l->pm->runs[*run]->vaddr < v->end)
-		prot |= PROT_READ | PROT_WRITE;		/* to be filled */
-	switch (v->kind) {
-	case VMA_KIND__VMA_ANON_PRIVATE:
-		flags |= MAP_PRIVATE | MAP_ANONYMOUS;
-		break;
-	case VMA_KIND__VMA_ANON_SHARED:
-		fd = v->has_ino ? l->fds[i] : -1;
-		flags |= MAP_SHARED | (fd < 0 ? MAP_ANONYMOUS : 0);
-		break;
-	case VMA_KIND__VMA_FILE_PRIVATE:
-	case VMA_KIND__VMA_MEMFD_PRIVATE:
-	case VMA_KIND__VMA_GHOST_PRIVATE:
-		flags |= MAP_PRIVATE;
-		fd = l->fds[i];
-		break;
-	case VMA_KIND__VMA_FILE_SHARED:
-	case VMA_KIND__VMA_MEMFD_SHARED:
-	case VMA_KIND__VMA_GHOST_SHARED:
-		flags |= MAP_SHARED;
-		fd = l->fds[i];
-		break;
-	case VMA_KIND__VMA_PACKET_RING:
-		flags |= MAP_SHARED;
-		fd = v->sock_fd;
-		break;
-	case VMA_KIND__VMA_SYSV_SHM:
-		if (attach_sysv(b, v, &prot) < 0)
-			return -1;
-		goto protect;
-	default:
-		return 0;
-	}
-	if (BATCH(b, "mmap of a memory area", __NR_mmap, v->start, len, prot, flags, fd,
-		  v->has_pgoff ? v->pgoff : 0) < 0)
-		return -1;
-	if (mm_queue_reads(b, &l->stores, l->pm, v->end, run))
-		return -1;
-protect:
-	if (prot != v->prot &&
-	    BATCH(b, "mprotect of a memory area", __NR_mprotect, v->start, len, v->prot) < 0)
-		return -1;
-	return 0;
-}
-
 static int advise_area(struct batch *b, VmaEntry *v)
 {
 	static const struct {
@@ -998,6 +951,62 @@ static int advise_area(struct batch *b, VmaEntry *v)
 		return -1;
 	if ((v->madv & VMF_LOCKED) && !(v->madv & VMF_LOCKONFAULT) &&
 	    BATCH(b, "mlock of a memory area", __NR_mlock, v->start, v->end - v->start) < 0)
+		return -1;
+	return 0;
+}
+
+static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_t i,
+		    size_t *run)
+{
+	VmaEntry *v = l->mm->vmas[i];
+	uint64_t len = v->end - v->start;
+	unsigned int prot = v->prot, flags = MAP_FIXED | (v->flags & MAP_GROWSDOWN);
+	int fd = -1;
+
+	if (*run < l->pm->n_runs && l->pm->runs[*run]->vaddr < v->end)
+		prot |= PROT_READ | PROT_WRITE;		/* to be filled */
+	switch (v->kind) {
+	case VMA_KIND__VMA_ANON_PRIVATE:
+		flags |= MAP_PRIVATE | MAP_ANONYMOUS;
+		break;
+	case VMA_KIND__VMA_HUGETLB_PRIVATE:
+		flags |= MAP_PRIVATE | MAP_ANONYMOUS | vma_huge_flags(v->huge_page_kb);
+		break;
+	case VMA_KIND__VMA_ANON_SHARED:
+		fd = v->has_ino ? l->fds[i] : -1;
+		flags |= MAP_SHARED | (fd < 0 ? MAP_ANONYMOUS : 0);
+		break;
+	case VMA_KIND__VMA_FILE_PRIVATE:
+	case VMA_KIND__VMA_MEMFD_PRIVATE:
+	case VMA_KIND__VMA_GHOST_PRIVATE:
+		flags |= MAP_PRIVATE;
+		fd = l->fds[i];
+		break;
+	case VMA_KIND__VMA_FILE_SHARED:
+	case VMA_KIND__VMA_MEMFD_SHARED:
+	case VMA_KIND__VMA_GHOST_SHARED:
+		flags |= MAP_SHARED;
+		fd = l->fds[i];
+		break;
+	case VMA_KIND__VMA_PACKET_RING:
+		flags |= MAP_SHARED;
+		fd = v->sock_fd;
+		break;
+	case VMA_KIND__VMA_SYSV_SHM:
+		if (attach_sysv(b, v, &prot) < 0 || advise_area(b, v))
+			return -1;
+		goto protect;
+	default:
+		return 0;	/* the kernel's own areas come with their flags */
+	}
+	/* advised before it is filled: MADV_HUGEPAGE makes the fill's faults huge */
+	if (BATCH(b, "mmap of a memory area", __NR_mmap, v->start, len, prot, flags, fd,
+		  v->has_pgoff ? v->pgoff : 0) < 0 || advise_area(b, v) ||
+	    mm_queue_reads(b, &l->stores, l->pm, v->end, run))
+		return -1;
+protect:
+	if (prot != v->prot &&
+	    BATCH(b, "mprotect of a memory area", __NR_mprotect, v->start, len, v->prot) < 0)
 		return -1;
 	return 0;
 }
@@ -1058,9 +1067,7 @@ static int mm_batch(struct rst_ctx *rc, struct rtask *t, struct batch *b)
 	if (unmap_criu(t, b, ms, top) || move_specials(t, b, ms))
 		return -1;
 	for (i = 0; i < l->mm->n_vmas; i++) {
-		/* the kernel's own areas came with their flags */
-		if (map_area(t, b, l, i, &run) ||
-		    (!is_special(l->mm->vmas[i]->kind) && advise_area(b, l->mm->vmas[i])))
+		if (map_area(t, b, l, i, &run))
 			return -1;
 	}
 	if (vdso_batch(t, b))

@@ -62,6 +62,7 @@ static int parse_vma_line(char *line, struct proc_vma *v)
 	v->shared = perms[3] == 's';
 	v->vmflags = 0;
 	v->pkey = 0;
+	v->page_kb = 0;
 	v->path = NULL;
 	if (path_off && line[path_off]) {
 		v->path = xstrdup(line + path_off);
@@ -86,6 +87,11 @@ int proc_parse_maps(char *buf, struct proc_maps *maps)
 		if (!strncmp(line, "ProtectionKey:", 14)) {
 			if (maps->nr)
 				maps->vma[maps->nr - 1].pkey = atoi(line + 14);
+			continue;
+		}
+		if (!strncmp(line, "KernelPageSize:", 15)) {
+			if (maps->nr)
+				maps->vma[maps->nr - 1].page_kb = strtoul(line + 15, NULL, 10);
 			continue;
 		}
 		if (!strncmp(line, "VmFlags:", 8)) {

@@ -64,6 +64,7 @@ struct proc_vma {
 	uint64_t ino;
 	unsigned int vmflags;	/* VMF_* (only when parsed from smaps) */
 	int pkey;		/* smaps' ProtectionKey (pkey_mprotect()); 0: none */
+	unsigned int page_kb;	/* smaps' KernelPageSize (hugetlb: its huge page); 0: not read */
 	char *path;		/* NULL for anonymous; "[heap]" etc. for special */
 };
 
@@ -242,6 +243,7 @@ int proc_timens_offsets(pid_t pid, int64_t *mono, int64_t *boot);
 
 /* Shared memory objects, by the names the kernel gives them (shmem.c). */
 #define PROC_MEMFD_PREFIX	"/memfd:"
+#define PROC_ANON_HUGEPAGE	"/anon_hugepage (deleted)"	/* MAP_ANONYMOUS|MAP_HUGETLB */
 
 enum {
 	SHMO_NONE,
@@ -258,6 +260,13 @@ int proc_vma_shmem(const struct proc_vma *v);
 int proc_shmem_kind(const char *path, uint64_t dev);
 /* A regular file (@mode) whose @link says it was deleted: a ghost (shmem-ghost.c). */
 int proc_is_ghost(const char *link, mode_t mode, uint64_t dev);
+/*
+ * An aio ring (io_setup): the kernel maps it from a file of its internal
+ * aio mount, "/[aio] (deleted)" on an anonymous device (major 0). A
+ * deleted "/[aio]" of a tmpfs root looks the same: the aio part reads the
+ * ring's header and refuses what is not one.
+ */
+int proc_is_aio(const char *path, unsigned int dev_major);
 /* NAME of a memfd's link "/memfd:NAME (deleted)", malloc'ed (SHMO_MEMFD only). */
 char *proc_memfd_name(const char *link);
 

@@ -57,11 +57,16 @@ static int ends_deleted(const char *s)
 	return len > d && !strcmp(s + len - d, DELETED);
 }
 
+int proc_is_aio(const char *path, unsigned int dev_major)
+{
+	return path && !dev_major && !strcmp(path, "/[aio]" DELETED);
+}
+
 int proc_shmem_kind(const char *path, uint64_t dev)
 {
 	uint64_t shm;
 
-	if (!path || !ends_deleted(path) || shm_dev(&shm))
+	if (!path || !ends_deleted(path) || proc_is_aio(path, major(dev)) || shm_dev(&shm))
 		return SHMO_NONE;
 	if (!strncmp(path, PROC_MEMFD_PREFIX, strlen(PROC_MEMFD_PREFIX)))
 		return dev == shm ? SHMO_MEMFD : SHMO_HUGETLB;
@@ -69,6 +74,9 @@ int proc_shmem_kind(const char *path, uint64_t dev)
 		return dev == shm ? SHMO_SYSV : SHMO_HUGETLB;
 	if (dev == shm && !strcmp(path, "/dev/zero" DELETED))
 		return SHMO_ANON;
+	/* MAP_ANONYMOUS|MAP_HUGETLB: a file of the kernel's internal hugetlbfs */
+	if (dev != shm && !strcmp(path, PROC_ANON_HUGEPAGE))
+		return SHMO_HUGETLB;
 	return path[0] == '/' ? SHMO_GHOST : SHMO_NONE;
 }
 

@@ -54,7 +54,6 @@ struct rule {
 #define CGROUPS	"criu keeps its own set of cgroup properties; other sets and cgroup yards " \
 		"are not supported"
 #define TCP	"skipping connections in flight is not supported yet"
-#define TLS	"the page server and its TLS are not implemented"
 
 /* ------------------------------------------------------ honoured, by hand */
 
@@ -627,12 +626,13 @@ static const struct rule rules[] = {
 	{ "tcp_close", "tcp-close", HONOURED, NULL, AT(o.tcp_close), NULL, NULL, NULL },
 	{ "lsm_profile", "lsm-profile", HONOURED, NULL, 0, set_lsm_profile, conf_lsm_profile,
 	  NULL },
-	{ "tls_cacert", "tls-cacert", REFUSED, TLS, 0, NULL, NULL, NULL },
-	{ "tls_cacrl", "tls-cacrl", REFUSED, TLS, 0, NULL, NULL, NULL },
-	{ "tls_cert", "tls-cert", REFUSED, TLS, 0, NULL, NULL, NULL },
-	{ "tls_key", "tls-key", REFUSED, TLS, 0, NULL, NULL, NULL },
-	{ "tls", "tls", REFUSED, TLS, 0, NULL, NULL, NULL },
-	{ "tls_no_cn_verify", "tls-no-cn-verify", REFUSED, TLS, 0, NULL, NULL, NULL },
+	{ "tls_cacert", "tls-cacert", HONOURED, NULL, AT(o.tls.cacert), NULL, NULL, NULL },
+	{ "tls_cacrl", "tls-cacrl", HONOURED, NULL, AT(o.tls.cacrl), NULL, NULL, NULL },
+	{ "tls_cert", "tls-cert", HONOURED, NULL, AT(o.tls.cert), NULL, NULL, NULL },
+	{ "tls_key", "tls-key", HONOURED, NULL, AT(o.tls.key), NULL, NULL, NULL },
+	{ "tls", "tls", HONOURED, NULL, AT(o.tls.on), NULL, NULL, NULL },
+	{ "tls_no_cn_verify", "tls-no-cn-verify", HONOURED, NULL, AT(o.tls.no_cn_verify), NULL,
+	  NULL, NULL },
 	{ "cgroup_yard", "cgroup-yard", REFUSED, CGROUPS, 0, NULL, NULL, NULL },
 	{ "pre_dump_mode", "pre-dump-mode", ACCEPTED, "it matters to pre-dumps only, which are "
 	  "refused", 0, NULL, NULL, NULL },

@@ -24,6 +24,8 @@ WORK=/tmp/zdtm
 GAP=1
 
 mkdir -p $WORK
+# a few huge pages for mem_hugetlb (the guest is a machine of its own)
+echo 8 > /proc/sys/vm/nr_hugepages 2>/dev/null || true
 
 # Waits up to $2 tenths of a second for the file $1 to be non-empty.
 wait_file() {

@@ -133,7 +133,12 @@ static const char smaps_sample[] =
 	"VmFlags: rd wr mr mw me gd ac \n"
 	"7ffc5b5f6000-7ffc5b5f8000 r-xp 00000000 00:00 0                          [vdso]\n"
 	"Size:                  8 kB\n"
-	"VmFlags: rd ex mr mw me de sd sl\n";
+	"VmFlags: rd ex mr mw me de sd sl\n"
+	"7f0000000000-7f0000400000 rw-p 00000000 00:0f 2048                       /anon_hugepage (deleted)\n"
+	"Size:               4096 kB\n"
+	"KernelPageSize:     2048 kB\n"
+	"MMUPageSize:        2048 kB\n"
+	"VmFlags: rd wr mr mw me de ht \n";
 
 static void test_smaps_sample(void)
 {
@@ -144,7 +149,9 @@ static void test_smaps_sample(void)
 		VMF_SHARED | VMF_MAYREAD | VMF_MAYWRITE | VMF_NOHUGEPAGE | VMF_IO | VMF_PFNMAP,
 		VMF_MAYREAD | VMF_MAYWRITE | VMF_GROWSDOWN,
 		VMF_MAYREAD | VMF_MAYWRITE | VMF_DONTEXPAND | VMF_SEALED,
+		VMF_MAYREAD | VMF_MAYWRITE | VMF_DONTEXPAND | VMF_HUGETLB,
 	};
+	static const unsigned int page_kb[] = { 4, 0, 0, 0, 0, 2048 };
 	char *buf = strdup(smaps_sample);
 	struct proc_maps maps;
 	size_t i;
@@ -152,9 +159,12 @@ static void test_smaps_sample(void)
 	require(!proc_parse_maps(buf, &maps), "the sample does not parse");
 	require(maps.nr == (int)ARRAY_SIZE(want), "%d areas: detail lines taken for areas?",
 		maps.nr);
-	for (i = 0; i < ARRAY_SIZE(want); i++)
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
 		expect(maps.vma[i].vmflags == want[i], "area %zu: VmFlags %#x, want %#x", i,
 		       maps.vma[i].vmflags, want[i]);
+		expect(maps.vma[i].page_kb == page_kb[i], "area %zu: KernelPageSize %u kB, want %u",
+		       i, maps.vma[i].page_kb, page_kb[i]);
+	}
 	expect(maps.vma[2].shared && !strcmp(maps.vma[2].path, "/dev/zero (deleted)"),
 	       "shared area");
 	expect(maps.vma[4].end == 0x7ffc5b5f8000ULL && !strcmp(maps.vma[4].path, "[vdso]"),

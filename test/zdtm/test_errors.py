@@ -81,12 +81,10 @@ def test_dump_refused(what):
         check_refused_dump(r, f"a task with a {what}", REFUSED[what])
 
 
-@pytest.mark.parametrize("what", ["thread", "child", "deleted"])
-def test_dump_with(what):
-    """The same test program with a second thread (blocking every signal,
-    in pause()), a child (in pause()) or a deleted file held open: dump,
-    restore, and the extra is still there when the program checks itself."""
-    with zdtm.Run("mem_anon", f"with-{what}", extra=what) as r:
+def cycle_with(program: str, what: str) -> None:
+    """program with the extra what: dump, restore, and the extra is still
+    there when the program checks itself."""
+    with zdtm.Run(program, f"with-{what}", extra=what) as r:
         r.start()
         snap = r.snapshot()
         img = r.imgdir("img")
@@ -94,6 +92,14 @@ def test_dump_with(what):
         r.restore_ok(img)
         r.check_running(f"after restore ({what})", snap)
         r.finish()
+
+
+@pytest.mark.parametrize("what", ["thread", "child", "deleted"])
+def test_dump_with(what):
+    """The same test program with a second thread (blocking every signal,
+    in pause()), a child (in pause()) or a deleted file held open: dump,
+    restore, and the extra is still there when the program checks itself."""
+    cycle_with("mem_anon", what)
 
 
 # ------------------------------------------------------------- criu killed

@@ -56,10 +56,11 @@ class Server:
     """criu page-server -D @dst on a port the kernel picks, logging into @logdir."""
 
     def __init__(self, dst: Path, logdir: Path, prefix: Optional[list[str]] = None,
-                 address: Optional[str] = None, fault: Optional[str] = None) -> None:
+                 address: Optional[str] = None, fault: Optional[str] = None,
+                 opts: Optional[list[str]] = None) -> None:
         logdir.mkdir(exist_ok=True)
         cmd = (prefix or []) + [zdtm.CRIU, "page-server", "-D", str(dst), "--port", "0",
-                                "-W", str(logdir), "-o", "ps.log", "-v4"]
+                                "-W", str(logdir), "-o", "ps.log", "-v4"] + (opts or [])
         if address:
             cmd += ["--address", address]
         env = dict(os.environ)
@@ -130,21 +131,26 @@ def need_tools() -> None:
         pytest.skip(f"not installed: {', '.join(missing)}")
 
 
-def move(src_net: Netns, dst_net: Netns, address: str) -> None:
+def move(src_net: Netns, dst_net: Netns, address: str, srv_opts: Optional[list[str]] = None,
+         dump_opts: Optional[list[str]] = None, logs_say: tuple[str, str] = ("", "")) -> None:
     """The program started and dumped in @src_net, through a page server in
-    @dst_net listening on @address, restored in @dst_net."""
+    @dst_net listening on @address, restored in @dst_net; the dump's log says
+    @logs_say[0], the server's @logs_say[1]."""
     enter_src = [tool("nsenter") or "nsenter", f"--net={src_net.path}"]
     enter_dst = [tool("nsenter") or "nsenter", f"--net={dst_net.path}"]
     with zdtm.Run(PROGRAM, "pagesrv") as r:
         r.start_prefix = r.criu_prefix = enter_src
         r.start()
         src, dst = r.imgdir("src"), r.imgdir("dst")
-        srv = Server(dst, r.dir / "pslog", prefix=enter_dst, address=address)
+        srv = Server(dst, r.dir / "pslog", prefix=enter_dst, address=address, opts=srv_opts)
         try:
-            r.dump_ok(src, ps_opts(address, srv.port))
+            r.dump_ok(src, ps_opts(address, srv.port) + (dump_opts or []))
             check_transfer(r, srv, src, dst)
         finally:
             srv.stop()
+        for log, says in zip((src / "dump.log", srv.log), logs_say):
+            if says not in log.read_text():
+                r.fail(f"{log.name} does not say {says!r}:\n{zdtm.tail(log)}")
         r.criu_prefix = enter_dst
         r.restore_ok(dst)
         r.finish()
@@ -175,28 +181,37 @@ def test_ipv6() -> None:
         n.close()
 
 
+def killed_server(r: zdtm.Run, fault: str, srv_opts: Optional[list[str]] = None,
+                  dump_opts: Optional[list[str]] = None) -> tuple[Path, zdtm.Snapshot]:
+    """r's program dumped to a server killed at @fault: one Error line, the
+    task running on, no inventory.img there. The destination and the
+    snapshot, for more checks."""
+    r.start()
+    snap = r.snapshot()
+    src, dst = r.imgdir("src"), r.imgdir("dst")
+    srv = Server(dst, r.dir / "pslog", address="127.0.0.1", fault=fault, opts=srv_opts)
+    try:
+        res = r.dump(src, ps_opts("127.0.0.1", srv.port) + (dump_opts or []))
+        line = check_clean_error(r, res, f"dump to a server killed at {fault}",
+                                 ("page server",))
+        r.note(f"refused: {line}")
+        rc, _ = srv.wait()
+        if rc != -9:
+            r.fail(f"the page server was to die at {fault}, it exited {rc}")
+    finally:
+        srv.stop()
+    r.check_running(f"after the dump to a server killed at {fault}", snap)
+    if fault == "pagesrv-commit" and not list(dst.glob("pages-*.img")):
+        r.fail("the server died on the commit without the images: test broken")
+    if (dst / "inventory.img").exists():
+        r.fail(f"the destination looks complete: {sorted(os.listdir(dst))}")
+    return dst, snap
+
+
 @pytest.mark.parametrize("fault", ["pagesrv-frame#12", "pagesrv-commit"])
 def test_server_killed(fault: str) -> None:
     with zdtm.Run(PROGRAM, "pagesrv") as r:
-        r.start()
-        snap = r.snapshot()
-        src, dst = r.imgdir("src"), r.imgdir("dst")
-        srv = Server(dst, r.dir / "pslog", address="127.0.0.1", fault=fault)
-        try:
-            res = r.dump(src, ps_opts("127.0.0.1", srv.port))
-            line = check_clean_error(r, res, f"dump to a server killed at {fault}",
-                                     ("page server",))
-            r.note(f"refused: {line}")
-            rc, _ = srv.wait()
-            if rc != -9:
-                r.fail(f"the page server was to die at {fault}, it exited {rc}")
-        finally:
-            srv.stop()
-        r.check_running(f"after the dump to a server killed at {fault}", snap)
-        if fault == "pagesrv-commit" and not list(dst.glob("pages-*.img")):
-            r.fail("the server died on the commit without the images: test broken")
-        if (dst / "inventory.img").exists():
-            r.fail(f"the destination looks complete: {sorted(os.listdir(dst))}")
+        dst, snap = killed_server(r, fault)
         res, _ = r.restore(dst)
         if res.returncode == 0:
             r.fail("a restore from the half-sent checkpoint succeeded", res)

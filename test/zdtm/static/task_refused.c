@@ -8,8 +8,9 @@
  *   uffd_area    the same area, its userfaultfd held only by a process
  *                outside the tree (a grandchild whose parent exited: the
  *                runner, a subreaper, adopts it), the task's own fd closed;
- *   hugetlb      a MAP_HUGETLB area (skipped where the machine has no huge
- *                pages: /proc/sys/vm/nr_hugepages is 0);
+ *   hugetlb      a MAP_SHARED MAP_HUGETLB area (skipped where the machine has
+ *                no huge pages: /proc/sys/vm/nr_hugepages is 0); a private
+ *                one is saved (mem_hugetlb);
  *   ptraced      a child of ours that we trace (PTRACE_SEIZE).
  * Whatever the dump did, the state is still there afterwards.
  */
@@ -120,7 +121,7 @@ static void hold_hugetlb(void)
 	    atol(buf) == 0)
 		skip("no huge pages reserved (vm.nr_hugepages is 0)");
 	area = mmap(NULL, HUGE_LEN, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+		    MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (area == MAP_FAILED)
 		skip("MAP_HUGETLB: %m");
 	memset(area, 0x6b, HUGE_LEN);
