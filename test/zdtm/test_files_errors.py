@@ -27,7 +27,7 @@ REFUSED = {
     "udp-queued": ("waiting to be read",),
     "raw-queued": ("waiting to be read",),
     "netlink-unread": ("not read yet",),
-    "packet-ring": ("rx ring",),
+    "packet-ring": ("mapped in part", "part of a packet"),
     "packet-ebpf": ("ebpf filter",),
     "packet-unread": ("packets not read yet",),
     "packet-obsolete": ("sock_packet",),

@@ -7,7 +7,7 @@
  * listening on a relative path, one whose socket file was replaced, a
  * connection not accepted yet on which the client sent data, a netlink
  * socket with the kernel's answer not read yet, a packet socket with an
- * mmap()ed receive ring, one with an eBPF filter, one with a frame unread,
+ * receive ring mapped in part, one with an eBPF filter, one with a frame unread,
  * one of the obsolete type SOCK_PACKET, a socket
  * pair with a file descriptor in flight (SCM_RIGHTS), a socket pair whose
  * other end a process outside the tree holds, and an epoll watching an fd
@@ -56,11 +56,11 @@ static int raw_queued(void)
 	return s;
 }
 
-/* a packet socket with a receive ring mapped */
+/* a packet socket with a receive ring mapped in part (a whole one is saved) */
 static int packet_ring(void)
 {
-	struct tpacket_req r = { .tp_block_size = 4096, .tp_block_nr = 1,
-				 .tp_frame_size = 2048, .tp_frame_nr = 2 };
+	struct tpacket_req r = { .tp_block_size = 4096, .tp_block_nr = 2,
+				 .tp_frame_size = 2048, .tp_frame_nr = 4 };
 	int v = TPACKET_V2, s = socket(AF_PACKET, SOCK_RAW, 0);
 
 	if (s < 0 || setsockopt(s, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)) ||
