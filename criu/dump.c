@@ -418,27 +418,24 @@ static int collect_tree(const struct opts *o, struct dtree *tree)
  */
 static int read_ns_ids(struct dtask *t)
 {
-	struct proc_status st;
+	struct proc_status *st = &t->status;
 	int i, levels;
 
-	if (proc_read_status(t->pid, &st))
+	/* every thread's status, once: the parts read theirs (thread_status()) */
+	if (proc_read_status(t->pid, st))
 		return -1;
-	levels = st.ns_levels;
-	t->ns_pid = st.ns_pid;
-	t->ns_pgid = levels > 1 ? st.ns_pgid : t->stat.pgid;
-	t->ns_sid = levels > 1 ? st.ns_sid : t->stat.sid;
-	proc_status_free(&st);
+	levels = st->ns_levels;
+	t->ns_pid = st->ns_pid;
+	t->ns_pgid = levels > 1 ? st->ns_pgid : t->stat.pgid;
+	t->ns_sid = levels > 1 ? st->ns_sid : t->stat.sid;
 	t->ns_tids = xmalloc((t->nr_threads + 1) * sizeof(pid_t));
 	if (!t->ns_tids)
 		return -1;
-	for (i = 0; i < t->nr_threads; i++) {
-		t->ns_tids[i] = t->th[i].tid;
-		if (levels == 1)
-			continue;
-		if (proc_read_status(t->th[i].tid, &st))
+	t->ns_tids[0] = t->ns_pid;
+	for (i = 1; i < t->nr_threads; i++) {
+		if (proc_read_status(t->th[i].tid, &t->th[i].status))
 			return -1;
-		t->ns_tids[i] = st.ns_pid;
-		proc_status_free(&st);
+		t->ns_tids[i] = levels > 1 ? t->th[i].status.ns_pid : t->th[i].tid;
 	}
 	if (t->ns_pid != t->pid)
 		pr_info("Task %d is %d in its pid namespace", t->pid, t->ns_pid);
@@ -669,7 +666,7 @@ static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct maps_ahead 
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC), tp;
 	int i, ret = -1;
 
-	if (proc_read_status(t->pid, &t->status) || read_threads(t))
+	if (read_threads(t))
 		return -1;
 	if (t->status.tracer && t->status.tracer != getpid()) {
 		pr_err("Task %d is traced by %d", t->pid, t->status.tracer);
@@ -788,6 +785,8 @@ static void release_tree(struct dtree *tree, int detach)
 					  t->th[j].tid);
 		proc_maps_free(&t->maps);
 		proc_status_free(&t->status);
+		for (j = 0; t->th && j < t->nr_threads; j++)
+			proc_status_free(&t->th[j].status);
 		free(t->tids);
 		free(t->ns_tids);
 		free(t->th);
