@@ -9,6 +9,16 @@
 # threads (test/bench/tree_bench.c), N = 100 by default.
 #
 #   scripts/bench-tree.sh [N]
+#   scripts/bench-tree.sh curve
+#
+# "curve" measures how the cost grows (issue 17): trees of 10, 100 and
+# 1,000 tasks, processes of 100, 1,000 and 10,000 threads, and the same
+# with CPU-time timers armed (ITIMER_PROF, ITIMER_VIRTUAL, a process and
+# a per-thread POSIX CPU-time timer in every 10th thread: tree_bench
+# timers); the table adds the time per task or thread, against the aims
+# (<= 0.3 ms a task, <= 1 s for 10,000 threads). The thread counts are
+# bounded by what this machine allows (RLIMIT_NPROC, threads-max,
+# pid_max: said so when they are). RUNS is 3 there by default.
 #
 # Per case: one warm-up round, then RUNS (5) measured rounds of
 #   start the target (a session leader) -> criu dump (kills it) ->
@@ -32,9 +42,19 @@ set -o errexit -o nounset -o pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 BENCH=$B/test/bench/tree_bench
-N=${1:-100}
-RUNS=${RUNS:-5}
+CURVE=
+if [ "${1:-}" = curve ]; then
+	CURVE=1
+	N=1000
+	RUNS=${RUNS:-3}
+else
+	N=${1:-100}
+	RUNS=${RUNS:-5}
+fi
 AIM=50
+# the curve's aims, microseconds per task and per thread
+AIM_TASK_US=300
+AIM_THREAD_US=100
 
 # Restored targets are orphans once criu exits: run under a reaper.
 run_reaped bench-tree "$CRIU" "$BENCH" -- "$@"
@@ -201,8 +221,14 @@ stats()
 
 echo "criu: $CRIU"
 echo "images in $WORK (tmpfs), criu -v4, $RUNS runs after a warm-up, wall clock in ms"
-printf '%-24s %10s %10s %10s %10s %12s %12s\n' case "dump med" "dump min" \
-	"rst med" "rst min" "dump log" "rst log"
+printf '%-24s %10s %10s %10s %10s %12s %12s %10s %10s\n' case "dump med" "dump min" \
+	"rst med" "rst min" "dump log" "rst log" "dump/unit" "rst/unit"
+
+# a median over the tasks or threads of the case, in ms
+per_unit()
+{
+	awk -v t="$1" -v n="$2" 'BEGIN { printf "%.3f", t / n }'
+}
 
 # "freeze 5.0 ids 1.7 ..." from the phase line criu logs after a dump
 phases()
@@ -210,11 +236,41 @@ phases()
 	sed -n 's/.*Dump of [0-9]* task(s), ms: //p' "$1" | tail -1
 }
 
+# The most threads one process may have here, with room for criu's own
+# tasks and the rest of the machine: RLIMIT_NPROC counts every task of
+# the user, threads-max and pid_max every task of the machine.
+max_threads()
+{
+	local lim tm pm used
+
+	lim=$(ulimit -u)
+	tm=$(cat /proc/sys/kernel/threads-max)
+	pm=$(cat /proc/sys/kernel/pid_max)
+	used=$(ls /proc | grep -c '^[0-9]')
+	[ "$lim" = unlimited ] && lim=$tm
+	lim=$((lim < tm ? lim : tm))
+	lim=$((lim < pm ? lim : pm))
+	echo $((lim - used - 200))
+}
+
 over=
 breakdown=
-cases=("tree 1" "tree $N")
-[ -z "$FREEZER" ] || cases+=("tree $N freezer")
-cases+=("threads $N")
+if [ -n "$CURVE" ]; then
+	cases=("tree 1" "tree 10" "tree 100" "tree 1000")
+	most=$(max_threads)
+	for n in 100 1000 10000; do
+		if [ "$n" -gt "$most" ]; then
+			echo "bench-tree: $n threads bounded to $most (RLIMIT_NPROC," \
+			     "threads-max, pid_max here)"
+			n=$most
+		fi
+		cases+=("threads $n" "timers $n")
+	done
+else
+	cases=("tree 1" "tree $N")
+	[ -z "$FREEZER" ] || cases+=("tree $N freezer")
+	cases+=("threads $N")
+fi
 for mode in "${cases[@]}"; do
 	name=${mode// /-}
 	round "$mode" "$WORK/$name.warm" >/dev/null
@@ -227,11 +283,13 @@ for mode in "${cases[@]}"; do
 	# the round whose dump time is the median, for the logs
 	mi=$(awk '{ print $1, NR }' "$WORK/$name.times" | sort -n |
 	     awk -v n="$RUNS" 'NR == int((n + 1) / 2) { print $2 }')
-	printf '%-24s %10s %10s %10s %10s %12s %12s\n' \
+	units=$(echo "$mode" | cut -d' ' -f2)
+	printf '%-24s %10s %10s %10s %10s %12s %12s %10s %10s\n' \
 		"$([ "$mode" = "tree 1" ] && echo "trivial process" ||
 		   echo "${mode/freezer/--freeze-cgroup}")" "$dmed" "$dmin" "$rmed" "$rmin" \
 		"$(log_ms "$WORK/$name.$mi/img/dump.log")" \
-		"$(log_ms "$WORK/$name.$mi/img/restore.log")"
+		"$(log_ms "$WORK/$name.$mi/img/restore.log")" \
+		"$(per_unit "$dmed" "$units")" "$(per_unit "$rmed" "$units")"
 	if [ "$mode" != "tree 1" ]; then
 		breakdown="$breakdown$(printf '%-24s %s' "$mode" \
 			"$(phases "$WORK/$name.$mi/img/dump.log")")
@@ -243,12 +301,17 @@ for mode in "${cases[@]}"; do
 "
 		fi
 	fi
-	if [ -n "${PROFILE:-}" ] || awk -v a="$dmed" -v b="$rmed" -v m="$AIM" \
-		'BEGIN { exit !(a > m || b > m) }'; then
+	if [ -n "${PROFILE:-}" ] || { [ -z "$CURVE" ] &&
+		awk -v a="$dmed" -v b="$rmed" -v m="$AIM" 'BEGIN { exit !(a > m || b > m) }'; }; then
 		[ "$mode" = "tree 1" ] || over="$over $name.$mi"
 	fi
 done
-echo "aim: <= $AIM ms for the dump and for the restore of $N tasks and of $N threads"
+if [ -n "$CURVE" ]; then
+	echo "aim: <= $AIM_TASK_US us per task (tree 1000), <= $AIM_THREAD_US us per thread" \
+	     "(threads 10000), dump and restore; unit = task or thread, ms"
+else
+	echo "aim: <= $AIM ms for the dump and for the restore of $N tasks and of $N threads"
+fi
 echo "where the dump's time went (median round, ms, from criu's log):"
 printf '%s' "$breakdown"
 
