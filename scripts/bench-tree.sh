@@ -35,8 +35,9 @@
 # With PROFILE=1 (or when a median is above the aim) the slowest steps
 # between two log lines of that round and the time spent per task/thread.
 #
-# Environment: SKIP_BUILD=1, BUILD_DIR, CRIU, RUNS, PROFILE=1, KEEP=1 (keep
-# the work directory).
+# Environment: SKIP_BUILD=1, BUILD_DIR, CRIU, CRIU_BEFORE (another criu,
+# run in turn with CRIU round by round: before and after a change, under
+# the same load), RUNS, PROFILE=1, KEEP=1 (keep the work directory).
 
 set -o errexit -o nounset -o pipefail
 
@@ -221,7 +222,7 @@ stats()
 
 echo "criu: $CRIU"
 echo "images in $WORK (tmpfs), criu -v4, $RUNS runs after a warm-up, wall clock in ms"
-printf '%-24s %10s %10s %10s %10s %12s %12s %10s %10s\n' case "dump med" "dump min" \
+printf '%-32s %10s %10s %10s %10s %12s %12s %10s %10s\n' case "dump med" "dump min" \
 	"rst med" "rst min" "dump log" "rst log" "dump/unit" "rst/unit"
 
 # a median over the tasks or threads of the case, in ms
@@ -271,27 +272,40 @@ else
 	[ -z "$FREEZER" ] || cases+=("tree $N freezer")
 	cases+=("threads $N")
 fi
-for mode in "${cases[@]}"; do
-	name=${mode// /-}
-	round "$mode" "$WORK/$name.warm" >/dev/null
-	: >"$WORK/$name.times"
-	for i in $(seq "$RUNS"); do
-		round "$mode" "$WORK/$name.$i" >>"$WORK/$name.times"
-	done
+# CRIU_BEFORE: a second criu (the one before a change), run in turn with
+# $CRIU round by round, so that both see the same load; a row each.
+crius=("$CRIU")
+tags=("")
+if [ -n "${CRIU_BEFORE:-}" ]; then
+	crius=("$CRIU_BEFORE" "$CRIU")
+	tags=(".before" ".after")
+	echo "each round runs $CRIU_BEFORE (before) and then $CRIU (after)"
+fi
+
+# One row of the table, and the breakdown, for case $1 run as $2 (name.tag).
+report_case()
+{
+	local mode=$1 name=$2 label dmed dmin rmed rmin mi units
+
 	read -r dmed dmin < <(cut -d' ' -f1 "$WORK/$name.times" | stats)
 	read -r rmed rmin < <(cut -d' ' -f2 "$WORK/$name.times" | stats)
 	# the round whose dump time is the median, for the logs
 	mi=$(awk '{ print $1, NR }' "$WORK/$name.times" | sort -n |
 	     awk -v n="$RUNS" 'NR == int((n + 1) / 2) { print $2 }')
 	units=$(echo "$mode" | cut -d' ' -f2)
-	printf '%-24s %10s %10s %10s %10s %12s %12s %10s %10s\n' \
-		"$([ "$mode" = "tree 1" ] && echo "trivial process" ||
-		   echo "${mode/freezer/--freeze-cgroup}")" "$dmed" "$dmin" "$rmed" "$rmin" \
+	label="$([ "$mode" = "tree 1" ] && echo "trivial process" ||
+		 echo "${mode/freezer/--freeze-cgroup}")"
+	case "$name" in
+	*.before) label="$label (before)" ;;
+	*.after) label="$label (after)" ;;
+	esac
+	printf '%-32s %10s %10s %10s %10s %12s %12s %10s %10s\n' \
+		"$label" "$dmed" "$dmin" "$rmed" "$rmin" \
 		"$(log_ms "$WORK/$name.$mi/img/dump.log")" \
 		"$(log_ms "$WORK/$name.$mi/img/restore.log")" \
 		"$(per_unit "$dmed" "$units")" "$(per_unit "$rmed" "$units")"
 	if [ "$mode" != "tree 1" ]; then
-		breakdown="$breakdown$(printf '%-24s %s' "$mode" \
+		breakdown="$breakdown$(printf '%-24s %s' "${label#trivial process}" \
 			"$(phases "$WORK/$name.$mi/img/dump.log")")
 "
 		if [ -n "${PROFILE:-}" ]; then
@@ -305,6 +319,23 @@ for mode in "${cases[@]}"; do
 		awk -v a="$dmed" -v b="$rmed" -v m="$AIM" 'BEGIN { exit !(a > m || b > m) }'; }; then
 		[ "$mode" = "tree 1" ] || over="$over $name.$mi"
 	fi
+}
+
+for mode in "${cases[@]}"; do
+	base=${mode// /-}
+	for k in "${!crius[@]}"; do
+		CRIU=${crius[$k]} round "$mode" "$WORK/$base${tags[$k]}.warm" >/dev/null
+		: >"$WORK/$base${tags[$k]}.times"
+	done
+	for i in $(seq "$RUNS"); do
+		for k in "${!crius[@]}"; do
+			CRIU=${crius[$k]} round "$mode" "$WORK/$base${tags[$k]}.$i" \
+				>>"$WORK/$base${tags[$k]}.times"
+		done
+	done
+	for k in "${!crius[@]}"; do
+		report_case "$mode" "$base${tags[$k]}"
+	done
 done
 if [ -n "$CURVE" ]; then
 	echo "aim: <= $AIM_TASK_US us per task (tree 1000), <= $AIM_THREAD_US us per thread" \
