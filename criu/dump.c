@@ -173,12 +173,44 @@ static int known_tids(struct dtask *t, pid_t **sorted)
 	return t->nr_threads;
 }
 
+/*
+ * The stops of @t's threads seized from @from on, interrupted and not
+ * waited for yet (a frozen one's comes once the cgroup is thawed). Every
+ * thread is interrupted before the first wait, so that they stop side by
+ * side rather than one after the other (10,000 threads: a round trip
+ * each). A thread that died meanwhile is dropped; 1: the leader did, the
+ * whole task is exiting.
+ */
+static int collect_stops(struct dtask *t, int from)
+{
+	int i, j, r, ret = 0;
+	struct dthread *th;
+
+	for (i = j = from; i < t->nr_threads; i++) {
+		th = &t->th[i];
+		if (!th->pending) {
+			r = ptrace_wait_interrupt(th->tid,
+						  th->tid == t->pid ? &t->stop_sig : NULL);
+			if (r) {
+				/* gone, or let go by the wait that failed */
+				th->seized = 0;
+				if (r < 0 || th->tid == t->pid)
+					ret = ret < 0 ? ret : r;
+				continue;
+			}
+		}
+		t->th[j++] = *th;
+	}
+	t->nr_threads = j;
+	return ret;
+}
+
 /* Seizes every thread of @t, again and again until none appears. */
 static int seize_threads(struct dtask *t)
 {
 	struct dthread *th;
 	pid_t *tids, *known;
-	int i, nr, nr_known, fresh;
+	int i, nr, nr_known, fresh, from, ret = 0;
 
 	do {
 		nr = proc_list_threads(t->pid, &tids);
@@ -190,36 +222,42 @@ static int seize_threads(struct dtask *t)
 			return -1;
 		}
 		fresh = 0;
-		for (i = 0; i < nr; i++) {
+		from = t->nr_threads;
+		for (i = 0; i < nr && !ret; i++) {
 			if (nr_known && bsearch(&tids[i], known, nr_known, sizeof(pid_t), cmp_tid))
 				continue;
-			if (add_thread(t, tids[i]))
-				goto err;
+			if (add_thread(t, tids[i])) {
+				ret = -1;
+				break;
+			}
 			th = &t->th[t->nr_threads - 1];
 			/* a frozen thread can't clone: its stop is collected once thawed */
 			th->pending = freezer_holds(tids[i]);
-			switch (th->pending ? ptrace_seize_interrupt(tids[i]) :
-				ptrace_seize_stop(tids[i], tids[i] == t->pid ? &t->stop_sig : NULL)) {
+			switch (ptrace_seize_interrupt(tids[i])) {
 			case 0:
+				th->seized = 1;
+				fresh = 1;
 				break;
 			case 1:
 				/* a thread may exit between the listing and us */
 				t->nr_threads--;
-				if (tids[i] != t->pid)
-					continue;
-				free(known);
-				free(tids);
-				return 1;	/* the whole task is exiting */
+				if (tids[i] == t->pid)
+					ret = 1;	/* the whole task is exiting */
+				break;
 			default:
-				th->pending = 0;
-				goto err;
+				t->nr_threads--;
+				ret = -1;
 			}
-			th->seized = 1;
-			fresh = 1;
 		}
 		free(known);
 		free(tids);
-	} while (fresh);
+		/* also on a failure: a thread let go must be stopped */
+		nr = collect_stops(t, from);
+		if (!ret)
+			ret = nr;
+	} while (fresh && !ret);
+	if (ret)
+		return ret;
 	/* the leader first, as everything else expects */
 	for (i = 0; i < t->nr_threads; i++)
 		if (t->th[i].tid == t->pid && i) {
@@ -229,10 +267,6 @@ static int seize_threads(struct dtask *t)
 			t->th[i] = x;
 		}
 	return 0;
-err:
-	free(known);
-	free(tids);
-	return -1;
 }
 
 /* A task that exited while we froze it: let its threads go, see what is left. */
@@ -418,27 +452,24 @@ static int collect_tree(const struct opts *o, struct dtree *tree)
  */
 static int read_ns_ids(struct dtask *t)
 {
-	struct proc_status st;
+	struct proc_status *st = &t->status;
 	int i, levels;
 
-	if (proc_read_status(t->pid, &st))
+	/* every thread's status, once: the parts read theirs (thread_status()) */
+	if (proc_read_status(t->pid, st))
 		return -1;
-	levels = st.ns_levels;
-	t->ns_pid = st.ns_pid;
-	t->ns_pgid = levels > 1 ? st.ns_pgid : t->stat.pgid;
-	t->ns_sid = levels > 1 ? st.ns_sid : t->stat.sid;
-	proc_status_free(&st);
+	levels = st->ns_levels;
+	t->ns_pid = st->ns_pid;
+	t->ns_pgid = levels > 1 ? st->ns_pgid : t->stat.pgid;
+	t->ns_sid = levels > 1 ? st->ns_sid : t->stat.sid;
 	t->ns_tids = xmalloc((t->nr_threads + 1) * sizeof(pid_t));
 	if (!t->ns_tids)
 		return -1;
-	for (i = 0; i < t->nr_threads; i++) {
-		t->ns_tids[i] = t->th[i].tid;
-		if (levels == 1)
-			continue;
-		if (proc_read_status(t->th[i].tid, &st))
+	t->ns_tids[0] = t->ns_pid;
+	for (i = 1; i < t->nr_threads; i++) {
+		if (proc_read_status(t->th[i].tid, &t->th[i].status))
 			return -1;
-		t->ns_tids[i] = st.ns_pid;
-		proc_status_free(&st);
+		t->ns_tids[i] = levels > 1 ? t->th[i].status.ns_pid : t->th[i].tid;
 	}
 	if (t->ns_pid != t->pid)
 		pr_info("Task %d is %d in its pid namespace", t->pid, t->ns_pid);
@@ -669,7 +700,7 @@ static int dump_task(struct dump_ctx *dc, struct dtree *tree, struct maps_ahead 
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC), tp;
 	int i, ret = -1;
 
-	if (proc_read_status(t->pid, &t->status) || read_threads(t))
+	if (read_threads(t))
 		return -1;
 	if (t->status.tracer && t->status.tracer != getpid()) {
 		pr_err("Task %d is traced by %d", t->pid, t->status.tracer);
@@ -788,6 +819,8 @@ static void release_tree(struct dtree *tree, int detach)
 					  t->th[j].tid);
 		proc_maps_free(&t->maps);
 		proc_status_free(&t->status);
+		for (j = 0; t->th && j < t->nr_threads; j++)
+			proc_status_free(&t->th[j].status);
 		free(t->tids);
 		free(t->ns_tids);
 		free(t->th);

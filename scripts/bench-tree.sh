@@ -9,6 +9,16 @@
 # threads (test/bench/tree_bench.c), N = 100 by default.
 #
 #   scripts/bench-tree.sh [N]
+#   scripts/bench-tree.sh curve
+#
+# "curve" measures how the cost grows (issue 17): trees of 10, 100 and
+# 1,000 tasks, processes of 100, 1,000 and 10,000 threads, and the same
+# with CPU-time timers armed (ITIMER_PROF, ITIMER_VIRTUAL, a process and
+# a per-thread POSIX CPU-time timer in every 10th thread: tree_bench
+# timers); the table adds the time per task or thread, against the aims
+# (<= 0.3 ms a task, <= 1 s for 10,000 threads). The thread counts are
+# bounded by what this machine allows (RLIMIT_NPROC, threads-max,
+# pid_max: said so when they are). RUNS is 3 there by default.
 #
 # Per case: one warm-up round, then RUNS (5) measured rounds of
 #   start the target (a session leader) -> criu dump (kills it) ->
@@ -25,16 +35,27 @@
 # With PROFILE=1 (or when a median is above the aim) the slowest steps
 # between two log lines of that round and the time spent per task/thread.
 #
-# Environment: SKIP_BUILD=1, BUILD_DIR, CRIU, RUNS, PROFILE=1, KEEP=1 (keep
-# the work directory).
+# Environment: SKIP_BUILD=1, BUILD_DIR, CRIU, CRIU_BEFORE (another criu,
+# run in turn with CRIU round by round: before and after a change, under
+# the same load), RUNS, PROFILE=1, KEEP=1 (keep the work directory).
 
 set -o errexit -o nounset -o pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 BENCH=$B/test/bench/tree_bench
-N=${1:-100}
-RUNS=${RUNS:-5}
+CURVE=
+if [ "${1:-}" = curve ]; then
+	CURVE=1
+	N=1000
+	RUNS=${RUNS:-3}
+else
+	N=${1:-100}
+	RUNS=${RUNS:-5}
+fi
 AIM=50
+# the curve's aims, microseconds per task and per thread
+AIM_TASK_US=300
+AIM_THREAD_US=100
 
 # Restored targets are orphans once criu exits: run under a reaper.
 run_reaped bench-tree "$CRIU" "$BENCH" -- "$@"
@@ -201,8 +222,14 @@ stats()
 
 echo "criu: $CRIU"
 echo "images in $WORK (tmpfs), criu -v4, $RUNS runs after a warm-up, wall clock in ms"
-printf '%-24s %10s %10s %10s %10s %12s %12s\n' case "dump med" "dump min" \
-	"rst med" "rst min" "dump log" "rst log"
+printf '%-32s %10s %10s %10s %10s %12s %12s %10s %10s\n' case "dump med" "dump min" \
+	"rst med" "rst min" "dump log" "rst log" "dump/unit" "rst/unit"
+
+# a median over the tasks or threads of the case, in ms
+per_unit()
+{
+	awk -v t="$1" -v n="$2" 'BEGIN { printf "%.3f", t / n }'
+}
 
 # "freeze 5.0 ids 1.7 ..." from the phase line criu logs after a dump
 phases()
@@ -210,30 +237,75 @@ phases()
 	sed -n 's/.*Dump of [0-9]* task(s), ms: //p' "$1" | tail -1
 }
 
+# The most threads one process may have here, with room for criu's own
+# tasks and the rest of the machine: RLIMIT_NPROC counts every task of
+# the user, threads-max and pid_max every task of the machine.
+max_threads()
+{
+	local lim tm pm used
+
+	lim=$(ulimit -u)
+	tm=$(cat /proc/sys/kernel/threads-max)
+	pm=$(cat /proc/sys/kernel/pid_max)
+	used=$(ls /proc | grep -c '^[0-9]')
+	[ "$lim" = unlimited ] && lim=$tm
+	lim=$((lim < tm ? lim : tm))
+	lim=$((lim < pm ? lim : pm))
+	echo $((lim - used - 200))
+}
+
 over=
 breakdown=
-cases=("tree 1" "tree $N")
-[ -z "$FREEZER" ] || cases+=("tree $N freezer")
-cases+=("threads $N")
-for mode in "${cases[@]}"; do
-	name=${mode// /-}
-	round "$mode" "$WORK/$name.warm" >/dev/null
-	: >"$WORK/$name.times"
-	for i in $(seq "$RUNS"); do
-		round "$mode" "$WORK/$name.$i" >>"$WORK/$name.times"
+if [ -n "$CURVE" ]; then
+	cases=("tree 1" "tree 10" "tree 100" "tree 1000")
+	most=$(max_threads)
+	for n in 100 1000 10000; do
+		if [ "$n" -gt "$most" ]; then
+			echo "bench-tree: $n threads bounded to $most (RLIMIT_NPROC," \
+			     "threads-max, pid_max here)"
+			n=$most
+		fi
+		cases+=("threads $n" "timers $n")
 	done
+else
+	cases=("tree 1" "tree $N")
+	[ -z "$FREEZER" ] || cases+=("tree $N freezer")
+	cases+=("threads $N")
+fi
+# CRIU_BEFORE: a second criu (the one before a change), run in turn with
+# $CRIU round by round, so that both see the same load; a row each.
+crius=("$CRIU")
+tags=("")
+if [ -n "${CRIU_BEFORE:-}" ]; then
+	crius=("$CRIU_BEFORE" "$CRIU")
+	tags=(".before" ".after")
+	echo "each round runs $CRIU_BEFORE (before) and then $CRIU (after)"
+fi
+
+# One row of the table, and the breakdown, for case $1 run as $2 (name.tag).
+report_case()
+{
+	local mode=$1 name=$2 label dmed dmin rmed rmin mi units
+
 	read -r dmed dmin < <(cut -d' ' -f1 "$WORK/$name.times" | stats)
 	read -r rmed rmin < <(cut -d' ' -f2 "$WORK/$name.times" | stats)
 	# the round whose dump time is the median, for the logs
 	mi=$(awk '{ print $1, NR }' "$WORK/$name.times" | sort -n |
 	     awk -v n="$RUNS" 'NR == int((n + 1) / 2) { print $2 }')
-	printf '%-24s %10s %10s %10s %10s %12s %12s\n' \
-		"$([ "$mode" = "tree 1" ] && echo "trivial process" ||
-		   echo "${mode/freezer/--freeze-cgroup}")" "$dmed" "$dmin" "$rmed" "$rmin" \
+	units=$(echo "$mode" | cut -d' ' -f2)
+	label="$([ "$mode" = "tree 1" ] && echo "trivial process" ||
+		 echo "${mode/freezer/--freeze-cgroup}")"
+	case "$name" in
+	*.before) label="$label (before)" ;;
+	*.after) label="$label (after)" ;;
+	esac
+	printf '%-32s %10s %10s %10s %10s %12s %12s %10s %10s\n' \
+		"$label" "$dmed" "$dmin" "$rmed" "$rmin" \
 		"$(log_ms "$WORK/$name.$mi/img/dump.log")" \
-		"$(log_ms "$WORK/$name.$mi/img/restore.log")"
+		"$(log_ms "$WORK/$name.$mi/img/restore.log")" \
+		"$(per_unit "$dmed" "$units")" "$(per_unit "$rmed" "$units")"
 	if [ "$mode" != "tree 1" ]; then
-		breakdown="$breakdown$(printf '%-24s %s' "$mode" \
+		breakdown="$breakdown$(printf '%-24s %s' "${label#trivial process}" \
 			"$(phases "$WORK/$name.$mi/img/dump.log")")
 "
 		if [ -n "${PROFILE:-}" ]; then
@@ -243,12 +315,34 @@ for mode in "${cases[@]}"; do
 "
 		fi
 	fi
-	if [ -n "${PROFILE:-}" ] || awk -v a="$dmed" -v b="$rmed" -v m="$AIM" \
-		'BEGIN { exit !(a > m || b > m) }'; then
+	if [ -n "${PROFILE:-}" ] || { [ -z "$CURVE" ] &&
+		awk -v a="$dmed" -v b="$rmed" -v m="$AIM" 'BEGIN { exit !(a > m || b > m) }'; }; then
 		[ "$mode" = "tree 1" ] || over="$over $name.$mi"
 	fi
+}
+
+for mode in "${cases[@]}"; do
+	base=${mode// /-}
+	for k in "${!crius[@]}"; do
+		CRIU=${crius[$k]} round "$mode" "$WORK/$base${tags[$k]}.warm" >/dev/null
+		: >"$WORK/$base${tags[$k]}.times"
+	done
+	for i in $(seq "$RUNS"); do
+		for k in "${!crius[@]}"; do
+			CRIU=${crius[$k]} round "$mode" "$WORK/$base${tags[$k]}.$i" \
+				>>"$WORK/$base${tags[$k]}.times"
+		done
+	done
+	for k in "${!crius[@]}"; do
+		report_case "$mode" "$base${tags[$k]}"
+	done
 done
-echo "aim: <= $AIM ms for the dump and for the restore of $N tasks and of $N threads"
+if [ -n "$CURVE" ]; then
+	echo "aim: <= $AIM_TASK_US us per task (tree 1000), <= $AIM_THREAD_US us per thread" \
+	     "(threads 10000), dump and restore; unit = task or thread, ms"
+else
+	echo "aim: <= $AIM ms for the dump and for the restore of $N tasks and of $N threads"
+fi
 echo "where the dump's time went (median round, ms, from criu's log):"
 printf '%s' "$breakdown"
 

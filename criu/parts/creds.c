@@ -130,20 +130,14 @@ struct thread_creds {
 	CredsThread *ents;
 	CredsEntry *creds;
 	CredsThread **ptrs;
-	struct proc_status *st;
 	int nr;
 };
 
 static void thread_creds_free(struct thread_creds *tc)
 {
-	int i;
-
-	for (i = 0; i < tc->nr; i++)
-		proc_status_free(&tc->st[i]);
 	free(tc->ents);
 	free(tc->creds);
 	free(tc->ptrs);
-	free(tc->st);
 }
 
 /* The threads whose credentials are not the leader's, each with its own. */
@@ -156,19 +150,14 @@ static int other_threads(struct dtask *t, struct creds_dump_priv *p, uint32_t se
 	tc->ents = xzalloc(n * sizeof(*tc->ents));
 	tc->creds = xzalloc(n * sizeof(*tc->creds));
 	tc->ptrs = xzalloc(n * sizeof(*tc->ptrs));
-	tc->st = xzalloc(n * sizeof(*tc->st));
-	if (!tc->ents || !tc->creds || !tc->ptrs || !tc->st)
+	if (!tc->ents || !tc->creds || !tc->ptrs)
 		return -1;
 	for (i = 1; i < n; i++) {
-		if (proc_read_status(t->tids[i], &tc->st[tc->nr]))
-			return -1;
 		bits = batch_entry(&t->th[i].b, p->th_securebits_idx[i])->ret;
-		if (same_creds(&t->status, &tc->st[tc->nr]) && bits == secbits) {
-			proc_status_free(&tc->st[tc->nr]);
+		if (same_creds(&t->status, thread_status(t, i)) && bits == secbits)
 			continue;
-		}
 		creds_entry__init(&tc->creds[tc->nr]);
-		fill_entry(&tc->creds[tc->nr], &tc->st[tc->nr], bits);
+		fill_entry(&tc->creds[tc->nr], thread_status(t, i), bits);
 		creds_thread__init(&tc->ents[tc->nr]);
 		tc->ents[tc->nr].tid = t->ns_tids[i];
 		tc->ents[tc->nr].creds = &tc->creds[tc->nr];

@@ -314,19 +314,6 @@ static ssize_t read_above(pid_t pid, uint64_t sp, uint64_t *buf)
 	return process_vm_readv(pid, &l, 1, r, n, 0);
 }
 
-/* A task that handles no signal has no signal frame: 1 when it handles one. */
-static int handles_signals(pid_t pid)
-{
-	struct proc_status st;
-	int ret;
-
-	if (proc_read_status(pid, &st))
-		return -1;
-	ret = st.sig_cgt != 0;
-	proc_status_free(&st);
-	return ret;
-}
-
 /*
  * Signal frames above thread @i's stack pointer whose saved ip is in the
  * vDSO [@start, @end): a user code segment, the ip there, and a saved
@@ -372,9 +359,8 @@ static int vdso_frozen(struct dump_ctx *dc, struct dtask *t)
 	ret = find_vdso(t->pid, &start, &end);
 	if (ret)
 		return ret < 0 ? -1 : 0;
-	handles = handles_signals(t->pid);
-	if (handles < 0)
-		return -1;
+	/* a task that handles no signal has no signal frame */
+	handles = t->status.sig_cgt != 0;
 	for (i = 0; i < t->nr_threads; i++) {
 		if (ptrace_get_regs(t->th[i].tid, &r))
 			return -1;

@@ -204,21 +204,6 @@ out:
 	return id;
 }
 
-static int thread_mode(struct dtask *t, int i, uint32_t *mode)
-{
-	struct proc_status st;
-
-	if (!i) {
-		*mode = t->status.seccomp;
-		return 0;
-	}
-	if (proc_read_status(t->tids[i], &st))
-		return -1;
-	*mode = st.seccomp;
-	proc_status_free(&st);
-	return 0;
-}
-
 static int refuse_unsuspended(struct dtask *t, int i, uint32_t mode)
 {
 	int err;
@@ -240,8 +225,7 @@ static int seccomp_check(struct dump_ctx *dc, struct dtask *t)
 	int i;
 
 	for (i = 0; i < t->nr_threads; i++) {
-		if (thread_mode(t, i, &mode))
-			return -1;
+		mode = thread_status(t, i)->seccomp;
 		if (!mode)
 			continue;
 		if (mode != SECCOMP_MODE_STRICT && mode != SECCOMP_MODE_FILTER) {

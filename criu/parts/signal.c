@@ -186,18 +186,18 @@ static int dump_thread(struct dtask *t, int th, struct sig_queue *q,
 		       struct sig_queue *shared, ThreadSignalEntry *te)
 {
 	pid_t tid = t->th[th].tid;
-	struct proc_status st;
+	const struct proc_status *st = thread_status(t, th);
 	int ret;
 
 	te->tid = t->ns_tids[th];
 	te->blocked = t->th[th].sigmask;
-	/* the bitmaps first: a signal sent meanwhile then shows in the queue */
-	if (proc_read_status(tid, &st))
-		return -1;
-	ret = peek_queue(tid, 0, st.sig_pnd, q);
+	/*
+	 * The bitmaps first (read while the task froze): a signal sent since
+	 * shows in the queue.
+	 */
+	ret = peek_queue(tid, 0, st->sig_pnd, q);
 	if (!ret && tid == t->pid)
-		ret = peek_queue(tid, 1, st.shd_pnd, shared);
-	proc_status_free(&st);
+		ret = peek_queue(tid, 1, st->shd_pnd, shared);
 	if (ret)
 		return -1;
 	te->pending = q->ents;

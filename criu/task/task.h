@@ -46,6 +46,8 @@ struct dthread {
 	int seized;
 	int pending;			/* interrupted, its stop not collected (--freeze-cgroup) */
 	struct batch b;			/* its in-task questions and answers */
+	/* its /proc status but the leader's (dtask.status): thread_status() */
+	struct proc_status status;
 };
 
 /*
@@ -71,6 +73,11 @@ struct dtask {
 	int exit_code;			/* a zombie's wait status */
 	int64_t nr_fds;			/* its fds (fdinfo's check) */
 	int64_t restore_own;		/* criu's own fds in it at restore, at most (mm) */
+	/*
+	 * Read once per thread while the task is frozen, before the parts'
+	 * frozen hooks: a thread's status costs 75 us in a task of 10,000
+	 * threads, and four parts ask for it (vdso, seccomp, creds, signal).
+	 */
 	struct proc_status status;
 	struct proc_stat stat;
 	struct proc_maps maps;		/* smaps, read after the task was cured */
@@ -78,6 +85,12 @@ struct dtask {
 	uint64_t sigmask;
 	void *priv[PART_NR];		/* a part's own data from prepare to dump */
 };
+
+/* Thread @i's /proc status (read once: see dtask.status). */
+static inline const struct proc_status *thread_status(const struct dtask *t, int i)
+{
+	return i ? &t->th[i].status : &t->status;
+}
 
 struct rst_ctx {
 	int dirfd;

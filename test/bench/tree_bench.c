@@ -5,10 +5,16 @@
  *
  *	tree_bench tree N READY_FILE      the caller and N-1 children that sleep
  *	tree_bench threads N READY_FILE   one process, N threads that sleep
+ *	tree_bench timers N READY_FILE    the same, with CPU-time timers armed:
+ *	                                  ITIMER_PROF and ITIMER_VIRTUAL, a POSIX
+ *	                                  CLOCK_PROCESS_CPUTIME_ID timer, and one
+ *	                                  CLOCK_THREAD_CPUTIME_ID timer in every
+ *	                                  TIMER_EVERY-th thread
  *
  * "tree 1" is a trivial single process. READY_FILE is created (whole, by a
  * rename) once every task or thread exists. On SIGUSR1 the main thread
- * counts its children (all alive, none a zombie) or its threads and writes
+ * counts its children (all alive, none a zombie) or its threads (and
+ * checks that every timer is still armed) and writes
  * "ok" or "bad ..." to READY_FILE.verify, so that the benchmark can tell a
  * restored tree is whole. Inherited descriptors above 2 are closed.
  */
@@ -22,9 +28,22 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
+/*
+ * The timers never fire while the benchmark runs (an hour away, and the
+ * threads sleep): they are there for the kernel's and criu's bookkeeping
+ * of CPU-time timers, which once grew with the threads squared.
+ */
+#define TIMER_EVERY	10
+#define TIMER_SECONDS	3600
+
 static volatile sig_atomic_t verify_requested;
+static timer_t *thread_timers;		/* the one of thread i * TIMER_EVERY */
+static int nr_thread_timers;
+static pthread_barrier_t armed;
 
 static void on_usr1(int sig)
 {
@@ -61,6 +80,58 @@ static void *sleeper(void *arg)
 	for (;;)
 		pause();
 	return NULL;
+}
+
+static int arm(clockid_t clock, timer_t *id)
+{
+	struct itimerspec its = { .it_value.tv_sec = TIMER_SECONDS,
+				  .it_interval.tv_sec = TIMER_SECONDS };
+	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
+
+	if (timer_create(clock, &sev, id))
+		return -1;
+	return timer_settime(*id, 0, &its, NULL);
+}
+
+/* A thread with a timer on its own CPU time: arms it, then sleeps. */
+static void *timed_sleeper(void *arg)
+{
+	if (arm(CLOCK_THREAD_CPUTIME_ID, &thread_timers[(long)arg]))
+		die("thread timer");
+	pthread_barrier_wait(&armed);
+	return sleeper(NULL);
+}
+
+/* ITIMER_PROF, ITIMER_VIRTUAL and the process's CPU-time timer. */
+static void arm_process(timer_t *id)
+{
+	struct itimerval it = { .it_value.tv_sec = TIMER_SECONDS,
+				.it_interval.tv_sec = TIMER_SECONDS };
+
+	if (setitimer(ITIMER_PROF, &it, NULL) || setitimer(ITIMER_VIRTUAL, &it, NULL))
+		die("setitimer");
+	if (arm(CLOCK_PROCESS_CPUTIME_ID, id))
+		die("process timer");
+}
+
+/* Every timer still armed after the restore, or why not. */
+static int timers_armed(timer_t process, char *why, size_t size)
+{
+	struct itimerspec its;
+	struct itimerval it;
+	int i;
+
+	if (getitimer(ITIMER_PROF, &it) || !it.it_value.tv_sec)
+		return snprintf(why, size, "ITIMER_PROF disarmed"), 0;
+	if (getitimer(ITIMER_VIRTUAL, &it) || !it.it_value.tv_sec)
+		return snprintf(why, size, "ITIMER_VIRTUAL disarmed"), 0;
+	if (timer_gettime(process, &its) || !its.it_value.tv_sec)
+		return snprintf(why, size, "the process timer is disarmed"), 0;
+	for (i = 0; i < nr_thread_timers; i++)
+		if (timer_gettime(thread_timers[i], &its) || !its.it_value.tv_sec)
+			return snprintf(why, size, "timer of thread %d disarmed",
+					(i + 1) * TIMER_EVERY), 0;
+	return 1;
 }
 
 /* The whole file: /proc's give a page or so per read (a long children list) */
@@ -120,19 +191,21 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	char path[4200], verdict[256], why[128] = "";
-	int n, i, tree, got, pfd[2];
+	int n, i, tree, timers, got, pfd[2];
+	timer_t process_timer = 0;
 	sigset_t mask, old;
 	pthread_attr_t attr;
 	pthread_t t;
 	pid_t pid;
 	char c;
 
-	if (argc != 4 || (strcmp(argv[1], "tree") && strcmp(argv[1], "threads")) ||
-	    (n = atoi(argv[2])) < 1) {
-		fprintf(stderr, "usage: tree_bench tree|threads N READY_FILE\n");
+	if (argc != 4 || (strcmp(argv[1], "tree") && strcmp(argv[1], "threads") &&
+			  strcmp(argv[1], "timers")) || (n = atoi(argv[2])) < 1) {
+		fprintf(stderr, "usage: tree_bench tree|threads|timers N READY_FILE\n");
 		return 2;
 	}
 	tree = !strcmp(argv[1], "tree");
+	timers = !strcmp(argv[1], "timers");
 	syscall(SYS_close_range, 3, ~0U, 0);
 
 	/* SIGUSR1 stays blocked except while we wait for it */
@@ -166,9 +239,23 @@ int main(int argc, char **argv)
 	} else {
 		pthread_attr_init(&attr);
 		pthread_attr_setstacksize(&attr, 64 << 10);
+		if (timers) {
+			arm_process(&process_timer);
+			nr_thread_timers = (n - 1) / TIMER_EVERY;
+			thread_timers = calloc(nr_thread_timers + 1, sizeof(timer_t));
+			if (!thread_timers ||
+			    pthread_barrier_init(&armed, NULL, nr_thread_timers + 1))
+				die("timers");
+		}
 		for (i = 1; i < n; i++)
-			if ((errno = pthread_create(&t, &attr, sleeper, NULL)))
+			if ((errno = pthread_create(&t, &attr,
+						    timers && i % TIMER_EVERY == 0 &&
+						    i / TIMER_EVERY <= nr_thread_timers ?
+						    timed_sleeper : sleeper,
+						    (void *)(long)(i / TIMER_EVERY - 1))))
 				die("pthread_create");
+		if (timers)
+			pthread_barrier_wait(&armed);
 	}
 
 	if (write_file(argv[3], "ready\n"))
@@ -185,10 +272,12 @@ int main(int argc, char **argv)
 				 got, n - 1, why);
 	} else {
 		got = threads();
-		if (got == n)
-			snprintf(verdict, sizeof(verdict), "ok\n");
-		else
+		if (got != n)
 			snprintf(verdict, sizeof(verdict), "bad: %d threads of %d\n", got, n);
+		else if (timers && !timers_armed(process_timer, why, sizeof(why)))
+			snprintf(verdict, sizeof(verdict), "bad: %s\n", why);
+		else
+			snprintf(verdict, sizeof(verdict), "ok\n");
 	}
 	snprintf(path, sizeof(path), "%s.verify", argv[3]);
 	if (write_file(path, verdict))
