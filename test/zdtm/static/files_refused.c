@@ -6,7 +6,7 @@
  * datagram waiting, a raw IP socket with a packet waiting, a unix socket
  * listening on a relative path, one whose socket file was replaced, a
  * connection not accepted yet on which the client sent data, a netlink
- * socket with the kernel's answer not read yet, a packet socket with an
+ * socket with the kernel's answer not read yet, a packet socket with a
  * receive ring mapped in part, one with an eBPF filter, one with a frame unread,
  * one of the obsolete type SOCK_PACKET, a socket
  * pair with a file descriptor in flight (SCM_RIGHTS), a socket pair whose
@@ -62,11 +62,15 @@ static int packet_ring(void)
 	struct tpacket_req r = { .tp_block_size = 4096, .tp_block_nr = 2,
 				 .tp_frame_size = 2048, .tp_frame_nr = 4 };
 	int v = TPACKET_V2, s = socket(AF_PACKET, SOCK_RAW, 0);
+	char *ring;
 
 	if (s < 0 || setsockopt(s, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)) ||
-	    setsockopt(s, SOL_PACKET, PACKET_RX_RING, &r, sizeof(r)) ||
-	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, s, 0) == MAP_FAILED)
+	    setsockopt(s, SOL_PACKET, PACKET_RX_RING, &r, sizeof(r)))
 		fail_errno("a packet socket with a ring");
+	/* the kernel maps a ring only whole: its second block goes after */
+	ring = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, s, 0);
+	if (ring == MAP_FAILED || munmap(ring + 4096, 4096))
+		fail_errno("a packet socket's ring mapped in part");
 	return s;
 }
 
