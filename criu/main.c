@@ -657,6 +657,11 @@ int main(int argc, char **argv)
 			"implemented)\n");
 		return 1;
 	}
+	if (o.auto_dedup && o.page_server) {
+		fprintf(stderr, "Error: --auto-dedup with --page-server: the parent images' "
+			"pages are on the page server, out of this dump's reach\n");
+		return 1;
+	}
 	if (o.tls.on && !o.page_server && strcmp(cmd, "page-server")) {
 		fprintf(stderr, "Error: --tls is for page-server and dump --page-server\n");
 		return 1;

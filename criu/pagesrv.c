@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "core/daemon.h"
 #include "core/log.h"
+#include "image/image.h"
 #include "image/imgout.h"
 #include "image/tls.h"
 
@@ -162,16 +163,25 @@ int page_server_serve(const struct opts *o, int lsk)
 	return ret;
 }
 
+/*
+ * --prev-images-dir: the images received are a round of a pre-dump chain
+ * whose previous round this server's images directory names (relative to
+ * it); restore follows the link to the pages left there.
+ */
 int cr_page_server(const struct opts *o)
 {
-	int lsk, port;
+	int lsk, port, ret;
 
+	if (o->prev_images_dir && img_link_parent(o->images_dirfd, o->prev_images_dir))
+		return -1;
 	lsk = page_server_listen(o, &port);
-	if (lsk < 0)
-		return -1;
-	if (announce(o, port)) {
+	if (lsk >= 0 && announce(o, port)) {
 		close(lsk);
-		return -1;
+		lsk = -1;
 	}
-	return page_server_serve(o, lsk);
+	ret = lsk < 0 ? -1 : page_server_serve(o, lsk);
+	/* no checkpoint here: no link of one either */
+	if (ret && o->prev_images_dir)
+		unlinkat(o->images_dirfd, "parent", 0);
+	return ret;
 }

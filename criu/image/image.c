@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "image/crc32c.h"
@@ -99,28 +100,41 @@ void img_frame_header(enum img_type t, const uint8_t *msg, size_t len, uint8_t *
 	memcpy(hdr, h, IMG_HDR_SIZE);
 }
 
+/* @msg framed (header and message) in a new buffer of *@len bytes; NULL logged. */
+static uint8_t *img_pack(enum img_type t, const ProtobufCMessage *msg, const char *name,
+			 size_t *len)
+{
+	size_t n = protobuf_c_message_get_packed_size(msg);
+	uint8_t *buf;
+
+	if (n > IMG_MAX_MSG) {
+		pr_err("Image %s: message of %zu bytes is too large", name, n);
+		return NULL;
+	}
+	buf = xmalloc(n + IMG_HDR_SIZE);
+	if (!buf)
+		return NULL;
+	protobuf_c_message_pack(msg, buf + IMG_HDR_SIZE);
+	img_frame_header(t, buf + IMG_HDR_SIZE, n, buf);
+	*len = n + IMG_HDR_SIZE;
+	return buf;
+}
+
 int img_write(int dirfd, enum img_type t, int id, const ProtobufCMessage *msg)
 {
-	char name[64];
-	size_t len = protobuf_c_message_get_packed_size(msg);
 	struct imgout_file f;
+	char name[64];
 	uint8_t *buf;
+	size_t len;
 	int ret = -1;
 
 	img_name(t, id, name, sizeof(name));
-	if (len > IMG_MAX_MSG) {
-		pr_err("Image %s: message of %zu bytes is too large", name, len);
-		return -1;
-	}
-	buf = xmalloc(len + IMG_HDR_SIZE);
+	buf = img_pack(t, msg, name, &len);
 	if (!buf)
 		return -1;
-	protobuf_c_message_pack(msg, buf + IMG_HDR_SIZE);
-	img_frame_header(t, buf + IMG_HDR_SIZE, len, buf);
-
 	if (imgout_create(dirfd, name, &f))
 		goto out;
-	if (imgout_write(&f, buf, len + IMG_HDR_SIZE)) {
+	if (imgout_write(&f, buf, len)) {
 		pr_perror("Can't write image %s%s", name, imgout_where());
 		imgout_close(&f);
 		goto out;
@@ -131,6 +145,48 @@ int img_write(int dirfd, enum img_type t, int id, const ProtobufCMessage *msg)
 out:
 	free(buf);
 	return ret;
+}
+
+int img_write_here(int dirfd, enum img_type t, int id, const ProtobufCMessage *msg)
+{
+	char name[64];
+	uint8_t *buf;
+	size_t len;
+	int fd, ret = -1;
+
+	img_name(t, id, name, sizeof(name));
+	buf = img_pack(t, msg, name, &len);
+	if (!buf)
+		return -1;
+	fd = create_file_at(dirfd, name, O_WRONLY);
+	if (fd >= 0 && !write_full(fd, buf, len))
+		ret = 0;
+	if (ret)
+		pr_perror("Can't write image %s in the images directory", name);
+	if (fd >= 0 && close(fd) && !ret) {
+		pr_perror("Can't write image %s in the images directory", name);
+		ret = -1;
+	}
+	free(buf);
+	return ret;
+}
+
+int img_link_parent(int dirfd, const char *prev)
+{
+	int d = openat(dirfd, prev, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (d < 0) {
+		pr_perror("Can't open the previous images %s (relative to the images dir)", prev);
+		return -1;
+	}
+	close(d);
+	/* restore follows DIR/parent, as CRIU's */
+	if ((unlinkat(dirfd, "parent", 0) && errno != ENOENT) ||
+	    symlinkat(prev, dirfd, "parent")) {
+		pr_perror("Can't link the images to their parent %s", prev);
+		return -1;
+	}
+	return 0;
 }
 
 void *img_unpack(enum img_type t, const uint8_t *buf, size_t len, const char *name)

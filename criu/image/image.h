@@ -54,6 +54,13 @@ const char *const *img_staged_stores(void);
 
 /* Writes magic + one length-prefixed message, file mode 0600. */
 int img_write(int dirfd, enum img_type t, int id, const ProtobufCMessage *msg);
+/* The same, always in @dirfd itself, even when the images go to a page server */
+int img_write_here(int dirfd, enum img_type t, int id, const ProtobufCMessage *msg);
+/*
+ * @dirfd/parent made a link to @prev (relative to @dirfd; it must be a
+ * directory), which restore follows to pages "in the parent"; -1 logged
+ */
+int img_link_parent(int dirfd, const char *prev);
 /*
  * Reads and unpacks the one message of an image. Returns 1 and *msg on
  * success, 0 when the file does not exist and @optional is set, -1 on any

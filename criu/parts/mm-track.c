@@ -414,9 +414,9 @@ int mtrack_begin(const struct opts *o, int dirfd)
 		pr_info("The tracker of an earlier round into these images stopped");
 	if (!o->track_mem)
 		return 0;
-	if (o->prev_images_dir && o->page_server) {
-		pr_err("--prev-images-dir with --page-server is not implemented: the page "
-		       "server's images would not be linked to their parent");
+	if (o->auto_dedup && o->page_server) {
+		pr_err("--auto-dedup with --page-server: the parent images' pages are on the "
+		       "page server, out of this dump's reach");
 		return -1;
 	}
 	if (!mtrack_supported(&why)) {
@@ -426,17 +426,13 @@ int mtrack_begin(const struct opts *o, int dirfd)
 	trk.on = 1;
 	if (!o->prev_images_dir)
 		return 0;
+	if (img_link_parent(dirfd, o->prev_images_dir))
+		return -1;
 	trk.prev_dirfd = openat(dirfd, o->prev_images_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (trk.prev_dirfd < 0) {
 		pr_perror("Can't open the previous images %s (relative to the images dir)",
 			  o->prev_images_dir);
 		return -1;
-	}
-	/* restore follows DIR/parent, as CRIU's */
-	unlinkat(dirfd, "parent", 0);
-	if (symlinkat(o->prev_images_dir, dirfd, "parent")) {
-		pr_perror("Can't link the images to their parent %s", o->prev_images_dir);
-		goto fail;
 	}
 	trk.depth = chain_depth(trk.prev_dirfd);
 	if (ask_tracker(trk.prev_dirfd, 'T'))
@@ -444,10 +440,6 @@ int mtrack_begin(const struct opts *o, int dirfd)
 			o->prev_images_dir);
 	pr_info("Took %d userfaultfd(s) over from the previous round", trk.nr);
 	return 0;
-fail:
-	close(trk.prev_dirfd);
-	trk.prev_dirfd = -1;
-	return -1;
 }
 
 /* Once the round's images are complete: the parents' superseded pages go. */

@@ -485,6 +485,13 @@ static int mm_dump(struct dump_ctx *dc, struct dtask *t, struct batch *b)
 	if (img_write(dc->dirfd, IMG_MM, t->ns_pid, &mm.base) ||
 	    img_write(dc->dirfd, IMG_PAGEMAP, t->ns_pid, &pm.base))
 		goto out;
+	/*
+	 * pages sent to a page server while tracked: the next round, run
+	 * with --prev-images-dir here, reads what this one saved from here
+	 */
+	if (dc->opts->page_server && dc->opts->track_mem &&
+	    img_write_here(dc->dirfd, IMG_PAGEMAP, t->ns_pid, &pm.base))
+		goto out;
 	ret = 0;
 out:
 	for (i = 0; i < (int)pm.n_runs; i++)

@@ -433,3 +433,64 @@ def test_fd_room_with_a_chain() -> None:
         r.alive = r.ours = True
         r.check_running("after restore", snap)
         r.finish()
+
+
+def test_chain_over_the_page_server() -> None:
+    """Pre-dumps and the dump sent to page servers, one per round, each
+    server given the previous round's directory (--prev-images-dir): the
+    server's images link to their parent, each round after the first
+    stores only what was written since, and the restore from the last
+    server's directory gives every page (mem_predump checks them all).
+    The dump side keeps only each round's pagemap, for the next round."""
+    from test_pagesrv import Server, ps_opts
+    with zdtm.Run(PROG, "pagesrv-chain") as r:
+        r.start()
+        loc = [r.imgdir(f"l{i}") for i in (1, 2, 3)]
+        dst = [r.imgdir(f"s{i}") for i in (1, 2, 3)]
+        for i in range(3):
+            if i:
+                phase(r, i)
+            prev = ["--prev-images-dir", f"../s{i}"] if i else []
+            srv = Server(dst[i], r.dir / f"pslog{i}", address="127.0.0.1", opts=prev)
+            try:
+                res = round_(r, "pre-dump" if i < 2 else "dump", loc[i],
+                             f"../l{i}" if i else None, ps_opts("127.0.0.1", srv.port))
+                if res.returncode:
+                    r.fail(f"round {i + 1} over the page server failed", res)
+                rc, err = srv.wait()
+                if rc:
+                    r.fail(f"page server {i + 1} exited {rc}: {err}")
+            finally:
+                srv.stop()
+            if i < 2:
+                r.check_running(f"after round {i + 1}")
+        r.gone_after_dump(res)
+        local = sorted(p.name for p in loc[2].iterdir() if p.name.endswith(".img"))
+        if f"pagemap-{r.pid}.img" not in local or \
+                any(not n.startswith("pagemap-") for n in local):
+            r.fail(f"the dump side keeps other images than the pagemaps: {local}")
+        sizes = [(x / f"pages-{r.pid}.img").stat().st_size for x in dst]
+        for i in (1, 2):
+            if os.readlink(dst[i] / "parent") != f"../s{i}":
+                r.fail(f"server {i + 1}'s images do not link to ../s{i}")
+            if not in_parent_pages(r, dst[i]) or sizes[i] >= sizes[0]:
+                r.fail(f"round {i + 1} stored {sizes[i]} bytes, the first {sizes[0]}, "
+                       f"{in_parent_pages(r, dst[i])} pages in the parent")
+        (r.dir / "phases").write_text("2\n")
+        r.restore_ok(dst[2])
+        r.finish()
+
+
+def test_auto_dedup_over_the_page_server_refused() -> None:
+    with zdtm.Run(PROG, "pagesrv-dedup") as r:
+        r.start()
+        snap = r.snapshot()
+        res = r.criu(["pre-dump", "-t", str(r.pid), "-D", str(r.imgdir("d")), "-o",
+                      "dump.log", "--track-mem", "--prev-images-dir", "..", "--auto-dedup",
+                      "--page-server", "--address", "127.0.0.1", "--port", "1"], None)
+        errs = zdtm.error_lines(res.stderr)
+        if res.returncode <= 0 or len(errs) != 1 or "--auto-dedup" not in errs[0]:
+            r.fail("--auto-dedup with --page-server was not refused by one line", res)
+        r.check_running("after the refusal", snap)
+        (r.dir / "phases").write_text("0\n")
+        r.finish()
