@@ -227,3 +227,46 @@ def test_runc_pre_dump(container: Container) -> None:
     track_mem) stores less than A and leaves the rest in it; restore -d
     from B brings the container back, its counter going on."""
     pre_dump_then_parent(container, "-d")
+
+
+def test_runc_pre_dump_to_page_servers(container: Container) -> None:
+    """runc checkpoint --pre-dump --page-server to one server, then runc
+    checkpoint --page-server --parent-path to a second, given the first's
+    directory: the second server's images hold less than the first's for
+    the counter, link to them, and restore there (with runc's own
+    descriptors.json, which runc writes beside its image path, copied as a
+    migration would); the counter goes on."""
+    from test_pagesrv import Server
+    c = container
+    a, b, work = c.base / "A", c.base / "B", c.base / "work"
+    s1, s2 = c.base / "S1", c.base / "S2"
+    for d in (a, b, work, s1, s2):
+        d.mkdir()
+    srv = Server(s1, c.base / "pslog1", address="127.0.0.1")
+    try:
+        p = c.runc("checkpoint", "--pre-dump", "--page-server", f"127.0.0.1:{srv.port}",
+                   "--image-path", str(a), "--work-path", str(work), c.name, check=False)
+        assert p.returncode == 0, p.stderr
+        rc, err = srv.wait()
+        assert rc == 0, err
+    finally:
+        srv.stop()
+    assert c.status() == "running" and c.counting(), "the container stopped"
+    srv = Server(s2, c.base / "pslog2", address="127.0.0.1",
+                 opts=["--prev-images-dir", "../S1"])
+    try:
+        p = c.runc("checkpoint", "--page-server", f"127.0.0.1:{srv.port}", "--parent-path",
+                   "../A", "--image-path", str(b), "--work-path", str(work), c.name,
+                   check=False)
+        assert p.returncode == 0, p.stderr
+        rc, err = srv.wait()
+        assert rc == 0, err
+    finally:
+        srv.stop()
+    before = c.count()
+    assert os.readlink(s2 / "parent") == "../S1"
+    assert (s2 / "pages-1.img").stat().st_size < (s1 / "pages-1.img").stat().st_size
+    shutil.copy(b / "descriptors.json", s2)
+    c.runc("restore", "-d", "--image-path", str(s2), "--work-path", str(work), c.name)
+    assert c.status() == "running" and c.counting()
+    assert c.count() > before, "the counter restarted"
