@@ -222,7 +222,7 @@ if [ "${#MYPY[@]}" = 0 ]; then
 	rc=1
 else
 	"${MYPY[@]}" --version
-	for dirs in "contrib/crit test/zdtm test/unit test/bench" test/kernel; do
+	for dirs in "contrib/crit contrib/migrate test/zdtm test/unit test/bench" test/kernel; do
 		# shellcheck disable=SC2086
 		"${MYPY[@]}" $dirs || rc=$?
 	done

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""criu-migrate: move a process tree to another host, live.
+
+    criu_migrate.py -t PID --address DST_IP --to "ssh root@dst" \\
+        --src-dir /var/tmp/mig --dst-dir /var/tmp/mig [--max-rounds 8] \\
+        [--dump-opt=--tcp-established --restore-opt=--tcp-established]
+
+Rounds of `criu pre-dump --track-mem` send the tree's memory to a page
+server started on the destination (through the --to command, e.g. ssh;
+empty: this host), each round only what was written since the previous
+one, until a round stops shrinking (by --shrink), falls under --min-pages
+or --max-rounds is reached. The final `criu dump` sends the rest and, with
+the tree still frozen (criu's post-dump action script: this program again),
+restores it on the destination. The source tree is killed only once that
+restore succeeded; if anything fails before, the dump fails and the tree
+runs on at the source as it was (the restore leaves nothing behind at the
+destination, the page server removes a checkpoint that was not completed).
+Each round prints its pages, time and rate. Exit 0: the tree runs on the
+destination (its root's pid there is printed); 1: it runs at the source.
+Documentation/migrate.md says more.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "crit"))
+import crit  # noqa: E402
+
+PAGE = 4096
+ENV_PLAN = "CRIU_MIGRATE_PLAN"      # the post-dump hook's orders, as JSON
+
+
+class Failed(Exception):
+    """A step failed; the tree runs on at the source."""
+
+
+def say(msg: str) -> None:
+    print(f"criu-migrate: {msg}", flush=True)
+
+
+def pages_written(stats: Path) -> int:
+    """dump_stats_entry.pages_written (7) of CRIU's stats-dump (stats_entry.dump, 1)."""
+    data = stats.read_bytes()
+    if len(data) < 12:
+        raise Failed(f"{stats}: no statistics")
+    for num, _, val in crit.raw_fields(data[12:]):
+        if num == 1 and isinstance(val, bytes):
+            for n, _, v in crit.raw_fields(val):
+                if n == 7 and isinstance(v, int):
+                    return v
+    return 0
+
+
+class Migration:
+    def __init__(self, a: argparse.Namespace) -> None:
+        self.a = a
+        self.to = shlex.split(a.to)
+        self.src = Path(a.src_dir)
+        self.dst = a.dst_dir.rstrip("/")
+
+    def remote(self, *cmd: str) -> list[str]:
+        return self.to + [self.a.dst_criu, *cmd]
+
+    def server(self, name: str, prev: Optional[str]) -> tuple[subprocess.Popen[str], int]:
+        """A page server on the destination for round @name; its port."""
+        d = f"{self.dst}/{name}"
+        subprocess.run(self.to + ["mkdir", "-p", d], check=True)
+        cmd = self.remote("page-server", "-D", d, "--port", str(self.a.port), "--address",
+                          self.a.address, "-o", "ps.log", "-v4")
+        if prev:
+            cmd += ["--prev-images-dir", f"../{prev}"]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        assert p.stdout is not None
+        line = p.stdout.readline().strip()
+        if not line.isdigit():
+            p.kill()
+            p.wait()
+            raise Failed(f"the page server for {name} did not start (see {d}/ps.log)")
+        return p, int(line)
+
+    def dump(self, cmd: str, name: str, prev: Optional[str],
+             extra: list[str], env: Optional[dict[str, str]] = None) -> tuple[int, float]:
+        """One round (@cmd pre-dump or dump) through a page server: pages, seconds."""
+        srv, port = self.server(name, prev)
+        local = self.src / name
+        local.mkdir(parents=True, exist_ok=True)
+        args = [self.a.criu, cmd, "-t", str(self.a.tree), "-D", str(local), "-o", "dump.log",
+                "-v4", "--track-mem", "--page-server", "--address", self.a.address, "--port",
+                str(port)] + self.a.dump_opt + extra
+        if prev:
+            args += ["--prev-images-dir", f"../{prev}"]
+        t0 = time.monotonic()
+        rc = subprocess.run(args, stdin=subprocess.DEVNULL, env=env).returncode
+        took = time.monotonic() - t0
+        try:
+            src = srv.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+            src = srv.wait()
+        if rc or src:
+            raise Failed(f"{cmd} {name} failed (criu {rc}, page server {src}; see "
+                         f"{local}/dump.log and {self.dst}/{name}/ps.log)")
+        return pages_written(local / "stats-dump"), took
+
+    def report(self, what: str, pages: int, took: float) -> None:
+        mib = pages * PAGE / (1 << 20)
+        say(f"{what}: {pages} pages ({mib:.1f} MiB) in {took:.2f} s, "
+            f"{mib / max(took, 1e-6):.1f} MiB/s")
+
+    def run(self) -> int:
+        prev: Optional[str] = None
+        last = -1
+        for i in range(1, self.a.max_rounds + 1):
+            name = f"round{i}"
+            pages, took = self.dump("pre-dump", name, prev, [])
+            self.report(f"round {i}", pages, took)
+            prev = name
+            if pages < self.a.min_pages or (last >= 0 and pages > last * self.a.shrink):
+                break
+            last = pages
+        plan = {"restore": self.remote("restore", "-D", f"{self.dst}/final", "-d", "-o",
+                                       "restore.log", "-v4", "--pidfile",
+                                       f"{self.dst}/final/restore.pid") + self.a.restore_opt}
+        env = dict(os.environ, **{ENV_PLAN: json.dumps(plan)})
+        pages, took = self.dump("dump", "final", prev, ["--action-script", __file__], env)
+        self.report("final dump (the tree frozen)", pages, took)
+        pid = subprocess.run(self.to + ["cat", f"{self.dst}/final/restore.pid"],
+                             capture_output=True, text=True).stdout.strip()
+        say(f"the tree runs on the destination, its root pid {pid}")
+        return 0
+
+
+def hook() -> int:
+    """criu's action script: at post-dump, the restore on the destination."""
+    if os.environ.get("CRTOOLS_SCRIPT_ACTION") != "post-dump":
+        return 0
+    plan = json.loads(os.environ[ENV_PLAN])
+    rc = subprocess.run(plan["restore"], stdin=subprocess.DEVNULL).returncode
+    if rc:
+        say(f"the restore on the destination failed ({rc}): the tree runs on here")
+    return 1 if rc else 0
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="criu-migrate", description=__doc__.split("\n")[0])
+    p.add_argument("-t", "--tree", type=int, required=True, help="the root of the tree")
+    p.add_argument("--address", required=True,
+                   help="the destination's address, as this host reaches it")
+    p.add_argument("--port", type=int, default=0, help="the page servers' port (0: any)")
+    p.add_argument("--to", default="",
+                   help="the command prefix that runs a command on the destination")
+    p.add_argument("--src-dir", required=True, help="this host's work directory")
+    p.add_argument("--dst-dir", required=True, help="the images directory there")
+    p.add_argument("--criu", default="criu")
+    p.add_argument("--dst-criu", default="criu", help="criu on the destination")
+    p.add_argument("--max-rounds", type=int, default=8)
+    p.add_argument("--min-pages", type=int, default=1024,
+                   help="a pre-dump round writing fewer pages is the last")
+    p.add_argument("--shrink", type=float, default=0.9,
+                   help="the rounds go on while each writes under this share of the last")
+    p.add_argument("--dump-opt", action="append", default=[])
+    p.add_argument("--restore-opt", action="append", default=[])
+    a = p.parse_args(argv)
+    if a.max_rounds < 1:
+        p.error("--max-rounds must be at least 1")
+    return a
+
+
+def main(argv: list[str]) -> int:
+    if os.environ.get("CRTOOLS_SCRIPT_ACTION"):
+        return hook()
+    a = parse(argv)
+    try:
+        return Migration(a).run()
+    except (Failed, OSError, subprocess.CalledProcessError) as e:
+        say(f"{e}; the tree runs on at the source")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

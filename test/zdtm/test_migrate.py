@@ -1,0 +1,141 @@
+"""contrib/migrate/criu_migrate.py between two "hosts": network namespaces
+made by the test, joined by a veth pair (10.78.0.1 and 10.78.0.2). The
+tree (static/ns_pid_tree, a pid namespace of its own, so that its restore
+while the source is still frozen takes no pid the source holds) starts on
+host a, where the migration runs; the page servers and the restore run on
+host b (through --to "nsenter --net=B").
+
+- The migration: pre-dump rounds, each printed, the last through the final
+  dump, whose post-dump action restores on b; the tree runs there (in b's
+  network namespace), none of it is left on a, and its own check passes.
+- A failure at each step leaves the tree running on a as it was, and no
+  checkpoint at b: the source's criu killed in the first round; the page
+  server killed in the first round, or on the final dump's commit; the
+  restore on b failing.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import buildpaths
+import zdtm
+from test_net import Netns, tool
+
+pytestmark = pytest.mark.usefixtures("need_criu")
+
+PROGRAM = "ns_pid_tree"
+MIGRATE = buildpaths.ROOT / "contrib" / "migrate" / "criu_migrate.py"
+
+
+@pytest.fixture
+def hosts():
+    missing = [t for t in ("ip", "nsenter", "unshare") if not tool(t)]
+    if missing:
+        pytest.skip(f"not installed: {', '.join(missing)}")
+    a, b = Netns(), Netns()
+    try:
+        a.sh(f"ip link add mga type veth peer name mgb netns {b.proc.pid} && "
+             "ip addr add 10.78.0.1/24 dev mga && ip link set mga up && ip link set lo up")
+        b.sh("ip addr add 10.78.0.2/24 dev mgb && ip link set mgb up && ip link set lo up")
+        yield a, b
+    finally:
+        a.close()
+        b.close()
+
+
+def enter(n: Netns) -> list[str]:
+    return [tool("nsenter") or "nsenter", f"--net={n.path}"]
+
+
+def migrate(r: zdtm.Run, a: Netns, b: Netns, env: dict[str, str] | None = None,
+            to: Path | None = None) -> subprocess.CompletedProcess[str]:
+    cmd = enter(a) + [sys.executable, str(MIGRATE), "-t", str(r.pid), "--address",
+                      "10.78.0.2", "--to", str(to) if to else " ".join(enter(b)), "--src-dir",
+                      str(r.dir / "src"), "--dst-dir", str(r.dir / "dst"), "--criu",
+                      zdtm.CRIU, "--dst-criu", zdtm.CRIU, "--max-rounds", "3",
+                      "--min-pages", "0"]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    r.note(f"criu-migrate -> {p.returncode}")
+    return p
+
+
+def test_migrate(hosts: tuple[Netns, Netns]) -> None:
+    a, b = hosts
+    with zdtm.Run(PROGRAM, "migrate", pidns=True) as r:
+        r.start_prefix = enter(a)
+        r.start()
+        old = r.pid
+        p = migrate(r, a, b)
+        if p.returncode:
+            r.fail(f"criu-migrate failed:\n{p.stdout}\n{p.stderr}")
+        rounds = [ln for ln in p.stdout.splitlines() if ln.startswith("criu-migrate: round ")]
+        if not rounds or "MiB/s" not in rounds[0] or "final dump" not in p.stdout:
+            r.fail(f"no progress report per round:\n{p.stdout}")
+        pid = int((r.dir / "dst" / "final" / "restore.pid").read_text())
+        if f"root pid {pid}" not in p.stdout:
+            r.fail(f"the restored root's pid is not reported:\n{p.stdout}")
+        if zdtm.proc_state(old) not in (None, "Z", "X"):
+            r.fail(f"the source tree {old} is still there")
+        if os.readlink(f"/proc/{pid}/ns/net") != f"net:[{b.ino}]":
+            r.fail("the restored tree is not on host b")
+        if not os.path.islink(r.dir / "dst" / "final" / "parent"):
+            r.fail("the final dump is not linked to the last pre-dump")
+        r.pid = pid
+        r.alive = r.ours = True
+        r.finish()
+
+
+@pytest.mark.parametrize("case", ["source-round1", "server-round1", "server-final",
+                                  "restore"])
+def test_migrate_fails_safe(hosts: tuple[Netns, Netns], case: str) -> None:
+    a, b = hosts
+    with zdtm.Run(PROGRAM, f"migrate-{case}", pidns=True) as r:
+        r.start_prefix = enter(a)
+        r.start()
+        snap = r.snapshot()
+        env = dict(os.environ)
+        to = None
+        if case == "source-round1":
+            env["CRIU_FAULT"] = "memory"       # the source's criu killed in its round
+            says = "pre-dump round1 failed (criu -9"
+        elif case == "server-round1":
+            env["CRIU_FAULT"] = "pagesrv-frame#3"
+            says = "pre-dump round1 failed"
+        elif case == "server-final":
+            # only the final round's page server is killed, on its commit
+            to = r.dir / "to-b"
+            to.write_text("#!/bin/sh\ncase \"$*\" in *dst/final*) "
+                          "export CRIU_FAULT=pagesrv-commit ;; esac\n"
+                          f"exec {' '.join(enter(b))} \"$@\"\n")
+            to.chmod(0o755)
+            says = "dump final failed (criu 1, page server -9"
+        else:
+            # the restore on b fails once the tree is there: its pid file
+            # can't be written (a directory stands in its place)
+            (r.dir / "dst" / "final" / "restore.pid").mkdir(parents=True)
+            says = "dump final failed (criu 1, page server 1"
+        p = migrate(r, a, b, env=env, to=to)
+        if says not in p.stdout:
+            r.fail(f"criu-migrate does not say {says!r}:\n{p.stdout}\n{p.stderr}")
+        if p.returncode != 1 or "the tree runs on" not in p.stdout:
+            r.fail(f"criu-migrate did not fail safely ({p.returncode}):\n{p.stdout}\n"
+                   f"{p.stderr}")
+        r.check_running(f"after the failed migration ({case})", snap)
+        if (r.dir / "dst" / "final" / "inventory.img").exists():
+            r.fail("a checkpoint is left at the destination")
+        if case == "restore" and "Error" not in \
+                (r.dir / "dst" / "final" / "restore.log").read_text():
+            r.fail("the restore on b did not run and fail")
+        r.finish()
+
+
+def test_migrate_needs_a_tree() -> None:
+    p = subprocess.run([sys.executable, str(MIGRATE), "--address", "10.0.0.1", "--src-dir",
+                        "/nonexistent", "--dst-dir", "/nonexistent"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "-t/--tree" in p.stderr, p
