@@ -109,6 +109,7 @@ for t in "${targets[@]}"; do
 			"$GEN"/rpc.pb-c.c "${pbc[@]}" ;;
 	fuzz_pagesrv)
 		build fuzz_pagesrv test/fuzz/fuzz_pagesrv.c criu/image/imgout.c criu/image/psrecv.c \
+			criu/image/tls.c \
 			"${core[@]}" ;;
 	*)
 		echo "build.sh: no fuzz target $t" >&2
