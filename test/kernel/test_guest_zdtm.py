@@ -74,6 +74,9 @@ KNOWN_ON_6_1 = {
     "sk_inet_udp": NO_NETDEVICES,
     "sk_packet": NO_PACKET_DIAG,
     "sk_netsk_tasks": NO_PACKET_DIAG,   # a packet socket among them
+    # packet sockets with rings: their geometry comes from packet_diag too
+    **{f"sk_packet_ring{v}": NO_PACKET_DIAG
+       for v in ("", "_v1", "_dgram", "_shared", "_tx", "_txq", "_v3")},
     "sk_unix_netns": NO_NFTABLES,
     "sk_unix_ns": NO_NFTABLES,
     "epoll_watches": EVENTFD_6_5,
