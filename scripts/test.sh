@@ -35,7 +35,8 @@ n_skipped=0
 failed_before_step=0
 OUT=$(mktemp /tmp/criu-test-out.XXXXXX)
 SKIPS=$(mktemp /tmp/criu-test-skips.XXXXXX)
-trap 'rm -f "$OUT" "$SKIPS"' EXIT
+FAILS=$(mktemp /tmp/criu-test-fails.XXXXXX)
+trap 'rm -f "$OUT" "$SKIPS" "$FAILS"' EXIT
 
 # count FILE: add up a pytest summary ("3 passed, 1 failed, 2 skipped in 1s")
 # or a meson one ("Ok: 3", "Fail: 1", "Skipped: 2") found in FILE.
@@ -51,8 +52,10 @@ count()
 		n_failed=$((n_failed + ${n:-0}))
 		n=$(grep -oE '[0-9]+ (skipped|xfailed)' <<<"$line" | cut -d' ' -f1 | awk '{ s += $1 } END { print s + 0 }')
 		n_skipped=$((n_skipped + ${n:-0}))
-		# pytest -rsx: "SKIPPED [N] where: reason", "XFAIL test - reason"
+		# pytest -rfEsx: "SKIPPED [N] where: reason", "XFAIL test - reason"
 		grep -E '^(SKIPPED|XFAIL) ' "$1" >>"$SKIPS"
+		# -rfE: "FAILED test::name - reason", named again in the summary
+		grep -E '^(FAILED|ERROR) ' "$1" | cut -c1-300 >>"$FAILS"
 		return
 	fi
 	n=$(grep -oE '^Ok: +[0-9]+' "$1" | grep -oE '[0-9]+$')
@@ -120,7 +123,7 @@ run_pytest()
 
 	step "$name: $PYTHON -m pytest -q $dir"
 	# shellcheck disable=SC2086
-	"$PYTHON" -m pytest -q -rsx $PYTEST_ARGS "$dir" 2>&1 | tee "$OUT" || rc=$?
+	"$PYTHON" -m pytest -q -rfEsx $PYTEST_ARGS "$dir" 2>&1 | tee "$OUT" || rc=$?
 	count "$OUT"
 	if [ "$rc" = 5 ] && ! has_pytests "$dir"; then
 		echo "($dir has no tests yet)"
@@ -193,7 +196,7 @@ if [ -z "${SKIP_KERNEL:-}" ] && [ -d test/kernel ]; then
 		scripts/kernel-build.sh -q >"$OUT" 2>&1 || rc=$?
 		if [ "$rc" = 0 ]; then
 			# shellcheck disable=SC2086
-			"$PYTHON" -m pytest -q -rsx $PYTEST_ARGS -m kernel test/kernel 2>&1 | tee "$OUT" ||
+			"$PYTHON" -m pytest -q -rfEsx $PYTEST_ARGS -m kernel test/kernel 2>&1 | tee "$OUT" ||
 				rc=$?
 			count "$OUT"
 		else
@@ -241,6 +244,8 @@ if [ -s "$SKIPS" ]; then
 	echo "  skipped, and why:"
 	sed 's/^/    /' "$SKIPS"
 fi
+# the failed tests by name, last, where a CI log's tail keeps them
+sed 's/^/failed test: /' "$FAILS"
 verdict=PASS
 [ "${#failed[@]}" != 0 ] && verdict=FAIL
 echo "test: $verdict"

@@ -777,8 +777,12 @@ static int check_ip(const struct rtask *t, const struct vdso_task *vp, pid_t tid
 		return 0;
 	off = ip - vp->old_start;
 	/* on an entry: the jump there is the first thing it runs */
-	if (vp->mode == VDSO_MOVE_REDIRECT && entry_at(&vp->old_syms, off))
+	f = entry_at(&vp->old_syms, off);
+	if (vp->mode == VDSO_MOVE_REDIRECT && f) {
+		pr_info("Task %d: thread %d is at the vDSO entry %s (%#lx): it goes on "
+			"through the redirect", t->pid, tid, f->name, ip);
 		return 0;
+	}
 	f = entry_below(&vp->old_syms, off);
 	pr_err("Task %d: thread %d was inside the vDSO at the dump (%#lx, %s+%#lx) and this "
 	       "kernel's vDSO differs: it can't go on there", t->pid, tid, ip,
