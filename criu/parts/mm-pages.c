@@ -29,6 +29,9 @@
 #include "image/sums.h"
 #include "image/pagestore.h"
 #include "image/stats.h"
+#include "image/imgout.h"
+#include "core/opts.h"
+#include "parts/mm-jobs.h"
 #include "parts/mm-pages.h"
 #include "parts/mm-track.h"
 #include "parts/mm-vma.h"
@@ -97,6 +100,8 @@ struct page_writer {
 	size_t hint;		/* the parent's run last found */
 	uint64_t shared;
 	struct mtrack_task mt;	/* --track-mem: what the previous round holds */
+	struct page_plan *plan;	/* --jobs: the pages are planned here, copied after */
+	int jobs;
 };
 
 /* pw_add_run's owner of pages the previous round's images hold */
@@ -208,6 +213,10 @@ static int pw_store(struct page_writer *w, uint64_t start, uint64_t end, int sha
 
 	if (pw_add_run(w, start, end, 0, 0))
 		return -1;
+	if (w->plan) {
+		w->total += end - start;
+		return page_plan_add(w->plan, start, end - start, via_mem);
+	}
 	if (w->niov && via_mem != w->via_mem && pw_read(w))
 		return -1;
 	w->via_mem = via_mem;
@@ -410,15 +419,50 @@ static const struct stored_task *find_stored(struct mm_tree *tr, pid_t pid)
 	return NULL;
 }
 
+/*
+ * One job, or a page server's stream: the pages go through the tree's
+ * pstore as they are read. Several: they are planned as the pagemap is
+ * read and copied by mm_jobs_copy() after (mm-jobs.h).
+ */
+static int pw_open(struct dump_ctx *dc, struct dtask *t, struct mm_tree *tr,
+		   struct page_writer *w, struct page_plan *plan)
+{
+	w->jobs = imgout_remote() ? 1 : mm_jobs(dc->opts, t->pid);
+	if (w->jobs > 1) {
+		w->plan = plan;
+		return 0;
+	}
+	if ((!tr->ps && !(tr->ps = pstore_new())) || pstore_open(tr->ps, dc->dirfd, t->ns_pid))
+		return -1;
+	w->out = tr->ps;
+	w->buf = pstore_buf(w->out);
+	return w->buf ? 0 : -1;
+}
+
+/* Every page read and stored, the store closed. */
+static int pw_finish(struct dump_ctx *dc, struct dtask *t, struct page_writer *w)
+{
+	int ret;
+
+	if (w->plan)
+		return mm_jobs_copy(t->pid, w->memfd, w->plan, dc->dirfd, t->ns_pid, w->jobs);
+	if (pw_submit(w))
+		return -1;
+	ret = pstore_flush(w->out, NULL);
+	w->out = NULL;
+	return ret;
+}
+
 int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntry *pm)
 {
 	struct page_writer w = { .pid = t->pid, .memfd = -1, .pmfd = -1 };
 	struct mm_tree *tr = tree_state(dc);
+	struct page_plan plan = { 0 };
 	const struct proc_vma *v;
 	char path[64];
 	int i, ret = -1;
 
-	if (!tr || (!tr->ps && !(tr->ps = pstore_new())))
+	if (!tr)
 		return -1;
 	/* parents are dumped before their children */
 	if (t->parent && !t->parent->zombie)
@@ -428,11 +472,7 @@ int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntr
 	snprintf(path, sizeof(path), "/proc/%d/mem", t->pid);
 	w.memfd = open(path, O_RDONLY | O_CLOEXEC);
 	w.chunk = xmalloc(PFN_BATCH * sizeof(uint64_t));
-	if (!pstore_open(tr->ps, dc->dirfd, t->ns_pid)) {
-		w.out = tr->ps;
-		w.buf = pstore_buf(w.out);
-	}
-	if (w.pmfd < 0 || w.memfd < 0 || !w.buf || !w.chunk) {
+	if (w.pmfd < 0 || w.memfd < 0 || pw_open(dc, t, tr, &w, &plan) || !w.chunk) {
 		pr_perror("Task %d: can't open pagemap, mem or the page store", t->pid);
 		goto out;
 	}
@@ -452,13 +492,8 @@ int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntr
 		if (pagemap_scan(w.pmfd, v->start, v->end, PM_SCAN_GUARDS, guard_cb, mm))
 			goto out;
 	}
-	if (pw_submit(&w))
+	if (pw_finish(dc, t, &w))
 		goto out;
-	ret = pstore_flush(w.out, NULL);
-	w.out = NULL;
-	if (ret)
-		goto out;
-	ret = -1;
 	pm->pages_size = w.total;
 	pm->runs = w.runs;
 	pm->n_runs = w.nr_runs;
@@ -488,6 +523,7 @@ out:
 	if (w.pmfd >= 0)
 		close(w.pmfd);
 	mtrack_task_end(&w.mt);
+	page_plan_free(&plan);
 	free(w.chunk);
 	free(w.pfns);
 	return ret;

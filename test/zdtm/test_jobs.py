@@ -1,0 +1,146 @@
+"""Pages copied by several threads (--jobs, Documentation/design.md "Pages
+with several jobs").
+
+* static/mem_jobs (256 MiB, every page its own data, holes, a PROT_NONE
+  area read through /proc/PID/mem) dumped with --jobs 1, 2 and 4 and
+  restored: the program checks every word; the dump log says how many
+  threads copied; restore checks the store's checksums before it lets the
+  task go;
+* the store, its pagemap and its checksums are the same bytes whatever
+  --jobs was (one task dumped twice, left running);
+* a pre-dump chain with --jobs 2 restores every page (mem_predump);
+* --jobs 0, -1, 100000 and garbage are refused with one line, the task
+  untouched.
+
+Run: python3 -m pytest -q test/zdtm/test_jobs.py
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+import buildpaths
+import zdtm
+from test_predump import kernel_lacks, phase, round_, round_ok
+
+pytestmark = pytest.mark.usefixtures("need_criu")
+
+CRIT = buildpaths.CRIT
+PROG = "mem_jobs"
+
+
+def threads_used(img: zdtm.Path, pid: int) -> int:
+    """How many threads copied @pid's pages, as the dump log says (1 when
+    the single stream wrote them)."""
+    m = re.search(rf"Task {pid}: \d+ bytes of memory copied by (\d+) thread",
+                  (img / "dump.log").read_text(errors="replace"))
+    return int(m.group(1)) if m else 1
+
+
+def digest(path: zdtm.Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def decode(r: zdtm.Run, path: zdtm.Path) -> dict:
+    p = subprocess.run([sys.executable, str(CRIT), "decode", "-i", str(path)],
+                       capture_output=True, text=True)
+    if p.returncode:
+        r.fail(f"crit decode {path.name}: {p.stderr.strip()}")
+    return json.loads(p.stdout)
+
+
+def store_sums(r: zdtm.Run, img: zdtm.Path) -> list:
+    inv = decode(r, img / "inventory.img")["entry"]
+    return [s for s in inv.get("stores", []) if s["name"] == f"pages-{r.pid}.img"]
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 4])
+def test_dump_restore_every_page(jobs: int) -> None:
+    """Dump and restore with --jobs N: every page comes back, and the dump
+    copied with N threads (the store has 64 slices to share out)."""
+    with zdtm.Run(PROG, f"jobs{jobs}") as r:
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img, ["--jobs", str(jobs)])
+        used = threads_used(img, r.pid)
+        if used != jobs:
+            r.fail(f"--jobs {jobs}: the dump log says {used} thread(s) copied the pages")
+        if not store_sums(r, img):
+            r.fail(f"inventory.img has no checksums of pages-{r.pid}.img")
+        p = subprocess.run([sys.executable, str(CRIT), "show", str(img)],
+                           capture_output=True, text=True)
+        if p.returncode:
+            r.fail(f"crit show: {p.stderr.strip()}")
+        r.restore_ok(img)
+        r.finish()
+
+
+def test_same_images_whatever_jobs() -> None:
+    """One task dumped with --jobs 1 and then --jobs 4 (left running in
+    between): the same store, pagemap and checksums."""
+    with zdtm.Run(PROG, "same") as r:
+        r.start()
+        one, four = r.imgdir("one"), r.imgdir("four")
+        r.dump_ok(one, ["--jobs", "1"], leave_running=True)
+        r.dump_ok(four, ["--jobs", "4"], leave_running=True)
+        if threads_used(four, r.pid) != 4:
+            r.fail("--jobs 4 did not copy with 4 threads")
+        for name in (f"pages-{r.pid}.img", f"pagemap-{r.pid}.img"):
+            if digest(one / name) != digest(four / name):
+                r.fail(f"{name} differs between --jobs 1 and --jobs 4")
+        a, b = store_sums(r, one), store_sums(r, four)
+        if not a or a != b:
+            r.fail(f"the checksums of pages-{r.pid}.img differ: {a[:1]} vs {b[:1]}")
+        r.finish()
+
+
+def test_predump_chain_with_jobs() -> None:
+    """pre-dump, pre-dump, dump, all --jobs 2, through mem_predump's
+    phases: the restore gives every page (the program checks them)."""
+    why = kernel_lacks()
+    if why:
+        pytest.skip(f"no dirty-page tracking on this kernel: {why}")
+    with zdtm.Run("mem_predump", "jobs") as r:
+        r.start()
+        d = [r.imgdir(f"d{i}") for i in range(1, 4)]
+        jobs = ["--jobs", "2"]
+        round_ok(r, "pre-dump", d[0], None, jobs)
+        phase(r, 1)
+        round_ok(r, "pre-dump", d[1], "../d1", jobs)
+        phase(r, 2)
+        phase(r, 3)
+        phase(r, 4)
+        res = round_(r, "dump", d[2], "../d2", jobs)
+        if res.returncode:
+            r.fail("the final dump failed", res)
+        r.gone_after_dump(res)
+        if threads_used(d[0], r.pid) != 2:
+            r.fail("the first pre-dump did not copy with 2 threads")
+        (r.dir / "phases").write_text("4\n")
+        r.restore_ok(d[2])
+        r.finish()
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "100000", "two", ""])
+def test_bad_jobs_refused(value: str) -> None:
+    """A --jobs that is no number of threads: one error line naming the
+    option, and the task runs on untouched."""
+    with zdtm.Run(PROG, "badjobs") as r:
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        res = r.dump(img, [f"--jobs={value}"])
+        errs = zdtm.error_lines(res.stderr)
+        if res.returncode <= 0 or len(errs) != 1 or "--jobs" not in errs[0]:
+            r.fail(f"--jobs={value!r}: expected one error line naming --jobs", res)
+        r.check_running("after a refused dump", snap)
+        r.finish()
