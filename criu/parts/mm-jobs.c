@@ -25,6 +25,7 @@
 #include "image/image.h"
 #include "image/sums.h"
 #include "parts/mm-jobs.h"
+#include "parts/mm-pages.h"
 
 /* a slice: whole checksum chunks, small enough to stay in the cache between copies */
 #define SLICE		(4U << 20)
@@ -254,5 +255,130 @@ out:
 		pr_perror("Can't write page store %d", id);
 		ret = -1;
 	}
+	return ret;
+}
+
+/* ------------------------------------------------------------- restore */
+
+/* A slice of a run: @len bytes from @src (a mapped store) to @vaddr in the task. */
+struct fill_piece {
+	uint64_t vaddr, len;
+	const uint8_t *src;
+};
+
+struct fill_job {
+	pid_t pid, img_pid;
+	struct fill_piece *pc;
+	size_t nr;
+	uint64_t next;		/* atomic */
+	int failed;		/* atomic */
+};
+
+static void *filler(void *arg)
+{
+	struct fill_job *j = arg;
+	struct iovec l, r;
+	uint64_t k;
+	ssize_t n;
+
+	while (!__atomic_load_n(&j->failed, __ATOMIC_RELAXED)) {
+		k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		if (k >= j->nr)
+			break;
+		l.iov_base = (void *)j->pc[k].src;
+		r.iov_base = (void *)(uintptr_t)j->pc[k].vaddr;
+		l.iov_len = r.iov_len = j->pc[k].len;
+		n = process_vm_writev(j->pid, &l, 1, &r, 1, 0);
+		if (n != (ssize_t)l.iov_len) {
+			pr_perror("Task %d: can't write its pages at %#lx (%zd of %lu bytes)",
+				  j->img_pid, j->pc[k].vaddr, n, j->pc[k].len);
+			__atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+		}
+	}
+	return NULL;
+}
+
+/* Every store of @s mapped for reading (NULL where empty). */
+static int map_stores(struct rst_ctx *rc, struct mm_stores *s, uint8_t **map)
+{
+	int i, fd;
+
+	for (i = 0; i < s->nr; i++) {
+		if (!s->st[i].size)
+			continue;
+		fd = mm_store_fd(rc, &s->st[i]);
+		if (fd < 0)
+			return -1;
+		map[i] = mmap(NULL, s->st[i].size, PROT_READ, MAP_SHARED, fd, 0);
+		close(fd);
+		if (map[i] == MAP_FAILED) {
+			map[i] = NULL;
+			pr_perror("Task %d: can't map pages-%d.img %d parent(s) up", s->pid,
+				  s->st[i].pid, s->st[i].level);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The outside runs, cut at every SLICE of the address space: the work to share. */
+static int cut_pieces(struct mm_stores *s, PagemapEntry *pm, uint8_t **map,
+		      struct fill_job *j)
+{
+	const struct page_src *p;
+	uint64_t at, len;
+	size_t ri, k;
+
+	for (ri = 0; ri < pm->n_runs; ri++) {
+		if (!s->outside[ri])
+			continue;
+		for (k = s->first[ri]; k < s->first[ri + 1]; k++) {
+			p = &s->src[k];
+			for (at = 0; at < p->len; at += len) {
+				len = min(p->len - at, SLICE - (p->vaddr + at) % SLICE);
+				if (xgrow(j->pc, j->nr))
+					return -1;
+				j->pc[j->nr].vaddr = p->vaddr + at;
+				j->pc[j->nr].len = len;
+				j->pc[j->nr].src = map[p->store] + p->off + at;
+				j->nr++;
+			}
+		}
+	}
+	return 0;
+}
+
+int mm_jobs_fill(struct rst_ctx *rc, struct rtask *t, struct mm_stores *s, PagemapEntry *pm)
+{
+	struct fill_job j = { .pid = t->host_pid, .img_pid = t->pid };
+	pthread_t th[MM_JOBS_MAX];
+	uint8_t **map;
+	int i, jobs, started = 0, ret = -1;
+
+	if (!s->outside)
+		return 0;
+	map = xzalloc((s->nr + 1) * sizeof(*map));
+	if (!map || map_stores(rc, s, map) || cut_pieces(s, pm, map, &j))
+		goto out;
+	jobs = (int)min((size_t)min(s->jobs, MM_JOBS_MAX), max(j.nr, (size_t)1));
+	for (i = 1; i < jobs; i++, started++)
+		if (pthread_create(&th[i], NULL, filler, &j)) {
+			pr_err("Task %d: can't start page fill thread %d of %d", t->pid, i, jobs);
+			break;
+		}
+	filler(&j);
+	for (i = 1; i <= started; i++)
+		pthread_join(th[i], NULL);
+	if (!j.failed) {
+		pr_info("Task %d: %lu bytes of memory written by %d thread(s)", t->pid,
+			s->outside_bytes, started + 1);
+		ret = 0;
+	}
+out:
+	for (i = 0; map && i < s->nr; i++)
+		if (map[i])
+			munmap(map[i], s->st[i].size);
+	free(map);
+	free(j.pc);
 	return ret;
 }

@@ -16,7 +16,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "pagemap.pb-c.h"
+
 struct opts;
+struct rst_ctx;
+struct rtask;
+struct mm_stores;
 
 /* One piece of memory, stored right after the previous one. */
 struct page_seg {
@@ -47,5 +52,20 @@ void page_plan_free(struct page_plan *p);
  */
 int mm_jobs_copy(pid_t pid, int memfd, const struct page_plan *p, int dirfd, int id,
 		 int jobs);
+
+/*
+ * Restore. A task whose writable private anonymous memory holds at least
+ * MM_FILL_MIN bytes of pages (mm-pages.c, pick_outside) does not read
+ * those runs in its batch: once the batch is done and the task waits
+ * stopped, criu maps the stores and several threads process_vm_writev()
+ * 4 MiB slices of them into the task. The area was mapped and advised
+ * (MADV_HUGEPAGE) in the batch, so the writes' faults take huge pages
+ * where the task had them.
+ */
+#define MM_FILL_MIN		(8ULL << 20)
+
+/* After @t's batch: the runs s->outside marks, into the task. 0, or -1 logged. */
+int mm_jobs_fill(struct rst_ctx *rc, struct rtask *t, struct mm_stores *s,
+		 PagemapEntry *pm);
 
 #endif

@@ -732,6 +732,46 @@ out:
 	return ret;
 }
 
+/*
+ * --jobs: which runs criu writes from outside, with several threads,
+ * after the task's batch (mm-jobs.h). Only those of private anonymous
+ * areas left writable: nothing but these pages goes there, and
+ * process_vm_writev() may write them with the area's final protection.
+ * A task with little of that memory reads it all itself, as with one job.
+ */
+static int pick_outside(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntry *pm,
+			struct mm_stores *s)
+{
+	uint64_t bytes = 0;
+	size_t i, j = 0;
+	VmaEntry *v;
+
+	s->jobs = mm_jobs(rc->opts, 0);
+	if (s->jobs < 2 || !pm->n_runs)
+		return 0;
+	s->outside = xzalloc(pm->n_runs);
+	if (!s->outside)
+		return -1;
+	for (i = 0; i < pm->n_runs; i++) {
+		while (mm->vmas[j]->end <= pm->runs[i]->vaddr)
+			j++;	/* mm_check_pages: every run lies in an area */
+		v = mm->vmas[j];
+		if (v->kind != VMA_KIND__VMA_ANON_PRIVATE || !(v->prot & PROT_WRITE))
+			continue;
+		s->outside[i] = 1;
+		bytes += (uint64_t)pm->runs[i]->nr_pages * PAGE_SIZE;
+	}
+	if (bytes < MM_FILL_MIN) {
+		free(s->outside);
+		s->outside = NULL;
+		return 0;
+	}
+	s->outside_bytes = bytes;
+	pr_info("Task %d: %lu bytes of its memory to be written by %d threads", t->pid, bytes,
+		s->jobs);
+	return 0;
+}
+
 /* Runs must lie in areas whose pages are saved, stores must hold them. */
 int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntry *pm,
 		   struct mm_stores *s)
@@ -774,21 +814,19 @@ int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntr
 		       size < total ? "truncated" : "corrupted", size, total);
 		return -1;
 	}
-	if (resolve_all(rc, t, pm, s))
+	if (resolve_all(rc, t, pm, s) || pick_outside(rc, t, mm, pm, s))
 		return -1;
 	stats_count(STAT_PAGES_RESTORED, pages);
 	return 0;
 }
 
-static int open_store(struct rst_ctx *rc, struct rtask *t, struct mm_store *st)
+int mm_store_fd(struct rst_ctx *rc, const struct mm_store *st)
 {
 	char name[64];
 	int dirfd, fd;
 
-	if (!st->level) {
-		fd = img_open_raw(rc->dirfd, IMG_PAGES, st->pid, 0);
-		return fd < 0 ? -1 : rst_private_fd(t, fd);
-	}
+	if (!st->level)
+		return img_open_raw(rc->dirfd, IMG_PAGES, st->pid, 0);
 	/* the parents' stores: no checksums of theirs are at hand */
 	dirfd = open_level(rc->dirfd, st->level);
 	if (dirfd < 0)
@@ -797,6 +835,13 @@ static int open_store(struct rst_ctx *rc, struct rtask *t, struct mm_store *st)
 	if (fd < 0)
 		pr_perror("Can't open image %s %d parent(s) up", name, st->level);
 	close(dirfd);
+	return fd;
+}
+
+static int open_store(struct rst_ctx *rc, struct rtask *t, struct mm_store *st)
+{
+	int fd = mm_store_fd(rc, st);
+
 	return fd < 0 ? -1 : rst_private_fd(t, fd);
 }
 
@@ -820,6 +865,8 @@ int mm_queue_reads(struct batch *b, struct mm_stores *s, PagemapEntry *pm, uint6
 	size_t k;
 
 	for (; *run < pm->n_runs && pm->runs[*run]->vaddr < end; (*run)++) {
+		if (s->outside && s->outside[*run])
+			continue;	/* mm_jobs_fill writes it, after the batch */
 		/*
 		 * Allocating the pages in one go costs a fraction of taking a
 		 * fault on each as pread() fills them; older kernels say EINVAL.
@@ -846,5 +893,6 @@ void mm_free_stores(struct mm_stores *s)
 	free(s->st);
 	free(s->src);
 	free(s->first);
+	free(s->outside);
 	memset(s, 0, sizeof(*s));
 }

@@ -38,6 +38,14 @@ struct mm_stores {
 	struct page_src *src;	/* every run's pieces, in order */
 	size_t nr_src;
 	size_t *first;		/* per run: its first piece */
+	/*
+	 * --jobs: per run, 1 where criu writes it into the task from outside,
+	 * with several threads, once the task's batch is done (mm_jobs_fill);
+	 * NULL: the task reads every run itself.
+	 */
+	uint8_t *outside;
+	uint64_t outside_bytes;
+	int jobs;
 };
 
 /*
@@ -46,6 +54,8 @@ struct mm_stores {
  */
 int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntry *pm,
 		   struct mm_stores *s);
+/* store @st, opened here (criu's fd), for reading */
+int mm_store_fd(struct rst_ctx *rc, const struct mm_store *st);
 /* in the new task: open the stores, as fds private to criu */
 int mm_open_stores(struct rst_ctx *rc, struct rtask *t, PagemapEntry *pm,
 		   struct mm_stores *s);

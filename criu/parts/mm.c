@@ -34,6 +34,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "parts/mm-jobs.h"
 #include "parts/mm-pages.h"
 #include "parts/mm-track.h"
 #include "parts/mm-vdso.h"
@@ -1101,6 +1102,14 @@ static void mm_release(struct rtask *t)
 	t->img[PART_MM] = NULL;
 }
 
+/* The task's batch is done: the pages it left to criu (--jobs). */
+static int mm_final(struct rst_ctx *rc, struct rtask *t)
+{
+	struct mm_loaded *l = t->img[PART_MM];
+
+	return mm_jobs_fill(rc, t, &l->stores, l->pm);
+}
+
 static void mm_release_tree(struct rst_ctx *rc)
 {
 	free(rc->shared[PART_MM]);
@@ -1118,6 +1127,7 @@ const struct part part_mm = {
 	.load = mm_load,
 	.child = mm_child,
 	.batch = mm_batch,
+	.final = mm_final,
 	.release = mm_release,
 	.release_tree = mm_release_tree,
 };

@@ -2,10 +2,11 @@
 with several jobs").
 
 * static/mem_jobs (256 MiB, every page its own data, holes, a PROT_NONE
-  area read through /proc/PID/mem) dumped with --jobs 1, 2 and 4 and
-  restored: the program checks every word; the dump log says how many
-  threads copied; restore checks the store's checksums before it lets the
-  task go;
+  area read through /proc/PID/mem) dumped and restored with --jobs 1, 2
+  and 4: the program checks every word; the logs say how many threads
+  copied and wrote; restore checks the store's checksums before it lets
+  the task go;
+* static/mem_thp's huge pages stay huge when restore's threads write them;
 * the store, its pagemap and its checksums are the same bytes whatever
   --jobs was (one task dumped twice, left running);
 * a pre-dump chain with --jobs 2 restores every page (mem_predump);
@@ -34,11 +35,12 @@ CRIT = buildpaths.CRIT
 PROG = "mem_jobs"
 
 
-def threads_used(img: zdtm.Path, pid: int) -> int:
-    """How many threads copied @pid's pages, as the dump log says (1 when
-    the single stream wrote them)."""
-    m = re.search(rf"Task {pid}: \d+ bytes of memory copied by (\d+) thread",
-                  (img / "dump.log").read_text(errors="replace"))
+def threads_used(img: zdtm.Path, pid: int, log: str = "dump.log") -> int:
+    """How many threads copied @pid's pages (dump) or wrote them into the
+    task (restore), as the log says; 1 when the one stream did."""
+    verb = "copied" if log == "dump.log" else "written"
+    m = re.search(rf"Task {pid}: \d+ bytes of memory {verb} by (\d+) thread",
+                  (img / log).read_text(errors="replace"))
     return int(m.group(1)) if m else 1
 
 
@@ -65,8 +67,9 @@ def store_sums(r: zdtm.Run, img: zdtm.Path) -> list:
 
 @pytest.mark.parametrize("jobs", [1, 2, 4])
 def test_dump_restore_every_page(jobs: int) -> None:
-    """Dump and restore with --jobs N: every page comes back, and the dump
-    copied with N threads (the store has 64 slices to share out)."""
+    """Dump and restore with --jobs N: every page comes back; the dump
+    copied with N threads (the store has 64 slices to share out), the
+    restore wrote the pages with N threads (1: the task read them all)."""
     with zdtm.Run(PROG, f"jobs{jobs}") as r:
         r.start()
         img = r.imgdir("img")
@@ -80,7 +83,24 @@ def test_dump_restore_every_page(jobs: int) -> None:
                            capture_output=True, text=True)
         if p.returncode:
             r.fail(f"crit show: {p.stderr.strip()}")
-        r.restore_ok(img)
+        r.restore_ok(img, ["--jobs", str(jobs)])
+        used = threads_used(img, r.pid, "restore.log")
+        if used != jobs:
+            r.fail(f"--jobs {jobs}: the restore log says {used} thread(s) wrote the pages")
+        r.finish()
+
+
+def test_thp_stay_huge_with_jobs() -> None:
+    """static/mem_thp (four huge pages, checked huge after restore by the
+    program itself) dumped and restored with --jobs 4: the restore's
+    threads write the area, and their faults still take huge pages."""
+    with zdtm.Run("mem_thp", "jobs4") as r:
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img, ["--jobs", "4"])
+        r.restore_ok(img, ["--jobs", "4"])
+        if threads_used(img, r.pid, "restore.log") < 2:
+            r.fail("the restore did not write the huge pages with several threads")
         r.finish()
 
 
