@@ -172,7 +172,7 @@ static int copy_slice(struct copy_job *j, uint8_t *buf, uint64_t k)
 
 	if (read_slice(j, buf, from, to))
 		return -1;
-	/* summed while the slice is in the cache, before write() copies it */
+	/* summed while the slice is in the cache, before pwrite() copies it */
 	for (c = from; j->crc && c < to; c += IMG_SUM_CHUNK)
 		j->crc[c / IMG_SUM_CHUNK] = crc32c(0, buf + (c - from),
 						   min((uint64_t)IMG_SUM_CHUNK, to - c));
@@ -236,6 +236,8 @@ int mm_jobs_copy(pid_t pid, int memfd, const struct page_plan *p, int dirfd, int
 			goto out;
 	}
 	jobs = (int)min((uint64_t)min(jobs, MM_JOBS_MAX), max(j.nr_slices, (uint64_t)1));
+	pr_debug("Task %d: %lu bytes of memory in %zu pieces to copy, %d thread(s)", pid,
+		 p->total, p->nr, jobs);
 	for (i = 1; i < jobs; i++, started++)
 		if (pthread_create(&th[i], NULL, worker, &j)) {
 			pr_err("Task %d: can't start page copy thread %d of %d", pid, i, jobs);
