@@ -25,7 +25,6 @@
 #include "image/image.h"
 #include "image/sums.h"
 #include "parts/mm-jobs.h"
-#include "parts/mm-pages.h"
 
 /* a slice: whole checksum chunks, small enough to stay in the cache between copies */
 #define SLICE		(4U << 20)
@@ -301,18 +300,14 @@ static void *filler(void *arg)
 }
 
 /* Every store of @s mapped for reading (NULL where empty). */
-static int map_stores(struct rst_ctx *rc, struct mm_stores *s, uint8_t **map)
+static int map_stores(const struct mm_stores *s, const int *fds, uint8_t **map)
 {
-	int i, fd;
+	int i;
 
 	for (i = 0; i < s->nr; i++) {
 		if (!s->st[i].size)
 			continue;
-		fd = mm_store_fd(rc, &s->st[i]);
-		if (fd < 0)
-			return -1;
-		map[i] = mmap(NULL, s->st[i].size, PROT_READ, MAP_SHARED, fd, 0);
-		close(fd);
+		map[i] = mmap(NULL, s->st[i].size, PROT_READ, MAP_SHARED, fds[i], 0);
 		if (map[i] == MAP_FAILED) {
 			map[i] = NULL;
 			pr_perror("Task %d: can't map pages-%d.img %d parent(s) up", s->pid,
@@ -324,7 +319,7 @@ static int map_stores(struct rst_ctx *rc, struct mm_stores *s, uint8_t **map)
 }
 
 /* The outside runs, cut at every SLICE of the address space: the work to share. */
-static int cut_pieces(struct mm_stores *s, PagemapEntry *pm, uint8_t **map,
+static int cut_pieces(const struct mm_stores *s, PagemapEntry *pm, uint8_t **map,
 		      struct fill_job *j)
 {
 	const struct page_src *p;
@@ -350,29 +345,28 @@ static int cut_pieces(struct mm_stores *s, PagemapEntry *pm, uint8_t **map,
 	return 0;
 }
 
-int mm_jobs_fill(struct rst_ctx *rc, struct rtask *t, struct mm_stores *s, PagemapEntry *pm)
+int mm_jobs_fill(pid_t host_pid, pid_t pid, const struct mm_stores *s, PagemapEntry *pm,
+		 const int *fds)
 {
-	struct fill_job j = { .pid = t->host_pid, .img_pid = t->pid };
+	struct fill_job j = { .pid = host_pid, .img_pid = pid };
 	pthread_t th[MM_JOBS_MAX];
 	uint8_t **map;
 	int i, jobs, started = 0, ret = -1;
 
-	if (!s->outside)
-		return 0;
 	map = xzalloc((s->nr + 1) * sizeof(*map));
-	if (!map || map_stores(rc, s, map) || cut_pieces(s, pm, map, &j))
+	if (!map || map_stores(s, fds, map) || cut_pieces(s, pm, map, &j))
 		goto out;
 	jobs = (int)min((size_t)min(s->jobs, MM_JOBS_MAX), max(j.nr, (size_t)1));
 	for (i = 1; i < jobs; i++, started++)
 		if (pthread_create(&th[i], NULL, filler, &j)) {
-			pr_err("Task %d: can't start page fill thread %d of %d", t->pid, i, jobs);
+			pr_err("Task %d: can't start page fill thread %d of %d", pid, i, jobs);
 			break;
 		}
 	filler(&j);
 	for (i = 1; i <= started; i++)
 		pthread_join(th[i], NULL);
 	if (!j.failed) {
-		pr_info("Task %d: %lu bytes of memory written by %d thread(s)", t->pid,
+		pr_info("Task %d: %lu bytes of memory written by %d thread(s)", pid,
 			s->outside_bytes, started + 1);
 		ret = 0;
 	}

@@ -19,9 +19,6 @@
 #include "pagemap.pb-c.h"
 
 struct opts;
-struct rst_ctx;
-struct rtask;
-struct mm_stores;
 
 /* One piece of memory, stored right after the previous one. */
 struct page_seg {
@@ -64,8 +61,43 @@ int mm_jobs_copy(pid_t pid, int memfd, const struct page_plan *p, int dirfd, int
  */
 #define MM_FILL_MIN		(8ULL << 20)
 
-/* After @t's batch: the runs s->outside marks, into the task. 0, or -1 logged. */
-int mm_jobs_fill(struct rst_ctx *rc, struct rtask *t, struct mm_stores *s,
-		 PagemapEntry *pm);
+/* restore: one store a task's pages are read from */
+struct mm_store {
+	int level;		/* 0: these images; n: n parents up (pre-dumps) */
+	pid_t pid;		/* pages-PID.img */
+	int fd;
+	int64_t size;
+};
+
+/* A piece of a run: where its pages are read from. */
+struct page_src {
+	uint64_t vaddr, len;
+	int store;		/* in mm_stores.st */
+	uint64_t off;
+};
+
+struct mm_stores {
+	pid_t pid;		/* the task's own */
+	struct mm_store *st;
+	int nr;
+	struct page_src *src;	/* every run's pieces, in order */
+	size_t nr_src;
+	size_t *first;		/* per run: its first piece */
+	/*
+	 * --jobs: per run, 1 where criu writes it into the task from outside,
+	 * with several threads, once the task's batch is done (mm_jobs_fill);
+	 * NULL: the task reads every run itself.
+	 */
+	uint8_t *outside;
+	uint64_t outside_bytes;
+	int jobs;
+};
+
+/*
+ * After the batch of task @pid (@host_pid here): the runs s->outside
+ * marks, into it; @fds: s->st's stores, open here. 0, or -1 logged.
+ */
+int mm_jobs_fill(pid_t host_pid, pid_t pid, const struct mm_stores *s, PagemapEntry *pm,
+		 const int *fds);
 
 #endif

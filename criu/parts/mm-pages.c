@@ -820,7 +820,7 @@ int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntr
 	return 0;
 }
 
-int mm_store_fd(struct rst_ctx *rc, const struct mm_store *st)
+static int mm_store_fd(struct rst_ctx *rc, const struct mm_store *st)
 {
 	char name[64];
 	int dirfd, fd;
@@ -886,6 +886,29 @@ int mm_queue_reads(struct batch *b, struct mm_stores *s, PagemapEntry *pm, uint6
 		}
 	}
 	return 0;
+}
+
+int mm_fill_outside(struct rst_ctx *rc, struct rtask *t, struct mm_stores *s,
+		    PagemapEntry *pm)
+{
+	int *fds, i, ret = -1;
+
+	if (!s->outside)
+		return 0;
+	fds = xmalloc((s->nr + 1) * sizeof(*fds));
+	if (!fds)
+		return -1;
+	for (i = 0; i < s->nr; i++) {
+		fds[i] = mm_store_fd(rc, &s->st[i]);
+		if (fds[i] < 0)
+			goto out;
+	}
+	ret = mm_jobs_fill(t->host_pid, t->pid, s, pm, fds);
+out:
+	while (i--)
+		close(fds[i]);
+	free(fds);
+	return ret;
 }
 
 void mm_free_stores(struct mm_stores *s)

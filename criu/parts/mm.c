@@ -34,7 +34,6 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
-#include "parts/mm-jobs.h"
 #include "parts/mm-pages.h"
 #include "parts/mm-track.h"
 #include "parts/mm-vdso.h"
@@ -1107,7 +1106,7 @@ static int mm_final(struct rst_ctx *rc, struct rtask *t)
 {
 	struct mm_loaded *l = t->img[PART_MM];
 
-	return mm_jobs_fill(rc, t, &l->stores, l->pm);
+	return mm_fill_outside(rc, t, &l->stores, l->pm);
 }
 
 static void mm_release_tree(struct rst_ctx *rc)
