@@ -239,7 +239,8 @@ int mm_jobs_copy(pid_t pid, int memfd, const struct page_plan *p, int dirfd, int
 		 p->total, p->nr, jobs);
 	for (i = 1; i < jobs; i++, started++)
 		if (pthread_create(&th[i], NULL, worker, &j)) {
-			pr_err("Task %d: can't start page copy thread %d of %d", pid, i, jobs);
+			pr_warn("Task %d: page copy thread %d of %d did not start; "
+				"the others copy its share", pid, i, jobs);
 			break;
 		}
 	worker(&j);	/* this thread is one of them; with threads missing, it does more */
@@ -359,7 +360,8 @@ int mm_jobs_fill(pid_t host_pid, pid_t pid, const struct mm_stores *s, PagemapEn
 	jobs = (int)min((size_t)min(s->jobs, MM_JOBS_MAX), max(j.nr, (size_t)1));
 	for (i = 1; i < jobs; i++, started++)
 		if (pthread_create(&th[i], NULL, filler, &j)) {
-			pr_err("Task %d: can't start page fill thread %d of %d", pid, i, jobs);
+			pr_warn("Task %d: page fill thread %d of %d did not start; "
+				"the others write its share", pid, i, jobs);
 			break;
 		}
 	filler(&j);

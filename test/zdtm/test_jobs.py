@@ -195,14 +195,18 @@ def test_predump_chain_with_jobs() -> None:
 @pytest.mark.parametrize("value", ["0", "-1", "100000", "two", ""])
 def test_bad_jobs_refused(value: str) -> None:
     """A --jobs that is no number of threads: one error line naming the
-    option, and the task runs on untouched."""
+    option and the value, and the task runs on untouched; --jobs 2 then
+    dumps it."""
     with zdtm.Run(PROG, "badjobs") as r:
         r.start()
         snap = r.snapshot()
         img = r.imgdir("img")
         res = r.dump(img, [f"--jobs={value}"])
         errs = zdtm.error_lines(res.stderr)
-        if res.returncode <= 0 or len(errs) != 1 or "--jobs" not in errs[0]:
-            r.fail(f"--jobs={value!r}: expected one error line naming --jobs", res)
+        if res.returncode <= 0 or len(errs) != 1 or "--jobs" not in errs[0] or \
+                f"'{value}'" not in errs[0]:
+            r.fail(f"--jobs={value!r}: expected one error line naming --jobs and the value",
+                   res)
         r.check_running("after a refused dump", snap)
+        r.dump_ok(r.imgdir("good"), ["--jobs", "2"], leave_running=True)
         r.finish()
