@@ -44,18 +44,14 @@ def say(msg: str) -> None:
     print(f"criu-migrate: {msg}", flush=True)
 
 
-def dump_stat(stats: Path, field: int) -> int:
-    """A field of CRIU's stats-dump (stats_entry.dump, 1): dump_stats_entry's
-    frozen_time (2, us) or pages_written (7)."""
-    data = stats.read_bytes()
-    if len(data) < 12:
-        raise Failed(f"{stats}: no statistics")
-    for num, _, val in crit.raw_fields(data[12:]):
-        if num == 1 and isinstance(val, bytes):
-            for n, _, v in crit.raw_fields(val):
-                if n == field and isinstance(v, int):
-                    return v
-    return 0
+def dump_stat(stats: Path, field: str) -> int:
+    """A field of CRIU's stats-dump's dump_stats_entry: frozen_time (us) or
+    pages_written."""
+    try:
+        doc = crit.read_image(stats)
+    except crit.CritError as e:
+        raise Failed(f"{stats}: {e}") from None
+    return int(doc["entry"].get("dump", {}).get(field, 0))
 
 
 def write_hook(path: Path, restore: list[str]) -> None:
@@ -119,7 +115,7 @@ class Migration:
         if rc or src:
             raise Failed(f"{cmd} {name} failed (criu {rc}, page server {src}; see "
                          f"{local}/dump.log and {self.dst}/{name}/ps.log)")
-        return dump_stat(local / "stats-dump", 7), took
+        return dump_stat(local / "stats-dump", "pages_written"), took
 
     def report(self, what: str, pages: int, took: float) -> None:
         mib = pages * PAGE / (1 << 20)
@@ -144,7 +140,7 @@ class Migration:
                                      f"{self.dst}/final/restore.pid") + self.a.restore_opt)
         pages, took = self.dump("dump", "final", prev, ["--action-script", str(hook)])
         self.report("final dump", pages, took)
-        frozen = dump_stat(self.src / "final" / "stats-dump", 2) / 1000
+        frozen = dump_stat(self.src / "final" / "stats-dump", "frozen_time") / 1000
         say(f"downtime: the tree was frozen {frozen:.1f} ms, the restore there included")
         pid = subprocess.run(self.to + ["cat", f"{self.dst}/final/restore.pid"],
                              capture_output=True, text=True).stdout.strip()
