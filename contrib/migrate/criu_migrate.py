@@ -4,7 +4,8 @@
 
     criu_migrate.py -t PID --address DST_IP --to "ssh root@dst" \\
         --src-dir /var/tmp/mig --dst-dir /var/tmp/mig [--max-rounds 8] \\
-        [--dump-opt=--tcp-established --restore-opt=--tcp-established]
+        [--dump-opt=--tcp-established --restore-opt=--tcp-established] \\
+        [--tls --tls-cacert CA --tls-cert CERT --tls-key KEY [--dst-tls-cert ...]]
 
 Rounds of `criu pre-dump --track-mem` send the tree's memory to a page
 server started on the destination (through the --to command, e.g. ssh;
@@ -16,7 +17,8 @@ writes), restores it on the destination. The source tree is killed only once tha
 restore succeeded; if anything fails before, the dump fails and the tree
 runs on at the source as it was (the restore leaves nothing behind at the
 destination, the page server removes a checkpoint that was not completed).
-Each round prints its pages, time and rate. Exit 0: the tree runs on the
+Each round prints its pages, time and rate. With --tls every page server
+connection is TLS (criu's --tls options, on both sides). Exit 0: the tree runs on the
 destination (its root's pid there is printed); 1: it runs at the source.
 Documentation/migrate.md says more.
 """
@@ -73,6 +75,18 @@ class Migration:
         self.src = Path(a.src_dir)
         self.dst = a.dst_dir.rstrip("/")
 
+    def tls(self, side: str) -> list[str]:
+        """The TLS options of criu on one side: "" the source, "dst_" the
+        destination (its files default to the source's paths)."""
+        if not self.a.tls:
+            return []
+        opts = ["--tls"]
+        for f in ("cacert", "cert", "key"):
+            path = getattr(self.a, f"{side}tls_{f}", None) or getattr(self.a, f"tls_{f}")
+            if path:
+                opts += [f"--tls-{f}", path]
+        return opts
+
     def remote(self, *cmd: str) -> list[str]:
         return self.to + [self.a.dst_criu, *cmd]
 
@@ -84,6 +98,7 @@ class Migration:
                           self.a.address, "-o", "ps.log", "-v4")
         if prev:
             cmd += ["--prev-images-dir", f"../{prev}"]
+        cmd += self.tls("dst_")
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
         assert p.stdout is not None
         line = p.stdout.readline().strip()
@@ -101,7 +116,7 @@ class Migration:
         local.mkdir(parents=True, exist_ok=True)
         args = [self.a.criu, cmd, "-t", str(self.a.tree), "-D", str(local), "-o", "dump.log",
                 "-v4", "--track-mem", "--page-server", "--address", self.a.address, "--port",
-                str(port)] + self.a.dump_opt + extra
+                str(port)] + self.tls("") + self.a.dump_opt + extra
         if prev:
             args += ["--prev-images-dir", f"../{prev}"]
         t0 = time.monotonic()
@@ -165,11 +180,21 @@ def parse(argv: list[str]) -> argparse.Namespace:
                    help="a pre-dump round writing fewer pages is the last")
     p.add_argument("--shrink", type=float, default=0.9,
                    help="the rounds go on while each writes under this share of the last")
+    p.add_argument("--tls", action="store_true",
+                   help="TLS on every page server connection (criu's --tls)")
+    for f, what in (("cacert", "the CA certificate"), ("cert", "the certificate"),
+                    ("key", "the private key")):
+        p.add_argument(f"--tls-{f}", help=f"{what} of this host (criu's --tls-{f})")
+        p.add_argument(f"--dst-tls-{f}",
+                       help=f"{what} of the destination (default: --tls-{f}'s path)")
     p.add_argument("--dump-opt", action="append", default=[])
     p.add_argument("--restore-opt", action="append", default=[])
     a = p.parse_args(argv)
     if a.max_rounds < 1:
         p.error("--max-rounds must be at least 1")
+    if not a.tls and any(getattr(a, f"{side}tls_{f}") for side in ("", "dst_")
+                         for f in ("cacert", "cert", "key")):
+        p.error("the --tls-* options need --tls")
     return a
 
 

@@ -25,6 +25,7 @@ import pytest
 import buildpaths
 import zdtm
 from test_net import Netns, tool
+from test_pagesrv_tls import make_ca, make_cert
 
 pytestmark = pytest.mark.usefixtures("need_criu")
 
@@ -53,12 +54,12 @@ def enter(n: Netns) -> list[str]:
 
 
 def migrate(r: zdtm.Run, a: Netns, b: Netns, env: dict[str, str] | None = None,
-            to: Path | None = None) -> subprocess.CompletedProcess[str]:
+            to: Path | None = None, extra: list[str] = []) -> subprocess.CompletedProcess[str]:
     cmd = enter(a) + [sys.executable, str(MIGRATE), "-t", str(r.pid), "--address",
                       "10.78.0.2", "--to", str(to) if to else " ".join(enter(b)), "--src-dir",
                       str(r.dir / "src"), "--dst-dir", str(r.dir / "dst"), "--criu",
                       zdtm.CRIU, "--dst-criu", zdtm.CRIU, "--max-rounds", "3",
-                      "--min-pages", "0"]
+                      "--min-pages", "0"] + extra
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     r.note(f"criu-migrate -> {p.returncode}")
     return p
@@ -139,3 +140,45 @@ def test_migrate_needs_a_tree() -> None:
                         "/nonexistent", "--dst-dir", "/nonexistent"],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "-t/--tree" in p.stderr, p
+
+
+def test_migrate_tls(hosts: tuple[Netns, Netns], tmp_path: Path) -> None:
+    """--tls: every round's page server connection is TLS (both logs say
+    so), each side with its own certificate; the tree runs on b."""
+    if not tool("openssl"):
+        pytest.skip("openssl is not installed (scripts/install-deps.sh installs it)")
+    make_ca(tmp_path, "ca")
+    make_cert(tmp_path, "b", "ca", "IP:10.78.0.2")
+    make_cert(tmp_path, "a", "ca", "DNS:zdtm-client")
+    a, b = hosts
+    with zdtm.Run(PROGRAM, "migrate-tls", pidns=True) as r:
+        r.start_prefix = enter(a)
+        r.start()
+        old = r.pid
+        ca = str(tmp_path / "ca.pem")
+        p = migrate(r, a, b, extra=[
+            "--tls", "--tls-cacert", ca, "--tls-cert", str(tmp_path / "a.pem"),
+            "--tls-key", str(tmp_path / "a-key.pem"), "--dst-tls-cert",
+            str(tmp_path / "b.pem"), "--dst-tls-key", str(tmp_path / "b-key.pem")])
+        if p.returncode:
+            r.fail(f"criu-migrate --tls failed:\n{p.stdout}\n{p.stderr}")
+        rounds = sorted(d.name for d in (r.dir / "src").iterdir() if d.is_dir())
+        if "final" not in rounds or len(rounds) < 2:
+            r.fail(f"no rounds and final dump in {r.dir / 'src'}: {rounds}")
+        for name in rounds:
+            for log in (r.dir / "src" / name / "dump.log", r.dir / "dst" / name / "ps.log"):
+                if "TLS: (TLS" not in log.read_text(errors="replace"):
+                    r.fail(f"{log} logged no TLS session: not encrypted?\n{zdtm.tail(log)}")
+        pid = int((r.dir / "dst" / "final" / "restore.pid").read_text())
+        if zdtm.proc_state(old) not in (None, "Z", "X"):
+            r.fail(f"the source tree {old} is still there")
+        r.pid = pid
+        r.alive = r.ours = True
+        r.finish()
+
+
+def test_migrate_tls_options_need_tls() -> None:
+    p = subprocess.run([sys.executable, str(MIGRATE), "-t", "1", "--address", "10.0.0.1",
+                        "--src-dir", "/nonexistent", "--dst-dir", "/nonexistent",
+                        "--tls-cert", "x.pem"], capture_output=True, text=True)
+    assert p.returncode == 2 and "need --tls" in p.stderr, p
