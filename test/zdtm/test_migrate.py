@@ -1,5 +1,8 @@
 """contrib/migrate/criu_migrate.py between two "hosts": network namespaces
-made by the test, joined by a veth pair (10.78.0.1 and 10.78.0.2). The
+made by the test, joined by a veth pair (10.78.0.1 and 10.78.0.2); host b
+has a mount namespace too, with a tmpfs of its own on the destination's
+images directory, which host a can't see (nothing goes there but through
+the page servers' connections). The
 tree (static/ns_pid_tree, a pid namespace of its own, so that its restore
 while the source is still frozen takes no pid the source holds) starts on
 host a, where the migration runs; the page servers and the restore run on
@@ -18,7 +21,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -33,59 +38,83 @@ PROGRAM = "ns_pid_tree"
 MIGRATE = buildpaths.ROOT / "contrib" / "migrate" / "criu_migrate.py"
 
 
+@dataclass
+class Hosts:
+    a: Netns
+    b: Netns
+    dst: Path           # the images directory on b, a tmpfs only b sees
+
+    def there(self, *parts: str) -> Path:
+        """A path under dst as b sees it."""
+        return self.b.view(self.dst.joinpath(*parts))
+
+
 @pytest.fixture
-def hosts():
+def hosts(tmp_path: Path) -> Iterator[Hosts]:
     missing = [t for t in ("ip", "nsenter", "unshare") if not tool(t)]
     if missing:
         pytest.skip(f"not installed: {', '.join(missing)}")
-    a, b = Netns(), Netns()
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    a = Netns()
+    try:
+        b = Netns(private=dst)
+    except BaseException:
+        a.close()
+        raise
     try:
         a.sh(f"ip link add mga type veth peer name mgb netns {b.proc.pid} && "
              "ip addr add 10.78.0.1/24 dev mga && ip link set mga up && ip link set lo up")
         b.sh("ip addr add 10.78.0.2/24 dev mgb && ip link set mgb up && ip link set lo up")
-        yield a, b
+        yield Hosts(a, b, dst)
     finally:
         a.close()
         b.close()
 
 
 def enter(n: Netns) -> list[str]:
-    return [tool("nsenter") or "nsenter", f"--net={n.path}"]
+    """Into n's network namespace, and its mount namespace where it has one."""
+    cmd = [tool("nsenter") or "nsenter", f"--net={n.path}"]
+    if os.stat(f"/proc/{n.proc.pid}/ns/mnt").st_ino != os.stat("/proc/self/ns/mnt").st_ino:
+        cmd.append(f"--mount=/proc/{n.proc.pid}/ns/mnt")
+    return cmd
 
 
-def migrate(r: zdtm.Run, a: Netns, b: Netns, env: dict[str, str] | None = None,
+def migrate(r: zdtm.Run, h: Hosts, env: dict[str, str] | None = None,
             to: Path | None = None, extra: list[str] = []) -> subprocess.CompletedProcess[str]:
-    cmd = enter(a) + [sys.executable, str(MIGRATE), "-t", str(r.pid), "--address",
-                      "10.78.0.2", "--to", str(to) if to else " ".join(enter(b)), "--src-dir",
-                      str(r.dir / "src"), "--dst-dir", str(r.dir / "dst"), "--criu",
-                      zdtm.CRIU, "--dst-criu", zdtm.CRIU, "--max-rounds", "3",
-                      "--min-pages", "0"] + extra
+    cmd = enter(h.a) + [sys.executable, str(MIGRATE), "-t", str(r.pid), "--address",
+                        "10.78.0.2", "--to", str(to) if to else " ".join(enter(h.b)),
+                        "--src-dir", str(r.dir / "src"), "--dst-dir", str(h.dst), "--criu",
+                        zdtm.CRIU, "--dst-criu", zdtm.CRIU, "--max-rounds", "3",
+                        "--min-pages", "0"] + extra
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     r.note(f"criu-migrate -> {p.returncode}")
     return p
 
 
-def test_migrate(hosts: tuple[Netns, Netns]) -> None:
-    a, b = hosts
+def test_migrate(hosts: Hosts) -> None:
+    h = hosts
     with zdtm.Run(PROGRAM, "migrate", pidns=True) as r:
-        r.start_prefix = enter(a)
+        r.start_prefix = enter(h.a)
         r.start()
         old = r.pid
-        p = migrate(r, a, b)
+        p = migrate(r, h)
         if p.returncode:
             r.fail(f"criu-migrate failed:\n{p.stdout}\n{p.stderr}")
         rounds = [ln for ln in p.stdout.splitlines() if ln.startswith("criu-migrate: round ")]
         if not rounds or "MiB/s" not in rounds[0] or "final dump" not in p.stdout:
             r.fail(f"no progress report per round:\n{p.stdout}")
-        pid = int((r.dir / "dst" / "final" / "restore.pid").read_text())
+        pid = int((h.there("final", "restore.pid")).read_text())
         if f"root pid {pid}" not in p.stdout:
             r.fail(f"the restored root's pid is not reported:\n{p.stdout}")
         if zdtm.proc_state(old) not in (None, "Z", "X"):
             r.fail(f"the source tree {old} is still there")
-        if os.readlink(f"/proc/{pid}/ns/net") != f"net:[{b.ino}]":
+        if os.readlink(f"/proc/{pid}/ns/net") != f"net:[{h.b.ino}]":
             r.fail("the restored tree is not on host b")
-        if not os.path.islink(r.dir / "dst" / "final" / "parent"):
+        if not os.path.islink(h.there("final", "parent")):
             r.fail("the final dump is not linked to the last pre-dump")
+        if any(h.dst.iterdir()):
+            r.fail(f"host a sees images in {h.dst}: b's view is not its own")
         r.pid = pid
         r.alive = r.ours = True
         r.finish()
@@ -93,10 +122,10 @@ def test_migrate(hosts: tuple[Netns, Netns]) -> None:
 
 @pytest.mark.parametrize("case", ["source-round1", "server-round1", "server-final",
                                   "restore"])
-def test_migrate_fails_safe(hosts: tuple[Netns, Netns], case: str) -> None:
-    a, b = hosts
+def test_migrate_fails_safe(hosts: Hosts, case: str) -> None:
+    h = hosts
     with zdtm.Run(PROGRAM, f"migrate-{case}", pidns=True) as r:
-        r.start_prefix = enter(a)
+        r.start_prefix = enter(h.a)
         r.start()
         snap = r.snapshot()
         env = dict(os.environ)
@@ -112,25 +141,25 @@ def test_migrate_fails_safe(hosts: tuple[Netns, Netns], case: str) -> None:
             to = r.dir / "to-b"
             to.write_text("#!/bin/sh\ncase \"$*\" in *dst/final*) "
                           "export CRIU_FAULT=pagesrv-commit ;; esac\n"
-                          f"exec {' '.join(enter(b))} \"$@\"\n")
+                          f"exec {' '.join(enter(h.b))} \"$@\"\n")
             to.chmod(0o755)
             says = "dump final failed (criu 1, page server -9"
         else:
             # the restore on b fails once the tree is there: its pid file
             # can't be written (a directory stands in its place)
-            (r.dir / "dst" / "final" / "restore.pid").mkdir(parents=True)
+            (h.there("final", "restore.pid")).mkdir(parents=True)
             says = "dump final failed (criu 1, page server 1"
-        p = migrate(r, a, b, env=env, to=to)
+        p = migrate(r, h, env=env, to=to)
         if says not in p.stdout:
             r.fail(f"criu-migrate does not say {says!r}:\n{p.stdout}\n{p.stderr}")
         if p.returncode != 1 or "the tree runs on" not in p.stdout:
             r.fail(f"criu-migrate did not fail safely ({p.returncode}):\n{p.stdout}\n"
                    f"{p.stderr}")
         r.check_running(f"after the failed migration ({case})", snap)
-        if (r.dir / "dst" / "final" / "inventory.img").exists():
+        if (h.there("final", "inventory.img")).exists():
             r.fail("a checkpoint is left at the destination")
         if case == "restore" and "Error" not in \
-                (r.dir / "dst" / "final" / "restore.log").read_text():
+                h.there("final", "restore.log").read_text():
             r.fail("the restore on b did not run and fail")
         r.finish()
 
@@ -142,7 +171,7 @@ def test_migrate_needs_a_tree() -> None:
     assert p.returncode == 2 and "-t/--tree" in p.stderr, p
 
 
-def test_migrate_tls(hosts: tuple[Netns, Netns], tmp_path: Path) -> None:
+def test_migrate_tls(hosts: Hosts, tmp_path: Path) -> None:
     """--tls: every round's page server connection is TLS (both logs say
     so), each side with its own certificate; the tree runs on b."""
     if not tool("openssl"):
@@ -150,13 +179,13 @@ def test_migrate_tls(hosts: tuple[Netns, Netns], tmp_path: Path) -> None:
     make_ca(tmp_path, "ca")
     make_cert(tmp_path, "b", "ca", "IP:10.78.0.2")
     make_cert(tmp_path, "a", "ca", "DNS:zdtm-client")
-    a, b = hosts
+    h = hosts
     with zdtm.Run(PROGRAM, "migrate-tls", pidns=True) as r:
-        r.start_prefix = enter(a)
+        r.start_prefix = enter(h.a)
         r.start()
         old = r.pid
         ca = str(tmp_path / "ca.pem")
-        p = migrate(r, a, b, extra=[
+        p = migrate(r, h, extra=[
             "--tls", "--tls-cacert", ca, "--tls-cert", str(tmp_path / "a.pem"),
             "--tls-key", str(tmp_path / "a-key.pem"), "--dst-tls-cert",
             str(tmp_path / "b.pem"), "--dst-tls-key", str(tmp_path / "b-key.pem")])
@@ -166,10 +195,10 @@ def test_migrate_tls(hosts: tuple[Netns, Netns], tmp_path: Path) -> None:
         if "final" not in rounds or len(rounds) < 2:
             r.fail(f"no rounds and final dump in {r.dir / 'src'}: {rounds}")
         for name in rounds:
-            for log in (r.dir / "src" / name / "dump.log", r.dir / "dst" / name / "ps.log"):
+            for log in (r.dir / "src" / name / "dump.log", h.there(name, "ps.log")):
                 if "TLS: (TLS" not in log.read_text(errors="replace"):
                     r.fail(f"{log} logged no TLS session: not encrypted?\n{zdtm.tail(log)}")
-        pid = int((r.dir / "dst" / "final" / "restore.pid").read_text())
+        pid = int((h.there("final", "restore.pid")).read_text())
         if zdtm.proc_state(old) not in (None, "Z", "X"):
             r.fail(f"the source tree {old} is still there")
         r.pid = pid
