@@ -18,6 +18,7 @@ host b (through --to "nsenter --net=B").
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -31,6 +32,7 @@ import buildpaths
 import zdtm
 from test_net import Netns, tool
 from test_pagesrv_tls import make_ca, make_cert
+from test_rpc_runc import Container, running
 
 pytestmark = pytest.mark.usefixtures("need_criu")
 
@@ -211,3 +213,62 @@ def test_migrate_tls_options_need_tls() -> None:
                         "--src-dir", "/nonexistent", "--dst-dir", "/nonexistent",
                         "--tls-cert", "x.pem"], capture_output=True, text=True)
     assert p.returncode == 2 and "need --tls" in p.stderr, p
+
+
+@pytest.fixture
+def runc_container(tmp_path: Path) -> Iterator[Container]:
+    yield from running(Container(tmp_path))
+
+
+def test_migrate_runc(runc_container: Container) -> None:
+    """--runc ID: pre-dump rounds through runc, the final one with the
+    container paused, the restore by runc under another runc root, from a
+    bundle of the destination's (the same root, its own cgroup); the
+    container runs there, counting on, and is gone at the source."""
+    c = runc_container
+    dst_root, bundle = c.base / "state-b", c.base / "bundle-b"
+    bundle.mkdir()
+    spec = json.loads((c.bundle / "config.json").read_text())
+    spec["root"]["path"] = str(c.bundle / "rootfs")
+    spec["linux"]["cgroupsPath"] = f"/zdtm-migrated-{os.getpid()}"
+    (bundle / "config.json").write_text(json.dumps(spec))
+    env = dict(os.environ, PATH=f"{c.bin}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    cmd = [sys.executable, str(MIGRATE), "--runc", c.name, "--runtime", str(c.RUNTIME),
+           "--runtime-root", str(c.state), "--dst-runtime-root", str(dst_root),
+           "--dst-bundle", str(bundle), "--address", "127.0.0.1", "--src-dir",
+           str(c.base / "src"), "--dst-dir", str(c.base / "dst"), "--criu", zdtm.CRIU,
+           "--dst-criu", zdtm.CRIU, "--max-rounds", "2", "--min-pages", "0"]
+    there = Container(c.base)
+    there.state, there.bundle = dst_root, bundle
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300,
+                           cwd=c.bundle)
+        assert p.returncode == 0, f"criu-migrate --runc failed:\n{p.stdout}\n{p.stderr}"
+        assert "round 1:" in p.stdout and "final dump" in p.stdout, p.stdout
+        assert "runs on the destination" in p.stdout, p.stdout
+        assert c.status() == "gone", "the container is still there at the source"
+        assert there.status() == "running", "the container does not run at the destination"
+        before = c.count()
+        assert c.counting() and c.count() > before, "the migrated counter does not count"
+        assert (c.base / "dst" / "final" / "descriptors.json").exists()
+    finally:
+        there.destroy()
+
+
+def test_migrate_runc_fails_safe(runc_container: Container) -> None:
+    """The restore at the destination fails (its bundle has no config.json):
+    the container is resumed at the source and counts on."""
+    c = runc_container
+    env = dict(os.environ, PATH=f"{c.bin}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    (c.base / "bundle-b").mkdir()
+    cmd = [sys.executable, str(MIGRATE), "--runc", c.name, "--runtime", str(c.RUNTIME),
+           "--runtime-root", str(c.state), "--dst-runtime-root", str(c.base / "state-b"),
+           "--dst-bundle", str(c.base / "bundle-b"), "--address", "127.0.0.1", "--src-dir",
+           str(c.base / "src"), "--dst-dir", str(c.base / "dst"), "--criu", zdtm.CRIU,
+           "--dst-criu", zdtm.CRIU, "--max-rounds", "1", "--min-pages", "0"]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300,
+                       cwd=c.bundle)
+    assert p.returncode == 1, f"criu-migrate did not fail:\n{p.stdout}\n{p.stderr}"
+    assert "the restore on the destination failed" in p.stdout, p.stdout
+    assert "the tree runs on at the source" in p.stdout, p.stdout
+    assert c.status() == "running" and c.counting(), "the container did not go on"
