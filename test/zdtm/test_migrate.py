@@ -8,6 +8,8 @@ while the source is still frozen takes no pid the source holds) starts on
 host a, where the migration runs; the page servers and the restore run on
 host b (through --to "nsenter --net=B").
 
+- A TCP connection to a peer on a third "host" moves with a tree that has
+  its own network namespace; a runc container moves by its id; --tls.
 - The migration: pre-dump rounds, each printed, the last through the final
   dump, whose post-dump action restores on b; the tree runs there (in b's
   network namespace), none of it is left on a, and its own check passes.
@@ -22,6 +24,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -30,6 +34,7 @@ import pytest
 
 import buildpaths
 import zdtm
+from test_inet_sk import PEER, veth_once_unshared
 from test_net import Netns, tool
 from test_pagesrv_tls import make_ca, make_cert
 from test_rpc_runc import Container, running
@@ -272,3 +277,69 @@ def test_migrate_runc_fails_safe(runc_container: Container) -> None:
     assert "the restore on the destination failed" in p.stdout, p.stdout
     assert "the tree runs on at the source" in p.stdout, p.stdout
     assert c.status() == "running" and c.counting(), "the container did not go on"
+
+
+@pytest.fixture
+def lan(hosts: Hosts) -> Iterator[tuple[Hosts, Netns]]:
+    """hosts, and a peer: a third namespace whose bridge br0 (10.55.0.1)
+    has a port to a bridge br0 on each host; a tree's veth on a host joins
+    that host's br0, so that the tree (10.55.0.2) reaches the peer from
+    either host."""
+    h = hosts
+    p = Netns()
+    try:
+        p.sh("ip link add br0 type bridge && ip addr add 10.55.0.1/24 dev br0 && "
+             "ip link set br0 up")
+        for n, up in ((h.a, "upa"), (h.b, "upb")):
+            n.sh("ip link add br0 type bridge && ip link set br0 up && "
+                 f"ip link add {up} type veth peer name p{up} netns {p.proc.pid} && "
+                 f"ip link set {up} master br0 up")
+            p.sh(f"ip link set p{up} master br0 up")
+        yield h, p
+    finally:
+        p.close()
+
+
+def test_migrate_tcp_peer(lan: tuple[Hosts, Netns]) -> None:
+    """A tree with a network namespace of its own (a pid namespace too) and a
+    TCP connection to a peer in a third namespace moves from a to b with
+    --tcp-established, its veth's outer end made in b's bridge; both ends
+    check every byte of both streams across the move."""
+    h, peer_ns = lan
+    with zdtm.Run("sk_inet_peer", "migrate-tcp", pidns=True) as r:
+        ready = r.dir / "peer.ready"
+        peer = subprocess.Popen(enter(peer_ns) + [sys.executable, "-c", PEER, "10.55.0.1",
+                                                  "5601", str(ready)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 10
+            while not ready.exists() and peer.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.01)
+            r.args = ["10.55.0.1", "5601"]
+            r.start_prefix = enter(h.a) + [tool("unshare") or "unshare", "-n"]
+            t = threading.Thread(target=veth_once_unshared, args=(r, h.a))
+            t.start()
+            r.start()
+            t.join()
+            old = r.pid
+            p = migrate(r, h, extra=["--dump-opt=--tcp-established",
+                                     "--restore-opt=--tcp-established",
+                                     "--restore-opt=--external",
+                                     "--restore-opt=veth[eth0]:vh0@br0"])
+            if p.returncode:
+                r.fail(f"criu-migrate failed:\n{p.stdout}\n{p.stderr}")
+            pid = int(h.there("final", "restore.pid").read_text())
+            if zdtm.proc_state(old) not in (None, "Z", "X"):
+                r.fail(f"the source tree {old} is still there")
+            if "vh0" not in h.b.links():
+                r.fail(f"no vh0 on b: {h.b.links()}")
+            r.pid = pid
+            r.alive = r.ours = True
+            r.finish()
+            out, err = peer.communicate(timeout=60)
+            if peer.returncode != 0 or out.strip() != "peer ok":
+                r.fail(f"the peer: {out}{err}")
+        finally:
+            if peer.poll() is None:
+                peer.kill()
+                peer.wait()
