@@ -123,6 +123,9 @@ static void usage(FILE *f)
 "                          the pages this round stored again\n"
 "  --link-remap            dump: a deleted file still linked elsewhere is linked\n"
 "                          back in its directory, restore opens it and unlinks it\n"
+"  --force-irmap           dump: the paths of inotify watches and fanotify marks by\n"
+"                          walking directories (the irmap), not by file handles\n"
+"  --irmap-scan-path DIR   dump: the irmap walks DIR first (repeatable)\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -157,6 +160,8 @@ enum {
 	OPT_TCP_CLOSE,
 	OPT_GHOST_LIMIT,
 	OPT_LINK_REMAP,
+	OPT_FORCE_IRMAP,
+	OPT_IRMAP_SCAN_PATH,
 	OPT_TRACK_MEM,
 	OPT_PREV_IMAGES_DIR,
 	OPT_AUTO_DEDUP,
@@ -210,6 +215,8 @@ static const struct option long_opts[] = {
 	{ "tcp-close", no_argument, NULL, OPT_TCP_CLOSE },
 	{ "ghost-limit", required_argument, NULL, OPT_GHOST_LIMIT },
 	{ "link-remap", no_argument, NULL, OPT_LINK_REMAP },
+	{ "force-irmap", no_argument, NULL, OPT_FORCE_IRMAP },
+	{ "irmap-scan-path", required_argument, NULL, OPT_IRMAP_SCAN_PATH },
 	{ "track-mem", no_argument, NULL, OPT_TRACK_MEM },
 	{ "prev-images-dir", required_argument, NULL, OPT_PREV_IMAGES_DIR },
 	{ "auto-dedup", no_argument, NULL, OPT_AUTO_DEDUP },
@@ -377,6 +384,23 @@ static int add_inherit_fd(struct opts *o, const char *arg)
 	return 0;
 }
 
+/* --irmap-scan-path DIR: an absolute path, as the tree sees it */
+static int add_irmap_path(struct opts *o, const char *arg)
+{
+	const char **n;
+
+	if (arg[0] != '/') {
+		fprintf(stderr, "Error: --irmap-scan-path %s: not an absolute path\n", arg);
+		return -1;
+	}
+	n = xrealloc(o->irmap_paths, (o->nr_irmap_paths + 1) * sizeof(*n));
+	if (!n)
+		return -1;
+	o->irmap_paths = n;
+	o->irmap_paths[o->nr_irmap_paths++] = arg;
+	return 0;
+}
+
 static int parse_network_lock(const char *arg, struct opts *o)
 {
 	static const char *const names[] = {
@@ -523,6 +547,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->ghost_limit_set = 1;
 			break;
 		case OPT_LINK_REMAP: o->link_remap = 1; break;
+		case OPT_FORCE_IRMAP: o->force_irmap = 1; break;
+		case OPT_IRMAP_SCAN_PATH:
+			if (add_irmap_path(o, optarg))
+				return -1;
+			break;
 		case OPT_TRACK_MEM: o->track_mem = 1; break;
 		case OPT_PREV_IMAGES_DIR: o->prev_images_dir = optarg; break;
 		case OPT_AUTO_DEDUP: o->auto_dedup = 1; break;

@@ -99,6 +99,9 @@ struct opts {
 	uint64_t ghost_limit;		/* --ghost-limit: bytes of a deleted file saved, at most */
 	int ghost_limit_set;		/* 0: CRIU's default (parts/shmem-ghost.h) */
 	int link_remap;			/* --link-remap: link deleted files back at dump */
+	int force_irmap;		/* --force-irmap: watches' paths by the irmap */
+	const char **irmap_paths;	/* --irmap-scan-path, in the order given */
+	int nr_irmap_paths;
 	int pre_dump;			/* criu pre-dump: memory saved, the tree runs on */
 	int track_mem;			/* --track-mem: track writes for the next round */
 	const char *prev_images_dir;	/* --prev-images-dir, relative to -D */

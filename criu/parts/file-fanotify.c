@@ -92,7 +92,7 @@ static char *mark_path(const struct fd_dump *f, struct proc_mounts *ms,
 	switch (m->kind) {
 	case FANOTIFY_MARK_KIND__FANOTIFY_INODE:
 		snprintf(what, sizeof(what), "fanotify fd %d", f->fd);
-		return fhandle_path(f->pid, ms, m->sdev, m->ino, &m->h, &st, what);
+		return fhandle_path(f->pid, ms, m->sdev, m->ino, &m->h, f->opts, &st, what);
 	case FANOTIFY_MARK_KIND__FANOTIFY_MOUNT:
 		pm = proc_mount_by_id(ms, (int)m->mnt_id);
 		if (!pm) {

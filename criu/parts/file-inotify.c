@@ -66,7 +66,7 @@ static char *watch_path(const struct fd_dump *f, const struct proc_mounts *ms,
 	char what[64];
 
 	snprintf(what, sizeof(what), "inotify fd %d, wd %u", f->fd, w->wd);
-	return fhandle_path(f->pid, ms, w->sdev, w->ino, &w->h, st, what);
+	return fhandle_path(f->pid, ms, w->sdev, w->ino, &w->h, f->opts, st, what);
 }
 
 static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path,

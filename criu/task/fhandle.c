@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The inodes of fsnotify marks, found again by their file handles (fhandle.h). */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "task/fhandle.h"
+#include "task/irmap.h"
 
 int fhandle_parse(const char *line, struct fhandle *h)
 {
@@ -78,26 +80,26 @@ static int open_mount(pid_t pid, const struct proc_mounts *ms, unsigned int sdev
 	return fd;
 }
 
-char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
-		   unsigned long ino, const struct fhandle *h, struct stat *st, const char *what)
+/*
+ * The path of inode @ino by its handle, or NULL with *@why saying why not
+ * (the caller tries the irmap then).
+ */
+static char *by_handle(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+		       unsigned long ino, const struct fhandle *h, struct stat *st,
+		       const char **why)
 {
 	struct {
 		struct file_handle fh;
 		unsigned char bytes[FHANDLE_MAX];
 	} fh;
 	char link[64], path[PATH_MAX], at[PATH_MAX + 32];
+	static char err[96];
 	int mfd, fd;
 	ssize_t len;
 
-	if (!h->bytes) {
-		pr_err("Task %d: %s: inode %lu is on a filesystem without file handles, which "
-		       "is not supported", pid, what, ino);
-		return NULL;
-	}
 	mfd = open_mount(pid, ms, sdev);
 	if (mfd < 0) {
-		pr_err("Task %d: %s: inode %lu is on device %u:%u, which is not mounted in its "
-		       "mount namespace", pid, what, ino, KDEV_MAJOR(sdev), KDEV_MINOR(sdev));
+		*why = "its filesystem is not mounted in the task's mount namespace";
 		return NULL;
 	}
 	fh.fh.handle_bytes = h->bytes;
@@ -106,8 +108,8 @@ char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
 	fd = open_by_handle_at(mfd, &fh.fh, O_PATH | O_CLOEXEC);
 	close(mfd);
 	if (fd < 0) {
-		pr_perror("Task %d: %s: inode %lu can't be opened by its handle (deleted?)", pid,
-			  what, ino);
+		snprintf(err, sizeof(err), "its file handle does not open (%s)", strerror(errno));
+		*why = err;
 		return NULL;
 	}
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -119,9 +121,39 @@ char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
 	if (len > 0)
 		snprintf(at, sizeof(at), "/proc/%d/root%s", pid, path);
 	if (len <= 0 || path[0] != '/' || lstat(at, st) || st->st_ino != ino) {
-		pr_err("Task %d: %s: inode %lu has no path (deleted?), which is not supported",
-		       pid, what, ino);
+		*why = "its file handle leads to no path to it";
 		return NULL;
 	}
 	return xstrdup(path);
+}
+
+char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+		   unsigned long ino, const struct fhandle *h, const struct opts *o,
+		   struct stat *st, const char *what)
+{
+	struct irmap_hints hints = { o->irmap_paths, o->nr_irmap_paths };
+	const char *why;
+	char *path = NULL;
+	long scanned;
+
+	if (o->force_irmap)
+		why = "--force-irmap";
+	else if (!h->bytes)
+		why = "its filesystem gives no file handles";
+	else
+		path = by_handle(pid, ms, sdev, ino, h, st, &why);
+	if (path)
+		return path;
+	path = irmap_path(pid, ms, sdev, ino, &hints, st, &scanned);
+	if (path) {
+		pr_info("Task %d: %s: inode %lu found at %s by the irmap (%s)", pid, what, ino,
+			path, why);
+		return path;
+	}
+	if (scanned >= 0)
+		pr_err("Task %d: %s: inode %lu of device %u:%u has no path (deleted?): %s, and "
+		       "the irmap found it nowhere in %ld entries (--irmap-scan-path names where "
+		       "to look)", pid, what, ino, KDEV_MAJOR(sdev), KDEV_MINOR(sdev), why,
+		       scanned);
+	return NULL;
 }

@@ -8,11 +8,12 @@
  * The path comes from the handle: open_by_handle_at() (CAP_DAC_READ_SEARCH)
  * on a mount of the inode's filesystem in the task's mount namespace, then
  * the /proc/self/fd link of what it opened, checked to lead back to the
- * very inode through the task's root.
+ * very inode through the task's root; else from the irmap (irmap.h).
  */
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "core/opts.h"
 #include "proc/proc.h"
 
 #define FHANDLE_MAX	128
@@ -29,20 +30,19 @@ struct fhandle {
  */
 int fhandle_parse(const char *line, struct fhandle *h);
 
-/* Device numbers as fdinfo's "sdev:" gives them (the kernel's own encoding). */
-#define KDEV_MAJOR(sdev)	((unsigned int)(sdev) >> 20)
-#define KDEV_MINOR(sdev)	((unsigned int)(sdev) & 0xfffff)
-
 /* A mount of the filesystem of @sdev among @ms, one of its root preferred; NULL if none. */
 const struct proc_mount *fhandle_mount_of(const struct proc_mounts *ms, unsigned int sdev);
 
 /*
  * The path task @pid sees for inode @ino of device @sdev by its handle @h,
- * @ms being the task's mounts; its stat() in @st. NULL when it has none,
- * logged as "Task PID: WHAT: ..." (deleted, moved out of reach, on a
- * filesystem without handles or not mounted there).
+ * @ms being the task's mounts; its stat() in @st. Where the handle gives
+ * none (no handles, one that does not open, as overlayfs's, or
+ * --force-irmap in @o), the irmap's (irmap.h, --irmap-scan-path in @o).
+ * NULL when it has none, logged as "Task PID: WHAT: ..." (deleted, moved
+ * out of reach, not mounted there).
  */
 char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
-		   unsigned long ino, const struct fhandle *h, struct stat *st, const char *what);
+		   unsigned long ino, const struct fhandle *h, const struct opts *o,
+		   struct stat *st, const char *what);
 
 #endif

@@ -258,7 +258,7 @@ static int more_once(criu_predump_info pi)
 	X(file_locks, 0, set_file_locks(O true))				\
 	X(track_mem, 0, set_track_mem(O true))					\
 	X(auto_dedup, 2, set_auto_dedup(O true))				\
-	X(force_irmap, 1, set_force_irmap(O true))				\
+	X(force_irmap, 0, set_force_irmap(O true))				\
 	X(link_remap, 0, set_link_remap(O true))				\
 	X(log_level, 0, set_log_level(O 1))					\
 	X(cpu_cap, 0, set_cpu_cap(O 0))						\
@@ -283,7 +283,7 @@ static int more_once(criu_predump_info pi)
 	X(enable_fs, 1, add_enable_fs(O "tmpfs"))				\
 	X(skip_mnt, 1, add_skip_mnt(O "/x"))					\
 	X(ghost_limit, 0, set_ghost_limit(O 1 << 20))				\
-	X(irmap_path, 1, add_irmap_path(O "/x"))				\
+	X(irmap_path, 0, add_irmap_path(O "/x"))				\
 	X(inherit_fd, 0, add_inherit_fd(O 0, "pipe:[1]"))			\
 	X(external_net, 0, add_external(O "net[1]:x"))				\
 	X(external, 1, add_external(O "dev[1/2]:x"))				\

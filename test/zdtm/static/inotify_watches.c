@@ -7,7 +7,8 @@
  * the directory again gives back its old wd, and nothing else is queued
  * (no trace of how the wds were restored). With the argument "unread",
  * an event is left unread at the dump: criu warns that it is not saved,
- * and it is not there after the restore.
+ * and it is not there after the restore. With "in=DIR", all of it is
+ * made in DIR (test_irmap.py: an overlayfs, whose file handles don't open).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +56,9 @@ int main(int argc, char **argv)
 	int gap, fd, i;
 
 	test_init(argc, argv);
+	for (i = optind; i < argc; i++)
+		if (!strncmp(argv[i], "in=", 3) && chdir(argv[i] + 3))
+			fail_errno("chdir %s", argv[i] + 3);
 	snprintf(dir, sizeof(dir), "%s.dir", test_name);
 	snprintf(file, sizeof(file), "%s.file", test_name);
 	snprintf(link_, sizeof(link_), "%s.link", test_name);
