@@ -86,13 +86,18 @@ static char *mark_path(const struct fd_dump *f, struct proc_mounts *ms,
 		       const struct mark_line *m)
 {
 	const struct proc_mount *pm;
+	char what[64], err[512];
 	struct stat st;
-	char what[64];
+	char *path;
 
 	switch (m->kind) {
 	case FANOTIFY_MARK_KIND__FANOTIFY_INODE:
 		snprintf(what, sizeof(what), "fanotify fd %d", f->fd);
-		return fhandle_path(f->pid, ms, m->sdev, m->ino, &m->h, f->opts, &st, what);
+		path = fhandle_path(f->pid, ms, m->sdev, m->ino, &m->h, f->opts, &st, what, err,
+				    sizeof(err));
+		if (!path)
+			pr_err("Task %d: %s: %s", f->pid, what, err);
+		return path;
 	case FANOTIFY_MARK_KIND__FANOTIFY_MOUNT:
 		pm = proc_mount_by_id(ms, (int)m->mnt_id);
 		if (!pm) {

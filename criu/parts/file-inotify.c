@@ -4,8 +4,10 @@
  *
  * /proc/PID/fdinfo lists each watch: its watch descriptor (wd), mask, the
  * watched inode and a file handle for it. The path comes from the handle
- * (task/fhandle.c). A watch on a file that is gone (deleted, or a
- * filesystem without file handles) is refused.
+ * (task/fhandle.c), or the irmap (task/irmap.c). A watch on a deleted
+ * file the task still holds (an fd, an area: a ghost the shmem part saves)
+ * is added again on the file the restore makes of it; one on a file gone
+ * otherwise is refused.
  *
  * Restore adds the watches again by path, in wd order. The kernel hands
  * out wds one after the other (cyclically, never reusing one soon), so a
@@ -17,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +35,7 @@
 #include "proc/proc.h"
 #include "task/fhandle.h"
 #include "task/ptrace.h"
+#include "task/rst.h"
 
 /* filesystems that are always there, as dummy watches */
 static const char *const dummies[] = { "/", "/proc", "/dev", "/sys", "/tmp", "/etc", "/usr" };
@@ -59,18 +63,75 @@ static int parse_line(const char *p, struct wd_line *w)
 	return 0;
 }
 
-/* The path of the watched inode as task @f->pid sees it through its mounts @ms. */
-static char *watch_path(const struct fd_dump *f, const struct proc_mounts *ms,
-			const struct wd_line *w, struct stat *st)
+/*
+ * The "PATH (deleted)" link of an fd or area of task @pid on deleted file
+ * @ino of @sdev, its stat() in @st: a ghost the shmem part saves, which
+ * the restore watches again. NULL when the task holds it by none.
+ */
+static char *held_ghost(pid_t pid, unsigned int sdev, unsigned long ino, struct stat *st)
 {
-	char what[64];
+	static const char *const dirs[] = { "fd", "map_files" };
+	dev_t dev = makedev(KDEV_MAJOR(sdev), KDEV_MINOR(sdev));
+	char at[64], link[PATH_MAX];
+	struct dirent *de;
+	char *found = NULL;
+	unsigned int i;
+	ssize_t len;
+	DIR *d;
+
+	for (i = 0; i < ARRAY_SIZE(dirs) && !found; i++) {
+		snprintf(at, sizeof(at), "/proc/%d/%s", pid, dirs[i]);
+		d = opendir(at);
+		while (d && !found && (de = readdir(d))) {
+			if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, st, 0) ||
+			    st->st_ino != ino || st->st_dev != dev)
+				continue;
+			len = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+			if (len <= 0)
+				continue;
+			link[len] = '\0';
+			if (proc_is_ghost(link, st->st_mode, st->st_dev))
+				found = xstrdup(link);
+		}
+		if (d)
+			closedir(d);
+	}
+	return found;
+}
+
+/*
+ * The path of the watched inode as task @f->pid sees it through its mounts
+ * @ms; *@deleted when it is a deleted file the task holds (its link then).
+ */
+static char *watch_path(const struct fd_dump *f, const struct proc_mounts *ms,
+			const struct wd_line *w, struct stat *st, int *deleted)
+{
+	char what[64], err[512];
+	const char *why;
+	char *path;
 
 	snprintf(what, sizeof(what), "inotify fd %d, wd %u", f->fd, w->wd);
-	return fhandle_path(f->pid, ms, w->sdev, w->ino, &w->h, f->opts, st, what);
+	*deleted = 0;
+	path = fhandle_open_path(f->pid, ms, w->sdev, w->ino, &w->h, f->opts, st, &why);
+	if (path)
+		return path;
+	/* before the irmap, which walks the whole filesystem for a deleted one */
+	path = held_ghost(f->pid, w->sdev, w->ino, st);
+	if (path) {
+		*deleted = 1;
+		pr_info("Task %d: %s: inode %lu is the deleted file %s the task holds: watched "
+			"again on the file the restore makes of it", f->pid, what, w->ino, path);
+		return path;
+	}
+	path = fhandle_irmap_path(f->pid, ms, w->sdev, w->ino, f->opts, st, what, why, err,
+				  sizeof(err));
+	if (!path)
+		pr_err("Task %d: %s: %s, nor does the task hold it deleted", f->pid, what, err);
+	return path;
 }
 
 static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path,
-		  const struct stat *st)
+		  const struct stat *st, int deleted)
 {
 	InotifyWdEntry *n;
 	size_t i;
@@ -87,6 +148,8 @@ static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path,
 	n->path = path;
 	n->ino = st->st_ino;
 	n->dev = st->st_dev;
+	n->has_deleted = deleted;
+	n->deleted = deleted;
 	/* in wd order */
 	for (i = e->n_wds; i > 0 && e->wds[i - 1]->wd > n->wd; i--)
 		e->wds[i] = e->wds[i - 1];
@@ -112,7 +175,7 @@ static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, Fil
 	struct stat st;
 	const char *p;
 	char *path;
-	int ret = -1;
+	int ret = -1, deleted;
 
 	if (!e)
 		return -1;
@@ -128,8 +191,8 @@ static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, Fil
 		/* read once per fd, and only for an fd that watches something */
 		if (!ms.buf && proc_read_mountinfo(f->pid, &ms))
 			goto out;
-		path = watch_path(f, &ms, &w, &st);
-		if (!path || add_wd(e, &w, path, &st))
+		path = watch_path(f, &ms, &w, &st, &deleted);
+		if (!path || add_wd(e, &w, path, &st, deleted))
 			goto out;
 		pr_debug("Task %d: inotify fd %d: wd %u on %s, mask %#x", f->pid, f->fd, w.wd,
 			 path, w.mask);
@@ -184,6 +247,11 @@ static int inotify_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 			goto bad;
 		if (limit_inotify_wd(pid, -1, e->wds[i]->wd))
 			return -1;
+		if (e->wds[i]->deleted && !rst_object_known(rc, e->wds[i]->dev, e->wds[i]->ino)) {
+			pr_err("Task %d: inotify #%u watches the deleted file %s, which the "
+			       "images do not hold (shmem.img)", pid, d->id, e->wds[i]->path);
+			return -1;
+		}
 	}
 	return 0;
 bad:
@@ -257,6 +325,23 @@ static int drain(pid_t pid, int fd)
 	return 0;
 }
 
+/* Watch @w again: by its path, or a deleted file on the one criu made of it. */
+static int add_watch(struct rst_ctx *rc, int fd, const InotifyWdEntry *w)
+{
+	char self[64];
+	int obj;
+
+	/* the path leads to the watched inode itself, a symlink too */
+	if (!w->deleted)
+		return inotify_add_watch(fd, w->path, w->mask | IN_DONT_FOLLOW);
+	obj = rst_object_fd(rc, w->dev, w->ino);
+	if (obj < 0)
+		return -1;
+	/* the magic link leads to the file, followed */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", obj);
+	return inotify_add_watch(fd, self, w->mask);
+}
+
 static int inotify_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const InotifyEntry *e = d->inotify;
@@ -274,8 +359,7 @@ static int inotify_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 		skipped |= (unsigned int)next < w->wd;
 		if (skip_to(pid, fd, e, &next, w->wd))
 			goto err;
-		/* the path leads to the watched inode itself, a symlink too */
-		got = inotify_add_watch(fd, w->path, w->mask | IN_DONT_FOLLOW);
+		got = add_watch(rc, fd, w);
 		if (got < 0) {
 			pr_perror("Task %d: can't watch %s again (inotify wd %u)", pid, w->path,
 				  w->wd);

@@ -127,33 +127,52 @@ static char *by_handle(pid_t pid, const struct proc_mounts *ms, unsigned int sde
 	return xstrdup(path);
 }
 
-char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
-		   unsigned long ino, const struct fhandle *h, const struct opts *o,
-		   struct stat *st, const char *what)
+char *fhandle_open_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+			unsigned long ino, const struct fhandle *h, const struct opts *o,
+			struct stat *st, const char **why)
+{
+	if (o->force_irmap) {
+		*why = "--force-irmap";
+		return NULL;
+	}
+	if (!h->bytes) {
+		*why = "its filesystem gives no file handles";
+		return NULL;
+	}
+	return by_handle(pid, ms, sdev, ino, h, st, why);
+}
+
+char *fhandle_irmap_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+			 unsigned long ino, const struct opts *o, struct stat *st,
+			 const char *what, const char *why, char *err, size_t errlen)
 {
 	struct irmap_hints hints = { o->irmap_paths, o->nr_irmap_paths };
-	const char *why;
-	char *path = NULL;
 	long scanned;
+	char *path;
 
-	if (o->force_irmap)
-		why = "--force-irmap";
-	else if (!h->bytes)
-		why = "its filesystem gives no file handles";
-	else
-		path = by_handle(pid, ms, sdev, ino, h, st, &why);
-	if (path)
-		return path;
 	path = irmap_path(pid, ms, sdev, ino, &hints, st, &scanned);
 	if (path) {
 		pr_info("Task %d: %s: inode %lu found at %s by the irmap (%s)", pid, what, ino,
 			path, why);
 		return path;
 	}
-	if (scanned >= 0)
-		pr_err("Task %d: %s: inode %lu of device %u:%u has no path (deleted?): %s, and "
-		       "the irmap found it nowhere in %ld entries (--irmap-scan-path names where "
-		       "to look)", pid, what, ino, KDEV_MAJOR(sdev), KDEV_MINOR(sdev), why,
-		       scanned);
+	if (scanned < 0)
+		snprintf(err, errlen, "the irmap can't walk device %u:%u", KDEV_MAJOR(sdev),
+			 KDEV_MINOR(sdev));
+	else
+		snprintf(err, errlen, "inode %lu of device %u:%u has no path (deleted?): %s, "
+			 "and the irmap found it nowhere in %ld entries (--irmap-scan-path names "
+			 "where to look)", ino, KDEV_MAJOR(sdev), KDEV_MINOR(sdev), why, scanned);
 	return NULL;
+}
+
+char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+		   unsigned long ino, const struct fhandle *h, const struct opts *o,
+		   struct stat *st, const char *what, char *err, size_t errlen)
+{
+	const char *why;
+	char *path;
+
+	path = fhandle_open_path(pid, ms, sdev, ino, h, o, st, &why);
+	return path ?: fhandle_irmap_path(pid, ms, sdev, ino, o, st, what, why, err, errlen);
 }

@@ -38,11 +38,21 @@ const struct proc_mount *fhandle_mount_of(const struct proc_mounts *ms, unsigned
  * @ms being the task's mounts; its stat() in @st. Where the handle gives
  * none (no handles, one that does not open, as overlayfs's, or
  * --force-irmap in @o), the irmap's (irmap.h, --irmap-scan-path in @o).
- * NULL when it has none, logged as "Task PID: WHAT: ..." (deleted, moved
- * out of reach, not mounted there).
+ * NULL when it has none, with why in @err (deleted, moved out of reach,
+ * not mounted there), not logged: the caller may know another way.
+ * @what names the mark in the log ("inotify fd 3, wd 4").
  */
 char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
 		   unsigned long ino, const struct fhandle *h, const struct opts *o,
-		   struct stat *st, const char *what);
+		   struct stat *st, const char *what, char *err, size_t errlen);
+
+/* The first half of fhandle_path(): by the handle alone; NULL with *@why. */
+char *fhandle_open_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+			unsigned long ino, const struct fhandle *h, const struct opts *o,
+			struct stat *st, const char **why);
+/* The second: by the irmap, the handle having said @why; NULL with @err. */
+char *fhandle_irmap_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+			 unsigned long ino, const struct opts *o, struct stat *st,
+			 const char *what, const char *why, char *err, size_t errlen);
 
 #endif

@@ -128,3 +128,40 @@ def test_irmap_scan_path_relative_refused() -> None:
     res = subprocess.run([zdtm.CRIU, "dump", "-t", "1", "-D", "/nonexistent",
                           "--irmap-scan-path", "etc"], capture_output=True, text=True)
     assert res.returncode != 0 and "not an absolute path" in res.stderr, res
+
+
+def test_watch_on_deleted_file() -> None:
+    """A watch on a file deleted while the task holds it open: the dump
+    saves the file (a ghost) and says the watch goes on it; after the
+    restore, writing through the fd fires the watch with its wd."""
+    with zdtm.Run(PROG, "deleted", args=["deleted"]) as r:
+        r.start()
+        snap = r.snapshot()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        if "is the deleted file" not in (img / "dump.log").read_text(errors="replace"):
+            r.fail("the dump did not take the watch as one on a deleted file")
+        r.restore_ok(img)
+        r.check("after restore", snap)
+        r.finish()
+
+
+def test_watch_on_file_held_outside_refused() -> None:
+    """The watched file deleted while only a process outside the tree holds
+    it: the dump refuses by name (the wd, deleted) and the task runs on."""
+    with zdtm.Run(PROG, "outside", args=["outside"]) as r:
+        r.start()
+        snap = r.snapshot()
+        path = r.dir / f"{PROG}.outside"
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            path.unlink()
+            img = r.imgdir("img")
+            line = check_clean_error(r, r.dump(img), "dump of a watch on a file held outside",
+                                     ("inotify", "deleted"), r.pid)
+            if "wd" not in line:
+                r.fail(f"the Error line names no wd: {line}")
+            r.check_running("after the refused dump", snap)
+        finally:
+            os.close(fd)
+        r.finish()
