@@ -53,17 +53,28 @@ struct irmap_walk {
 static struct irmap_walk *walks;
 static size_t nr_walks;
 
+/* Room for one more of @size bytes in *@arr of @nr, its capacity doubled in *@cap. */
+static int room(void *arr, size_t *cap, size_t nr, size_t size)
+{
+	size_t more = *cap ? 2 * *cap : 256;
+	void *n;
+
+	if (nr < *cap)
+		return 0;
+	n = xrealloc(*(void **)arr, more * size);
+	if (!n)
+		return -1;
+	*(void **)arr = n;
+	*cap = more;
+	return 0;
+}
+
 static int add_ent(struct irmap_walk *w, unsigned long ino, const char *path)
 {
 	struct irmap_ent *n;
 
-	if (w->nr == w->cap) {
-		n = xrealloc(w->e, (w->cap ? 2 * w->cap : 1024) * sizeof(*n));
-		if (!n)
-			return -1;
-		w->e = n;
-		w->cap = w->cap ? 2 * w->cap : 1024;
-	}
+	if (room(&w->e, &w->cap, w->nr, sizeof(*n)))
+		return -1;
 	n = &w->e[w->nr];
 	n->ino = ino;
 	n->seq = w->nr;
@@ -77,15 +88,8 @@ static int add_ent(struct irmap_walk *w, unsigned long ino, const char *path)
 
 static int queue_dir(struct dir_queue *q, const char *path)
 {
-	char **n;
-
-	if (q->nr == q->cap) {
-		n = xrealloc(q->path, (q->cap ? 2 * q->cap : 256) * sizeof(*n));
-		if (!n)
-			return -1;
-		q->path = n;
-		q->cap = q->cap ? 2 * q->cap : 256;
-	}
+	if (room(&q->path, &q->cap, q->nr, sizeof(*q->path)))
+		return -1;
 	q->path[q->nr] = xstrdup(path);
 	return q->path[q->nr] ? (q->nr++, 0) : -1;
 }
