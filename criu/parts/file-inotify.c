@@ -6,8 +6,10 @@
  * watched inode and a file handle for it. The path comes from the handle
  * (task/fhandle.c), or the irmap (task/irmap.c). A watch on a deleted
  * file the task still holds (an fd, an area: a ghost the shmem part saves)
- * is added again on the file the restore makes of it; one on a file gone
- * otherwise is refused.
+ * is added again on the file the restore makes of it; one on a file under
+ * another mount of the tree's own mount namespace, through the fd the
+ * mount part opens below it (task/mounts.h); one on a file gone otherwise
+ * is refused.
  *
  * Restore adds the watches again by path, in wd order. The kernel hands
  * out wds one after the other (cyclically, never reusing one soon), so a
@@ -34,6 +36,7 @@
 #include "parts/file-kind.h"
 #include "proc/proc.h"
 #include "task/fhandle.h"
+#include "task/mounts.h"
 #include "task/ptrace.h"
 #include "task/rst.h"
 
@@ -104,17 +107,27 @@ static char *held_ghost(pid_t pid, unsigned int sdev, unsigned long ino, struct 
  * @ms; *@deleted when it is a deleted file the task holds (its link then).
  */
 static char *watch_path(const struct fd_dump *f, const struct proc_mounts *ms,
-			const struct wd_line *w, struct stat *st, int *deleted)
+			const struct wd_line *w, struct stat *st, int *deleted, int *hidden)
 {
+	struct fhandle_hidden hid = { 0 };
 	char what[64], err[512];
 	const char *why;
 	char *path;
 
 	snprintf(what, sizeof(what), "inotify fd %d, wd %u", f->fd, w->wd);
-	*deleted = 0;
-	path = fhandle_open_path(f->pid, ms, w->sdev, w->ino, &w->h, f->opts, st, &why);
+	*deleted = *hidden = 0;
+	path = fhandle_open_path(f->pid, ms, w->sdev, w->ino, &w->h, f->opts, st, &why, &hid);
 	if (path)
 		return path;
+	if (hid.path) {
+		/* under another mount of the tree's: the mount part reopens it */
+		*hidden = mnt_dump_hidden(f->pid, hid.mnt_id, hid.path, O_PATH | O_NOFOLLOW);
+		if (*hidden > 0)
+			return hid.path;
+		free(hid.path);
+		if (*hidden < 0)
+			return NULL;
+	}
 	/* before the irmap, which walks the whole filesystem for a deleted one */
 	path = held_ghost(f->pid, w->sdev, w->ino, st);
 	if (path) {
@@ -131,7 +144,7 @@ static char *watch_path(const struct fd_dump *f, const struct proc_mounts *ms,
 }
 
 static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path,
-		  const struct stat *st, int deleted)
+		  const struct stat *st, int deleted, int hidden)
 {
 	InotifyWdEntry *n;
 	size_t i;
@@ -150,6 +163,8 @@ static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path,
 	n->dev = st->st_dev;
 	n->has_deleted = deleted;
 	n->deleted = deleted;
+	n->has_hidden = hidden > 0;
+	n->hidden = hidden;
 	/* in wd order */
 	for (i = e->n_wds; i > 0 && e->wds[i - 1]->wd > n->wd; i--)
 		e->wds[i] = e->wds[i - 1];
@@ -175,7 +190,7 @@ static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, Fil
 	struct stat st;
 	const char *p;
 	char *path;
-	int ret = -1, deleted;
+	int ret = -1, deleted, hidden;
 
 	if (!e)
 		return -1;
@@ -191,8 +206,8 @@ static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, Fil
 		/* read once per fd, and only for an fd that watches something */
 		if (!ms.buf && proc_read_mountinfo(f->pid, &ms))
 			goto out;
-		path = watch_path(f, &ms, &w, &st, &deleted);
-		if (!path || add_wd(e, &w, path, &st, deleted))
+		path = watch_path(f, &ms, &w, &st, &deleted, &hidden);
+		if (!path || add_wd(e, &w, path, &st, deleted, hidden))
 			goto out;
 		pr_debug("Task %d: inotify fd %d: wd %u on %s, mask %#x", f->pid, f->fd, w.wd,
 			 path, w.mask);
@@ -325,21 +340,28 @@ static int drain(pid_t pid, int fd)
 	return 0;
 }
 
-/* Watch @w again: by its path, or a deleted file on the one criu made of it. */
-static int add_watch(struct rst_ctx *rc, int fd, const InotifyWdEntry *w)
+/*
+ * Watch @w again: by its path; a deleted file on the one criu made of it;
+ * one under another mount through the fd the mount part opened below it.
+ */
+static int add_watch(struct rst_ctx *rc, pid_t pid, int fd, const InotifyWdEntry *w)
 {
 	char self[64];
-	int obj;
+	int obj, ret;
 
 	/* the path leads to the watched inode itself, a symlink too */
-	if (!w->deleted)
+	if (!w->deleted && !w->hidden)
 		return inotify_add_watch(fd, w->path, w->mask | IN_DONT_FOLLOW);
-	obj = rst_object_fd(rc, w->dev, w->ino);
+	obj = w->deleted ? rst_object_fd(rc, w->dev, w->ino) :
+	      mnt_open_hidden(pid, w->hidden, w->path);
 	if (obj < 0)
 		return -1;
 	/* the magic link leads to the file, followed */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", obj);
-	return inotify_add_watch(fd, self, w->mask);
+	ret = inotify_add_watch(fd, self, w->mask);
+	if (w->hidden)
+		close(obj);
+	return ret;
 }
 
 static int inotify_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
@@ -359,7 +381,7 @@ static int inotify_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 		skipped |= (unsigned int)next < w->wd;
 		if (skip_to(pid, fd, e, &next, w->wd))
 			goto err;
-		got = add_watch(rc, fd, w);
+		got = add_watch(rc, pid, fd, w);
 		if (got < 0) {
 			pr_perror("Task %d: can't watch %s again (inotify wd %u)", pid, w->path,
 				  w->wd);

@@ -11,6 +11,7 @@
 #include "core/util.h"
 #include "task/fhandle.h"
 #include "task/irmap.h"
+#include "task/mounts.h"
 
 int fhandle_parse(const char *line, struct fhandle *h)
 {
@@ -80,13 +81,20 @@ static int open_mount(pid_t pid, const struct proc_mounts *ms, unsigned int sdev
 	return fd;
 }
 
+static int ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), m = strlen(end);
+
+	return n >= m && !strcmp(s + n - m, end);
+}
+
 /*
  * The path of inode @ino by its handle, or NULL with *@why saying why not
  * (the caller tries the irmap then).
  */
 static char *by_handle(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
 		       unsigned long ino, const struct fhandle *h, struct stat *st,
-		       const char **why)
+		       const char **why, struct fhandle_hidden *hid)
 {
 	struct {
 		struct file_handle fh;
@@ -114,22 +122,30 @@ static char *by_handle(pid_t pid, const struct proc_mounts *ms, unsigned int sde
 	}
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	len = readlink(link, path, sizeof(path) - 1);
-	close(fd);
 	if (len > 0)
 		path[len] = '\0';
 	/* the path must lead to the very inode: not deleted, not moved out of reach */
 	if (len > 0)
 		snprintf(at, sizeof(at), "/proc/%d/root%s", pid, path);
-	if (len <= 0 || path[0] != '/' || lstat(at, st) || st->st_ino != ino) {
-		*why = "its file handle leads to no path to it";
-		return NULL;
+	if (len > 0 && path[0] == '/' && !lstat(at, st) && st->st_ino == ino) {
+		close(fd);
+		return xstrdup(path);
 	}
-	return xstrdup(path);
+	*why = "its file handle leads to no path to it";
+	if (hid && len > 0 && path[0] == '/' && !ends_with(path, " (deleted)") && !fstat(fd, st)) {
+		/* a name on its mount, which another mount hides (or moved away) */
+		hid->mnt_id = mnt_id_of(link);
+		hid->path = xstrdup(path);
+		*why = "its path is hidden by another mount";
+	}
+	close(fd);
+	return NULL;
 }
+
 
 char *fhandle_open_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
 			unsigned long ino, const struct fhandle *h, const struct opts *o,
-			struct stat *st, const char **why)
+			struct stat *st, const char **why, struct fhandle_hidden *hid)
 {
 	if (o->force_irmap) {
 		*why = "--force-irmap";
@@ -139,7 +155,7 @@ char *fhandle_open_path(pid_t pid, const struct proc_mounts *ms, unsigned int sd
 		*why = "its filesystem gives no file handles";
 		return NULL;
 	}
-	return by_handle(pid, ms, sdev, ino, h, st, why);
+	return by_handle(pid, ms, sdev, ino, h, st, why, hid);
 }
 
 char *fhandle_irmap_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
@@ -173,6 +189,6 @@ char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
 	const char *why;
 	char *path;
 
-	path = fhandle_open_path(pid, ms, sdev, ino, h, o, st, &why);
+	path = fhandle_open_path(pid, ms, sdev, ino, h, o, st, &why, NULL);
 	return path ?: fhandle_irmap_path(pid, ms, sdev, ino, o, st, what, why, err, errlen);
 }

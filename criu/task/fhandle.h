@@ -10,6 +10,7 @@
  * the /proc/self/fd link of what it opened, checked to lead back to the
  * very inode through the task's root; else from the irmap (irmap.h).
  */
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -46,10 +47,20 @@ char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
 		   unsigned long ino, const struct fhandle *h, const struct opts *o,
 		   struct stat *st, const char *what, char *err, size_t errlen);
 
-/* The first half of fhandle_path(): by the handle alone; NULL with *@why. */
+/* A name on the mount the inode is on, which another mount hides. */
+struct fhandle_hidden {
+	char *path;		/* the caller's to free; NULL: none */
+	uint64_t mnt_id;
+};
+
+/*
+ * The first half of fhandle_path(): by the handle alone; NULL with *@why,
+ * and where its name is hidden by another mount (@hid not NULL), that name
+ * in @hid and the inode's stat() in @st.
+ */
 char *fhandle_open_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
 			unsigned long ino, const struct fhandle *h, const struct opts *o,
-			struct stat *st, const char **why);
+			struct stat *st, const char **why, struct fhandle_hidden *hid);
 /* The second: by the irmap, the handle having said @why; NULL with @err. */
 char *fhandle_irmap_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
 			 unsigned long ino, const struct opts *o, struct stat *st,
