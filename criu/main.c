@@ -113,6 +113,9 @@ static void usage(FILE *f)
 "  --tcp-established       dump: TCP connections too (TCP_REPAIR), restored as they were\n"
 "  --tcp-close             dump: TCP connections without their state; restore: every\n"
 "                          connection as a closed socket\n"
+"  --skip-in-flight        dump: a listening TCP socket with connections queued and\n"
+"                          not accepted yet is saved without them (their peers get\n"
+"                          a reset when the tree goes)\n"
 "  --ghost-limit SIZE      dump: save deleted files held open or mapped up to SIZE\n"
 "                          bytes each (K, M, G suffixes; default 1M)\n"
 "  --track-mem             pre-dump: track the pages the tree writes, for the next\n"
@@ -158,6 +161,7 @@ enum {
 	OPT_EXT_UNIX_SK,
 	OPT_TCP_ESTABLISHED,
 	OPT_TCP_CLOSE,
+	OPT_SKIP_IN_FLIGHT,
 	OPT_GHOST_LIMIT,
 	OPT_LINK_REMAP,
 	OPT_FORCE_IRMAP,
@@ -213,6 +217,7 @@ static const struct option long_opts[] = {
 	{ "ext-unix-sk", optional_argument, NULL, OPT_EXT_UNIX_SK },
 	{ "tcp-established", no_argument, NULL, OPT_TCP_ESTABLISHED },
 	{ "tcp-close", no_argument, NULL, OPT_TCP_CLOSE },
+	{ "skip-in-flight", no_argument, NULL, OPT_SKIP_IN_FLIGHT },
 	{ "ghost-limit", required_argument, NULL, OPT_GHOST_LIMIT },
 	{ "link-remap", no_argument, NULL, OPT_LINK_REMAP },
 	{ "force-irmap", no_argument, NULL, OPT_FORCE_IRMAP },
@@ -540,6 +545,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_TCP_CLOSE:
 			o->tcp_close = 1;
+			break;
+		case OPT_SKIP_IN_FLIGHT:
+			o->tcp_skip_in_flight = 1;
 			break;
 		case OPT_GHOST_LIMIT:
 			if (parse_size(optarg, &o->ghost_limit))

@@ -87,6 +87,7 @@ struct opts {
 	int ext_unix_sk;		/* --ext-unix-sk: any unix socket's peer may be outside */
 	int tcp_established;		/* --tcp-established: TCP connections are dumped */
 	int tcp_close;			/* --tcp-close: TCP connections are restored closed */
+	int tcp_skip_in_flight;		/* --skip-in-flight: a listener's queue is not saved */
 	const char **external;
 	int nr_external;
 	struct inherit_fd *inherit_fds;	/* --inherit-fd */

@@ -399,8 +399,17 @@ static int check_sk(const struct fd_dump *f, const struct inet_sk *s)
 	char why[128];
 
 	if (s->type == SOCK_STREAM && s->state == TCP_LISTEN && s->rqueue) {
+		/* no call puts a connection back in a listener's queue */
+		if (f->opts && f->opts->tcp_skip_in_flight) {
+			pr_warn("Task %d: fd %d is a listening %s socket %s with %u connection%s "
+				"queued and not accepted: not saved (--skip-in-flight); their peers "
+				"get a reset when the tree goes", f->pid, f->fd, s->proto_name,
+				s->name, s->rqueue, s->rqueue == 1 ? "" : "s");
+			return 0;
+		}
 		snprintf(why, sizeof(why), ", with %u connection%s queued but not accepted, "
-			 "which is not supported", s->rqueue, s->rqueue == 1 ? "" : "s");
+			 "which can't be put back: --skip-in-flight saves it without them",
+			 s->rqueue, s->rqueue == 1 ? "" : "s");
 		return refuse(f, s, "a listening", why);
 	}
 	if (s->type == SOCK_STREAM && s->state == TCP_ESTABLISHED &&

@@ -53,7 +53,6 @@ struct rule {
 #define MNTNS	"is not implemented (Documentation/mounts.md says what is)"
 #define CGROUPS	"criu keeps its own set of cgroup properties; other sets and cgroup yards " \
 		"are not supported"
-#define TCP	"skipping connections in flight is not supported yet"
 
 /* ------------------------------------------------------ honoured, by hand */
 
@@ -645,7 +644,8 @@ static const struct rule rules[] = {
 	  NULL },
 	{ "timeout", "timeout", REFUSED, "a time limit on freezing is not implemented", 0,
 	  NULL, NULL, NULL },
-	{ "tcp_skip_in_flight", "skip-in-flight", REFUSED, TCP, 0, NULL, NULL, NULL },
+	{ "tcp_skip_in_flight", "skip-in-flight", HONOURED, NULL, AT(o.tcp_skip_in_flight), NULL,
+	  NULL, NULL },
 	{ "weak_sysctls", "weak-sysctls", REFUSED, "skipping sysctls the kernel lacks is not "
 	  "implemented", 0, NULL, NULL, NULL },
 	{ "lazy_pages", "lazy-pages", REFUSED, "lazy restore (userfaultfd) is not implemented",

@@ -247,7 +247,7 @@ static int more_once(criu_predump_info pi)
 	X(ext_unix_sk, 0, set_ext_unix_sk(O true))				\
 	X(unix_sk, 0, add_unix_sk(O 1234))					\
 	X(tcp_established, 0, set_tcp_established(O true))			\
-	X(tcp_skip_in_flight, 1, set_tcp_skip_in_flight(O true))		\
+	X(tcp_skip_in_flight, 0, set_tcp_skip_in_flight(O true))		\
 	X(tcp_close, 0, set_tcp_close(O true))					\
 	X(weak_sysctls, 1, set_weak_sysctls(O true))				\
 	X(evasive_devices, 0, set_evasive_devices(O true))			\

@@ -17,6 +17,7 @@ namespace of its own to the host, over a veth pair (the peer on another
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -151,3 +152,56 @@ def test_peer_outside(host, where):
             if peer.poll() is None:
                 peer.kill()
                 peer.wait()
+
+
+def inflight_port(r: zdtm.Run) -> int:
+    return int((r.dir / "port").read_text())
+
+
+def test_listener_queue_refused() -> None:
+    """A listener with a connection queued and not accepted: refused by
+    name, with the way out (--skip-in-flight); the task runs on."""
+    with zdtm.Run("sk_inet_inflight", "inflight-refused") as r:
+        r.start()
+        snap = r.snapshot()
+        c = socket.create_connection(("127.0.0.1", inflight_port(r)), timeout=5)
+        try:
+            line = check_clean_error(r, r.dump(r.imgdir("img")), "dump of a listener's queue",
+                                     ("listening", "--skip-in-flight"), r.pid)
+            if "1 connection queued" not in line:
+                r.fail(f"the Error line does not count the queued connection: {line}")
+            r.check_running("after the refused dump", snap)
+            # still queued: the one the task accepts
+            c.sendall(b"after")
+            r.finish()
+        finally:
+            c.close()
+
+
+def test_skip_in_flight() -> None:
+    """--skip-in-flight: the listener is saved without the connection
+    queued (a warning says so); after the restore it accepts a new one,
+    and the old one's peer got a reset."""
+    with zdtm.Run("sk_inet_inflight", "inflight") as r:
+        r.start()
+        c = socket.create_connection(("127.0.0.1", inflight_port(r)), timeout=5)
+        try:
+            img = r.imgdir("img")
+            r.dump_ok(img, ["--skip-in-flight"])
+            log = (img / "dump.log").read_text(errors="replace")
+            if "queued and not accepted: not saved (--skip-in-flight)" not in log:
+                r.fail("no warning about the queued connection not saved")
+            c.settimeout(5)
+            try:
+                got = c.recv(10)
+            except ConnectionResetError:
+                got = b""
+            if got:
+                r.fail(f"the old queued connection still gets data: {got!r}")
+            r.restore_ok(img)
+            d = socket.create_connection(("127.0.0.1", inflight_port(r)), timeout=5)
+            d.sendall(b"after")
+            r.finish()
+            d.close()
+        finally:
+            c.close()

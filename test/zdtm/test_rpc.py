@@ -664,7 +664,7 @@ def test_external_unix_peer_over_rpc(how: str) -> None:
 
 REFUSED: dict[str, tuple[Any, str]] = {
     # option -> (value, words the refusal line must contain)
-    "tcp_skip_in_flight": (True, "flight"),
+    "weak_sysctls": (True, "sysctl"),
     "cgroup_props": ('"cpu": []', "cgroup"),
     "empty_ns": (CLONE_NEWNS, "network namespace"),
     "cgroup_yard": ("/tmp/yard", "yard"),
@@ -698,10 +698,10 @@ def test_refused_options_all_named():
     with zdtm.Run("mem_anon", "rpc-refused-many") as r:
         r.start()
         img = r.imgdir("img")
-        resp = rpc_dump(r, img, lazy_pages=True, cgroup_props="x", tcp_skip_in_flight=True,
+        resp = rpc_dump(r, img, lazy_pages=True, cgroup_props="x", weak_sysctls=True,
                         cgroup_yard="/x")
         assert not resp.success
-        for opt in ("lazy_pages", "cgroup_props", "tcp_skip_in_flight", "cgroup_yard"):
+        for opt in ("lazy_pages", "cgroup_props", "weak_sysctls", "cgroup_yard"):
             assert opt in resp.cr_errmsg, resp.cr_errmsg
         r.finish()
 
@@ -721,9 +721,9 @@ def test_config_file(tmp_path: Path) -> None:
         expect_ok(r, resp, "dump", img / "conf.log")
         assert (img / "conf.log").exists(), "the config's log-file wins over the request's"
         r.check_running("after a dump with leave-running from the config", snap)
-        conf.write_text("skip-in-flight\n")
+        conf.write_text("weak-sysctls\n")
         resp = rpc_dump(r, img, config_file=str(conf))
-        assert not resp.success and "tcp_skip_in_flight" in resp.cr_errmsg, resp
+        assert not resp.success and "weak_sysctls" in resp.cr_errmsg, resp
         assert "config" in resp.cr_errmsg
         conf.write_text("leave-running\nno-such-option 1\n")
         resp = rpc_dump(r, img, config_file=str(conf))
