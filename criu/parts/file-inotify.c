@@ -21,7 +21,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,86 +65,20 @@ static int parse_line(const char *p, struct wd_line *w)
 	return 0;
 }
 
-/*
- * The "PATH (deleted)" link of an fd or area of task @pid on deleted file
- * @ino of @sdev, its stat() in @st: a ghost the shmem part saves, which
- * the restore watches again. NULL when the task holds it by none.
- */
-static char *held_ghost(pid_t pid, unsigned int sdev, unsigned long ino, struct stat *st)
+/* The path of the watched inode, and how the restore reaches it (task/fhandle.h). */
+static int watch_path(const struct fd_dump *f, const struct proc_mounts *ms,
+		      const struct wd_line *w, struct stat *st, struct fhandle_mark *m)
 {
-	static const char *const dirs[] = { "fd", "map_files" };
-	dev_t dev = makedev(KDEV_MAJOR(sdev), KDEV_MINOR(sdev));
-	char at[64], link[PATH_MAX];
-	struct dirent *de;
-	char *found = NULL;
-	unsigned int i;
-	ssize_t len;
-	DIR *d;
-
-	for (i = 0; i < ARRAY_SIZE(dirs) && !found; i++) {
-		snprintf(at, sizeof(at), "/proc/%d/%s", pid, dirs[i]);
-		d = opendir(at);
-		while (d && !found && (de = readdir(d))) {
-			if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, st, 0) ||
-			    st->st_ino != ino || st->st_dev != dev)
-				continue;
-			len = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
-			if (len <= 0)
-				continue;
-			link[len] = '\0';
-			if (proc_is_ghost(link, st->st_mode, st->st_dev))
-				found = xstrdup(link);
-		}
-		if (d)
-			closedir(d);
-	}
-	return found;
-}
-
-/*
- * The path of the watched inode as task @f->pid sees it through its mounts
- * @ms; *@deleted when it is a deleted file the task holds (its link then).
- */
-static char *watch_path(const struct fd_dump *f, const struct proc_mounts *ms,
-			const struct wd_line *w, struct stat *st, int *deleted, int *hidden)
-{
-	struct fhandle_hidden hid = { 0 };
-	char what[64], err[512];
-	const char *why;
-	char *path;
+	char what[64];
 
 	snprintf(what, sizeof(what), "inotify fd %d, wd %u", f->fd, w->wd);
-	*deleted = *hidden = 0;
-	path = fhandle_open_path(f->pid, ms, w->sdev, w->ino, &w->h, f->opts, st, &why, &hid);
-	if (path)
-		return path;
-	if (hid.path) {
-		/* under another mount of the tree's: the mount part reopens it */
-		*hidden = mnt_dump_hidden(f->pid, hid.mnt_id, hid.path, O_PATH | O_NOFOLLOW);
-		if (*hidden > 0)
-			return hid.path;
-		free(hid.path);
-		if (*hidden < 0)
-			return NULL;
-	}
-	/* before the irmap, which walks the whole filesystem for a deleted one */
-	path = held_ghost(f->pid, w->sdev, w->ino, st);
-	if (path) {
-		*deleted = 1;
-		pr_info("Task %d: %s: inode %lu is the deleted file %s the task holds: watched "
-			"again on the file the restore makes of it", f->pid, what, w->ino, path);
-		return path;
-	}
-	path = fhandle_irmap_path(f->pid, ms, w->sdev, w->ino, f->opts, st, what, why, err,
-				  sizeof(err));
-	if (!path)
-		pr_err("Task %d: %s: %s, nor does the task hold it deleted", f->pid, what, err);
-	return path;
+	return fhandle_mark_path(f->pid, ms, w->sdev, w->ino, &w->h, f->opts, what, m, st);
 }
 
-static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path,
-		  const struct stat *st, int deleted, int hidden)
+static int add_wd(InotifyEntry *e, const struct wd_line *w, const struct fhandle_mark *m,
+		  const struct stat *st)
 {
+	char *path = m->path;
 	InotifyWdEntry *n;
 	size_t i;
 
@@ -161,10 +94,10 @@ static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path,
 	n->path = path;
 	n->ino = st->st_ino;
 	n->dev = st->st_dev;
-	n->has_deleted = deleted;
-	n->deleted = deleted;
-	n->has_hidden = hidden > 0;
-	n->hidden = hidden;
+	n->has_deleted = m->deleted;
+	n->deleted = m->deleted;
+	n->has_hidden = m->hidden > 0;
+	n->hidden = m->hidden;
 	/* in wd order */
 	for (i = e->n_wds; i > 0 && e->wds[i - 1]->wd > n->wd; i--)
 		e->wds[i] = e->wds[i - 1];
@@ -186,11 +119,11 @@ static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, Fil
 {
 	InotifyEntry *e = xzalloc(sizeof(*e));
 	struct proc_mounts ms = { 0 };
+	struct fhandle_mark m;
 	struct wd_line w;
 	struct stat st;
 	const char *p;
-	char *path;
-	int ret = -1, deleted, hidden;
+	int ret = -1;
 
 	if (!e)
 		return -1;
@@ -206,11 +139,10 @@ static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, Fil
 		/* read once per fd, and only for an fd that watches something */
 		if (!ms.buf && proc_read_mountinfo(f->pid, &ms))
 			goto out;
-		path = watch_path(f, &ms, &w, &st, &deleted, &hidden);
-		if (!path || add_wd(e, &w, path, &st, deleted, hidden))
+		if (watch_path(f, &ms, &w, &st, &m) || add_wd(e, &w, &m, &st))
 			goto out;
 		pr_debug("Task %d: inotify fd %d: wd %u on %s, mask %#x", f->pid, f->fd, w.wd,
-			 path, w.mask);
+			 m.path, w.mask);
 	}
 	warn_pending(f);
 	ret = 0;

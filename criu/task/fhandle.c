@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The inodes of fsnotify marks, found again by their file handles (fhandle.h). */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -191,4 +193,78 @@ char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
 
 	path = fhandle_open_path(pid, ms, sdev, ino, h, o, st, &why, NULL);
 	return path ?: fhandle_irmap_path(pid, ms, sdev, ino, o, st, what, why, err, errlen);
+}
+
+/*
+ * The "PATH (deleted)" link of an fd or area of task @pid on deleted file
+ * @ino of @sdev, its stat() in @st: a ghost the shmem part saves. NULL
+ * when the task holds it by none.
+ */
+static char *held_ghost(pid_t pid, unsigned int sdev, unsigned long ino, struct stat *st)
+{
+	static const char *const dirs[] = { "fd", "map_files" };
+	dev_t dev = makedev(KDEV_MAJOR(sdev), KDEV_MINOR(sdev));
+	char at[64], link[PATH_MAX];
+	struct dirent *de;
+	char *found = NULL;
+	unsigned int i;
+	ssize_t len;
+	DIR *d;
+
+	for (i = 0; i < ARRAY_SIZE(dirs) && !found; i++) {
+		snprintf(at, sizeof(at), "/proc/%d/%s", pid, dirs[i]);
+		d = opendir(at);
+		while (d && !found && (de = readdir(d))) {
+			if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, st, 0) ||
+			    st->st_ino != ino || st->st_dev != dev)
+				continue;
+			len = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+			if (len <= 0)
+				continue;
+			link[len] = '\0';
+			if (proc_is_ghost(link, st->st_mode, st->st_dev))
+				found = xstrdup(link);
+		}
+		if (d)
+			closedir(d);
+	}
+	return found;
+}
+
+int fhandle_mark_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+		      unsigned long ino, const struct fhandle *h, const struct opts *o,
+		      const char *what, struct fhandle_mark *m, struct stat *st)
+{
+	struct fhandle_hidden hid = { 0 };
+	char err[512];
+	const char *why;
+
+	memset(m, 0, sizeof(*m));
+	m->path = fhandle_open_path(pid, ms, sdev, ino, h, o, st, &why, &hid);
+	if (m->path)
+		return 0;
+	if (hid.path) {
+		/* under another mount of the tree's: the mount part reopens it */
+		m->hidden = mnt_dump_hidden(pid, hid.mnt_id, hid.path, O_PATH | O_NOFOLLOW);
+		if (m->hidden > 0) {
+			m->path = hid.path;
+			return 0;
+		}
+		free(hid.path);
+		if (m->hidden < 0)
+			return -1;
+	}
+	/* before the irmap, which walks the whole filesystem for a deleted one */
+	m->path = held_ghost(pid, sdev, ino, st);
+	if (m->path) {
+		m->deleted = 1;
+		pr_info("Task %d: %s: inode %lu is the deleted file %s the task holds: marked "
+			"again on the file the restore makes of it", pid, what, ino, m->path);
+		return 0;
+	}
+	m->path = fhandle_irmap_path(pid, ms, sdev, ino, o, st, what, why, err, sizeof(err));
+	if (m->path)
+		return 0;
+	pr_err("Task %d: %s: %s, nor does the task hold it deleted", pid, what, err);
+	return -1;
 }

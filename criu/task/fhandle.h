@@ -66,4 +66,23 @@ char *fhandle_irmap_path(pid_t pid, const struct proc_mounts *ms, unsigned int s
 			 unsigned long ino, const struct opts *o, struct stat *st,
 			 const char *what, const char *why, char *err, size_t errlen);
 
+
+/* How a mark's inode is reached again at restore (fhandle_mark_path()). */
+struct fhandle_mark {
+	char *path;		/* its path; a deleted file's "PATH (deleted)" link */
+	int deleted;		/* a ghost the task holds: by its object (@st's ino/dev) */
+	int hidden;		/* under another mount of the tree's: mnt.img's file N */
+};
+
+/*
+ * Everything fsnotify marks (inotify, fanotify) may be on, for @what
+ * ("inotify fd 3, wd 4"): its path by handle or irmap (fhandle_path()); a
+ * file under another mount of the tree's own (task/mounts.h's hidden
+ * files); a deleted file the task holds by an fd or area. 0, or -1 with
+ * one line logged.
+ */
+int fhandle_mark_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+		      unsigned long ino, const struct fhandle *h, const struct opts *o,
+		      const char *what, struct fhandle_mark *m, struct stat *st);
+
 #endif
