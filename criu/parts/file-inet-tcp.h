@@ -22,11 +22,21 @@ void tcp_conn_free(InetSkEntry *e);
 void tcp_conn_after_dump(int runs);
 /* an image's connection agrees with its socket (1) or not */
 int tcp_conn_validate(const InetSkEntry *e);
+/* 1: a connection in TCP state @state is saved (established, half closed, closing) */
+int tcp_conn_state_ok(uint32_t state);
+/*
+ * The shutdown bits (RCV_SHUTDOWN 1, SEND_SHUTDOWN 2) of connection @e that
+ * its FINs, made again by tcp_conn_resume(), give back: not the caller's
+ */
+unsigned int tcp_conn_fin_bits(const InetSkEntry *e);
 /* the connection on new socket @sk, its options set; -1 logged */
 int tcp_conn_restore(pid_t pid, int sk, const InetSkEntry *e, const struct sockaddr *src,
 		     const struct sockaddr *dst, socklen_t len);
 
-/* every task restored: the bytes connections had never sent go out now; -1 logged */
+/*
+ * every task restored: the bytes connections had never sent go out now,
+ * then the FINs of the half-closed ones; -1 logged
+ */
 int tcp_conn_resume(void);
 /* the restore is over (or failed): what tcp_conn_resume() would have sent goes */
 void tcp_conn_restored(void);

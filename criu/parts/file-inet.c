@@ -416,9 +416,17 @@ static int check_sk(const struct fd_dump *f, const struct inet_sk *s)
 	    !(f->opts && (f->opts->tcp_established || f->opts->tcp_close)))
 		return refuse(f, s, "an established", ", a connection: dump it with "
 			      "--tcp-established (or --tcp-close, to restore it closed)");
-	/* half-closed, closing, connecting: no way to rebuild them yet */
+	if (s->type == SOCK_STREAM && s->state != TCP_ESTABLISHED &&
+	    tcp_conn_state_ok(s->state) &&
+	    !(f->opts && (f->opts->tcp_established || f->opts->tcp_close))) {
+		snprintf(why, sizeof(why), " in TCP state %d (%s), a connection half closed or "
+			 "closing: dump it with --tcp-established (or --tcp-close)", s->state,
+			 tcp_state_name(s->state));
+		return refuse(f, s, "a", why);
+	}
+	/* connecting: no way to rebuild it yet */
 	if (s->type == SOCK_STREAM && s->state != TCP_CLOSE && s->state != TCP_LISTEN &&
-	    s->state != TCP_ESTABLISHED) {
+	    !tcp_conn_state_ok(s->state)) {
 		snprintf(why, sizeof(why), " in TCP state %d (%s), a connection not established, "
 			 "which is not supported", s->state, tcp_state_name(s->state));
 		return refuse(f, s, "a", why);
@@ -548,7 +556,7 @@ static int inet_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 	if (sk_read(f, sk, &s) || check_sk(f, &s) || fill_entry(f, &s, e))
 		goto out;
 	ret = inet_opts_read(sk, e) || raw_read(f, sk, e) ? -1 : 0;
-	if (!ret && s.type == SOCK_STREAM && s.state == TCP_ESTABLISHED) {
+	if (!ret && s.type == SOCK_STREAM && tcp_conn_state_ok(s.state)) {
 		if (f->opts->tcp_established)
 			ret = tcp_conn_dump(f->pid, f->fd, sk, e);
 		else	/* --tcp-close: its addresses only, for the messages */
@@ -691,7 +699,9 @@ static int connection(pid_t pid, int sk, const InetSkEntry *e)
 
 static int shutdown_sk(int sk, const InetSkEntry *e)
 {
-	int how = (e->shutdown & 1 ? 1 : 0) + (e->shutdown & 2 ? 2 : 0);
+	/* a connection's FINs come back later, as they came (file-inet-tcp.c) */
+	unsigned int bits = e->shutdown & ~tcp_conn_fin_bits(e);
+	int how = (bits & 1 ? 1 : 0) + (bits & 2 ? 2 : 0);
 
 	if (!how)
 		return 0;
