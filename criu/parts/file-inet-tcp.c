@@ -420,8 +420,7 @@ struct unsent {
 static struct unsent *unsent;
 static int nr_unsent;
 
-/* An IPv4 address: the connection's, or the one in an IPv4-mapped IPv6 address. */
-static const uint8_t *v4_of(const InetSkEntry *e, const ProtobufCBinaryData *a)
+const uint8_t *inet_v4_of(const InetSkEntry *e, const ProtobufCBinaryData *a)
 {
 	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
 
@@ -430,14 +429,11 @@ static const uint8_t *v4_of(const InetSkEntry *e, const ProtobufCBinaryData *a)
 	return a->len == 16 && !memcmp(a->data, mapped, 12) ? a->data + 12 : NULL;
 }
 
-/*
- * A raw libnet context in socket @sk's network namespace, for the peer's
- * FIN: criu's thread enters that namespace for the socket() and goes back.
- */
-static libnet_t *raw_for(pid_t pid, int sk, const InetSkEntry *e)
+/* criu's thread enters @sk's network namespace for the socket() and goes back. */
+libnet_t *inet_raw_for(pid_t pid, int sk, const InetSkEntry *e)
 {
 	char err[LIBNET_ERRBUF_SIZE] = "";
-	int ns, own, v4 = !!v4_of(e, &e->src_addr);
+	int ns, own, v4 = !!inet_v4_of(e, &e->src_addr);
 	struct stat a, b;
 	libnet_t *ln = NULL;
 
@@ -455,7 +451,8 @@ static libnet_t *raw_for(pid_t pid, int sk, const InetSkEntry *e)
 	}
 	ln = libnet_init(v4 ? LIBNET_RAW4 : LIBNET_RAW6, NULL, err);
 	if (!ln)
-		pr_err("Task %d: no raw socket for the FIN of socket:[%lu]: %s", pid, e->ino, err);
+		pr_err("Task %d: no raw socket to send socket:[%lu] what it had: %s", pid, e->ino,
+		       err);
 	if (a.st_ino != b.st_ino && setns(own, CLONE_NEWNET)) {
 		pr_perror("Can't go back to criu's network namespace");
 		if (ln)
@@ -485,7 +482,7 @@ static int defer_unsent(pid_t pid, int sk, const InetSkEntry *e)
 		nr_unsent--;
 		return -1;
 	}
-	if (fin_in(e->state) && !(u->ln = raw_for(pid, sk, e)))
+	if (fin_in(e->state) && !(u->ln = inet_raw_for(pid, sk, e)))
 		return -1;	/* tcp_conn_restored() closes it */
 	return 0;
 }
@@ -518,7 +515,7 @@ static int peer_fin(const struct unsent *u)
 	const InetSkEntry *e = u->e;
 	const InetTcpConn *c = e->conn;
 	uint32_t wnd = c->snd_wnd >> (c->has_snd_wscale ? c->snd_wscale : 0);
-	const uint8_t *src = v4_of(e, &e->dst_addr), *dst = v4_of(e, &e->src_addr);
+	const uint8_t *src = inet_v4_of(e, &e->dst_addr), *dst = inet_v4_of(e, &e->src_addr);
 	struct libnet_in6_addr s6, d6;
 	int before;
 

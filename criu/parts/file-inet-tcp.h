@@ -6,6 +6,7 @@
  * Established TCP connections through TCP_REPAIR (file-inet-tcp.c), for
  * file-inet.c, which saves and reopens the sockets.
  */
+#include <libnet.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -40,5 +41,15 @@ int tcp_conn_restore(pid_t pid, int sk, const InetSkEntry *e, const struct socka
 int tcp_conn_resume(void);
 /* the restore is over (or failed): what tcp_conn_resume() would have sent goes */
 void tcp_conn_restored(void);
+
+
+/*
+ * For what the restore sends a socket as if from its peer (a TCP FIN, UDP
+ * datagrams): the IPv4 address in @a of @e (AF_INET, or an IPv4-mapped
+ * IPv6 one), else NULL; a libnet raw context in @sk's network namespace
+ * (IPv4 where @e's own address is one), NULL logged.
+ */
+const uint8_t *inet_v4_of(const InetSkEntry *e, const ProtobufCBinaryData *a);
+libnet_t *inet_raw_for(pid_t pid, int sk, const InetSkEntry *e);
 
 #endif
