@@ -5,9 +5,9 @@
  * default) holds a pattern; until SIGTERM the task checks it again and
  * again from its top down, where the daemon's background copy, which goes
  * up, comes last: the first round after a restore takes faults.
- *   LAZY_MODE=fork: each round a child checks it (a fork right after the
- *   restore gets pages its parent has not received yet) and exits.
- *   LAZY_MODE=events: each round also moves a slice away with mremap,
+ *   LAZY_MODE=fork: each round a child checks its top slice (a fork right
+ *   after the restore gets pages its parent has not received yet) and exits.
+ *   LAZY_MODE=events: each round also moves a top slice away with mremap,
  *   checks it there and moves it back; drops a slice (MADV_DONTNEED),
  *   which must read zeroes, and fills it again; unmaps a slice and maps
  *   it anew (zeroes, filled again).
@@ -68,8 +68,9 @@ static void in_child(void)
 
 	if (pid < 0)
 		fail_errno("fork");
+	/* the top slice: where the background copy comes last */
 	if (pid == 0)
-		_exit(bad(area, size, 0, 0));
+		_exit(bad(area + size - slice, slice, (size - slice) / psz, 0));
 	if (waitpid(pid, &status, 0) != pid)
 		fail_errno("waitpid");
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
@@ -78,11 +79,12 @@ static void in_child(void)
 
 static void events(void)
 {
-	unsigned char *s1 = area + slice, *s2 = area + 2 * slice, *s3 = area + 3 * slice;
+	/* the top slices: where the background copy comes last */
+	unsigned char *s1 = area + 5 * slice, *s2 = area + 6 * slice, *s3 = area + 7 * slice;
 
 	if (mremap(s1, slice, slice, MREMAP_MAYMOVE | MREMAP_FIXED, scratch) != scratch)
 		fail_errno("mremap away");
-	if (bad(scratch, slice, slice / psz, 0))
+	if (bad(scratch, slice, 5 * slice / psz, 0))
 		fail("a slice moved by mremap lost its contents");
 	if (mremap(scratch, slice, slice, MREMAP_MAYMOVE | MREMAP_FIXED, s1) != s1)
 		fail_errno("mremap back");
@@ -93,13 +95,13 @@ static void events(void)
 		fail_errno("madvise(MADV_DONTNEED)");
 	if (bad(s2, slice, 0, 1))
 		fail("a slice dropped with MADV_DONTNEED does not read zeroes");
-	fill(s2, slice, 2 * slice / psz);
+	fill(s2, slice, 6 * slice / psz);
 	if (munmap(s3, slice) || mmap(s3, slice, PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != s3)
 		fail_errno("munmap and mmap again");
 	if (bad(s3, slice, 0, 1))
 		fail("a slice unmapped and mapped anew does not read zeroes");
-	fill(s3, slice, 3 * slice / psz);
+	fill(s3, slice, 7 * slice / psz);
 }
 
 int main(int argc, char **argv)
@@ -126,13 +128,13 @@ int main(int argc, char **argv)
 	test_ready();
 	/* what the mode is about first: right after a restore, pages are missing */
 	while (!stop) {
+		usleep(10000);
 		if (!strcmp(mode, "fork"))
 			in_child();
 		if (!strcmp(mode, "events"))
 			events();
 		if (bad(area, size, 0, 0))
 			fail("the area lost its contents");
-		usleep(10000);
 	}
 	if (bad(area, size, 0, 0))
 		fail("the area lost its contents");

@@ -1,0 +1,261 @@
+"""Post-copy restore (criu/lazy.c, criu/parts/mm-lazy.c,
+Documentation/lazy-pages.md): `criu lazy-pages -D DIR` serves the private
+pages of a checkpoint to `criu restore -D DIR --lazy-pages` through each
+task's userfaultfd, on fault and in the background.
+
+- memory programs: restored lazily, they pass their own checks; the daemon
+  exits once every page is in.
+- mem_lazy (uses its memory all the time): pages are served on fault and
+  in the background; a child forked right after the restore gets its
+  parent's pages (a fork event); mremap, MADV_DONTNEED and munmap of lazy
+  areas are followed (remap, remove, unmap events).
+- a pre-dump chain: pages left in the parent images are served too.
+- no daemon: the restore fails with one Error line, before any task runs,
+  and leaves nothing behind; a daemon refuses a socket path already taken
+  (a link planted there stays untouched).
+- criu check --feature lazy_pages (uffd, uffd-noncoop) says yes where the
+  kernel's userfaultfd has the events.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import struct
+import subprocess
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+import zdtm
+from test_errors import check_clean_error
+
+pytestmark = pytest.mark.skipif(zdtm.SELFCHECK, reason="ZDTM_SELFCHECK=1: no criu")
+
+NR_USERFAULTFD = 323                    # x86_64
+UFFDIO_API = 0xC018AA3F
+UFFD_API = 0xAA
+# EVENT_FORK, EVENT_REMAP, EVENT_REMOVE, EVENT_UNMAP (Linux 4.11)
+EVENTS = (1 << 1) | (1 << 2) | (1 << 3) | (1 << 6)
+SOCKET = "lazy-pages.socket"
+# the programs' own checks read every page back
+PROGRAMS = ["mem_anon", "mem_sparse", "mem_cow_tree", "mem_prot", "mem_brk",
+            "mem_madvise", "mem_growsdown"]
+ATTEMPTS = 3
+
+
+def uffd_lacks() -> str:
+    """Why this kernel's userfaultfd can't serve a lazy restore; '' when it can
+    (asked here, not through criu)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.syscall(NR_USERFAULTFD, os.O_CLOEXEC | os.O_NONBLOCK)
+    if fd < 0:
+        return f"no userfaultfd ({os.strerror(ctypes.get_errno())})"
+    arg = ctypes.create_string_buffer(struct.pack("QQQ", UFFD_API, EVENTS, 0))
+    ret = libc.ioctl(fd, UFFDIO_API, arg)
+    os.close(fd)
+    if ret:
+        return "userfaultfd lacks the fork, remap, remove and unmap events"
+    return ""
+
+
+def need_uffd() -> None:
+    why = uffd_lacks()
+    if why:
+        pytest.skip(f"no lazy restore on this kernel: {why}")
+
+
+class Daemon:
+    """criu lazy-pages -D @img, listening once it said so on --status-fd."""
+
+    def __init__(self, img: Path, env: Optional[dict[str, str]] = None) -> None:
+        rfd, wfd = os.pipe()
+        self.log = img / "lazy.log"
+        self.proc = subprocess.Popen(
+            [zdtm.CRIU, "lazy-pages", "-D", str(img), "-o", "lazy.log", "-v4",
+             "--status-fd", str(wfd)], pass_fds=(wfd,), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        os.close(wfd)
+        try:
+            self.ready = os.read(rfd, 1) == b"\0"
+        finally:
+            os.close(rfd)
+
+    def wait(self, r: zdtm.Run, timeout: float = 120) -> str:
+        """The daemon's log, once it exited 0."""
+        try:
+            _, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, err = self.proc.communicate()
+            r.fail(f"criu lazy-pages did not exit: {err}\n{zdtm.tail(self.log)}")
+        if self.proc.returncode != 0:
+            r.fail(f"criu lazy-pages exited {self.proc.returncode}: {err}\n"
+                   f"{zdtm.tail(self.log)}")
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.communicate()
+
+
+def served(log: str) -> tuple[int, int]:
+    """Pages served on fault and in the background, as the daemon's log says."""
+    m = re.search(r"(\d+) page\(s\) served on fault, (\d+) in the background", log)
+    assert m, log[-2000:]
+    return int(m.group(1)), int(m.group(2))
+
+
+def events(log: str) -> dict[str, int]:
+    m = re.search(r"events: (\d+) fork, (\d+) remap, (\d+) remove, (\d+) unmap", log)
+    assert m, log[-2000:]
+    return dict(zip(("fork", "remap", "remove", "unmap"), map(int, m.groups())))
+
+
+def lazy_run(r: zdtm.Run, img: Path, opts: list[str] = []) -> str:
+    """r's program (dumped into img) restored lazily; its check passes, the
+    daemon exits 0 once every page is in. The daemon's log."""
+    d = Daemon(img)
+    try:
+        if not d.ready:
+            r.fail(f"criu lazy-pages never said it listens\n{zdtm.tail(d.log)}")
+        r.restore_ok(img, opts + ["--lazy-pages"])
+        log = d.wait(r)
+    finally:
+        d.stop()
+    if (img / SOCKET).exists():
+        r.fail(f"the daemon left {SOCKET} behind")
+    if "every page is in" not in log and "gone" not in log:
+        r.fail(f"the daemon's log names no task done:\n{log[-2000:]}")
+    return log
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_programs(name: str) -> None:
+    need_uffd()
+    desc = zdtm.load_desc(name)
+    with zdtm.Run(name, "lazy", args=desc.args, pidns=desc.pidns) as r:
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img, desc.dump_opts)
+        log = lazy_run(r, img, desc.restore_opts)
+        r.note(f"served (fault, background): {served(log)}")
+        r.finish(desc.expect)
+
+
+def mem_lazy(mode: str, mb: int, monkeypatch: pytest.MonkeyPatch) -> tuple[str, zdtm.Run]:
+    monkeypatch.setenv("LAZY_MODE", mode)
+    monkeypatch.setenv("LAZY_MB", str(mb))
+    with zdtm.Run("mem_lazy", "lazy") as r:
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        log = lazy_run(r, img)
+        r.finish()
+    return log, r
+
+
+def test_fault_and_background(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task using its memory as soon as it runs: some pages come on its
+    faults, the rest in the background."""
+    need_uffd()
+    log, r = mem_lazy("", 64, monkeypatch)
+    fault, bg = served(log)
+    assert fault > 0 and bg > 0, (fault, bg, log[-2000:])
+
+
+@pytest.mark.parametrize("mode,want", [("fork", ("fork",)),
+                                       ("events", ("remap", "remove", "unmap"))])
+def test_events(mode: str, want: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Right after the restore the program forks a child that reads pages
+    its parent has not received (fork), or moves, drops and unmaps parts of
+    its lazy area (remap, remove, unmap): its checks pass. Whether the
+    daemon was still at work when the program got there depends on the
+    machine's load: a few attempts, one must show the events."""
+    need_uffd()
+    seen: dict[str, int] = {}
+    for _ in range(ATTEMPTS):
+        log, r = mem_lazy(mode, 128, monkeypatch)
+        seen = events(log)
+        if all(seen[w] for w in want):
+            return
+    pytest.fail(f"in {ATTEMPTS} attempts the daemon never saw {want} while pages were "
+                f"missing: {seen}")
+
+
+def test_predump_chain() -> None:
+    """pre-dump, then dump --prev-images-dir: the pages left in the parent
+    images are served lazily too."""
+    need_uffd()
+    with zdtm.Run("mem_anon", "lazy") as r:
+        r.start()
+        d1, d2 = r.imgdir("d1"), r.imgdir("d2")
+        res = r.criu(["pre-dump", "-t", str(r.pid), "-D", str(d1), "-o", "dump.log",
+                      "-v4"], d1 / "dump.log")
+        if res.returncode:
+            if "track" in res.stderr:
+                pytest.skip(f"no pre-dump here: {zdtm.error_lines(res.stderr)}")
+            r.fail("criu pre-dump failed", res)
+        r.dump_ok(d2, ["--prev-images-dir", "../d1"])
+        log = lazy_run(r, d2)
+        if not re.search(r"pages-\d+\.img|piece", log):
+            r.fail(f"the daemon's log says nothing of the pieces:\n{log[-2000:]}")
+        r.finish()
+
+
+def test_no_daemon() -> None:
+    """No daemon listening: one Error line, no task of the tree left."""
+    need_uffd()
+    with zdtm.Run("mem_anon", "lazy") as r:
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        before = zdtm.hash_tree(img)
+        res, _ = r.restore(img, ["--lazy-pages"])
+        line = check_clean_error(r, res, "restore --lazy-pages without a daemon",
+                                 ("lazy-pages",))
+        r.note(f"refused: {line}")
+        if zdtm.pid_exists(r.pid):
+            r.fail(f"task {r.pid} exists after a refused restore")
+        after = {k: v for k, v in zdtm.hash_tree(img).items() if k != "restore.log"}
+        if after != {k: v for k, v in before.items() if k != "restore.log"}:
+            r.fail("the refused restore changed the images")
+        # the images are still good: a daemon now serves them
+        log = lazy_run(r, img)
+        r.note(f"served (fault, background): {served(log)}")
+        r.finish()
+
+
+def test_socket_taken(tmp_path: Path) -> None:
+    """A daemon refuses a work directory whose socket path is taken (here
+    by a planted link): one Error line, the link and its target untouched."""
+    need_uffd()
+    target = tmp_path / "target"
+    target.write_text("keep")
+    (tmp_path / SOCKET).symlink_to(target)
+    p = subprocess.run([zdtm.CRIU, "lazy-pages", "-D", str(tmp_path)],
+                       capture_output=True, text=True, timeout=30,
+                       stdin=subprocess.DEVNULL)
+    errs = zdtm.error_lines(p.stderr)
+    assert p.returncode == 1 and len(errs) == 1 and SOCKET in errs[0], p
+    assert (tmp_path / SOCKET).is_symlink() and target.read_text() == "keep"
+
+
+def test_check_feature() -> None:
+    """criu check --feature lazy_pages (and CRIU's uffd, uffd-noncoop) says
+    yes where the kernel's userfaultfd has the events."""
+    need_uffd()
+    for name in ("lazy_pages", "uffd", "uffd-noncoop"):
+        p = subprocess.run([zdtm.CRIU, "check", "--feature", name], capture_output=True,
+                           text=True, timeout=30)
+        assert p.returncode == 0 and f"{name} is supported" in p.stdout, p
+
+
+def test_lazy_pages_is_for_restore() -> None:
+    """dump --lazy-pages is the next slice: refused with one Error line."""
+    p = subprocess.run([zdtm.CRIU, "dump", "-t", "1", "-D", "/nonexistent", "--lazy-pages"],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    errs = zdtm.error_lines(p.stderr)
+    assert p.returncode == 1 and len(errs) == 1 and "--lazy-pages" in errs[0], p
