@@ -83,12 +83,14 @@ static struct lazy_task *find(struct rtask *t)
 /*
  * Private anonymous areas whose pages are saved, and which nothing fills
  * while restore maps them: mlock (not on fault) would fill them with
- * zeroes at once.
+ * zeroes at once. Not MADV_HUGEPAGE ones either: UFFDIO_COPY maps small
+ * pages, and the task asked for huge ones (restore fills those at once).
  */
 static int can_wait(const VmaEntry *v)
 {
 	return v->kind == VMA_KIND__VMA_ANON_PRIVATE && vma_entry_has_pages(v) &&
-	       (!(v->madv & VMF_LOCKED) || (v->madv & VMF_LOCKONFAULT));
+	       (!(v->madv & VMF_LOCKED) || (v->madv & VMF_LOCKONFAULT)) &&
+	       !(v->madv & VMF_HUGEPAGE);
 }
 
 int mm_lazy_load(struct rst_ctx *rc, struct rtask *t, MmEntry *mm)

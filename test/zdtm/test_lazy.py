@@ -42,7 +42,10 @@ EVENTS = (1 << 1) | (1 << 2) | (1 << 3) | (1 << 6)
 SOCKET = "lazy-pages.socket"
 # the programs' own checks read every page back
 PROGRAMS = ["mem_anon", "mem_sparse", "mem_cow_tree", "mem_prot", "mem_brk",
-            "mem_madvise", "mem_growsdown"]
+            "mem_madvise", "mem_growsdown", "mem_guard_region", "mem_mlockall_onfault",
+            "mem_stack", "mem_thp", "mem_zeroed", "task_rseq", "thread_state",
+            "sig_altstack", "sig_pending", "tree_fork_loop", "creds_threads",
+            "thread_churn"]
 ATTEMPTS = 3
 
 
