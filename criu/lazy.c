@@ -492,8 +492,12 @@ static void drop(struct lazyd *d, int i)
 	struct lmm *m = d->mm[i];
 	char name[64];
 
-	pr_info("%s: %s", who(m, name, sizeof(name)),
-		m->gone ? "gone" : "every page is in");
+	if (m->gone || !m->nr_pend)
+		pr_info("%s: %s", who(m, name, sizeof(name)),
+			m->gone ? "gone" : "every page is in");
+	else
+		pr_info("%s: left with %zu piece(s) not served", who(m, name, sizeof(name)),
+			m->nr_pend);
 	close(m->uffd);
 	if (m->pidfd >= 0)
 		close(m->pidfd);

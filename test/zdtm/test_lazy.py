@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import signal
 import struct
 import subprocess
 from pathlib import Path
@@ -187,6 +188,40 @@ def test_events(mode: str, want: tuple[str, ...], monkeypatch: pytest.MonkeyPatc
             return
     pytest.fail(f"in {ATTEMPTS} attempts the daemon never saw {want} while pages were "
                 f"missing: {seen}")
+
+
+def test_daemon_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGTERM to the daemon while a task waits for pages: the task is
+    killed, it does not run on with zeroes in their place; the daemon exits
+    non-zero with one Error line per task. If the daemon was done before
+    the signal came (the load decides), the attempt is made again."""
+    need_uffd()
+    monkeypatch.setenv("LAZY_MB", "256")
+    for _ in range(ATTEMPTS):
+        with zdtm.Run("mem_lazy", "lazy") as r:
+            r.start()
+            img = r.imgdir("img")
+            r.dump_ok(img)
+            d = Daemon(img)
+            try:
+                r.restore_ok(img, ["--lazy-pages"])
+                d.proc.send_signal(signal.SIGTERM)
+                _, err = d.proc.communicate(timeout=60)
+            finally:
+                d.stop()
+            log = d.log.read_text(errors="replace")
+            if d.proc.returncode == 0 and "every page is in" in log:
+                r.note("the daemon was done before SIGTERM")
+                r.finish()
+                continue
+            rc = r._wait(30)
+            if d.proc.returncode != 1 or "killed, its pages can't be served" not in log:
+                r.fail(f"criu lazy-pages exited {d.proc.returncode} on SIGTERM: {err}\n"
+                       f"{zdtm.tail(d.log)}")
+            if rc != -signal.SIGKILL:
+                r.fail(f"the task waiting for pages ended with {rc}, not SIGKILL")
+            return
+    pytest.fail(f"in {ATTEMPTS} attempts the daemon was done before SIGTERM came")
 
 
 def test_predump_chain() -> None:
