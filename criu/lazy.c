@@ -527,37 +527,40 @@ static int take_task(struct lazyd *d, struct lazy_msg *msg, size_t len, int fd)
 	struct lazy_range *r;
 
 	if (len < lazy_msg_size(0) || msg->nr > LAZY_MAX_RANGES ||
-	    len != lazy_msg_size(msg->nr) || (msg->type == LAZY_TASK) != (fd >= 0)) {
+	    len != lazy_msg_size(msg->nr) || (msg->type == LAZY_TASK) != (fd >= 0) ||
+	    (m && m->img_pid != msg->img_pid)) {
 		pr_err("The restore sent a malformed message (type %u, %zu bytes)",
 		       msg->type, len);
-		return -1;
+		goto err;
 	}
 	if (!m) {
 		m = d->building = xzalloc(sizeof(*m));
 		if (!m)
-			return -1;
+			goto err;
 		m->uffd = m->pidfd = -1;
 		m->img_pid = msg->img_pid;
 		m->host_pid = msg->host_pid;
 	}
 	r = xrealloc(m->r, (m->nr_r + msg->nr + 1) * sizeof(*r));
 	if (!r)
-		return -1;
+		goto err;
 	m->r = r;
 	memcpy(m->r + m->nr_r, msg->r, msg->nr * sizeof(*m->r));
 	m->nr_r += msg->nr;
 	if (msg->type == LAZY_RANGES)
 		return 0;
+	slot = xpush(d->mm, d->nr);
+	if (!slot)
+		goto err;
 	m->uffd = fd;
 	d->building = NULL;
-	slot = xpush(d->mm, d->nr);
-	if (!slot) {
-		close(fd);
-		return -1;
-	}
 	*slot = m;
 	m->pidfd = syscall(__NR_pidfd_open, m->host_pid, 0);
 	return load_task(d, m);
+err:
+	if (fd >= 0)
+		close(fd);
+	return -1;
 }
 
 /* The restore's next message; 1 once the tree is complete, -1 on error. */
@@ -580,9 +583,10 @@ static int take_msg(struct lazyd *d, int sk)
 	c = CMSG_FIRSTHDR(&mh);
 	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
 		memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	if (msg->type == LAZY_DONE)
-		return fd < 0 ? 1 : -1;
+	if (msg->type == LAZY_DONE && fd < 0)
+		return 1;
 	if (msg->type == LAZY_RANGES || msg->type == LAZY_TASK) {
+		/* a task's fd is the daemon's from here on, whatever happens */
 		if (take_task(d, msg, n, fd) == 0)
 			return 0;
 		d->failed = 1;

@@ -364,9 +364,19 @@ static int wait_ack(void)
 	struct lazy_msg m = { .type = LAZY_DONE };
 	int32_t err;
 
+	ssize_t n;
+
 	if (pass_fd(ls.daemon, &m, lazy_msg_size(0), -1) ||
-	    setsockopt(ls.daemon, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    recv(ls.daemon, &err, sizeof(err), 0) != sizeof(err)) {
+	    setsockopt(ls.daemon, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv))) {
+		pr_perror("Can't hand the tree to the lazy-pages daemon");
+		return -1;
+	}
+	n = recv(ls.daemon, &err, sizeof(err), 0);
+	if (n == 0) {
+		pr_err("The lazy-pages daemon went away before it took the tree");
+		return -1;
+	}
+	if (n != sizeof(err)) {
 		pr_perror("The lazy-pages daemon did not take the tree");
 		return -1;
 	}
@@ -391,6 +401,16 @@ int mm_lazy_resume(struct rst_ctx *rc, struct rtask *root)
 			return -1;
 	if (wait_ack())
 		return -1;
+	/*
+	 * The daemon's copies are the only ones now: once it closes them,
+	 * the areas are the task's alone (a later fault must not wait for
+	 * a reader that is gone).
+	 */
+	for (i = 0; i < ls.nr; i++)
+		if (ls.tasks[i].uffd >= 0) {
+			close(ls.tasks[i].uffd);
+			ls.tasks[i].uffd = -1;
+		}
 	pr_info("Lazy pages: %d task(s) handed to the daemon", ls.nr);
 	return 0;
 }

@@ -24,6 +24,7 @@ import re
 import signal
 import struct
 import subprocess
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -188,6 +189,43 @@ def test_events(mode: str, want: tuple[str, ...], monkeypatch: pytest.MonkeyPatc
             return
     pytest.fail(f"in {ATTEMPTS} attempts the daemon never saw {want} while pages were "
                 f"missing: {seen}")
+
+
+def test_foreground_restore(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A restore without -d waits for its tree: once the daemon is done,
+    the areas must be the task's alone, criu holding no userfaultfd (a
+    fault after MADV_DONTNEED would wait for a reader that is gone)."""
+    need_uffd()
+    monkeypatch.setenv("LAZY_MODE", "events")
+    monkeypatch.setenv("LAZY_MB", "32")
+    with zdtm.Run("mem_lazy", "lazy") as r:
+        r.start()
+        img = r.imgdir("img")
+        r.dump_ok(img)
+        d = Daemon(img)
+        restore = subprocess.Popen([zdtm.CRIU, "restore", "-D", str(img), "-o",
+                                    "restore.log", "-v4", "--lazy-pages"],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)
+        r.alive = True
+        try:
+            d.wait(r)
+            # rounds of MADV_DONTNEED and reads after the daemon is gone
+            time.sleep(0.5)
+            os.kill(r.pid, signal.SIGTERM)
+            try:
+                _, err = restore.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                r.fail("the task hangs after the daemon is gone (SIGTERM unheard)")
+        finally:
+            d.stop()
+            if restore.poll() is None:
+                restore.kill()
+                restore.wait()
+        r.alive = False
+        if restore.returncode != 0 or r.verdict() != "PASS":
+            r.fail(f"restore exited {restore.returncode}, the task said {r.verdict()}: "
+                   f"{err}")
 
 
 def test_daemon_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
