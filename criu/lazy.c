@@ -635,13 +635,27 @@ static int listen_here(const struct opts *o)
 	return sk;
 }
 
-/* The restore's connection; only criu's own user may hand tasks over. */
-static int accept_restore(const struct opts *o, int lsk)
+/*
+ * The restore's connection; only criu's own user may hand tasks over.
+ * A stop signal (@sfd) before it comes ends the wait.
+ */
+static int accept_restore(const struct opts *o, int lsk, int sfd)
 {
+	struct pollfd pfd[2] = { { .fd = lsk, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
-	int sk = accept4(lsk, NULL, NULL, SOCK_CLOEXEC);
+	int sk;
 
+	while (poll(pfd, 2, -1) < 0)
+		if (errno != EINTR) {
+			pr_perror("Lazy pages: poll");
+			return -1;
+		}
+	if (pfd[1].revents & POLLIN) {
+		pr_err("Lazy pages: stopped by a signal before a restore came");
+		return -1;
+	}
+	sk = accept4(lsk, NULL, NULL, SOCK_CLOEXEC);
 	if (sk < 0) {
 		pr_perror("Lazy pages: can't accept the restore's connection");
 		return -1;
@@ -780,15 +794,19 @@ int cr_lazy_pages(const struct opts *o)
 	lsk = listen_here(o);
 	if (lsk < 0)
 		goto out_buf;
+	sfd = stop_signals();
+	if (sfd < 0) {
+		pr_perror("Lazy pages: can't take the stop signals");
+		goto out;
+	}
 	if (announce(o))
 		goto out;
-	sfd = stop_signals();
-	sk = accept_restore(o, lsk);
+	sk = accept_restore(o, lsk, sfd);
 	/* one restore is served: nobody else may connect */
 	unlinkat(o->work_dirfd, LAZY_SOCKET, 0);
 	close(lsk);
 	lsk = -1;
-	if (sk < 0 || sfd < 0)
+	if (sk < 0)
 		goto out;
 	ret = serve(&d, sk, sfd);
 	pr_info("Lazy pages: %lu page(s) served on fault, %lu in the background, "

@@ -31,6 +31,7 @@ from typing import Optional
 import pytest
 
 import zdtm
+from reap import wait_gone
 from test_errors import check_clean_error
 from test_predump import kernel_lacks
 
@@ -322,6 +323,27 @@ def test_socket_taken(tmp_path: Path) -> None:
     errs = zdtm.error_lines(p.stderr)
     assert p.returncode == 1 and len(errs) == 1 and SOCKET in errs[0], p
     assert (tmp_path / SOCKET).is_symlink() and target.read_text() == "keep"
+
+
+def test_daemon_idle(tmp_path: Path) -> None:
+    """-d --pidfile: the daemon goes to the background once it listens;
+    SIGTERM before any restore came ends it (one Error line in its log,
+    exit non-zero), and its socket goes with it."""
+    need_uffd()
+    # the daemon keeps stderr (for its errors): not a pipe to wait on
+    with open(tmp_path / "stderr", "w") as err:
+        p = subprocess.run([zdtm.CRIU, "lazy-pages", "-D", str(tmp_path), "-d", "--pidfile",
+                            str(tmp_path / "lp.pid"), "-o", "lazy.log"], stderr=err,
+                           stdout=subprocess.DEVNULL, timeout=30, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, (tmp_path / "stderr").read_text()
+    pid = int((tmp_path / "lp.pid").read_text())
+    assert (tmp_path / SOCKET).exists()
+    os.kill(pid, signal.SIGTERM)
+    gone = wait_gone(pid, 30)
+    assert gone is not None, "criu lazy-pages ignored SIGTERM"
+    assert not (tmp_path / SOCKET).exists()
+    errs = zdtm.error_lines((tmp_path / "lazy.log").read_text())
+    assert len(errs) == 1 and "signal" in errs[0], errs
 
 
 def test_check_feature() -> None:
