@@ -67,6 +67,7 @@ struct lmm {
 	size_t nr_faults;
 	int gone;
 	int again;			/* a copy met an event not complete yet */
+	uint64_t gen;			/* counts the events that change the list */
 };
 
 struct lazyd {
@@ -263,7 +264,7 @@ static int fill(struct lazyd *d, struct lmm *m, uint64_t vaddr, uint64_t len,
 		const struct piece *p, uint64_t *count)
 {
 	struct uffdio_copy c;
-	uint64_t done = 0, off = p->off + (vaddr - p->vaddr);
+	uint64_t done = 0, step, gen, off = p->off + (vaddr - p->vaddr);
 	int store = p->store, ret;
 	char name[64];
 
@@ -277,25 +278,36 @@ static int fill(struct lazyd *d, struct lmm *m, uint64_t vaddr, uint64_t len,
 		c.src = (uint64_t)(uintptr_t)(d->buf + done);
 		c.len = len - done;
 		c.mode = 0;
+		gen = m->gen;
 		ret = uffd_call(d, m, UFFDIO_COPY, &c, &c.copy);
+		/*
+		 * The events read meanwhile may have moved or dropped what is
+		 * left (or moved another area here): it is looked up again.
+		 */
+		if (gen != m->gen && ret != -ESRCH)
+			return 2;
 		if (!ret && c.copy > 0) {
 			*count += c.copy / PAGE_SIZE;
-			done += c.copy;
+			step = c.copy;
 		} else if (ret == -EEXIST || ret == -ENOENT) {
 			/* there already (criu's, or a fault's), or no longer mapped */
-			done += PAGE_SIZE;
+			step = PAGE_SIZE;
 		} else if (ret == -ESRCH) {
 			return 1;
 		} else if (ret == -EAGAIN) {
-			return pend_cut(m, vaddr, vaddr + done) ? -1 : 2;
+			return 2;
 		} else {
 			errno = -ret;
 			pr_perror("%s: can't copy its pages at %#llx", who(m, name, sizeof(name)),
 				  (unsigned long long)c.dst);
 			return -1;
 		}
+		/* dropped at once: the next event may move what is left */
+		if (pend_cut(m, c.dst, c.dst + step))
+			return -1;
+		done += step;
 	}
-	return pend_cut(m, vaddr, vaddr + len);
+	return 0;
 }
 
 static int zero_page(struct lazyd *d, struct lmm *m, uint64_t addr)
@@ -415,9 +427,11 @@ static int event(struct lazyd *d, struct lmm *m, struct uffd_msg *msg)
 			m->img_pid, c->nr_pend);
 		return 0;
 	case UFFD_EVENT_REMAP:
+		m->gen++;
 		return remapped(m, msg->arg.remap.from, msg->arg.remap.to, msg->arg.remap.len);
 	case UFFD_EVENT_REMOVE:
 	case UFFD_EVENT_UNMAP:
+		m->gen++;
 		/* dropped pages read as zeroes from now on, as without us */
 		return pend_cut(m, msg->arg.remove.start, msg->arg.remove.end);
 	}

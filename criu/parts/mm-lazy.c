@@ -54,7 +54,8 @@ static struct lazy_state {
 	int nr;
 	int daemon;		/* criu's connection to the daemon */
 	int to_criu[2];		/* the tasks' end ([1], inherited), criu's */
-} ls = { .daemon = -1, .to_criu = { -1, -1 } };
+	int dev;		/* /dev/userfaultfd (inherited), or -1 */
+} ls = { .daemon = -1, .to_criu = { -1, -1 }, .dev = -1 };
 
 int lazy_supported(void)
 {
@@ -167,7 +168,25 @@ int mm_lazy_prefork(struct rst_ctx *rc)
 		return -1;
 	}
 	ls.to_criu[0] = rst_inherit_fd(rc, ls.to_criu[0]);
-	return ls.to_criu[0] < 0 ? -1 : 0;
+	if (ls.to_criu[0] < 0)
+		return -1;
+	/*
+	 * A task in a user namespace of its own may not call userfaultfd()
+	 * (it needs CAP_SYS_PTRACE outside); the device (Linux 6.1) asks
+	 * only for the file's permission, checked here, at criu's open.
+	 */
+	ls.dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+	if (ls.dev >= 0)
+		ls.dev = rst_inherit_fd(rc, ls.dev);
+	return 0;
+}
+
+/* The task's own userfaultfd, through the device when criu could open it. */
+static int make_uffd(void)
+{
+	if (ls.dev >= 0)
+		return ioctl(ls.dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+	return syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 }
 
 /* Sends @fd over @sk with @len bytes of @data. */
@@ -198,7 +217,7 @@ int mm_lazy_child(struct rst_ctx *rc, struct rtask *t)
 
 	if (!lt || !lt->nr)
 		return 0;
-	fd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	fd = make_uffd();
 	if (fd < 0) {
 		pr_perror("Task %d: can't make its userfaultfd", t->pid);
 		return -1;
@@ -431,5 +450,5 @@ void mm_lazy_release(struct rst_ctx *rc)
 	if (ls.to_criu[1] >= 0)
 		close(ls.to_criu[1]);
 	memset(&ls, 0, sizeof(ls));
-	ls.daemon = ls.to_criu[0] = ls.to_criu[1] = -1;
+	ls.daemon = ls.to_criu[0] = ls.to_criu[1] = ls.dev = -1;
 }

@@ -48,7 +48,8 @@ PROGRAMS = ["mem_anon", "mem_sparse", "mem_cow_tree", "mem_prot", "mem_brk",
             "mem_madvise", "mem_growsdown", "mem_guard_region", "mem_mlockall_onfault",
             "mem_stack", "mem_thp", "mem_zeroed", "task_rseq", "thread_state",
             "sig_altstack", "sig_pending", "tree_fork_loop", "creds_threads",
-            "thread_churn", "tree_zombie", "tree_orphan_session", "ns_pid_tree"]
+            "thread_churn", "tree_zombie", "tree_orphan_session", "ns_pid_tree",
+            "userns_maps"]
 ATTEMPTS = 3
 
 
