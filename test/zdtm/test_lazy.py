@@ -50,7 +50,7 @@ PROGRAMS = ["mem_anon", "mem_sparse", "mem_cow_tree", "mem_prot", "mem_brk",
             "sig_altstack", "sig_pending", "tree_fork_loop", "creds_threads",
             "thread_churn", "tree_zombie", "tree_orphan_session", "ns_pid_tree",
             "userns_maps"]
-ATTEMPTS = 3
+ATTEMPTS = 5
 
 
 def uffd_lacks() -> str:

@@ -7,7 +7,7 @@
  * up, comes last: the first round after a restore takes faults. In the
  * modes the rounds only do what the mode says (the whole area is checked
  * at SIGTERM).
- *   LAZY_MODE=fork: each round a child checks its top slice (a fork right
+ *   LAZY_MODE=fork: each round a child checks its top pages (a fork right
  *   after the restore gets pages its parent has not received yet) and exits.
  *   LAZY_MODE=events: each round also moves a top slice away with mremap,
  *   checks it there and moves it back; drops a slice (MADV_DONTNEED),
@@ -23,7 +23,8 @@
 
 #include "zdtm.h"
 
-#define SLICES	8
+#define SLICES		8
+#define CHILD_PAGES	64
 
 static volatile sig_atomic_t stop;
 static unsigned char *area, *scratch;
@@ -70,9 +71,13 @@ static void in_child(void)
 
 	if (pid < 0)
 		fail_errno("fork");
-	/* the top slice: where the background copy comes last */
+	/*
+	 * the top pages, where the background copy comes last; few, so
+	 * that the child is gone at once (a dump seldom finds it)
+	 */
 	if (pid == 0)
-		_exit(bad(area + size - slice, slice, (size - slice) / psz, 0));
+		_exit(bad(area + size - CHILD_PAGES * psz, CHILD_PAGES * psz,
+			  size / psz - CHILD_PAGES, 0));
 	if (waitpid(pid, &status, 0) != pid)
 		fail_errno("waitpid");
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
