@@ -33,6 +33,7 @@ static void usage(FILE *f)
 "  criu swrk FD\n"
 "  criu service --address PATH [-d] [--pidfile FILE]\n"
 "  criu page-server -D DIR --port PORT [--address ADDR] [-d] [--pidfile FILE]\n"
+"  criu lazy-pages -D DIR [-W DIR] [--status-fd FD] [-d] [--pidfile FILE]\n"
 "\n"
 "Commands:\n"
 "  dump           checkpoint a process into a directory of images\n"
@@ -45,6 +46,7 @@ static void usage(FILE *f)
 "  swrk           serve CRIU's RPC to the client at the other end of socket FD\n"
 "  service        serve CRIU's RPC on a unix socket (-d: as a daemon)\n"
 "  page-server    receive one dump's images over TCP into DIR (-d: as a daemon)\n"
+"  lazy-pages     serve the pages of DIR to a restore --lazy-pages (userfaultfd)\n"
 "\n"
 "Options:\n"
 "  -t|--tree PID           the task to dump (a session leader, or see --shell-job)\n"
@@ -75,7 +77,10 @@ static void usage(FILE *f)
 "                          and prints it)\n"
 "  --page-server           dump: send the images to the page server at\n"
 "                          --address:--port; DIR keeps the logs only\n"
-"  --status-fd FD          page-server: write one '\\0' to FD once listening\n"
+"  --status-fd FD          page-server, lazy-pages: write one '\\0' to FD once\n"
+"                          listening\n"
+"  --lazy-pages            restore: private anonymous memory comes from criu\n"
+"                          lazy-pages (its socket in the work dir) as it is used\n"
 "  --tls                   page-server, dump --page-server: TLS on the connection,\n"
 "                          each side's certificate checked against the CA\n"
 "  --tls-cacert FILE       the CA (default: the system's and /etc/pki/CA/cacert.pem)\n"
@@ -170,6 +175,7 @@ enum {
 	OPT_PREV_IMAGES_DIR,
 	OPT_AUTO_DEDUP,
 	OPT_PAGE_SERVER,
+	OPT_LAZY_PAGES,
 	OPT_PORT,
 	OPT_STATUS_FD,
 	OPT_TLS,
@@ -226,6 +232,7 @@ static const struct option long_opts[] = {
 	{ "prev-images-dir", required_argument, NULL, OPT_PREV_IMAGES_DIR },
 	{ "auto-dedup", no_argument, NULL, OPT_AUTO_DEDUP },
 	{ "page-server", no_argument, NULL, OPT_PAGE_SERVER },
+	{ "lazy-pages", no_argument, NULL, OPT_LAZY_PAGES },
 	{ "port", required_argument, NULL, OPT_PORT },
 	{ "status-fd", required_argument, NULL, OPT_STATUS_FD },
 	{ "tls", no_argument, NULL, OPT_TLS },
@@ -500,6 +507,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_FEATURE: o->feature = optarg; break;
 		case OPT_ADDRESS: o->address = optarg; break;
 		case OPT_PAGE_SERVER: o->page_server = 1; break;
+		case OPT_LAZY_PAGES: o->lazy_pages = 1; break;
 		case OPT_PORT:
 			if (parse_int(optarg, &o->port) || o->port < 0 || o->port > 65535) {
 				fprintf(stderr, "Error: bad value '%s' for option --port "
@@ -647,6 +655,8 @@ static int run_cmd(const struct opts *o, const char *cmd, const char *sub)
 		return cr_service(o);
 	if (!strcmp(cmd, "page-server"))
 		return cr_page_server(o);
+	if (!strcmp(cmd, "lazy-pages"))
+		return cr_lazy_pages(o);
 	return cr_cpuinfo(o, sub);
 }
 
@@ -681,7 +691,7 @@ int main(int argc, char **argv)
 		cmd_dump = 1;
 	if (!cmd_dump && strcmp(cmd, "restore") && strcmp(cmd, "check") &&
 	    strcmp(cmd, "cpuinfo") && strcmp(cmd, "swrk") && strcmp(cmd, "service") &&
-	    strcmp(cmd, "page-server")) {
+	    strcmp(cmd, "page-server") && strcmp(cmd, "lazy-pages")) {
 		fprintf(stderr, "Error: unknown command '%s'\n", cmd);
 		return 1;
 	}
@@ -690,7 +700,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (o.page_server && !cmd_dump) {
-		fprintf(stderr, "Error: --page-server is for dump (lazy restores are not "
+		fprintf(stderr, "Error: --page-server is for dump (a lazy restore from a page "
+			"server is not implemented)\n");
+		return 1;
+	}
+	if (o.lazy_pages && strcmp(cmd, "restore")) {
+		fprintf(stderr, "Error: --lazy-pages is for restore (dump --lazy-pages is not "
 			"implemented)\n");
 		return 1;
 	}

@@ -71,6 +71,7 @@ struct opts {
 	int display_stats;		/* --display-stats: log what the stats files hold */
 	const char *feature;		/* check --feature NAME */
 	const char *address;		/* service --address PATH; page server: its host */
+	int lazy_pages;			/* restore --lazy-pages: criu lazy-pages fills private areas */
 	int page_server;		/* dump --page-server: images go to --address:--port */
 	int port;			/* --port; -1: not given */
 	int status_fd;			/* page-server --status-fd: '\0' once listening; -1 */

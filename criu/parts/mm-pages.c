@@ -744,23 +744,28 @@ int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntr
 	return 0;
 }
 
-static int open_store(struct rst_ctx *rc, struct rtask *t, struct mm_store *st)
+int mm_store_open(int dirfd, const struct mm_store *st)
 {
 	char name[64];
-	int dirfd, fd;
+	int fd;
 
-	if (!st->level) {
-		fd = img_open_raw(rc->dirfd, IMG_PAGES, st->pid, 0);
-		return fd < 0 ? -1 : rst_private_fd(t, fd);
-	}
+	if (!st->level)
+		return img_open_raw(dirfd, IMG_PAGES, st->pid, 0);
 	/* the parents' stores: no checksums of theirs are at hand */
-	dirfd = open_level(rc->dirfd, st->level);
+	dirfd = open_level(dirfd, st->level);
 	if (dirfd < 0)
 		return -1;
 	fd = img_open_read(dirfd, img_name(IMG_PAGES, st->pid, name, sizeof(name)));
 	if (fd < 0)
 		pr_perror("Can't open image %s %d parent(s) up", name, st->level);
 	close(dirfd);
+	return fd;
+}
+
+static int open_store(struct rst_ctx *rc, struct rtask *t, struct mm_store *st)
+{
+	int fd = mm_store_open(rc->dirfd, st);
+
 	return fd < 0 ? -1 : rst_private_fd(t, fd);
 }
 

@@ -648,7 +648,8 @@ static const struct rule rules[] = {
 	  NULL, NULL },
 	{ "weak_sysctls", "weak-sysctls", REFUSED, "skipping sysctls the kernel lacks is not "
 	  "implemented", 0, NULL, NULL, NULL },
-	{ "lazy_pages", "lazy-pages", REFUSED, "lazy restore (userfaultfd) is not implemented",
+	{ "lazy_pages", "lazy-pages", REFUSED, "lazy restore through RPC is not implemented "
+	  "(criu restore --lazy-pages is)",
 	  0, NULL, NULL, NULL },
 	{ "status_fd", "status-fd", HONOURED, NULL, 0, set_status_fd, NULL, NULL },
 	{ "orphan_pts_master", "orphan-pts-master", HONOURED, NULL, AT(o.orphan_pts_master),

@@ -135,6 +135,8 @@ static void test_version_and_features(void)
 	struct criu_feature_check f = { true, true, true };
 	/* what `criu check --feature mem_dirty_track` said (test_rpc_libcriu.py) */
 	bool mt = getenv("CRIU_MEM_TRACK") && atoi(getenv("CRIU_MEM_TRACK"));
+	/* and `criu check --feature lazy_pages` */
+	bool lp = getenv("CRIU_LAZY_PAGES") && atoi(getenv("CRIU_LAZY_PAGES"));
 	int v;
 
 	v = criu_get_version();
@@ -142,9 +144,9 @@ static void test_version_and_features(void)
 	ok(criu_check_version(30000) == 1, "criu_check_version(30000): at least");
 	ok(criu_check_version(40001) == 0, "criu_check_version(40001): older");
 	ok(criu_feature_check(&f, sizeof(f)) == 0, "criu_feature_check answers");
-	ok(f.mem_track == mt && !f.lazy_pages && !f.pidfd_store,
-	   "dirty tracking as criu check says (%d), no lazy pages or pidfd store (%d %d %d)",
-	   mt, f.mem_track, f.lazy_pages, f.pidfd_store);
+	ok(f.mem_track == mt && f.lazy_pages == lp && !f.pidfd_store,
+	   "dirty tracking (%d) and lazy pages (%d) as criu check says, no pidfd store "
+	   "(%d %d %d)", mt, lp, f.mem_track, f.lazy_pages, f.pidfd_store);
 	f.mem_track = true;
 	f.lazy_pages = true;
 	ok(criu_feature_check(&f, 1) == 0 && f.mem_track == mt && f.lazy_pages,
