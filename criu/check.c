@@ -20,6 +20,7 @@
 #include "core/caps.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "parts/mm-lazy.h"
 #include "parts/mm-track.h"
 #include "parts/ns-net-lock.h"
 #include "proc/proc.h"
@@ -275,8 +276,12 @@ static const struct cr_feature {
 	{ "autofs", NULL, "autofs mounts are not supported" },
 	{ "tcp_half_closed", NULL, "TCP connections are not dumped" },
 	{ "compat_cr", NULL, "32-bit tasks are not supported" },
-	{ "uffd", NULL, "lazy restore with userfaultfd is not implemented" },
-	{ "uffd-noncoop", NULL, "lazy restore with userfaultfd is not implemented" },
+	{ "uffd", lazy_supported, "the kernel's userfaultfd lacks the fork, remap, remove and "
+	  "unmap events (or userfaultfd is not allowed)" },
+	{ "uffd-noncoop", lazy_supported, "the kernel's userfaultfd lacks the fork, remap, "
+	  "remove and unmap events (or userfaultfd is not allowed)" },
+	{ "lazy_pages", lazy_supported, "the kernel's userfaultfd lacks the fork, remap, "
+	  "remove and unmap events (or userfaultfd is not allowed)" },
 	{ "can_map_vdso", probe_mm_map, "the vDSO is moved with mremap and PR_SET_MM_MAP" },
 	{ "sk_ns", NULL, "network sockets are not dumped" },
 	{ "sk_unix_file", NULL, "unix sockets bound to files are not dumped" },

@@ -30,6 +30,8 @@ int cr_swrk(const char *fd);
 int cr_service(const struct opts *o);
 /* criu page-server: one dump's images received into o->images_dirfd (pagesrv.c) */
 int cr_page_server(const struct opts *o);
+/* criu lazy-pages (lazy.c): serves a restore --lazy-pages */
+int cr_lazy_pages(const struct opts *o);
 /* Its halves, for the RPC: the listening socket (*@port its port), then one dump. */
 int page_server_listen(const struct opts *o, int *port);
 int page_server_serve(const struct opts *o, int lsk);

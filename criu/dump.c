@@ -36,6 +36,7 @@
 #include "parts/part.h"
 #include "parts/mm-track.h"
 #include "task/infect.h"
+#include "task/irmap.h"
 #include "task/ptrace.h"
 #include "tree/check.h"
 #include "tree/plan.h"
@@ -1094,6 +1095,7 @@ out:
 	freezer_release();
 	after_dump(&dc, &prefrozen, 1, locked);
 	release_tree(&tree, ret != 0);
+	irmap_forget();
 	imgout_end(dc.dirfd, !ret);
 	close(dc.dirfd);
 	return ret;

@@ -34,6 +34,7 @@ static void usage(FILE *f)
 "  criu swrk FD\n"
 "  criu service --address PATH [-d] [--pidfile FILE]\n"
 "  criu page-server -D DIR --port PORT [--address ADDR] [-d] [--pidfile FILE]\n"
+"  criu lazy-pages -D DIR [-W DIR] [--status-fd FD] [-d] [--pidfile FILE]\n"
 "\n"
 "Commands:\n"
 "  dump           checkpoint a process into a directory of images\n"
@@ -46,6 +47,7 @@ static void usage(FILE *f)
 "  swrk           serve CRIU's RPC to the client at the other end of socket FD\n"
 "  service        serve CRIU's RPC on a unix socket (-d: as a daemon)\n"
 "  page-server    receive one dump's images over TCP into DIR (-d: as a daemon)\n"
+"  lazy-pages     serve the pages of DIR to a restore --lazy-pages (userfaultfd)\n"
 "\n"
 "Options:\n"
 "  -t|--tree PID           the task to dump (a session leader, or see --shell-job)\n"
@@ -76,7 +78,10 @@ static void usage(FILE *f)
 "                          and prints it)\n"
 "  --page-server           dump: send the images to the page server at\n"
 "                          --address:--port; DIR keeps the logs only\n"
-"  --status-fd FD          page-server: write one '\\0' to FD once listening\n"
+"  --status-fd FD          page-server, lazy-pages: write one '\\0' to FD once\n"
+"                          listening\n"
+"  --lazy-pages            restore: private anonymous memory comes from criu\n"
+"                          lazy-pages (its socket in the work dir) as it is used\n"
 "  --tls                   page-server, dump --page-server: TLS on the connection,\n"
 "                          each side's certificate checked against the CA\n"
 "  --tls-cacert FILE       the CA (default: the system's and /etc/pki/CA/cacert.pem)\n"
@@ -114,6 +119,9 @@ static void usage(FILE *f)
 "  --tcp-established       dump: TCP connections too (TCP_REPAIR), restored as they were\n"
 "  --tcp-close             dump: TCP connections without their state; restore: every\n"
 "                          connection as a closed socket\n"
+"  --skip-in-flight        dump: a listening TCP socket with connections queued and\n"
+"                          not accepted yet is saved without them (their peers get\n"
+"                          a reset when the tree goes)\n"
 "  --ghost-limit SIZE      dump: save deleted files held open or mapped up to SIZE\n"
 "                          bytes each (K, M, G suffixes; default 1M)\n"
 "  --track-mem             pre-dump: track the pages the tree writes, for the next\n"
@@ -126,6 +134,9 @@ static void usage(FILE *f)
 "                          stream; default: the CPUs the task may use, at most 8)\n"
 "  --link-remap            dump: a deleted file still linked elsewhere is linked\n"
 "                          back in its directory, restore opens it and unlinks it\n"
+"  --force-irmap           dump: the paths of inotify watches and fanotify marks by\n"
+"                          walking directories (the irmap), not by file handles\n"
+"  --irmap-scan-path DIR   dump: the irmap walks DIR first (repeatable)\n"
 "  -h|--help               this text\n"
 "  -V|--version            the version\n");
 }
@@ -158,13 +169,17 @@ enum {
 	OPT_EXT_UNIX_SK,
 	OPT_TCP_ESTABLISHED,
 	OPT_TCP_CLOSE,
+	OPT_SKIP_IN_FLIGHT,
 	OPT_GHOST_LIMIT,
 	OPT_LINK_REMAP,
+	OPT_FORCE_IRMAP,
+	OPT_IRMAP_SCAN_PATH,
 	OPT_TRACK_MEM,
 	OPT_PREV_IMAGES_DIR,
 	OPT_AUTO_DEDUP,
 	OPT_JOBS,
 	OPT_PAGE_SERVER,
+	OPT_LAZY_PAGES,
 	OPT_PORT,
 	OPT_STATUS_FD,
 	OPT_TLS,
@@ -212,13 +227,17 @@ static const struct option long_opts[] = {
 	{ "ext-unix-sk", optional_argument, NULL, OPT_EXT_UNIX_SK },
 	{ "tcp-established", no_argument, NULL, OPT_TCP_ESTABLISHED },
 	{ "tcp-close", no_argument, NULL, OPT_TCP_CLOSE },
+	{ "skip-in-flight", no_argument, NULL, OPT_SKIP_IN_FLIGHT },
 	{ "ghost-limit", required_argument, NULL, OPT_GHOST_LIMIT },
 	{ "link-remap", no_argument, NULL, OPT_LINK_REMAP },
+	{ "force-irmap", no_argument, NULL, OPT_FORCE_IRMAP },
+	{ "irmap-scan-path", required_argument, NULL, OPT_IRMAP_SCAN_PATH },
 	{ "track-mem", no_argument, NULL, OPT_TRACK_MEM },
 	{ "prev-images-dir", required_argument, NULL, OPT_PREV_IMAGES_DIR },
 	{ "auto-dedup", no_argument, NULL, OPT_AUTO_DEDUP },
 	{ "jobs", required_argument, NULL, OPT_JOBS },
 	{ "page-server", no_argument, NULL, OPT_PAGE_SERVER },
+	{ "lazy-pages", no_argument, NULL, OPT_LAZY_PAGES },
 	{ "port", required_argument, NULL, OPT_PORT },
 	{ "status-fd", required_argument, NULL, OPT_STATUS_FD },
 	{ "tls", no_argument, NULL, OPT_TLS },
@@ -382,6 +401,23 @@ static int add_inherit_fd(struct opts *o, const char *arg)
 	return 0;
 }
 
+/* --irmap-scan-path DIR: an absolute path, as the tree sees it */
+static int add_irmap_path(struct opts *o, const char *arg)
+{
+	const char **n;
+
+	if (arg[0] != '/') {
+		fprintf(stderr, "Error: --irmap-scan-path %s: not an absolute path\n", arg);
+		return -1;
+	}
+	n = xrealloc(o->irmap_paths, (o->nr_irmap_paths + 1) * sizeof(*n));
+	if (!n)
+		return -1;
+	o->irmap_paths = n;
+	o->irmap_paths[o->nr_irmap_paths++] = arg;
+	return 0;
+}
+
 static int parse_network_lock(const char *arg, struct opts *o)
 {
 	static const char *const names[] = {
@@ -476,6 +512,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_FEATURE: o->feature = optarg; break;
 		case OPT_ADDRESS: o->address = optarg; break;
 		case OPT_PAGE_SERVER: o->page_server = 1; break;
+		case OPT_LAZY_PAGES: o->lazy_pages = 1; break;
 		case OPT_PORT:
 			if (parse_int(optarg, &o->port) || o->port < 0 || o->port > 65535) {
 				fprintf(stderr, "Error: bad value '%s' for option --port "
@@ -522,12 +559,20 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_TCP_CLOSE:
 			o->tcp_close = 1;
 			break;
+		case OPT_SKIP_IN_FLIGHT:
+			o->tcp_skip_in_flight = 1;
+			break;
 		case OPT_GHOST_LIMIT:
 			if (parse_size(optarg, &o->ghost_limit))
 				goto bad_value;
 			o->ghost_limit_set = 1;
 			break;
 		case OPT_LINK_REMAP: o->link_remap = 1; break;
+		case OPT_FORCE_IRMAP: o->force_irmap = 1; break;
+		case OPT_IRMAP_SCAN_PATH:
+			if (add_irmap_path(o, optarg))
+				return -1;
+			break;
 		case OPT_TRACK_MEM: o->track_mem = 1; break;
 		case OPT_PREV_IMAGES_DIR: o->prev_images_dir = optarg; break;
 		case OPT_AUTO_DEDUP: o->auto_dedup = 1; break;
@@ -622,6 +667,8 @@ static int run_cmd(const struct opts *o, const char *cmd, const char *sub)
 		return cr_service(o);
 	if (!strcmp(cmd, "page-server"))
 		return cr_page_server(o);
+	if (!strcmp(cmd, "lazy-pages"))
+		return cr_lazy_pages(o);
 	return cr_cpuinfo(o, sub);
 }
 
@@ -656,7 +703,7 @@ int main(int argc, char **argv)
 		cmd_dump = 1;
 	if (!cmd_dump && strcmp(cmd, "restore") && strcmp(cmd, "check") &&
 	    strcmp(cmd, "cpuinfo") && strcmp(cmd, "swrk") && strcmp(cmd, "service") &&
-	    strcmp(cmd, "page-server")) {
+	    strcmp(cmd, "page-server") && strcmp(cmd, "lazy-pages")) {
 		fprintf(stderr, "Error: unknown command '%s'\n", cmd);
 		return 1;
 	}
@@ -665,7 +712,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (o.page_server && !cmd_dump) {
-		fprintf(stderr, "Error: --page-server is for dump (lazy restores are not "
+		fprintf(stderr, "Error: --page-server is for dump (a lazy restore from a page "
+			"server is not implemented)\n");
+		return 1;
+	}
+	if (o.lazy_pages && strcmp(cmd, "restore")) {
+		fprintf(stderr, "Error: --lazy-pages is for restore (dump --lazy-pages is not "
 			"implemented)\n");
 		return 1;
 	}

@@ -40,7 +40,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("task", ["task/"]),
     ("parts", ["parts/"]),
     ("tree", ["tree/"]),
-    ("drivers", ["commands", "dump", "check", "cpuinfo", "hooks", "pagesrv", "restore/",
+    ("drivers", ["commands", "dump", "check", "cpuinfo", "hooks", "pagesrv", "lazy", "restore/",
                  "rpc/"]),
     # main: the programs (criu-tls, the TLS helper, links with none of the rest)
     ("main", ["main", "tls/"]),

@@ -25,6 +25,7 @@ BUILD_PKGS=(
 	libnl-3-dev		# network namespaces: rtnetlink (criu/parts/ns-net*.c)
 	libnl-route-3-dev
 	libgnutls28-dev		# --tls: the page server's helper criu-tls (criu/tls/)
+	libnet1-dev		# the FIN of a half-closed TCP connection (parts/file-inet-tcp.c)
 	clang			# the libFuzzer target (test/fuzz)
 	libclang-rt-14-dev	# libFuzzer and sanitizer runtimes for clang 14
 )

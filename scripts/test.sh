@@ -123,7 +123,7 @@ run_pytest()
 
 	step "$name: $PYTHON -m pytest -q $dir"
 	# shellcheck disable=SC2086
-	"$PYTHON" -m pytest -q -rfEsx $PYTEST_ARGS "$dir" 2>&1 | tee "$OUT" || rc=$?
+	"$PYTHON" -m pytest -q -rfEsx $PYTEST_ARGS "${@:3}" "$dir" 2>&1 | tee "$OUT" || rc=$?
 	count "$OUT"
 	if [ "$rc" = 5 ] && ! has_pytests "$dir"; then
 		echo "($dir has no tests yet)"
@@ -146,7 +146,8 @@ fi
 
 # 3. The zdtm suite.
 if [ -d test/zdtm ]; then
-	run_pytest zdtm test/zdtm
+	# the slowest, to keep the suite's time in view
+	run_pytest zdtm test/zdtm --durations=25
 else
 	echo "(no test/zdtm)"
 fi

@@ -747,11 +747,36 @@ def load_schema(proto_dir: Optional[Union[str, Path]] = None) -> Schema:
     return _schemas[key]
 
 
+# stats-dump and stats-restore (images/stats.proto): CRIU's layout, two
+# magics and a length, no checksum, as the clients that read them expect
+STATS_HEADER = struct.Struct("<III")
+STATS_MAGICS = (0x55105940, 0x57093306)
+STATS_FILES = ("stats-dump", "stats-restore")
+
+
+def decode_stats(data: bytes, name: str, schema: Schema) -> dict[str, Any]:
+    """A stats file's bytes to a dict: its stats_entry, with "dump" or
+    "restore" in it."""
+    if len(data) < STATS_HEADER.size:
+        raise CritError(f"{name} is truncated: {len(data)} bytes, no header")
+    m0, m1, length = STATS_HEADER.unpack_from(data)
+    if (m0, m1) != STATS_MAGICS:
+        raise CritError(f"{name}: not a stats file (magics {m0:#x} {m1:#x})")
+    body = len(data) - STATS_HEADER.size
+    if length != body:
+        raise CritError(f"{name} is {'truncated' if length > body else 'corrupted'}: "
+                        f"message of {length} bytes in a {len(data)}-byte file")
+    entry = decode_message(schema, "stats_entry", data[STATS_HEADER.size:], False, name)
+    return {"image": "stats", "message": "stats_entry", "entry": entry}
+
+
 def decode_image(data: bytes, name: str = "image", schema: Optional[Schema] = None,
                  full_bytes: bool = False, check: bool = True) -> dict[str, Any]:
     """One image file's bytes to a dict; checks as strict as criu's reader
-    (check=False: the checksum is not checked)."""
+    (check=False: the checksum is not checked). The stats files too."""
     schema = schema or load_schema()
+    if os.path.basename(name) in STATS_FILES or data[:8] == struct.pack("<II", *STATS_MAGICS):
+        return decode_stats(data, name, schema)
     by_name, _ = kind_of_file(name)
     if by_name is not None and not by_name.magic:
         return {"image": by_name.name, "size": len(data), "pages": len(data) // PAGE_SIZE,

@@ -71,6 +71,7 @@ struct opts {
 	int display_stats;		/* --display-stats: log what the stats files hold */
 	const char *feature;		/* check --feature NAME */
 	const char *address;		/* service --address PATH; page server: its host */
+	int lazy_pages;			/* restore --lazy-pages: criu lazy-pages fills private areas */
 	int page_server;		/* dump --page-server: images go to --address:--port */
 	int port;			/* --port; -1: not given */
 	int status_fd;			/* page-server --status-fd: '\0' once listening; -1 */
@@ -87,6 +88,7 @@ struct opts {
 	int ext_unix_sk;		/* --ext-unix-sk: any unix socket's peer may be outside */
 	int tcp_established;		/* --tcp-established: TCP connections are dumped */
 	int tcp_close;			/* --tcp-close: TCP connections are restored closed */
+	int tcp_skip_in_flight;		/* --skip-in-flight: a listener's queue is not saved */
 	const char **external;
 	int nr_external;
 	struct inherit_fd *inherit_fds;	/* --inherit-fd */
@@ -99,6 +101,9 @@ struct opts {
 	uint64_t ghost_limit;		/* --ghost-limit: bytes of a deleted file saved, at most */
 	int ghost_limit_set;		/* 0: CRIU's default (parts/shmem-ghost.h) */
 	int link_remap;			/* --link-remap: link deleted files back at dump */
+	int force_irmap;		/* --force-irmap: watches' paths by the irmap */
+	const char **irmap_paths;	/* --irmap-scan-path, in the order given */
+	int nr_irmap_paths;
 	int pre_dump;			/* criu pre-dump: memory saved, the tree runs on */
 	int track_mem;			/* --track-mem: track writes for the next round */
 	const char *prev_images_dir;	/* --prev-images-dir, relative to -D */

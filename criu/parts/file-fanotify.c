@@ -31,6 +31,7 @@
 #include "parts/file-kind.h"
 #include "proc/proc.h"
 #include "task/fhandle.h"
+#include "task/mounts.h"
 #include "task/ptrace.h"
 
 /* kernels after 6.1's headers */
@@ -81,18 +82,23 @@ static int parse_mark(const char *p, struct mark_line *m)
 	return 1;
 }
 
-/* The path a mark is saved by; NULL when it has none (logged). */
+/*
+ * The path a mark is saved by, and for an inode how the restore reaches
+ * it (@fm, with its stat() in @st); NULL when it has none (logged).
+ */
 static char *mark_path(const struct fd_dump *f, struct proc_mounts *ms,
-		       const struct mark_line *m)
+		       const struct mark_line *m, struct fhandle_mark *fm, struct stat *st)
 {
 	const struct proc_mount *pm;
-	struct stat st;
 	char what[64];
 
+	memset(fm, 0, sizeof(*fm));
 	switch (m->kind) {
 	case FANOTIFY_MARK_KIND__FANOTIFY_INODE:
 		snprintf(what, sizeof(what), "fanotify fd %d", f->fd);
-		return fhandle_path(f->pid, ms, m->sdev, m->ino, &m->h, &st, what);
+		if (fhandle_mark_path(f->pid, ms, m->sdev, m->ino, &m->h, f->opts, what, fm, st))
+			return NULL;
+		return fm->path;
 	case FANOTIFY_MARK_KIND__FANOTIFY_MOUNT:
 		pm = proc_mount_by_id(ms, (int)m->mnt_id);
 		if (!pm) {
@@ -113,7 +119,8 @@ static char *mark_path(const struct fd_dump *f, struct proc_mounts *ms,
 	}
 }
 
-static int add_mark(FanotifyEntry *e, const struct mark_line *m, char *path)
+static int add_mark(FanotifyEntry *e, const struct mark_line *m, char *path,
+		    const struct fhandle_mark *fm, const struct stat *st)
 {
 	FanotifyMarkEntry *n = xmalloc(sizeof(*n));
 
@@ -128,6 +135,14 @@ static int add_mark(FanotifyEntry *e, const struct mark_line *m, char *path)
 	n->mask = m->mask;
 	n->ignored_mask = m->ignored;
 	n->path = path;
+	if (fm->deleted || fm->hidden > 0) {
+		n->has_deleted = n->deleted = fm->deleted;
+		n->has_hidden = fm->hidden > 0;
+		n->hidden = fm->hidden;
+		n->has_ino = n->has_dev = 1;
+		n->ino = st->st_ino;
+		n->dev = st->st_dev;
+	}
 	e->marks[e->n_marks++] = n;
 	return 0;
 }
@@ -159,7 +174,9 @@ static int fanotify_dump(const struct fd_dump *f, const FileDesc *same_inode, Fi
 {
 	FanotifyEntry *e = xzalloc(sizeof(*e));
 	struct proc_mounts ms = { 0 };
+	struct fhandle_mark fm;
 	struct mark_line m;
+	struct stat st;
 	const char *p;
 	char *path;
 	int ret = -1, r;
@@ -182,8 +199,8 @@ static int fanotify_dump(const struct fd_dump *f, const FileDesc *same_inode, Fi
 		/* read once per fd, and only for an fd that marks something */
 		if (!ms.buf && proc_read_mountinfo(f->pid, &ms))
 			goto out;
-		path = mark_path(f, &ms, &m);
-		if (!path || add_mark(e, &m, path))
+		path = mark_path(f, &ms, &m, &fm, &st);
+		if (!path || add_mark(e, &m, path, &fm, &st))
 			goto out;
 		pr_debug("Task %d: fanotify fd %d: mark (%d) on %s, mask %#x, ignored %#x", f->pid,
 			 f->fd, m.kind, path, m.mask, m.ignored);
@@ -224,8 +241,15 @@ static int fanotify_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 		m = e->marks[i];
 		if (m->kind < FANOTIFY_MARK_KIND__FANOTIFY_INODE ||
 		    m->kind > FANOTIFY_MARK_KIND__FANOTIFY_SB || m->path[0] != '/' ||
-		    (m->mflags & ~MFLAGS_KNOWN) || (!m->mask && !m->ignored_mask))
+		    (m->mflags & ~MFLAGS_KNOWN) || (!m->mask && !m->ignored_mask) ||
+		    ((m->deleted || m->hidden) &&
+		     (m->kind != FANOTIFY_MARK_KIND__FANOTIFY_INODE || !m->has_ino || !m->has_dev)))
 			goto bad;
+		if (m->deleted && !rst_object_known(rc, m->dev, m->ino)) {
+			pr_err("Task %d: fanotify #%u marks the deleted file %s, which the images "
+			       "do not hold (shmem.img)", pid, d->id, m->path);
+			return -1;
+		}
 	}
 	return 0;
 bad:
@@ -243,23 +267,49 @@ static unsigned int kind_flag(FanotifyMarkKind kind)
 	return FAN_MARK_INODE | FAN_MARK_DONT_FOLLOW;
 }
 
-static int mark_again(pid_t pid, int fd, const FanotifyMarkEntry *m)
+/*
+ * Where @m's object is: by its path, or (deleted, hidden) an fd of it in
+ * *@dirfd with a NULL path, as fanotify_mark() takes it.
+ */
+static const char *mark_target(struct rst_ctx *rc, pid_t pid, const FanotifyMarkEntry *m,
+			       int *dirfd)
+{
+	*dirfd = AT_FDCWD;
+	if (m->deleted)
+		*dirfd = rst_object_fd(rc, m->dev, m->ino);
+	else if (m->hidden)
+		*dirfd = mnt_open_hidden(pid, m->hidden, m->path);
+	if (*dirfd < 0 && *dirfd != AT_FDCWD)
+		return NULL;
+	return *dirfd == AT_FDCWD ? m->path : NULL;
+}
+
+static int mark_again(struct rst_ctx *rc, pid_t pid, int fd, const FanotifyMarkEntry *m)
 {
 	unsigned int base = FAN_MARK_ADD | kind_flag(m->kind) | (m->mflags & FAN_MARK_EVICTABLE);
 	unsigned int ign = m->mflags & FAN_MARK_IGNORE ? FAN_MARK_IGNORE : FAN_MARK_IGNORED_MASK;
+	const char *path;
+	int dirfd, ret = -1;
 
-	if (m->mask && fanotify_mark(fd, base, m->mask, AT_FDCWD, m->path)) {
+	path = mark_target(rc, pid, m, &dirfd);
+	if (!path && dirfd < 0)
+		return -1;
+	if (m->mask && fanotify_mark(fd, base, m->mask, dirfd, path)) {
 		pr_perror("Task %d: can't mark %s again for fanotify events %#x", pid, m->path,
 			  m->mask);
-		return -1;
+		goto out;
 	}
 	ign |= m->mflags & FAN_MARK_IGNORED_SURV_MODIFY;
-	if (m->ignored_mask && fanotify_mark(fd, base | ign, m->ignored_mask, AT_FDCWD, m->path)) {
+	if (m->ignored_mask && fanotify_mark(fd, base | ign, m->ignored_mask, dirfd, path)) {
 		pr_perror("Task %d: can't mark %s again to ignore fanotify events %#x", pid,
 			  m->path, m->ignored_mask);
-		return -1;
+		goto out;
 	}
-	return 0;
+	ret = 0;
+out:
+	if (m->hidden && dirfd >= 0)
+		close(dirfd);
+	return ret;
 }
 
 /* O_NONBLOCK as the file had it, whatever FAN_NONBLOCK the group was made with */
@@ -294,7 +344,7 @@ static int fanotify_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 		goto err;
 	/* fdinfo lists the newest mark first: made oldest first, they list alike */
 	for (i = e->n_marks; i > 0; i--)
-		if (mark_again(pid, fd, e->marks[i - 1]))
+		if (mark_again(rc, pid, fd, e->marks[i - 1]))
 			goto err;
 	return fd;
 err:

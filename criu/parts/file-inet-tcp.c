@@ -22,12 +22,24 @@
  * not have it), the window; then leaves repair mode, without a probe, so
  * that nothing goes out before the peer may be there too.
  *
+ * Half-closed and closing connections (FIN_WAIT1, FIN_WAIT2, CLOSE_WAIT,
+ * LAST_ACK, CLOSING) are saved as their data and sequence numbers without
+ * the FINs (each took one sequence number), and restored established;
+ * once every task is restored the FINs are made again in the order they
+ * came: ours by shutdown(SHUT_WR), sent (the peer may see it twice: it
+ * acknowledges it again), the peer's by a FIN segment from the peer's
+ * address and port that criu builds with libnet and sends to the socket
+ * through a raw socket of its network namespace (it acknowledges nothing
+ * new; the socket acknowledges it to the peer, who sees a duplicate).
+ *
  * What the peer sends while the connection is down is lost to it only if
  * a socket answers it with a reset: the tree's network namespace is
  * locked meanwhile (ns-net-lock.c) when it has one of its own; a
  * connection to a peer in the same namespace as criu has no such lock.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <libnet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
@@ -35,6 +47,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/sockios.h>
+#include <sched.h>
+#include <sys/stat.h>
 
 #include "core/log.h"
 #include "core/util.h"
@@ -70,8 +84,43 @@ static int get_u32(int sk, int name, uint32_t *v)
 	return getsockopt(sk, IPPROTO_TCP, name, v, &len);
 }
 
-/* Peeks queue @q: its sequence number and its bytes. */
-static int read_queue(int sk, int q, uint32_t *seq, ProtobufCBinaryData *data)
+/* Our FIN was queued: it is after the send queue, one sequence number. */
+static int fin_out(uint32_t state)
+{
+	return state == TCP_FIN_WAIT1 || state == TCP_FIN_WAIT2 || state == TCP_CLOSING ||
+	       state == TCP_LAST_ACK;
+}
+
+/* ... and the peer has not acknowledged it (SIOCOUTQ counts it). */
+static int fin_out_unacked(uint32_t state)
+{
+	return state == TCP_FIN_WAIT1 || state == TCP_CLOSING || state == TCP_LAST_ACK;
+}
+
+/* The peer's FIN came: after the receive queue, one sequence number. */
+static int fin_in(uint32_t state)
+{
+	return state == TCP_CLOSE_WAIT || state == TCP_LAST_ACK || state == TCP_CLOSING;
+}
+
+int tcp_conn_state_ok(uint32_t state)
+{
+	return state == TCP_ESTABLISHED || fin_out(state) || fin_in(state);
+}
+
+unsigned int tcp_conn_fin_bits(const InetSkEntry *e)
+{
+	if (!e->conn || e->closed)
+		return 0;
+	/* RCV_SHUTDOWN 1, SEND_SHUTDOWN 2, as sock_diag gives them */
+	return (fin_in(e->state) ? 1 : 0) | (fin_out(e->state) ? 2 : 0);
+}
+
+/*
+ * Peeks queue @q: its sequence number and its bytes; @fin: a FIN that
+ * SIOCOUTQ counts in it, which has no byte.
+ */
+static int read_queue(int sk, int q, uint32_t *seq, ProtobufCBinaryData *data, int fin)
 {
 	int len = 0;
 	ssize_t n;
@@ -79,6 +128,7 @@ static int read_queue(int sk, int q, uint32_t *seq, ProtobufCBinaryData *data)
 	if (select_queue(sk, q) || get_u32(sk, TCP_QUEUE_SEQ, seq) ||
 	    ioctl(sk, q == TCP_SEND_QUEUE ? SIOCOUTQ : SIOCINQ, &len))
 		return -1;
+	len -= fin && len > 0;
 	if (len < 0 || (unsigned int)len > QUEUE_MAX) {
 		errno = EFBIG;
 		return -1;
@@ -130,6 +180,9 @@ static int read_unsent(int sk, InetTcpConn *c)
 
 	if (ioctl(sk, SIOCOUTQNSD, &n))
 		return -1;
+	/* a FIN not sent yet counts one: made again at the restore */
+	if (n == (int)c->send_queue.len + 1)
+		n--;
 	if (n < 0 || (size_t)n > c->send_queue.len) {
 		errno = EIO;
 		return -1;
@@ -161,12 +214,21 @@ int tcp_conn_dump(pid_t pid, int fd, int sk, InetSkEntry *e)
 		return -1;
 	}
 	held[nr_held++] = own;
-	if (read_queue(own, TCP_SEND_QUEUE, &c->snd_seq, &c->send_queue) ||
-	    read_queue(own, TCP_RECV_QUEUE, &c->rcv_seq, &c->recv_queue) ||
+	if (read_queue(own, TCP_SEND_QUEUE, &c->snd_seq, &c->send_queue,
+		       fin_out_unacked(e->state)) ||
+	    read_queue(own, TCP_RECV_QUEUE, &c->rcv_seq, &c->recv_queue, 0) ||
 	    read_options(own, c) || read_unsent(own, c)) {
 		pr_perror("Task %d: can't read the TCP connection of fd %d in repair mode", pid, fd);
 		return -1;
 	}
+	/* the sequence numbers without the FINs, which the restore makes again */
+	c->snd_seq -= fin_out(e->state);
+	c->rcv_seq -= fin_in(e->state);
+	/* the window's marks may be the FIN's own: none past what is received */
+	if ((int32_t)(c->rcv_wup - c->rcv_seq) > 0)
+		c->rcv_wup = c->rcv_seq;
+	if ((int32_t)(c->snd_wl1 - c->rcv_seq) > 0)
+		c->snd_wl1 = c->rcv_seq;
 	pr_debug("Task %d: fd %d: seq %u/%u, %zu bytes to send (%u never sent), %zu to read, "
 		 "mss %u", pid, fd, c->snd_seq, c->rcv_seq, c->send_queue.len, c->unsent,
 		 c->recv_queue.len, c->mss);
@@ -209,7 +271,7 @@ int tcp_conn_validate(const InetSkEntry *e)
 		return e->type != SOCK_STREAM || e->state != TCP_ESTABLISHED || e->closed;
 	if (e->closed)
 		return 0;
-	return e->type == SOCK_STREAM && e->state == TCP_ESTABLISHED && e->has_src_addr &&
+	return e->type == SOCK_STREAM && tcp_conn_state_ok(e->state) && e->has_src_addr &&
 	       e->has_dst_addr &&
 	       c->send_queue.len <= QUEUE_MAX && c->recv_queue.len <= QUEUE_MAX &&
 	       c->unsent <= c->send_queue.len &&
@@ -336,7 +398,7 @@ int tcp_conn_restore(pid_t pid, int sk, const InetSkEntry *e, const struct socka
 		pr_perror("Task %d: can't take socket:[%lu] out of repair mode", pid, e->ino);
 		return -1;
 	}
-	if (c->unsent)
+	if (c->unsent || fin_out(e->state) || fin_in(e->state))
 		return defer_unsent(pid, sk, e);
 	return inet_opts_set_bufs(pid, sk, e);
 }
@@ -346,16 +408,64 @@ int tcp_conn_restore(pid_t pid, int sk, const InetSkEntry *e, const struct socka
  * it (in repair mode it would count as sent, and wait for retransmission
  * timeouts, backing off, instead): once every task is restored, so that
  * the peer, when it is in the tree, is there to take it (a segment to a
- * socket not made yet would get a reset).
+ * socket not made yet would get a reset). So do the FINs, after it.
  */
 struct unsent {
 	pid_t pid;
 	int sk;
 	const InetSkEntry *e;
+	libnet_t *ln;		/* the peer's FIN goes through it */
 };
 
 static struct unsent *unsent;
 static int nr_unsent;
+
+const uint8_t *inet_v4_of(const InetSkEntry *e, const ProtobufCBinaryData *a)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (e->family == AF_INET)
+		return a->data;
+	return a->len == 16 && !memcmp(a->data, mapped, 12) ? a->data + 12 : NULL;
+}
+
+/* criu's thread enters @sk's network namespace for the socket() and goes back. */
+libnet_t *inet_raw_for(pid_t pid, int sk, const InetSkEntry *e)
+{
+	char err[LIBNET_ERRBUF_SIZE] = "";
+	int ns, own, v4 = !!inet_v4_of(e, &e->src_addr);
+	struct stat a, b;
+	libnet_t *ln = NULL;
+
+	own = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	ns = ioctl(sk, SIOCGSKNS);
+	if (own < 0 || ns < 0 || fstat(own, &a) || fstat(ns, &b)) {
+		pr_perror("Task %d: can't find the network namespace of socket:[%lu]", pid,
+			  e->ino);
+		goto out;
+	}
+	if (a.st_ino != b.st_ino && setns(ns, CLONE_NEWNET)) {
+		pr_perror("Task %d: can't enter the network namespace of socket:[%lu]", pid,
+			  e->ino);
+		goto out;
+	}
+	ln = libnet_init(v4 ? LIBNET_RAW4 : LIBNET_RAW6, NULL, err);
+	if (!ln)
+		pr_err("Task %d: no raw socket to send socket:[%lu] what it had: %s", pid, e->ino,
+		       err);
+	if (a.st_ino != b.st_ino && setns(own, CLONE_NEWNET)) {
+		pr_perror("Can't go back to criu's network namespace");
+		if (ln)
+			libnet_destroy(ln);
+		ln = NULL;
+	}
+out:
+	if (own >= 0)
+		close(own);
+	if (ns >= 0)
+		close(ns);
+	return ln;
+}
 
 static int defer_unsent(pid_t pid, int sk, const InetSkEntry *e)
 {
@@ -365,13 +475,103 @@ static int defer_unsent(pid_t pid, int sk, const InetSkEntry *e)
 		return -1;
 	u->pid = pid;
 	u->e = e;
+	u->ln = NULL;
 	u->sk = dup(sk);
 	if (u->sk < 0) {
 		pr_perror("Task %d: can't keep socket:[%lu] for its unsent data", pid, e->ino);
 		nr_unsent--;
 		return -1;
 	}
+	if (fin_in(e->state) && !(u->ln = inet_raw_for(pid, sk, e)))
+		return -1;	/* tcp_conn_restored() closes it */
 	return 0;
+}
+
+/* The state of @sk, once it is not @from any more (1 s at most). */
+static int state_after(int sk, int from)
+{
+	struct tcp_info ti;
+	socklen_t len;
+	int i;
+
+	for (i = 0; i < FILL_TRIES; i++) {
+		len = sizeof(ti);
+		if (getsockopt(sk, IPPROTO_TCP, TCP_INFO, &ti, &len))
+			return -1;
+		if (ti.tcpi_state != from)
+			return ti.tcpi_state;
+		usleep(FILL_WAIT_US);
+	}
+	return from;
+}
+
+/*
+ * The peer's FIN again, from the peer's address and port to the socket:
+ * at the sequence number the socket expects next, acknowledging nothing
+ * it did not have acknowledged, with the peer's window.
+ */
+static int peer_fin(const struct unsent *u)
+{
+	const InetSkEntry *e = u->e;
+	const InetTcpConn *c = e->conn;
+	uint32_t wnd = c->snd_wnd >> (c->has_snd_wscale ? c->snd_wscale : 0);
+	const uint8_t *src = inet_v4_of(e, &e->dst_addr), *dst = inet_v4_of(e, &e->src_addr);
+	struct libnet_in6_addr s6, d6;
+	int before;
+
+	libnet_clear_packet(u->ln);
+	if (libnet_build_tcp(e->dst_port, e->src_port, c->rcv_seq, c->snd_seq - c->send_queue.len,
+			     TH_FIN | TH_ACK, min(wnd, 65535U), 0, 0, LIBNET_TCP_H, NULL, 0, u->ln,
+			     0) < 0)
+		goto err;
+	if (src && dst) {
+		uint32_t s4, d4;
+
+		memcpy(&s4, src, 4);
+		memcpy(&d4, dst, 4);
+		if (libnet_build_ipv4(LIBNET_IPV4_H + LIBNET_TCP_H, 0, 0, 0, 64, IPPROTO_TCP, 0, s4,
+				      d4, NULL, 0, u->ln, 0) < 0)
+			goto err;
+	} else {
+		memcpy(&s6, e->dst_addr.data, 16);
+		memcpy(&d6, e->src_addr.data, 16);
+		if (libnet_build_ipv6(0, 0, LIBNET_TCP_H, IPPROTO_TCP, 64, s6, d6, NULL, 0, u->ln,
+				      0) < 0)
+			goto err;
+	}
+	before = state_after(u->sk, -1);
+	if (libnet_write(u->ln) < 0)
+		goto err;
+	if (state_after(u->sk, before) == before) {
+		pr_err("Task %d: TCP connection socket:[%lu] did not take the peer's FIN again "
+		       "(state %d)", u->pid, e->ino, before);
+		return -1;
+	}
+	return 0;
+err:
+	pr_err("Task %d: can't send the peer's FIN to TCP connection socket:[%lu] again: %s",
+	       u->pid, e->ino, libnet_geterror(u->ln));
+	return -1;
+}
+
+static int our_fin(const struct unsent *u)
+{
+	if (shutdown(u->sk, SHUT_WR)) {
+		pr_perror("Task %d: can't send the FIN of TCP connection socket:[%lu] again",
+			  u->pid, u->e->ino);
+		return -1;
+	}
+	return 0;
+}
+
+/* Both FINs as they came: the peer's first where it was first (CLOSE_WAIT, LAST_ACK). */
+static int fins(const struct unsent *u)
+{
+	uint32_t st = u->e->state;
+
+	if (st == TCP_CLOSE_WAIT || st == TCP_LAST_ACK)
+		return peer_fin(u) || (fin_out(st) && our_fin(u)) ? -1 : 0;
+	return (fin_out(st) && our_fin(u)) || (fin_in(st) && peer_fin(u)) ? -1 : 0;
 }
 
 int tcp_conn_resume(void)
@@ -381,14 +581,16 @@ int tcp_conn_resume(void)
 
 	for (i = 0; i < nr_unsent && !ret; i++) {
 		c = unsent[i].e->conn;
-		if (fill_queue(unsent[i].sk, -1, c->send_queue.data + c->send_queue.len - c->unsent,
+		if (c->unsent &&
+		    fill_queue(unsent[i].sk, -1, c->send_queue.data + c->send_queue.len - c->unsent,
 			       c->unsent)) {
 			pr_perror("Task %d: can't queue the %u bytes TCP connection socket:[%lu] "
 				  "had not sent yet", unsent[i].pid, c->unsent, unsent[i].e->ino);
 			ret = -1;
 			break;
 		}
-		ret = inet_opts_set_bufs(unsent[i].pid, unsent[i].sk, unsent[i].e);
+		ret = fins(&unsent[i]) || inet_opts_set_bufs(unsent[i].pid, unsent[i].sk,
+							      unsent[i].e);
 	}
 	tcp_conn_restored();
 	return ret;
@@ -396,8 +598,11 @@ int tcp_conn_resume(void)
 
 void tcp_conn_restored(void)
 {
-	while (nr_unsent > 0)
+	while (nr_unsent > 0) {
 		close(unsent[--nr_unsent].sk);
+		if (unsent[nr_unsent].ln)
+			libnet_destroy(unsent[nr_unsent].ln);
+	}
 	free(unsent);
 	unsent = NULL;
 }

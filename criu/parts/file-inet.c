@@ -61,6 +61,7 @@
 #include "proc/proc.h"
 #include "parts/file-inet-opt.h"
 #include "parts/file-inet-tcp.h"
+#include "parts/file-inet-udp.h"
 #include "parts/file-kind.h"
 #include "parts/file-unix-sk.h"
 #include "task/ptrace.h"
@@ -399,22 +400,41 @@ static int check_sk(const struct fd_dump *f, const struct inet_sk *s)
 	char why[128];
 
 	if (s->type == SOCK_STREAM && s->state == TCP_LISTEN && s->rqueue) {
+		/* no call puts a connection back in a listener's queue */
+		if (f->opts && f->opts->tcp_skip_in_flight) {
+			pr_warn("Task %d: fd %d is a listening %s socket %s with %u connection%s "
+				"queued and not accepted: not saved (--skip-in-flight); their peers "
+				"get a reset when the tree goes", f->pid, f->fd, s->proto_name,
+				s->name, s->rqueue, s->rqueue == 1 ? "" : "s");
+			return 0;
+		}
 		snprintf(why, sizeof(why), ", with %u connection%s queued but not accepted, "
-			 "which is not supported", s->rqueue, s->rqueue == 1 ? "" : "s");
+			 "which can't be put back: --skip-in-flight saves it without them",
+			 s->rqueue, s->rqueue == 1 ? "" : "s");
 		return refuse(f, s, "a listening", why);
 	}
 	if (s->type == SOCK_STREAM && s->state == TCP_ESTABLISHED &&
 	    !(f->opts && (f->opts->tcp_established || f->opts->tcp_close)))
 		return refuse(f, s, "an established", ", a connection: dump it with "
 			      "--tcp-established (or --tcp-close, to restore it closed)");
-	/* half-closed, closing, connecting: no way to rebuild them yet */
+	if (s->type == SOCK_STREAM && s->state != TCP_ESTABLISHED &&
+	    tcp_conn_state_ok(s->state) &&
+	    !(f->opts && (f->opts->tcp_established || f->opts->tcp_close))) {
+		snprintf(why, sizeof(why), " in TCP state %d (%s), a connection half closed or "
+			 "closing: dump it with --tcp-established (or --tcp-close)", s->state,
+			 tcp_state_name(s->state));
+		return refuse(f, s, "a", why);
+	}
+	/* connecting: no way to rebuild it yet */
 	if (s->type == SOCK_STREAM && s->state != TCP_CLOSE && s->state != TCP_LISTEN &&
-	    s->state != TCP_ESTABLISHED) {
+	    !tcp_conn_state_ok(s->state)) {
 		snprintf(why, sizeof(why), " in TCP state %d (%s), a connection not established, "
 			 "which is not supported", s->state, tcp_state_name(s->state));
 		return refuse(f, s, "a", why);
 	}
-	if (s->type != SOCK_STREAM && s->rqueue)
+	/* UDP's are saved (file-inet-udp.c) */
+	if (s->type != SOCK_STREAM && s->rqueue &&
+	    !(s->type == SOCK_DGRAM && s->proto == IPPROTO_UDP))
 		return refuse(f, s, "a", ", with datagrams waiting to be read, which is not "
 			      "supported");
 	if (s->type == SOCK_DGRAM && s->wqueue)
@@ -539,7 +559,9 @@ static int inet_dump(const struct fd_dump *f, const FileDesc *same_inode, FileDe
 	if (sk_read(f, sk, &s) || check_sk(f, &s) || fill_entry(f, &s, e))
 		goto out;
 	ret = inet_opts_read(sk, e) || raw_read(f, sk, e) ? -1 : 0;
-	if (!ret && s.type == SOCK_STREAM && s.state == TCP_ESTABLISHED) {
+	if (!ret && s.type == SOCK_DGRAM && s.rqueue)
+		ret = udp_queue_dump(f->pid, f->fd, sk, e);
+	if (!ret && s.type == SOCK_STREAM && tcp_conn_state_ok(s.state)) {
 		if (f->opts->tcp_established)
 			ret = tcp_conn_dump(f->pid, f->fd, sk, e);
 		else	/* --tcp-close: its addresses only, for the messages */
@@ -562,6 +584,7 @@ static void inet_free(FileDesc *d)
 	free(d->isk->icmp6_filter.data);
 	inet_opts_free(d->isk);
 	tcp_conn_free(d->isk);
+	udp_queue_free(d->isk);
 	free(d->isk);
 	d->isk = NULL;
 }
@@ -578,7 +601,7 @@ static int addr_ok(const InetSkEntry *e, int has, const ProtobufCBinaryData *a, 
 
 static int state_ok(const InetSkEntry *e)
 {
-	if (!tcp_conn_validate(e))
+	if (!tcp_conn_validate(e) || !udp_queue_validate(e))
 		return 0;
 	if (e->type == SOCK_STREAM)
 		return e->state == TCP_CLOSE || e->conn || e->closed ||
@@ -682,7 +705,9 @@ static int connection(pid_t pid, int sk, const InetSkEntry *e)
 
 static int shutdown_sk(int sk, const InetSkEntry *e)
 {
-	int how = (e->shutdown & 1 ? 1 : 0) + (e->shutdown & 2 ? 2 : 0);
+	/* a connection's FINs come back later, as they came (file-inet-tcp.c) */
+	unsigned int bits = e->shutdown & ~tcp_conn_fin_bits(e);
+	int how = (bits & 1 ? 1 : 0) + (bits & 2 ? 2 : 0);
 
 	if (!how)
 		return 0;
@@ -739,7 +764,7 @@ static int place_sk(const struct rst_ctx *rc, pid_t pid, int sk, const InetSkEnt
 			  src, e->shutdown);
 		return -1;
 	}
-	return 0;
+	return udp_queue_restore(pid, sk, e);
 }
 
 /* A raw socket's filters: the classic BPF one, and ICMPv6's type filter. */
@@ -806,10 +831,17 @@ static int inet_finish(struct rst_ctx *rc, pid_t pid, pid_t host_pid, int fd,
 	return ret;
 }
 
-/* The restore is over: nothing is kept for tcp_conn_resume() any more. */
+/* Every task restored: what sockets had not sent or read yet goes to them. */
+static int inet_resume(void)
+{
+	return tcp_conn_resume() || udp_queue_resume() ? -1 : 0;
+}
+
+/* The restore is over: nothing is kept for inet_resume() any more. */
 static void inet_restored(void **data, int failed)
 {
 	tcp_conn_restored();
+	udp_queue_restored();
 }
 
 /* Made in the tree's network namespace, when it has one. */
@@ -830,7 +862,7 @@ const struct file_kind fk_inet = {
 	.validate = inet_validate,
 	.open = inet_open,
 	.finish = inet_finish,
-	.resume = tcp_conn_resume,
+	.resume = inet_resume,
 	.restored = inet_restored,
 	.in_tree_ns = inet_in_tree_ns,
 };

@@ -4,8 +4,12 @@
  *
  * /proc/PID/fdinfo lists each watch: its watch descriptor (wd), mask, the
  * watched inode and a file handle for it. The path comes from the handle
- * (task/fhandle.c). A watch on a file that is gone (deleted, or a
- * filesystem without file handles) is refused.
+ * (task/fhandle.c), or the irmap (task/irmap.c). A watch on a deleted
+ * file the task still holds (an fd, an area: a ghost the shmem part saves)
+ * is added again on the file the restore makes of it; one on a file under
+ * another mount of the tree's own mount namespace, through the fd the
+ * mount part opens below it (task/mounts.h); one on a file gone otherwise
+ * is refused.
  *
  * Restore adds the watches again by path, in wd order. The kernel hands
  * out wds one after the other (cyclically, never reusing one soon), so a
@@ -31,7 +35,9 @@
 #include "parts/file-kind.h"
 #include "proc/proc.h"
 #include "task/fhandle.h"
+#include "task/mounts.h"
 #include "task/ptrace.h"
+#include "task/rst.h"
 
 /* filesystems that are always there, as dummy watches */
 static const char *const dummies[] = { "/", "/proc", "/dev", "/sys", "/tmp", "/etc", "/usr" };
@@ -59,19 +65,20 @@ static int parse_line(const char *p, struct wd_line *w)
 	return 0;
 }
 
-/* The path of the watched inode as task @f->pid sees it through its mounts @ms. */
-static char *watch_path(const struct fd_dump *f, const struct proc_mounts *ms,
-			const struct wd_line *w, struct stat *st)
+/* The path of the watched inode, and how the restore reaches it (task/fhandle.h). */
+static int watch_path(const struct fd_dump *f, const struct proc_mounts *ms,
+		      const struct wd_line *w, struct stat *st, struct fhandle_mark *m)
 {
 	char what[64];
 
 	snprintf(what, sizeof(what), "inotify fd %d, wd %u", f->fd, w->wd);
-	return fhandle_path(f->pid, ms, w->sdev, w->ino, &w->h, st, what);
+	return fhandle_mark_path(f->pid, ms, w->sdev, w->ino, &w->h, f->opts, what, m, st);
 }
 
-static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path,
+static int add_wd(InotifyEntry *e, const struct wd_line *w, const struct fhandle_mark *m,
 		  const struct stat *st)
 {
+	char *path = m->path;
 	InotifyWdEntry *n;
 	size_t i;
 
@@ -87,6 +94,10 @@ static int add_wd(InotifyEntry *e, const struct wd_line *w, char *path,
 	n->path = path;
 	n->ino = st->st_ino;
 	n->dev = st->st_dev;
+	n->has_deleted = m->deleted;
+	n->deleted = m->deleted;
+	n->has_hidden = m->hidden > 0;
+	n->hidden = m->hidden;
 	/* in wd order */
 	for (i = e->n_wds; i > 0 && e->wds[i - 1]->wd > n->wd; i--)
 		e->wds[i] = e->wds[i - 1];
@@ -108,10 +119,10 @@ static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, Fil
 {
 	InotifyEntry *e = xzalloc(sizeof(*e));
 	struct proc_mounts ms = { 0 };
+	struct fhandle_mark m;
 	struct wd_line w;
 	struct stat st;
 	const char *p;
-	char *path;
 	int ret = -1;
 
 	if (!e)
@@ -128,11 +139,10 @@ static int inotify_dump(const struct fd_dump *f, const FileDesc *same_inode, Fil
 		/* read once per fd, and only for an fd that watches something */
 		if (!ms.buf && proc_read_mountinfo(f->pid, &ms))
 			goto out;
-		path = watch_path(f, &ms, &w, &st);
-		if (!path || add_wd(e, &w, path, &st))
+		if (watch_path(f, &ms, &w, &st, &m) || add_wd(e, &w, &m, &st))
 			goto out;
 		pr_debug("Task %d: inotify fd %d: wd %u on %s, mask %#x", f->pid, f->fd, w.wd,
-			 path, w.mask);
+			 m.path, w.mask);
 	}
 	warn_pending(f);
 	ret = 0;
@@ -184,6 +194,11 @@ static int inotify_validate(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 			goto bad;
 		if (limit_inotify_wd(pid, -1, e->wds[i]->wd))
 			return -1;
+		if (e->wds[i]->deleted && !rst_object_known(rc, e->wds[i]->dev, e->wds[i]->ino)) {
+			pr_err("Task %d: inotify #%u watches the deleted file %s, which the "
+			       "images do not hold (shmem.img)", pid, d->id, e->wds[i]->path);
+			return -1;
+		}
 	}
 	return 0;
 bad:
@@ -257,6 +272,30 @@ static int drain(pid_t pid, int fd)
 	return 0;
 }
 
+/*
+ * Watch @w again: by its path; a deleted file on the one criu made of it;
+ * one under another mount through the fd the mount part opened below it.
+ */
+static int add_watch(struct rst_ctx *rc, pid_t pid, int fd, const InotifyWdEntry *w)
+{
+	char self[64];
+	int obj, ret;
+
+	/* the path leads to the watched inode itself, a symlink too */
+	if (!w->deleted && !w->hidden)
+		return inotify_add_watch(fd, w->path, w->mask | IN_DONT_FOLLOW);
+	obj = w->deleted ? rst_object_fd(rc, w->dev, w->ino) :
+	      mnt_open_hidden(pid, w->hidden, w->path);
+	if (obj < 0)
+		return -1;
+	/* the magic link leads to the file, followed */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", obj);
+	ret = inotify_add_watch(fd, self, w->mask);
+	if (w->hidden)
+		close(obj);
+	return ret;
+}
+
 static int inotify_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 {
 	const InotifyEntry *e = d->inotify;
@@ -274,8 +313,7 @@ static int inotify_open(struct rst_ctx *rc, pid_t pid, const FileDesc *d)
 		skipped |= (unsigned int)next < w->wd;
 		if (skip_to(pid, fd, e, &next, w->wd))
 			goto err;
-		/* the path leads to the watched inode itself, a symlink too */
-		got = inotify_add_watch(fd, w->path, w->mask | IN_DONT_FOLLOW);
+		got = add_watch(rc, pid, fd, w);
 		if (got < 0) {
 			pr_perror("Task %d: can't watch %s again (inotify wd %u)", pid, w->path,
 				  w->wd);

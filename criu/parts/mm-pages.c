@@ -747,7 +747,8 @@ static int pick_outside(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, Pagema
 	VmaEntry *v;
 
 	s->jobs = mm_jobs(rc->opts, 0);
-	if (s->jobs < 2 || !pm->n_runs)
+	/* --lazy-pages: the daemon fills the lazy areas, the task reads the rest */
+	if (s->jobs < 2 || !pm->n_runs || rc->opts->lazy_pages)
 		return 0;
 	s->outside = xzalloc(pm->n_runs);
 	if (!s->outside)
@@ -820,15 +821,15 @@ int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntr
 	return 0;
 }
 
-static int mm_store_fd(struct rst_ctx *rc, const struct mm_store *st)
+int mm_store_open(int dirfd, const struct mm_store *st)
 {
 	char name[64];
-	int dirfd, fd;
+	int fd;
 
 	if (!st->level)
-		return img_open_raw(rc->dirfd, IMG_PAGES, st->pid, 0);
+		return img_open_raw(dirfd, IMG_PAGES, st->pid, 0);
 	/* the parents' stores: no checksums of theirs are at hand */
-	dirfd = open_level(rc->dirfd, st->level);
+	dirfd = open_level(dirfd, st->level);
 	if (dirfd < 0)
 		return -1;
 	fd = img_open_read(dirfd, img_name(IMG_PAGES, st->pid, name, sizeof(name)));
@@ -840,7 +841,7 @@ static int mm_store_fd(struct rst_ctx *rc, const struct mm_store *st)
 
 static int open_store(struct rst_ctx *rc, struct rtask *t, struct mm_store *st)
 {
-	int fd = mm_store_fd(rc, st);
+	int fd = mm_store_open(rc->dirfd, st);
 
 	return fd < 0 ? -1 : rst_private_fd(t, fd);
 }
@@ -899,7 +900,7 @@ int mm_fill_outside(struct rst_ctx *rc, struct rtask *t, struct mm_stores *s,
 	if (!fds)
 		return -1;
 	for (i = 0; i < s->nr; i++) {
-		fds[i] = mm_store_fd(rc, &s->st[i]);
+		fds[i] = mm_store_open(rc->dirfd, &s->st[i]);
 		if (fds[i] < 0)
 			goto out;
 	}

@@ -29,6 +29,8 @@ int mm_fill_outside(struct rst_ctx *rc, struct rtask *t, struct mm_stores *s,
 /* in the new task: open the stores, as fds private to criu */
 int mm_open_stores(struct rst_ctx *rc, struct rtask *t, PagemapEntry *pm,
 		   struct mm_stores *s);
+/* store @st of the images in @dirfd, opened for reading (criu lazy-pages too) */
+int mm_store_open(int dirfd, const struct mm_store *st);
 /* in the new task: reads of the runs from *run on that lie below @end */
 int mm_queue_reads(struct batch *b, struct mm_stores *s, PagemapEntry *pm, uint64_t end,
 		   size_t *run);

@@ -173,35 +173,45 @@ static int64_t pool_room(uint64_t kb)
 	return avail > resv ? avail - resv : 0;
 }
 
+/* the huge page sizes a task may use at once: x86 has two, arm64 four */
+#define HUGE_SIZES	8
+
 int vma_huge_room(pid_t pid, const MmEntry *mm)
 {
-	uint64_t need, kb;
+	uint64_t kb[HUGE_SIZES], need[HUGE_SIZES] = { 0 };
 	int64_t room;
-	size_t i, j;
+	size_t i;
+	int n = 0, k;
 
+	/* one pass: the pages needed per size */
 	for (i = 0; i < mm->n_vmas; i++) {
-		if (mm->vmas[i]->kind != VMA_KIND__VMA_HUGETLB_PRIVATE)
+		const VmaEntry *v = mm->vmas[i];
+
+		if (v->kind != VMA_KIND__VMA_HUGETLB_PRIVATE)
 			continue;
-		kb = mm->vmas[i]->huge_page_kb;
-		for (j = 0; j < i; j++)
-			if (mm->vmas[j]->kind == VMA_KIND__VMA_HUGETLB_PRIVATE &&
-			    mm->vmas[j]->huge_page_kb == kb)
-				break;
-		if (j < i)
-			continue;	/* this size was counted */
-		for (need = 0, j = i; j < mm->n_vmas; j++)
-			if (mm->vmas[j]->kind == VMA_KIND__VMA_HUGETLB_PRIVATE &&
-			    mm->vmas[j]->huge_page_kb == kb)
-				need += (mm->vmas[j]->end - mm->vmas[j]->start) / (kb * 1024);
-		room = pool_room(kb);
+		for (k = 0; k < n && kb[k] != v->huge_page_kb; k++)
+			;
+		if (k == n) {
+			if (n == HUGE_SIZES) {
+				pr_err("Task %d: its MAP_HUGETLB memory uses more than %d huge "
+				       "page sizes", pid, HUGE_SIZES);
+				return -1;
+			}
+			kb[n++] = v->huge_page_kb;
+		}
+		need[k] += (v->end - v->start) / (v->huge_page_kb * 1024);
+	}
+	for (k = 0; k < n; k++) {
+		room = pool_room(kb[k]);
 		if (room < 0) {
 			pr_err("Task %d: its MAP_HUGETLB memory is in huge pages of %lu kB, which "
-			       "this machine does not have", pid, kb);
+			       "this machine does not have", pid, kb[k]);
 			return -1;
 		}
-		if ((uint64_t)room < need) {
+		if ((uint64_t)room < need[k]) {
 			pr_err("Task %d: its MAP_HUGETLB memory needs %lu huge pages of %lu kB, "
-			       "this machine has %ld free (vm.nr_hugepages)", pid, need, kb, room);
+			       "this machine has %ld free (vm.nr_hugepages)", pid, need[k], kb[k],
+			       room);
 			return -1;
 		}
 	}

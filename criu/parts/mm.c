@@ -34,6 +34,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "image/image.h"
+#include "parts/mm-lazy.h"
 #include "parts/mm-pages.h"
 #include "parts/mm-track.h"
 #include "parts/mm-vdso.h"
@@ -673,6 +674,12 @@ static int mm_load(struct rst_ctx *rc, struct rtask *t)
 	t->own_fds += own_fds(l);
 	t->batch_entries += 16 + 12 * l->mm->n_vmas + l->pm->n_runs + l->stores.nr_src +
 			    l->mm->n_guards;
+	/* --lazy-pages: reads of the rseq areas, one per thread and piece at most */
+	if (rc->opts->lazy_pages) {
+		if (mm_lazy_load(rc, t, l->mm))
+			return -1;
+		t->batch_entries += l->stores.nr_src * t->nr_threads;
+	}
 	t->batch_data += 1024 + l->mm->n_auxv * 8;
 	return 0;
 }
@@ -821,6 +828,8 @@ static int mm_child(struct rst_ctx *rc, struct rtask *t)
 	}
 	if (l->mm->exe_path && l->exe_fd < 0)
 		return -1;
+	if (rc->opts->lazy_pages && mm_lazy_child(rc, t))
+		return -1;
 	return mm_open_stores(rc, t, l->pm, &l->stores);
 }
 
@@ -962,6 +971,15 @@ static int advise_area(struct batch *b, VmaEntry *v)
 	return 0;
 }
 
+/* Its pages: read here, or (--lazy-pages) left to the daemon. */
+static int queue_fill(struct rtask *t, struct batch *b, struct mm_loaded *l, size_t i,
+		      size_t *run)
+{
+	if (mm_lazy_area(t, i))
+		return mm_lazy_queue_reads(b, t, &l->stores, l->pm, l->mm->vmas[i]->end, run);
+	return mm_queue_reads(b, &l->stores, l->pm, l->mm->vmas[i]->end, run);
+}
+
 static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_t i,
 		    size_t *run)
 {
@@ -1009,7 +1027,7 @@ static int map_area(struct rtask *t, struct batch *b, struct mm_loaded *l, size_
 	/* advised before it is filled: MADV_HUGEPAGE makes the fill's faults huge */
 	if (BATCH(b, "mmap of a memory area", __NR_mmap, v->start, len, prot, flags, fd,
 		  v->has_pgoff ? v->pgoff : 0) < 0 || advise_area(b, v) ||
-	    mm_queue_reads(b, &l->stores, l->pm, v->end, run))
+	    queue_fill(t, b, l, i, run))
 		return -1;
 protect:
 	if (prot != v->prot &&
@@ -1111,6 +1129,7 @@ static int mm_final(struct rst_ctx *rc, struct rtask *t)
 
 static void mm_release_tree(struct rst_ctx *rc)
 {
+	mm_lazy_release(rc);
 	free(rc->shared[PART_MM]);
 	rc->shared[PART_MM] = NULL;
 }
@@ -1125,6 +1144,8 @@ const struct part part_mm = {
 	.dump_tree = mm_dump_tree,
 	.load = mm_load,
 	.child = mm_child,
+	.prefork = mm_lazy_prefork,
+	.resume = mm_lazy_resume,
 	.batch = mm_batch,
 	.final = mm_final,
 	.release = mm_release,

@@ -759,6 +759,9 @@ int mnt_open_hidden_on(struct mnt_restore *r, struct rmount *m)
 		if (h->mnt != m->e->id)
 			continue;
 		how.flags = (h->flags & ~(O_CREAT | O_TRUNC | O_EXCL)) | O_CLOEXEC | O_NOCTTY;
+		/* an inotify watch's (O_PATH): openat2() takes no other flag with it */
+		if (how.flags & O_PATH)
+			how.flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 		r->hidden_fd[i] = syscall(SYS_openat2, m->fd, h->path, &how, sizeof(how));
 		if (r->hidden_fd[i] < 0) {
 			pr_perror("Can't open %s on mount %u at %s, which another mount will hide",

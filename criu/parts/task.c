@@ -275,6 +275,19 @@ static int task_load(struct rst_ctx *rc, struct rtask *t)
 		pr_err("Task %d: image task is invalid: %s", t->pid, why);
 		return -1;
 	}
+	for (i = 0; i < te->n_threads; i++) {
+		TaskThread *th = te->threads[i];
+		struct rst_range *w;
+
+		if (!th->rseq || !th->rseq->ptr)
+			continue;
+		/* the kernel writes the rseq area once the executor's rseq() returns */
+		w = xpush(t->written, t->nr_written);
+		if (!w)
+			return -1;
+		w->start = th->rseq->ptr;
+		w->end = th->rseq->ptr + max(th->rseq->len, 32U);
+	}
 	t->batch_entries += 5;
 	t->batch_data += TASK_COMM_LEN;
 	t->thread_entries += 4;

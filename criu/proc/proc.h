@@ -332,4 +332,9 @@ struct proc_raw_sk {
 };
 /* 1: the socket of inode @ino was found (into @sk), 0: not there, -1: bad line */
 int proc_parse_net_raw(char *text, unsigned long ino, struct proc_raw_sk *sk);
+
+/* Device numbers as fdinfo's "sdev:" gives them (the kernel's own encoding). */
+#define KDEV_MAJOR(sdev)	((unsigned int)(sdev) >> 20)
+#define KDEV_MINOR(sdev)	((unsigned int)(sdev) & 0xfffff)
+
 #endif

@@ -476,6 +476,7 @@ static void free_tree(struct rst_ctx *rc, struct rtree *tree)
 			if (parts[j]->release)
 				parts[j]->release(t);
 		free(t->used);
+		free(t->written);
 		free(t->priv_fds);
 		free(t->task_fds);
 		free(t->tids);

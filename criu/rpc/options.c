@@ -53,7 +53,6 @@ struct rule {
 #define MNTNS	"is not implemented (Documentation/mounts.md says what is)"
 #define CGROUPS	"criu keeps its own set of cgroup properties; other sets and cgroup yards " \
 		"are not supported"
-#define TCP	"skipping connections in flight is not supported yet"
 
 /* ------------------------------------------------------ honoured, by hand */
 
@@ -297,6 +296,39 @@ static int add_external(struct rpc_setup *rs, const char *v, int map)
 		return -1;
 	}
 	return 0;
+}
+
+/* irmap_scan_paths: absolute paths, as the tree sees them */
+static int add_irmap_path(struct rpc_setup *rs, const char *v)
+{
+	const char **n;
+
+	if (!v || v[0] != '/') {
+		snprintf(rs->err, sizeof(rs->err), "Option irmap_scan_paths refused: '%.200s' is "
+			 "not an absolute path", v ? v : "");
+		return -1;
+	}
+	n = xrealloc(rs->o.irmap_paths, (rs->o.nr_irmap_paths + 1) * sizeof(*n));
+	if (!n)
+		return -1;
+	rs->o.irmap_paths = n;
+	n[rs->o.nr_irmap_paths++] = v;
+	return 0;
+}
+
+static int set_irmap_paths(struct rpc_setup *rs, const CriuOpts *ro)
+{
+	size_t i;
+
+	for (i = 0; i < ro->n_irmap_scan_paths; i++)
+		if (add_irmap_path(rs, ro->irmap_scan_paths[i]))
+			return -1;
+	return 0;
+}
+
+static int conf_irmap_path(struct rpc_setup *rs, const char *val)
+{
+	return add_irmap_path(rs, val ? keep_str(rs, xstrdup(val)) : NULL);
 }
 
 /* CRIU's veth_pair {if_in, if_out} is --external veth[IF_IN]:IF_OUT */
@@ -577,9 +609,7 @@ static const struct rule rules[] = {
 	{ "link_remap", "link-remap", HONOURED, NULL, AT(o.link_remap), NULL, NULL, NULL },
 	{ "veths", "veth-pair", HONOURED, NULL, 0, set_veths, conf_veths, NULL },
 	{ "cpu_cap", "cpu-cap", HONOURED, NULL, 0, set_cpu_cap, conf_cpu_cap, NULL },
-	{ "force_irmap", "force-irmap", REFUSED,
-	  "inotify watches are found by file handle; an inode map is not implemented",
-	  0, NULL, NULL, NULL },
+	{ "force_irmap", "force-irmap", HONOURED, NULL, AT(o.force_irmap), NULL, NULL, NULL },
 	{ "exec_cmd", "exec-cmd", REFUSED, "running a command after the restore is not "
 	  "implemented", 0, NULL, NULL, NULL },
 	{ "ext_mnt", "ext-mount-map", HONOURED, NULL, 0, set_ext_mnt, conf_ext_mnt, NULL },
@@ -600,8 +630,8 @@ static const struct rule rules[] = {
 	{ "manage_cgroups_mode", NULL, HONOURED, NULL, 0, set_cg_mode, NULL, NULL },
 	{ "ghost_limit", "ghost-limit", HONOURED, NULL, 0, set_ghost_limit, conf_ghost_limit,
 	  NULL },
-	{ "irmap_scan_paths", "irmap-scan-path", REFUSED, "an inode map is not implemented",
-	  0, NULL, NULL, NULL },
+	{ "irmap_scan_paths", "irmap-scan-path", HONOURED, NULL, 0, set_irmap_paths,
+	  conf_irmap_path, NULL },
 	{ "external", "external", HONOURED, NULL, 0, set_external, conf_external, NULL },
 	{ "empty_ns", "empty-ns", HONOURED, NULL, 0, set_empty_ns, conf_empty_ns, NULL },
 	{ "join_ns", "join-ns", REFUSED, "joining namespaces on restore is not supported yet",
@@ -614,10 +644,12 @@ static const struct rule rules[] = {
 	  NULL },
 	{ "timeout", "timeout", REFUSED, "a time limit on freezing is not implemented", 0,
 	  NULL, NULL, NULL },
-	{ "tcp_skip_in_flight", "skip-in-flight", REFUSED, TCP, 0, NULL, NULL, NULL },
+	{ "tcp_skip_in_flight", "skip-in-flight", HONOURED, NULL, AT(o.tcp_skip_in_flight), NULL,
+	  NULL, NULL },
 	{ "weak_sysctls", "weak-sysctls", REFUSED, "skipping sysctls the kernel lacks is not "
 	  "implemented", 0, NULL, NULL, NULL },
-	{ "lazy_pages", "lazy-pages", REFUSED, "lazy restore (userfaultfd) is not implemented",
+	{ "lazy_pages", "lazy-pages", REFUSED, "lazy restore through RPC is not implemented "
+	  "(criu restore --lazy-pages is)",
 	  0, NULL, NULL, NULL },
 	{ "status_fd", "status-fd", HONOURED, NULL, 0, set_status_fd, NULL, NULL },
 	{ "orphan_pts_master", "orphan-pts-master", HONOURED, NULL, AT(o.orphan_pts_master),
@@ -1015,6 +1047,9 @@ void rpc_setup_free(struct rpc_setup *rs)
 	free(rs->conf_strs);
 	free(rs->o.inherit_fds);
 	rs->o.inherit_fds = NULL;
+	free(rs->o.irmap_paths);
+	rs->o.irmap_paths = NULL;
+	rs->o.nr_irmap_paths = 0;
 	free(rs->conf_buf);
 	free(rs->cg_roots);
 	rs->cg_roots = NULL;

@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The inodes of fsnotify marks, found again by their file handles (fhandle.h). */
+#include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "core/log.h"
 #include "core/util.h"
 #include "task/fhandle.h"
+#include "task/irmap.h"
+#include "task/mounts.h"
 
 int fhandle_parse(const char *line, struct fhandle *h)
 {
@@ -78,26 +83,33 @@ static int open_mount(pid_t pid, const struct proc_mounts *ms, unsigned int sdev
 	return fd;
 }
 
-char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
-		   unsigned long ino, const struct fhandle *h, struct stat *st, const char *what)
+static int ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), m = strlen(end);
+
+	return n >= m && !strcmp(s + n - m, end);
+}
+
+/*
+ * The path of inode @ino by its handle, or NULL with *@why saying why not
+ * (the caller tries the irmap then).
+ */
+static char *by_handle(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+		       unsigned long ino, const struct fhandle *h, struct stat *st,
+		       const char **why, struct fhandle_hidden *hid)
 {
 	struct {
 		struct file_handle fh;
 		unsigned char bytes[FHANDLE_MAX];
 	} fh;
 	char link[64], path[PATH_MAX], at[PATH_MAX + 32];
+	static char err[96];
 	int mfd, fd;
 	ssize_t len;
 
-	if (!h->bytes) {
-		pr_err("Task %d: %s: inode %lu is on a filesystem without file handles, which "
-		       "is not supported", pid, what, ino);
-		return NULL;
-	}
 	mfd = open_mount(pid, ms, sdev);
 	if (mfd < 0) {
-		pr_err("Task %d: %s: inode %lu is on device %u:%u, which is not mounted in its "
-		       "mount namespace", pid, what, ino, KDEV_MAJOR(sdev), KDEV_MINOR(sdev));
+		*why = "its filesystem is not mounted in the task's mount namespace";
 		return NULL;
 	}
 	fh.fh.handle_bytes = h->bytes;
@@ -106,22 +118,153 @@ char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
 	fd = open_by_handle_at(mfd, &fh.fh, O_PATH | O_CLOEXEC);
 	close(mfd);
 	if (fd < 0) {
-		pr_perror("Task %d: %s: inode %lu can't be opened by its handle (deleted?)", pid,
-			  what, ino);
+		snprintf(err, sizeof(err), "its file handle does not open (%s)", strerror(errno));
+		*why = err;
 		return NULL;
 	}
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	len = readlink(link, path, sizeof(path) - 1);
-	close(fd);
 	if (len > 0)
 		path[len] = '\0';
 	/* the path must lead to the very inode: not deleted, not moved out of reach */
 	if (len > 0)
 		snprintf(at, sizeof(at), "/proc/%d/root%s", pid, path);
-	if (len <= 0 || path[0] != '/' || lstat(at, st) || st->st_ino != ino) {
-		pr_err("Task %d: %s: inode %lu has no path (deleted?), which is not supported",
-		       pid, what, ino);
+	if (len > 0 && path[0] == '/' && !lstat(at, st) && st->st_ino == ino) {
+		close(fd);
+		return xstrdup(path);
+	}
+	*why = "its file handle leads to no path to it";
+	if (hid && len > 0 && path[0] == '/' && !ends_with(path, " (deleted)") && !fstat(fd, st)) {
+		/* a name on its mount, which another mount hides (or moved away) */
+		hid->mnt_id = mnt_id_of(link);
+		hid->path = xstrdup(path);
+		*why = "its path is hidden by another mount";
+	}
+	close(fd);
+	return NULL;
+}
+
+
+char *fhandle_open_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+			unsigned long ino, const struct fhandle *h, const struct opts *o,
+			struct stat *st, const char **why, struct fhandle_hidden *hid)
+{
+	if (o->force_irmap) {
+		*why = "--force-irmap";
 		return NULL;
 	}
-	return xstrdup(path);
+	if (!h->bytes) {
+		*why = "its filesystem gives no file handles";
+		return NULL;
+	}
+	return by_handle(pid, ms, sdev, ino, h, st, why, hid);
+}
+
+char *fhandle_irmap_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+			 unsigned long ino, const struct opts *o, struct stat *st,
+			 const char *what, const char *why, char *err, size_t errlen)
+{
+	struct irmap_hints hints = { o->irmap_paths, o->nr_irmap_paths };
+	long scanned;
+	char *path;
+
+	path = irmap_path(pid, ms, sdev, ino, &hints, st, &scanned);
+	if (path) {
+		pr_info("Task %d: %s: inode %lu found at %s by the irmap (%s)", pid, what, ino,
+			path, why);
+		return path;
+	}
+	if (scanned < 0)
+		snprintf(err, errlen, "the irmap can't walk device %u:%u", KDEV_MAJOR(sdev),
+			 KDEV_MINOR(sdev));
+	else
+		snprintf(err, errlen, "inode %lu of device %u:%u has no path (deleted?): %s, "
+			 "and the irmap found it nowhere in %ld entries (--irmap-scan-path names "
+			 "where to look)", ino, KDEV_MAJOR(sdev), KDEV_MINOR(sdev), why, scanned);
+	return NULL;
+}
+
+char *fhandle_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+		   unsigned long ino, const struct fhandle *h, const struct opts *o,
+		   struct stat *st, const char *what, char *err, size_t errlen)
+{
+	const char *why;
+	char *path;
+
+	path = fhandle_open_path(pid, ms, sdev, ino, h, o, st, &why, NULL);
+	return path ?: fhandle_irmap_path(pid, ms, sdev, ino, o, st, what, why, err, errlen);
+}
+
+/*
+ * The "PATH (deleted)" link of an fd or area of task @pid on deleted file
+ * @ino of @sdev, its stat() in @st: a ghost the shmem part saves. NULL
+ * when the task holds it by none.
+ */
+static char *held_ghost(pid_t pid, unsigned int sdev, unsigned long ino, struct stat *st)
+{
+	static const char *const dirs[] = { "fd", "map_files" };
+	dev_t dev = makedev(KDEV_MAJOR(sdev), KDEV_MINOR(sdev));
+	char at[64], link[PATH_MAX];
+	struct dirent *de;
+	char *found = NULL;
+	unsigned int i;
+	ssize_t len;
+	DIR *d;
+
+	for (i = 0; i < ARRAY_SIZE(dirs) && !found; i++) {
+		snprintf(at, sizeof(at), "/proc/%d/%s", pid, dirs[i]);
+		d = opendir(at);
+		while (d && !found && (de = readdir(d))) {
+			if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, st, 0) ||
+			    st->st_ino != ino || st->st_dev != dev)
+				continue;
+			len = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+			if (len <= 0)
+				continue;
+			link[len] = '\0';
+			if (proc_is_ghost(link, st->st_mode, st->st_dev))
+				found = xstrdup(link);
+		}
+		if (d)
+			closedir(d);
+	}
+	return found;
+}
+
+int fhandle_mark_path(pid_t pid, const struct proc_mounts *ms, unsigned int sdev,
+		      unsigned long ino, const struct fhandle *h, const struct opts *o,
+		      const char *what, struct fhandle_mark *m, struct stat *st)
+{
+	struct fhandle_hidden hid = { 0 };
+	char err[512];
+	const char *why;
+
+	memset(m, 0, sizeof(*m));
+	m->path = fhandle_open_path(pid, ms, sdev, ino, h, o, st, &why, &hid);
+	if (m->path)
+		return 0;
+	if (hid.path) {
+		/* under another mount of the tree's: the mount part reopens it */
+		m->hidden = mnt_dump_hidden(pid, hid.mnt_id, hid.path, O_PATH | O_NOFOLLOW);
+		if (m->hidden > 0) {
+			m->path = hid.path;
+			return 0;
+		}
+		free(hid.path);
+		if (m->hidden < 0)
+			return -1;
+	}
+	/* before the irmap, which walks the whole filesystem for a deleted one */
+	m->path = held_ghost(pid, sdev, ino, st);
+	if (m->path) {
+		m->deleted = 1;
+		pr_info("Task %d: %s: inode %lu is the deleted file %s the task holds: marked "
+			"again on the file the restore makes of it", pid, what, ino, m->path);
+		return 0;
+	}
+	m->path = fhandle_irmap_path(pid, ms, sdev, ino, o, st, what, why, err, sizeof(err));
+	if (m->path)
+		return 0;
+	pr_err("Task %d: %s: %s, nor does the task hold it deleted", pid, what, err);
+	return -1;
 }

@@ -179,6 +179,13 @@ struct rtask {
 		uint64_t start, end;
 	} *used;
 	int nr_used;
+	/*
+	 * What the kernel writes into the task's own memory while its batch
+	 * runs (the rseq areas, task.c): a lazy restore fills those pages
+	 * first (mm-lazy.c).
+	 */
+	struct rst_range *written;
+	int nr_written;
 };
 
 #endif

@@ -135,6 +135,8 @@ static void test_version_and_features(void)
 	struct criu_feature_check f = { true, true, true };
 	/* what `criu check --feature mem_dirty_track` said (test_rpc_libcriu.py) */
 	bool mt = getenv("CRIU_MEM_TRACK") && atoi(getenv("CRIU_MEM_TRACK"));
+	/* and `criu check --feature lazy_pages` */
+	bool lp = getenv("CRIU_LAZY_PAGES") && atoi(getenv("CRIU_LAZY_PAGES"));
 	int v;
 
 	v = criu_get_version();
@@ -142,9 +144,9 @@ static void test_version_and_features(void)
 	ok(criu_check_version(30000) == 1, "criu_check_version(30000): at least");
 	ok(criu_check_version(40001) == 0, "criu_check_version(40001): older");
 	ok(criu_feature_check(&f, sizeof(f)) == 0, "criu_feature_check answers");
-	ok(f.mem_track == mt && !f.lazy_pages && !f.pidfd_store,
-	   "dirty tracking as criu check says (%d), no lazy pages or pidfd store (%d %d %d)",
-	   mt, f.mem_track, f.lazy_pages, f.pidfd_store);
+	ok(f.mem_track == mt && f.lazy_pages == lp && !f.pidfd_store,
+	   "dirty tracking (%d) and lazy pages (%d) as criu check says, no pidfd store "
+	   "(%d %d %d)", mt, lp, f.mem_track, f.lazy_pages, f.pidfd_store);
 	f.mem_track = true;
 	f.lazy_pages = true;
 	ok(criu_feature_check(&f, 1) == 0 && f.mem_track == mt && f.lazy_pages,
@@ -247,7 +249,7 @@ static int more_once(criu_predump_info pi)
 	X(ext_unix_sk, 0, set_ext_unix_sk(O true))				\
 	X(unix_sk, 0, add_unix_sk(O 1234))					\
 	X(tcp_established, 0, set_tcp_established(O true))			\
-	X(tcp_skip_in_flight, 1, set_tcp_skip_in_flight(O true))		\
+	X(tcp_skip_in_flight, 0, set_tcp_skip_in_flight(O true))		\
 	X(tcp_close, 0, set_tcp_close(O true))					\
 	X(weak_sysctls, 1, set_weak_sysctls(O true))				\
 	X(evasive_devices, 0, set_evasive_devices(O true))			\
@@ -258,7 +260,7 @@ static int more_once(criu_predump_info pi)
 	X(file_locks, 0, set_file_locks(O true))				\
 	X(track_mem, 0, set_track_mem(O true))					\
 	X(auto_dedup, 2, set_auto_dedup(O true))				\
-	X(force_irmap, 1, set_force_irmap(O true))				\
+	X(force_irmap, 0, set_force_irmap(O true))				\
 	X(link_remap, 0, set_link_remap(O true))				\
 	X(log_level, 0, set_log_level(O 1))					\
 	X(cpu_cap, 0, set_cpu_cap(O 0))						\
@@ -283,7 +285,7 @@ static int more_once(criu_predump_info pi)
 	X(enable_fs, 1, add_enable_fs(O "tmpfs"))				\
 	X(skip_mnt, 1, add_skip_mnt(O "/x"))					\
 	X(ghost_limit, 0, set_ghost_limit(O 1 << 20))				\
-	X(irmap_path, 1, add_irmap_path(O "/x"))				\
+	X(irmap_path, 0, add_irmap_path(O "/x"))				\
 	X(inherit_fd, 0, add_inherit_fd(O 0, "pipe:[1]"))			\
 	X(external_net, 0, add_external(O "net[1]:x"))				\
 	X(external, 1, add_external(O "dev[1/2]:x"))				\

@@ -653,3 +653,21 @@ def test_cli_errors(dump: Dump, tmp_path: Path) -> None:
     assert res.returncode == 1 and "can't read" in res.stderr
     res = run_crit("show", str(tmp_path / "nothing"))
     assert res.returncode == 1 and "not a directory" in res.stderr
+
+
+def test_dump_stats(dump: Dump) -> None:
+    """stats-dump, in CRIU's layout (no image header): decoded by name and by
+    its magics; a cut one is refused by name."""
+    f = dump.path / "stats-dump"
+    doc = crit.read_image(f)
+    assert doc["message"] == "stats_entry"
+    st = doc["entry"]["dump"]
+    assert st["pages_written"] > 0 and st["pages_scanned"] >= st["pages_written"]
+    assert "frozen_time" in st and "restore" not in doc["entry"]
+    data = f.read_bytes()
+    assert crit.decode_image(data, "renamed")["entry"] == doc["entry"]
+    with pytest.raises(crit.CritError, match="stats-dump is truncated"):
+        crit.decode_image(data[:-1], "stats-dump")
+    res = run_crit("decode", "-i", str(f))
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["entry"]["dump"] == st

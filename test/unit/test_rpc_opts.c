@@ -155,7 +155,7 @@ static void config_text(void)
 {
 	char good[] = "# runc.conf\n\n   leave-running  # here\nv 3\nlog-file \"x y.log\"\n"
 		      "tree 42\nmanage-cgroups=ignore\nghost-limit 10\ncgroup-root cpu:/a b\n";
-	char refused[] = "shell-job\nskip-in-flight\ncgroup-yard /y\n";
+	char refused[] = "shell-job\nweak-sysctls\ncgroup-yard /y\n";
 	char unknown[] = "leave-running\n\nfoo-bar 1\n";
 	char bad[] = "verbosity lots\n";
 	char secret[] = "root:$6$salt$hash:19000:0:99999:7:::\n";
@@ -172,7 +172,7 @@ static void config_text(void)
 	rpc_setup_free(&rs);
 	rpc_setup_from_opts(&rs, NULL, CRIU_REQ_TYPE__DUMP, RPC_SWRK);
 	expect(rpc_setup_config_text(&rs, refused, "r.conf") && rs.o.shell_job &&
-	       strstr(rs.err, "tcp_skip_in_flight") && strstr(rs.err, "config") &&
+	       strstr(rs.err, "weak_sysctls") && strstr(rs.err, "config") &&
 	       strstr(rs.err, "cgroup_yard"), "%s", rs.err);
 	rpc_setup_free(&rs);
 	rpc_setup_from_opts(&rs, NULL, CRIU_REQ_TYPE__DUMP, RPC_SWRK);

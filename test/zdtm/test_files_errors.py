@@ -1,6 +1,6 @@
 """Open files criu refuses to dump: a TCP connection without
---tcp-established, a TCP listener with a connection not accepted yet, a UDP
-socket with a datagram unread, a raw IP socket with a packet unread, a
+--tcp-established, a TCP listener with a connection not accepted yet
+(without --skip-in-flight), a raw IP socket with a packet unread, a
 unix socket
 bound to a relative path or whose socket file was replaced, a connection not
 accepted yet with data sent on it, file descriptors in flight (SCM_RIGHTS),
@@ -24,7 +24,6 @@ REFUSED = {
     # argument of static/files_refused -> words one of which the line must hold
     "tcp-established": ("--tcp-established",),
     "tcp-unaccepted": ("not accepted",),
-    "udp-queued": ("waiting to be read",),
     "raw-queued": ("waiting to be read",),
     "netlink-unread": ("not read yet",),
     "packet-ring": ("mapped in part", "part of a packet"),

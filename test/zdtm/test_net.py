@@ -73,17 +73,36 @@ def run_in(ns: str, script: str, check: bool = True,
 class Netns:
     """A network namespace of the test's, held by a sleeping process."""
 
-    def __init__(self) -> None:
+    def __init__(self, private: Optional[Path] = None) -> None:
+        """private: a mount namespace too, with a tmpfs of its own there
+        (another host's view of that directory)."""
         ours = os.stat("/proc/self/ns/net").st_ino
-        self.proc = subprocess.Popen([tool("unshare") or "unshare", "-n", "sleep", "1d"])
+        unshare = tool("unshare") or "unshare"
+        if private is None:
+            cmd = [unshare, "-n", "sleep", "1d"]
+        else:
+            cmd = [unshare, "-n", "-m", "--propagation", "private", "sh", "-c",
+                   'mount -t tmpfs -o mode=0700 zdtm-host "$0" && exec sleep 1d', str(private)]
+        self.proc = subprocess.Popen(cmd)
         self.path = f"/proc/{self.proc.pid}/ns/net"
         deadline = time.monotonic() + 10
-        while os.stat(self.path).st_ino == ours:
-            if time.monotonic() > deadline:
-                raise AssertionError("unshare -n did not make a namespace")
+        while os.stat(self.path).st_ino == ours or \
+                (private is not None and not self.mounted(private)):
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise AssertionError(f"{' '.join(cmd)} did not make its namespaces")
             time.sleep(0.01)
         self.ino = os.stat(self.path).st_ino
         self.sh("ip link set lo up")
+
+    def view(self, path: Path) -> Path:
+        """path as this namespace's mount view has it."""
+        return Path(f"/proc/{self.proc.pid}/root{path}")
+
+    def mounted(self, path: Path) -> bool:
+        try:
+            return os.stat(self.view(path)).st_dev != os.stat(path).st_dev
+        except OSError:
+            return False
 
     def sh(self, script: str, check: bool = True) -> str:
         return run_in(self.path, script, check).stdout

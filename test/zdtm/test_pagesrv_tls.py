@@ -45,7 +45,7 @@ def _openssl(*args: str) -> None:
     subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
 
 
-def _make_ca(d: Path, name: str) -> None:
+def make_ca(d: Path, name: str) -> None:
     _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
              "-nodes", "-keyout", str(d / f"{name}-key.pem"), "-out", str(d / f"{name}.pem"),
              "-days", "2", "-subj", f"/CN=zdtm {name}",
@@ -53,7 +53,7 @@ def _make_ca(d: Path, name: str) -> None:
              "-addext", "keyUsage=critical,keyCertSign,cRLSign")
 
 
-def _make_cert(d: Path, name: str, ca: str, san: str) -> None:
+def make_cert(d: Path, name: str, ca: str, san: str) -> None:
     ext = d / f"{name}.ext"
     ext.write_text(f"subjectAltName={san}\nbasicConstraints=CA:FALSE\n"
                    "keyUsage=digitalSignature\nextendedKeyUsage=serverAuth,clientAuth\n")
@@ -72,12 +72,12 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not shutil.which("openssl"):
         pytest.skip("openssl is not installed (scripts/install-deps.sh installs it)")
     d = tmp_path_factory.mktemp("pki")
-    _make_ca(d, "ca")
-    _make_ca(d, "otherca")
-    _make_cert(d, "server", "ca", f"IP:{ADDR},IP:::1")
-    _make_cert(d, "client", "ca", "DNS:zdtm-client")
-    _make_cert(d, "elsewhere", "ca", "IP:192.0.2.1")
-    _make_cert(d, "rogue", "otherca", f"IP:{ADDR}")
+    make_ca(d, "ca")
+    make_ca(d, "otherca")
+    make_cert(d, "server", "ca", f"IP:{ADDR},IP:::1")
+    make_cert(d, "client", "ca", "DNS:zdtm-client")
+    make_cert(d, "elsewhere", "ca", "IP:192.0.2.1")
+    make_cert(d, "rogue", "otherca", f"IP:{ADDR}")
     return d
 
 

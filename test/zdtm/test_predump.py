@@ -18,7 +18,6 @@ import ctypes
 import errno
 import json
 import os
-import re
 import signal
 import struct
 import subprocess
@@ -29,7 +28,7 @@ import pytest
 
 import buildpaths
 import zdtm
-from test_shapes import criu_limited, refused
+from test_shapes import criu_limited, refused, restore_limited, room_named
 
 pytestmark = pytest.mark.usefixtures("need_criu")
 
@@ -413,10 +412,7 @@ def test_fd_room_with_a_chain() -> None:
 
         _, _, res = chain(1, 1000)
         line = refused(r, res, ("RLIMIT_NOFILE",))
-        m = re.search(r"(\d+) fds, and criu needs (\d+) more", line)
-        if m is None:
-            r.fail(f"the Error line does not say how many fds: {line!r}")
-        room = int(m[1]) + int(m[2])
+        room = room_named(r, line)
         refused(r, chain(2, room - 1)[2], ("RLIMIT_NOFILE",))
         r.check_running("after the refused dumps", snap)
         img, _, res = chain(3, room)
@@ -425,14 +421,7 @@ def test_fd_room_with_a_chain() -> None:
         r.gone_after_dump(res)
         if not in_parent_pages(r, img):
             r.fail("the dump left no page to its parents: the chain is not read")
-        res = criu_limited(r, ["restore", "-D", str(img), "-d", "-o", "restore.log", "-v4",
-                               "--pidfile", str(img / "restore.pid")],
-                           img / "restore.log", room)
-        if res.returncode:
-            r.fail(f"restore with room for {room} fds failed", res)
-        r.alive = r.ours = True
-        r.check_running("after restore", snap)
-        r.finish()
+        restore_limited(r, img, room, snap)
 
 
 def test_chain_over_the_page_server() -> None:

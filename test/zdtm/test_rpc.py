@@ -25,6 +25,7 @@ from typing import Any, Iterator, Optional
 import pytest
 
 import buildpaths
+from test_lazy import uffd_lacks
 from test_predump import kernel_lacks
 import rpcclient as rpc
 import zdtm
@@ -260,8 +261,8 @@ def test_version():
 @pytest.mark.parametrize("ask", [True, False])
 def test_feature_check(ask: bool) -> None:
     """Every feature is in the answer (runc reads it without a nil check),
-    and none is claimed but dirty tracking, where the kernel has it
-    (test_predump.py): no lazy pages or pidfd store."""
+    and none is claimed but dirty tracking (test_predump.py) and lazy pages
+    (test_lazy.py), where the kernel has them: no pidfd store."""
     req = simple("FEATURE_CHECK")
     if ask:
         req.features.mem_track = True
@@ -270,9 +271,9 @@ def test_feature_check(ask: bool) -> None:
     resp, rc = one(req)
     assert rc == 0 and resp.success and resp.HasField("features")
     f = resp.features
-    for name in ("lazy_pages", "pidfd_store"):
-        assert f.HasField(name) and not getattr(f, name), (name, f)
+    assert f.HasField("pidfd_store") and not f.pidfd_store, f
     assert f.HasField("mem_track") and f.mem_track == (ask and not kernel_lacks()), f
+    assert f.HasField("lazy_pages") and f.lazy_pages == (ask and not uffd_lacks()), f
 
 
 def test_check():
@@ -664,7 +665,7 @@ def test_external_unix_peer_over_rpc(how: str) -> None:
 
 REFUSED: dict[str, tuple[Any, str]] = {
     # option -> (value, words the refusal line must contain)
-    "tcp_skip_in_flight": (True, "flight"),
+    "weak_sysctls": (True, "sysctl"),
     "cgroup_props": ('"cpu": []', "cgroup"),
     "empty_ns": (CLONE_NEWNS, "network namespace"),
     "cgroup_yard": ("/tmp/yard", "yard"),
@@ -698,10 +699,10 @@ def test_refused_options_all_named():
     with zdtm.Run("mem_anon", "rpc-refused-many") as r:
         r.start()
         img = r.imgdir("img")
-        resp = rpc_dump(r, img, lazy_pages=True, cgroup_props="x", tcp_skip_in_flight=True,
+        resp = rpc_dump(r, img, lazy_pages=True, cgroup_props="x", weak_sysctls=True,
                         cgroup_yard="/x")
         assert not resp.success
-        for opt in ("lazy_pages", "cgroup_props", "tcp_skip_in_flight", "cgroup_yard"):
+        for opt in ("lazy_pages", "cgroup_props", "weak_sysctls", "cgroup_yard"):
             assert opt in resp.cr_errmsg, resp.cr_errmsg
         r.finish()
 
@@ -721,9 +722,9 @@ def test_config_file(tmp_path: Path) -> None:
         expect_ok(r, resp, "dump", img / "conf.log")
         assert (img / "conf.log").exists(), "the config's log-file wins over the request's"
         r.check_running("after a dump with leave-running from the config", snap)
-        conf.write_text("skip-in-flight\n")
+        conf.write_text("weak-sysctls\n")
         resp = rpc_dump(r, img, config_file=str(conf))
-        assert not resp.success and "tcp_skip_in_flight" in resp.cr_errmsg, resp
+        assert not resp.success and "weak_sysctls" in resp.cr_errmsg, resp
         assert "config" in resp.cr_errmsg
         conf.write_text("leave-running\nno-such-option 1\n")
         resp = rpc_dump(r, img, config_file=str(conf))
@@ -867,7 +868,12 @@ def test_check_feature():
                  "external_net_ns", "network_lock_nftables", "fdinfo_lock", "loginuid"):
         p = run(name)
         assert p.returncode == 0 and name in p.stdout, (name, p)
-    for name in ("uffd-noncoop", "uffd", "pidfd_store"):
+    # lazy pages (test_lazy.py): where userfaultfd has the events it needs
+    for name in ("uffd-noncoop", "uffd", "lazy_pages"):
+        p = run(name)
+        assert (p.returncode == 0) == (not uffd_lacks()) and name in p.stdout + p.stderr, \
+            (name, p)
+    for name in ("pidfd_store",):
         p = run(name)
         errs = zdtm.error_lines(p.stderr)
         assert p.returncode == 1 and len(errs) == 1 and name in errs[0], (name, p)

@@ -40,9 +40,12 @@ def test_libcriu_client(tmp_path: Path) -> None:
     try:
         mt = subprocess.run([zdtm.CRIU, "check", "--feature", "mem_dirty_track"],
                             capture_output=True, timeout=30).returncode == 0
+        lp = subprocess.run([zdtm.CRIU, "check", "--feature", "lazy_pages"],
+                            capture_output=True, timeout=30).returncode == 0
         p = subprocess.run([str(CLIENT), zdtm.CRIU, str(work), str(address)],
                            capture_output=True, text=True, timeout=300,
-                           env=dict(os.environ, CRIU_MEM_TRACK="1" if mt else "0"))
+                           env=dict(os.environ, CRIU_MEM_TRACK="1" if mt else "0",
+                                    CRIU_LAZY_PAGES="1" if lp else "0"))
     finally:
         os.kill(pid, signal.SIGKILL)
         zdtm.reap_leftovers()

@@ -120,6 +120,27 @@ def test_areas_past_the_limit() -> None:
         r.finish()
 
 
+def room_named(r: zdtm.Run, line: str) -> int:
+    """The RLIMIT_NOFILE a refused dump's Error line says criu needs."""
+    m = re.search(r"(\d+) fds, and criu needs (\d+) more", line)
+    if m is None:
+        r.fail(f"the Error line does not say how many fds: {line!r}")
+    return int(m[1]) + int(m[2])
+
+
+def restore_limited(r: zdtm.Run, img: Path, room: int, snap: zdtm.Snapshot) -> None:
+    """Restore img with criu's RLIMIT_NOFILE at room; the task must run on
+    as in snap, and finish well."""
+    res = criu_limited(r, ["restore", "-D", str(img), "-d", "-o", "restore.log", "-v4",
+                           "--pidfile", str(img / "restore.pid")],
+                       img / "restore.log", room)
+    if res.returncode:
+        r.fail(f"restore with room for {room} fds failed", res)
+    r.alive = r.ours = True
+    r.check_running("after restore", snap)
+    r.finish()
+
+
 def test_fd_room_edge() -> None:
     """A task whose fd table is full (1,000 slots, RLIMIT_NOFILE 1,000):
     criu's fds at restore go above it, up to criu's own RLIMIT_NOFILE. With
@@ -131,10 +152,7 @@ def test_fd_room_edge() -> None:
         img = r.imgdir("img")
         args = r.dump_cmd(img, [])
         line = refused(r, criu_limited(r, args, img / "dump.log", 1000), ("RLIMIT_NOFILE",))
-        m = re.search(r"(\d+) fds, and criu needs (\d+) more", line)
-        if m is None:
-            r.fail(f"the Error line does not say how many fds: {line!r}")
-        room = int(m[1]) + int(m[2])
+        room = room_named(r, line)
         r.check_running("after the refused dump", snap)
         refused(r, criu_limited(r, args, img / "dump.log", room - 1), ("RLIMIT_NOFILE",))
         r.check_running("after the refused dump, one slot short", snap)
@@ -142,14 +160,7 @@ def test_fd_room_edge() -> None:
         if res.returncode:
             r.fail(f"dump with room for {room} fds failed", res)
         r.gone_after_dump(res)
-        res = criu_limited(r, ["restore", "-D", str(img), "-d", "-o", "restore.log", "-v4",
-                               "--pidfile", str(img / "restore.pid")],
-                           img / "restore.log", room)
-        if res.returncode:
-            r.fail(f"restore with room for {room} fds failed", res)
-        r.alive = r.ours = True
-        r.check_running("after restore", snap)
-        r.finish()
+        restore_limited(r, img, room, snap)
 
 
 def test_fd_past_criu_limit() -> None:

@@ -155,23 +155,17 @@ static int unix_bound(const struct sockaddr_un *un, int type, int backlog)
 /*
  * tcp-established: a loopback connection (the client's end returned, the
  * server's kept); tcp-unaccepted: a listener whose client connected and
- * left; udp-queued: a bound UDP socket with a datagram of its own unread.
+ * left.
  */
 static int inet_refused(const char *what)
 {
 	struct sockaddr_in in = { .sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(in);
-	int udp = !strcmp(what, "udp-queued");
-	int s = socket(AF_INET, udp ? SOCK_DGRAM : SOCK_STREAM, 0), c;
+	int s = socket(AF_INET, SOCK_STREAM, 0), c;
 
 	if (s < 0 || bind(s, (void *)&in, sizeof(in)) || getsockname(s, (void *)&in, &len))
 		fail_errno("%s", what);
-	if (udp) {
-		if (sendto(s, "unread", 6, 0, (void *)&in, sizeof(in)) != 6)
-			fail_errno("%s", what);
-		return s;
-	}
 	c = socket(AF_INET, SOCK_STREAM, 0);
 	if (c < 0 || listen(s, 4) || connect(c, (void *)&in, sizeof(in)))
 		fail_errno("%s", what);
@@ -202,7 +196,7 @@ int main(int argc, char **argv)
 	    (int)sizeof(un.sun_path))
 		fail("the work directory's path is too long for a socket");
 	unlink(un.sun_path);
-	if (!strncmp(what, "tcp-", 4) || !strcmp(what, "udp-queued")) {
+	if (!strncmp(what, "tcp-", 4)) {
 		fd = inet_refused(what);
 	} else if (!strcmp(what, "raw-queued")) {
 		fd = raw_queued();

@@ -7,7 +7,12 @@
  * the directory again gives back its old wd, and nothing else is queued
  * (no trace of how the wds were restored). With the argument "unread",
  * an event is left unread at the dump: criu warns that it is not saved,
- * and it is not there after the restore.
+ * and it is not there after the restore. With "in=DIR", all of it is
+ * made in DIR (test_irmap.py: an overlayfs, whose file handles don't open).
+ * With "deleted", one more watch is on a file deleted while the task holds
+ * it open: writing through that fd after the restore fires it. With
+ * "outside", a watched file is left for the test to open and delete (the
+ * dump must refuse the watch: the file is held outside the tree).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,8 +25,8 @@
 
 #include "zdtm.h"
 
-static char dir[64], file[64], link_[64], made[96];
-static int in, wd_dir, wd_file, wd_link;
+static char dir[64], file[64], link_[64], made[96], ghost[64];
+static int in, wd_dir, wd_file, wd_link, wd_ghost = -1, ghost_fd = -1;
 
 static char evbuf[8192] __attribute__((aligned(8)));
 static ssize_t evlen, evoff;
@@ -50,11 +55,42 @@ static void expect_none(const char *what)
 		fail("%s", what);
 }
 
+static int has_arg(int argc, char **argv, const char *arg)
+{
+	int i;
+
+	for (i = optind; i < argc; i++)
+		if (!strcmp(argv[i], arg))
+			return 1;
+	return 0;
+}
+
+/* A watch on @ghost, deleted at once (held by an fd of ours) or left to the test. */
+static void watch_ghost(int deleted)
+{
+	snprintf(ghost, sizeof(ghost), "%s.%s", test_name, deleted ? "ghost" : "outside");
+	ghost_fd = open(ghost, O_CREAT | O_RDWR | O_TRUNC, 0600);
+	if (ghost_fd < 0)
+		fail_errno("open %s", ghost);
+	wd_ghost = inotify_add_watch(in, ghost, IN_MODIFY);
+	if (wd_ghost < 0)
+		fail_errno("watch %s", ghost);
+	if (!deleted) {
+		close(ghost_fd);	/* the test holds it */
+		ghost_fd = -1;
+	} else if (unlink(ghost)) {
+		fail_errno("unlink %s", ghost);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int gap, fd, i;
 
 	test_init(argc, argv);
+	for (i = optind; i < argc; i++)
+		if (!strncmp(argv[i], "in=", 3) && chdir(argv[i] + 3))
+			fail_errno("chdir %s", argv[i] + 3);
 	snprintf(dir, sizeof(dir), "%s.dir", test_name);
 	snprintf(file, sizeof(file), "%s.file", test_name);
 	snprintf(link_, sizeof(link_), "%s.link", test_name);
@@ -80,16 +116,23 @@ int main(int argc, char **argv)
 	wd_link = inotify_add_watch(in, link_, IN_ATTRIB | IN_DONT_FOLLOW);
 	if (wd_dir < 0 || gap < 0 || wd_file < 0 || wd_link < 0 || inotify_rm_watch(in, gap))
 		fail_errno("inotify_add_watch");
-	/* read away what the removals queued */
+	if (has_arg(argc, argv, "deleted") || has_arg(argc, argv, "outside"))
+		watch_ghost(has_arg(argc, argv, "deleted"));
+	/* read away what the removals (and the unlink) queued */
 	while (read(in, evbuf, sizeof(evbuf)) > 0)
 		;
 	test_msg("wds: dir %d, file %d, link %d", wd_dir, wd_file, wd_link);
-	if (optind < argc && !strcmp(argv[optind], "unread") &&
+	if (has_arg(argc, argv, "unread") &&
 	    utimensat(AT_FDCWD, link_, NULL, AT_SYMLINK_NOFOLLOW))
 		fail_errno("touch link before the dump");
 
 	test_ready();
 	test_waitsig();
+
+	if (has_arg(argc, argv, "outside"))
+		/* the test deleted the file: what that queued, and the watch, are its */
+		while (read(in, evbuf, sizeof(evbuf)) > 0)
+			;
 
 	expect_none("events are queued that nothing caused");
 	if ((fd = open(made, O_CREAT | O_WRONLY, 0600)) < 0 || close(fd))
@@ -102,6 +145,11 @@ int main(int argc, char **argv)
 	if (utimensat(AT_FDCWD, link_, NULL, AT_SYMLINK_NOFOLLOW))
 		fail_errno("touch link");
 	expect_event(wd_link, IN_ATTRIB, "touching the link itself");
+	if (ghost_fd >= 0) {
+		if (write(ghost_fd, "y", 1) != 1)
+			fail_errno("write the deleted file");
+		expect_event(wd_ghost, IN_MODIFY, "writing the deleted file");
+	}
 	expect_none("more events than were caused");
 	if (inotify_add_watch(in, dir, IN_CREATE | IN_MASK_ADD) != wd_dir)
 		fail("the directory's watch has another wd now");

@@ -6,18 +6,21 @@
  *   bfile    a bind of src/file (a single file, over a file of the host's)
  *   rodir    a bind of src/dir made read-only
  *   hostbind a bind of a directory of the host's filesystem
- *   src/under a tmpfs over src/under: a file stays open on src/under/hidden
+ *   src/under a tmpfs over src/under: a file stays open on src/under/hidden,
+ *            and an inotify watch on it
  *   stack    two tmpfs mounted one over the other at the same place
  * After restore: every mount in the same order with the same options and
  * roots; the binds show the same inodes as their sources (a write through
  * one is seen through the other); rodir refuses writes; the fd still reads
- * the hidden file, on the mount below; the stack's top is the second
+ * the hidden file, on the mount below, and reading it fires the watch (with
+ * its wd); the stack's top is the second
  * tmpfs and unmounting it shows the first; the cwd is bdir.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -105,13 +108,29 @@ static int snapshot(struct mnt_line *m)
 	return mnt_list(base, m, MAX);
 }
 
+/* Some queued event is IN_ACCESS for @wd (a dump's own read may have queued one before). */
+static int accessed(int in, int wd)
+{
+	char ev[4096] __attribute__((aligned(8)));
+	struct inotify_event *e;
+	ssize_t len, off;
+	int seen = 0;
+
+	while ((len = read(in, ev, sizeof(ev))) > 0)
+		for (off = 0; off < len; off += sizeof(*e) + e->len) {
+			e = (void *)(ev + off);
+			seen |= e->wd == wd && (e->mask & IN_ACCESS);
+		}
+	return seen;
+}
+
 int main(int argc, char **argv)
 {
 	static struct mnt_line before[MAX], after[MAX];
 	struct mnt_line src;
 	struct stat st;
 	char buf[8];
-	int hidden, nb, na;
+	int hidden, nb, na, in, wd;
 
 	test_init(argc, argv);
 	mnt_enter_ns();
@@ -122,6 +141,10 @@ int main(int argc, char **argv)
 	hidden = open(at("src/under/hidden"), O_RDONLY);
 	if (hidden < 0)
 		fail_errno("open src/under/hidden");
+	in = inotify_init1(IN_NONBLOCK);
+	wd = in < 0 ? -1 : inotify_add_watch(in, at("src/under/hidden"), IN_ACCESS);
+	if (wd < 0)
+		fail_errno("watch src/under/hidden");
 	tmpfs(at("src/under"), "zdtm-over");
 	put(at("src/under/top"), "T");
 	if (chdir(at("bdir")))
@@ -149,6 +172,8 @@ int main(int argc, char **argv)
 		fail("the fd on src/under/hidden is not on src's tmpfs");
 	if (pread(hidden, buf, sizeof(buf), 0) != 1 || buf[0] != 'H')
 		fail("the fd on the hidden file does not read it");
+	if (!accessed(in, wd))
+		fail("reading the hidden file does not fire its watch");
 	expect_text(at("src/under/top"), "T");
 	if (access(at("src/under/hidden"), F_OK) == 0)
 		fail("src/under/hidden is not hidden any more");
