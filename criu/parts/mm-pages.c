@@ -746,9 +746,14 @@ static int pick_outside(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, Pagema
 	size_t i, j = 0;
 	VmaEntry *v;
 
+	/*
+	 * --lazy-pages: the daemon fills the lazy areas, the task reads the
+	 * rest; the daemon itself (no options) only looks the pages up
+	 */
+	if (!rc->opts || rc->opts->lazy_pages)
+		return 0;
 	s->jobs = mm_jobs(rc->opts, 0);
-	/* --lazy-pages: the daemon fills the lazy areas, the task reads the rest */
-	if (s->jobs < 2 || !pm->n_runs || rc->opts->lazy_pages)
+	if (s->jobs < 2 || !pm->n_runs)
 		return 0;
 	s->outside = xzalloc(pm->n_runs);
 	if (!s->outside)
