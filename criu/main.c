@@ -20,6 +20,7 @@
 #include "core/util.h"
 #include "hooks.h"
 #include "image/image.h"
+#include "parts/mm-jobs.h"
 
 static void usage(FILE *f)
 {
@@ -129,6 +130,8 @@ static void usage(FILE *f)
 "                          only pages written since are saved\n"
 "  --auto-dedup            (pre-)dump --prev-images-dir: free in the parent images\n"
 "                          the pages this round stored again\n"
+"  --jobs N                (pre-)dump: threads that copy each task's pages (1: one\n"
+"                          stream; default: the CPUs the task may use, at most 8)\n"
 "  --link-remap            dump: a deleted file still linked elsewhere is linked\n"
 "                          back in its directory, restore opens it and unlinks it\n"
 "  --force-irmap           dump: the paths of inotify watches and fanotify marks by\n"
@@ -174,6 +177,7 @@ enum {
 	OPT_TRACK_MEM,
 	OPT_PREV_IMAGES_DIR,
 	OPT_AUTO_DEDUP,
+	OPT_JOBS,
 	OPT_PAGE_SERVER,
 	OPT_LAZY_PAGES,
 	OPT_PORT,
@@ -231,6 +235,7 @@ static const struct option long_opts[] = {
 	{ "track-mem", no_argument, NULL, OPT_TRACK_MEM },
 	{ "prev-images-dir", required_argument, NULL, OPT_PREV_IMAGES_DIR },
 	{ "auto-dedup", no_argument, NULL, OPT_AUTO_DEDUP },
+	{ "jobs", required_argument, NULL, OPT_JOBS },
 	{ "page-server", no_argument, NULL, OPT_PAGE_SERVER },
 	{ "lazy-pages", no_argument, NULL, OPT_LAZY_PAGES },
 	{ "port", required_argument, NULL, OPT_PORT },
@@ -571,6 +576,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_TRACK_MEM: o->track_mem = 1; break;
 		case OPT_PREV_IMAGES_DIR: o->prev_images_dir = optarg; break;
 		case OPT_AUTO_DEDUP: o->auto_dedup = 1; break;
+		case OPT_JOBS:
+			if (parse_int(optarg, &o->jobs) || o->jobs < 1 || o->jobs > MM_JOBS_MAX) {
+				fprintf(stderr, "Error: bad value '%s' for option --jobs (1-%d)\n",
+					optarg, MM_JOBS_MAX);
+				return -1;
+			}
+			break;
 		case OPT_VETH_PAIR:
 			if (add_veth_pair(o, optarg))
 				return -1;

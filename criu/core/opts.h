@@ -108,6 +108,7 @@ struct opts {
 	int track_mem;			/* --track-mem: track writes for the next round */
 	const char *prev_images_dir;	/* --prev-images-dir, relative to -D */
 	int auto_dedup;			/* --auto-dedup: free superseded parent pages */
+	int jobs;			/* --jobs N: page copy threads; 0: the default */
 	/* opened once by main(): every file criu writes is created in these */
 	int images_dirfd;		/* -D, or -1 */
 	int work_dirfd;			/* -W, else -D, else AT_FDCWD */

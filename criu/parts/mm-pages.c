@@ -29,6 +29,9 @@
 #include "image/sums.h"
 #include "image/pagestore.h"
 #include "image/stats.h"
+#include "image/imgout.h"
+#include "core/opts.h"
+#include "parts/mm-jobs.h"
 #include "parts/mm-pages.h"
 #include "parts/mm-track.h"
 #include "parts/mm-vma.h"
@@ -97,6 +100,8 @@ struct page_writer {
 	size_t hint;		/* the parent's run last found */
 	uint64_t shared;
 	struct mtrack_task mt;	/* --track-mem: what the previous round holds */
+	struct page_plan *plan;	/* --jobs: the pages are planned here, copied after */
+	int jobs;
 };
 
 /* pw_add_run's owner of pages the previous round's images hold */
@@ -208,6 +213,10 @@ static int pw_store(struct page_writer *w, uint64_t start, uint64_t end, int sha
 
 	if (pw_add_run(w, start, end, 0, 0))
 		return -1;
+	if (w->plan) {
+		w->total += end - start;
+		return page_plan_add(w->plan, start, end - start, via_mem);
+	}
 	if (w->niov && via_mem != w->via_mem && pw_read(w))
 		return -1;
 	w->via_mem = via_mem;
@@ -410,15 +419,50 @@ static const struct stored_task *find_stored(struct mm_tree *tr, pid_t pid)
 	return NULL;
 }
 
+/*
+ * One job, or a page server's stream: the pages go through the tree's
+ * pstore as they are read. Several: they are planned as the pagemap is
+ * read and copied by mm_jobs_copy() after (mm-jobs.h).
+ */
+static int pw_open(struct dump_ctx *dc, struct dtask *t, struct mm_tree *tr,
+		   struct page_writer *w, struct page_plan *plan)
+{
+	w->jobs = imgout_remote() ? 1 : mm_jobs(dc->opts, t->pid);
+	if (w->jobs > 1) {
+		w->plan = plan;
+		return 0;
+	}
+	if ((!tr->ps && !(tr->ps = pstore_new())) || pstore_open(tr->ps, dc->dirfd, t->ns_pid))
+		return -1;
+	w->out = tr->ps;
+	w->buf = pstore_buf(w->out);
+	return w->buf ? 0 : -1;
+}
+
+/* Every page read and stored, the store closed. */
+static int pw_finish(struct dump_ctx *dc, struct dtask *t, struct page_writer *w)
+{
+	int ret;
+
+	if (w->plan)
+		return mm_jobs_copy(t->pid, w->memfd, w->plan, dc->dirfd, t->ns_pid, w->jobs);
+	if (pw_submit(w))
+		return -1;
+	ret = pstore_flush(w->out, NULL);
+	w->out = NULL;
+	return ret;
+}
+
 int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntry *pm)
 {
 	struct page_writer w = { .pid = t->pid, .memfd = -1, .pmfd = -1 };
 	struct mm_tree *tr = tree_state(dc);
+	struct page_plan plan = { 0 };
 	const struct proc_vma *v;
 	char path[64];
 	int i, ret = -1;
 
-	if (!tr || (!tr->ps && !(tr->ps = pstore_new())))
+	if (!tr)
 		return -1;
 	/* parents are dumped before their children */
 	if (t->parent && !t->parent->zombie)
@@ -428,11 +472,7 @@ int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntr
 	snprintf(path, sizeof(path), "/proc/%d/mem", t->pid);
 	w.memfd = open(path, O_RDONLY | O_CLOEXEC);
 	w.chunk = xmalloc(PFN_BATCH * sizeof(uint64_t));
-	if (!pstore_open(tr->ps, dc->dirfd, t->ns_pid)) {
-		w.out = tr->ps;
-		w.buf = pstore_buf(w.out);
-	}
-	if (w.pmfd < 0 || w.memfd < 0 || !w.buf || !w.chunk) {
+	if (w.pmfd < 0 || w.memfd < 0 || pw_open(dc, t, tr, &w, &plan) || !w.chunk) {
 		pr_perror("Task %d: can't open pagemap, mem or the page store", t->pid);
 		goto out;
 	}
@@ -452,13 +492,8 @@ int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntr
 		if (pagemap_scan(w.pmfd, v->start, v->end, PM_SCAN_GUARDS, guard_cb, mm))
 			goto out;
 	}
-	if (pw_submit(&w))
+	if (pw_finish(dc, t, &w))
 		goto out;
-	ret = pstore_flush(w.out, NULL);
-	w.out = NULL;
-	if (ret)
-		goto out;
-	ret = -1;
 	pm->pages_size = w.total;
 	pm->runs = w.runs;
 	pm->n_runs = w.nr_runs;
@@ -488,6 +523,7 @@ out:
 	if (w.pmfd >= 0)
 		close(w.pmfd);
 	mtrack_task_end(&w.mt);
+	page_plan_free(&plan);
 	free(w.chunk);
 	free(w.pfns);
 	return ret;
@@ -696,6 +732,52 @@ out:
 	return ret;
 }
 
+/*
+ * --jobs: which runs criu writes from outside, with several threads,
+ * after the task's batch (mm-jobs.h). Only those of private anonymous
+ * areas left writable: nothing but these pages goes there, and
+ * process_vm_writev() may write them with the area's final protection.
+ * A task with little of that memory reads it all itself, as with one job.
+ */
+static int pick_outside(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntry *pm,
+			struct mm_stores *s)
+{
+	uint64_t bytes = 0;
+	size_t i, j = 0;
+	VmaEntry *v;
+
+	/*
+	 * --lazy-pages: the daemon fills the lazy areas, the task reads the
+	 * rest; the daemon itself (no options) only looks the pages up
+	 */
+	if (!rc->opts || rc->opts->lazy_pages)
+		return 0;
+	s->jobs = mm_jobs(rc->opts, 0);
+	if (s->jobs < 2 || !pm->n_runs)
+		return 0;
+	s->outside = xzalloc(pm->n_runs);
+	if (!s->outside)
+		return -1;
+	for (i = 0; i < pm->n_runs; i++) {
+		while (mm->vmas[j]->end <= pm->runs[i]->vaddr)
+			j++;	/* mm_check_pages: every run lies in an area */
+		v = mm->vmas[j];
+		if (v->kind != VMA_KIND__VMA_ANON_PRIVATE || !(v->prot & PROT_WRITE))
+			continue;
+		s->outside[i] = 1;
+		bytes += (uint64_t)pm->runs[i]->nr_pages * PAGE_SIZE;
+	}
+	if (bytes < MM_FILL_MIN) {
+		free(s->outside);
+		s->outside = NULL;
+		return 0;
+	}
+	s->outside_bytes = bytes;
+	pr_info("Task %d: %lu bytes of its memory to be written by %d threads", t->pid, bytes,
+		s->jobs);
+	return 0;
+}
+
 /* Runs must lie in areas whose pages are saved, stores must hold them. */
 int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntry *pm,
 		   struct mm_stores *s)
@@ -738,7 +820,7 @@ int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntr
 		       size < total ? "truncated" : "corrupted", size, total);
 		return -1;
 	}
-	if (resolve_all(rc, t, pm, s))
+	if (resolve_all(rc, t, pm, s) || pick_outside(rc, t, mm, pm, s))
 		return -1;
 	stats_count(STAT_PAGES_RESTORED, pages);
 	return 0;
@@ -789,6 +871,8 @@ int mm_queue_reads(struct batch *b, struct mm_stores *s, PagemapEntry *pm, uint6
 	size_t k;
 
 	for (; *run < pm->n_runs && pm->runs[*run]->vaddr < end; (*run)++) {
+		if (s->outside && s->outside[*run])
+			continue;	/* mm_jobs_fill writes it, after the batch */
 		/*
 		 * Allocating the pages in one go costs a fraction of taking a
 		 * fault on each as pread() fills them; older kernels say EINVAL.
@@ -810,10 +894,34 @@ int mm_queue_reads(struct batch *b, struct mm_stores *s, PagemapEntry *pm, uint6
 	return 0;
 }
 
+int mm_fill_outside(struct rst_ctx *rc, struct rtask *t, struct mm_stores *s,
+		    PagemapEntry *pm)
+{
+	int *fds, i, ret = -1;
+
+	if (!s->outside)
+		return 0;
+	fds = xmalloc((s->nr + 1) * sizeof(*fds));
+	if (!fds)
+		return -1;
+	for (i = 0; i < s->nr; i++) {
+		fds[i] = mm_store_open(rc->dirfd, &s->st[i]);
+		if (fds[i] < 0)
+			goto out;
+	}
+	ret = mm_jobs_fill(t->host_pid, t->pid, s, pm, fds);
+out:
+	while (i--)
+		close(fds[i]);
+	free(fds);
+	return ret;
+}
+
 void mm_free_stores(struct mm_stores *s)
 {
 	free(s->st);
 	free(s->src);
 	free(s->first);
+	free(s->outside);
 	memset(s, 0, sizeof(*s));
 }

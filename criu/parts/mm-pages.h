@@ -10,35 +10,12 @@
 #include "parts/part.h"
 #include "mm.pb-c.h"
 #include "pagemap.pb-c.h"
+#include "parts/mm-jobs.h"
 
 /* dump: fills @pm (and the guard regions of @mm) */
 int mm_dump_pages(struct dump_ctx *dc, struct dtask *t, MmEntry *mm, PagemapEntry *pm);
 /* once every task is dumped */
 void mm_dump_pages_done(struct dump_ctx *dc);
-
-/* restore: one store a task's pages are read from */
-struct mm_store {
-	int level;		/* 0: these images; n: n parents up (pre-dumps) */
-	pid_t pid;		/* pages-PID.img */
-	int fd;
-	int64_t size;
-};
-
-/* A piece of a run: where its pages are read from. */
-struct page_src {
-	uint64_t vaddr, len;
-	int store;		/* in mm_stores.st */
-	uint64_t off;
-};
-
-struct mm_stores {
-	pid_t pid;		/* the task's own */
-	struct mm_store *st;
-	int nr;
-	struct page_src *src;	/* every run's pieces, in order */
-	size_t nr_src;
-	size_t *first;		/* per run: its first piece */
-};
 
 /*
  * in criu: runs inside areas that take pages, stores that hold them; the
@@ -46,6 +23,9 @@ struct mm_stores {
  */
 int mm_check_pages(struct rst_ctx *rc, struct rtask *t, MmEntry *mm, PagemapEntry *pm,
 		   struct mm_stores *s);
+/* in criu, after @t's batch: the runs s->outside marks, written into the task */
+int mm_fill_outside(struct rst_ctx *rc, struct rtask *t, struct mm_stores *s,
+		    PagemapEntry *pm);
 /* in the new task: open the stores, as fds private to criu */
 int mm_open_stores(struct rst_ctx *rc, struct rtask *t, PagemapEntry *pm,
 		   struct mm_stores *s);

@@ -1119,6 +1119,14 @@ static void mm_release(struct rtask *t)
 	t->img[PART_MM] = NULL;
 }
 
+/* The task's batch is done: the pages it left to criu (--jobs). */
+static int mm_final(struct rst_ctx *rc, struct rtask *t)
+{
+	struct mm_loaded *l = t->img[PART_MM];
+
+	return mm_fill_outside(rc, t, &l->stores, l->pm);
+}
+
 static void mm_release_tree(struct rst_ctx *rc)
 {
 	mm_lazy_release(rc);
@@ -1139,6 +1147,7 @@ const struct part part_mm = {
 	.prefork = mm_lazy_prefork,
 	.resume = mm_lazy_resume,
 	.batch = mm_batch,
+	.final = mm_final,
 	.release = mm_release,
 	.release_tree = mm_release_tree,
 };

@@ -166,6 +166,8 @@ class Bench:
         self.imgdir = os.path.join(self.scratch, "img")
         self.ready = os.path.join(self.scratch, "ready")
         self.devnull = open(os.devnull, "r+b")
+        # --jobs N for both commands (jobs_bench.py sets it per round)
+        self.jobs = getattr(args, "jobs", None)
 
     def criu_run(self, argv, log):
         """Runs criu; returns (wall ms, CPU ms of criu itself, all threads)."""
@@ -187,6 +189,8 @@ class Bench:
         """Dump and restore one bench_mem of MIB MiB (SKIP: both with
         --skip-checksum); returns a dict of figures."""
         extra = ["--skip-checksum"] if skip else []
+        if self.jobs:
+            extra += ["--jobs", str(self.jobs)]
         shutil.rmtree(self.imgdir, ignore_errors=True)
         os.makedirs(self.imgdir)
         for path in (self.ready, self.ready + ".verify"):
@@ -306,6 +310,8 @@ def main():
                     help="measure only memcpy and the tmpfs write (no criu)")
     ap.add_argument("--no-compare", action="store_true",
                     help="do not measure with --skip-checksum beside the default")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="criu dump and restore --jobs N (default: criu's default)")
     args = ap.parse_args()
     if args.criu is None:
         args.criu = os.path.join(args.build_dir, "criu/criu")
