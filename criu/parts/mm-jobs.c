@@ -49,7 +49,12 @@ int mm_jobs(const struct opts *o, pid_t pid)
 		return o->jobs;
 	if (sched_getaffinity(pid, sizeof(set), &set))
 		return 1;
-	n = CPU_COUNT(&set);
+	/*
+	 * One stream already keeps two CPUs busy (the reads and the writes):
+	 * a job per two. On 2 CPUs two jobs measured no faster than one
+	 * (Documentation/design.md, "Pages with several jobs").
+	 */
+	n = CPU_COUNT(&set) / 2;
 	return n < 1 ? 1 : min(n, MM_JOBS_AUTO_MAX);
 }
 
