@@ -125,11 +125,25 @@ def in_parent_pages(r: zdtm.Run, img: zdtm.Path, pid: int = 0) -> int:
                if run.get("in_parent"))
 
 
+def ours(d: zdtm.Path) -> bool:
+    """A criu process but a lazy-pages daemon (a tracker is one), or one of
+    the test programs: not another test's restored tree, which may hold a
+    userfaultfd of its own (test_lazy.py)."""
+    try:
+        exe = os.readlink(d / "exe")
+        cmd = (d / "cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    if exe == os.path.realpath(zdtm.CRIU):
+        return b"lazy-pages" not in cmd
+    return exe == os.path.realpath(zdtm.BUILD / "static" / PROG)
+
+
 def uffd_holders() -> list[int]:
-    """Processes holding a userfaultfd."""
+    """Our processes (ours()) holding a userfaultfd."""
     out = []
     for d in zdtm.Path("/proc").iterdir():
-        if not d.name.isdigit():
+        if not d.name.isdigit() or not ours(d):
             continue
         try:
             for fd in (d / "fd").iterdir():
