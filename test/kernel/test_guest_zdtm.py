@@ -63,6 +63,8 @@ NO_NFTABLES = ("the guest kernel has no nf_tables: criu's default network lock o
 # (CONFIG_NETDEVICES: SO_BINDTODEVICE is ENOPROTOOPT); both say so.
 NO_INET_DIAG = ("the guest kernel has no inet_diag: criu can't ask it about a TCP socket",
                 r"is inet_diag available\?")
+NO_UDP_DIAG = ("the guest kernel has no inet_diag: criu can't ask it about a UDP socket "
+               "with datagrams queued", r"about the UDP socket .* is inet_diag available\?")
 NO_NETDEVICES = ("the guest kernel has no network devices: the program's SO_BINDTODEVICE "
                  "is refused before it is ready", r"SO_BINDTODEVICE: Protocol not available")
 # Nor packet_diag (CONFIG_PACKET_DIAG), which criu asks about a packet
@@ -72,6 +74,7 @@ NO_PACKET_DIAG = ("the guest kernel has no packet_diag: criu can't ask it about 
 KNOWN_ON_6_1 = {
     "sk_inet_tcp": NO_INET_DIAG,
     "sk_inet_udp": NO_NETDEVICES,
+    "sk_inet_udpq": NO_UDP_DIAG,
     "sk_packet": NO_PACKET_DIAG,
     "sk_netsk_tasks": NO_PACKET_DIAG,   # a packet socket among them
     # packet sockets with rings: their geometry comes from packet_diag too

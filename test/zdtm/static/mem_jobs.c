@@ -59,6 +59,10 @@ int main(int argc, char **argv)
 
 	test_init(argc, argv);
 	psz = sysconf(_SC_PAGESIZE);
+	/* the task, its images (often on tmpfs) and criu's buffers: about 3x */
+	if ((unsigned long long)sysconf(_SC_PHYS_PAGES) * psz < 4 * BIG)
+		skip("%llu MiB of memory: the task, its images and criu need about 3 x %lu MiB",
+		     (unsigned long long)sysconf(_SC_PHYS_PAGES) * psz >> 20, BIG >> 20);
 	big = mmap(NULL, BIG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	locked = mmap(NULL, LOCKED * psz, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
