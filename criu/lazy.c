@@ -615,15 +615,11 @@ static int take_msg(struct lazyd *d, int sk)
 /* lazy-pages.socket in the work directory, made anew (never through a link). */
 static int listen_here(const struct opts *o)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct sockaddr_un sun;
 	mode_t old;
 	int sk, ret;
 
-	if (o->work_dirfd == AT_FDCWD)
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", LAZY_SOCKET);
-	else
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "/proc/self/fd/%d/%s",
-			 o->work_dirfd, LAZY_SOCKET);
+	lazy_socket_addr(o, &sun);
 	sk = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (sk < 0) {
 		pr_perror("Lazy pages: can't make a socket");

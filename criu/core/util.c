@@ -162,21 +162,28 @@ void fault_point(const char *name)
 	_exit(128 + SIGKILL);
 }
 
-int send_fd(int sk, int fd)
+int send_msg_fd(int sk, const void *data, size_t len, int fd)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { "f", 1 };
-	struct msghdr m = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	struct iovec iov = { (void *)data, len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
 
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sk, &m, 0) == 1 ? 0 : -1;
+	if (fd >= 0) {
+		m.msg_control = cbuf;
+		m.msg_controllen = sizeof(cbuf);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	return sendmsg(sk, &m, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
+}
+
+int send_fd(int sk, int fd)
+{
+	return send_msg_fd(sk, "f", 1, fd);
 }
 
 int recv_fd(int sk)

@@ -73,6 +73,8 @@ void fault_point(const char *name);
 
 /* An fd over a unix socket (SCM_RIGHTS, one byte of data): 0, -1 (errno). */
 int send_fd(int sk, int fd);
+/* @len bytes of @data, and @fd with them unless it is -1: 0, -1 (errno); no SIGPIPE. */
+int send_msg_fd(int sk, const void *data, size_t len, int fd);
 /* The fd send_fd() sent, O_CLOEXEC; -1 (errno). */
 int recv_fd(int sk);
 

@@ -129,17 +129,24 @@ int mm_lazy_load(struct rst_ctx *rc, struct rtask *t, MmEntry *mm)
 	return 0;
 }
 
+void lazy_socket_addr(const struct opts *o, struct sockaddr_un *sun)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	if (o->work_dirfd == AT_FDCWD)
+		snprintf(sun->sun_path, sizeof(sun->sun_path), "%s", LAZY_SOCKET);
+	else
+		snprintf(sun->sun_path, sizeof(sun->sun_path), "/proc/self/fd/%d/%s",
+			 o->work_dirfd, LAZY_SOCKET);
+}
+
 /* The daemon's socket in the work directory; -1 with one error line. */
 static int connect_daemon(const struct opts *o)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct sockaddr_un sun;
 	int sk;
 
-	if (o->work_dirfd == AT_FDCWD)
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", LAZY_SOCKET);
-	else
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "/proc/self/fd/%d/%s",
-			 o->work_dirfd, LAZY_SOCKET);
+	lazy_socket_addr(o, &sun);
 	sk = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (sk < 0 || connect(sk, (struct sockaddr *)&sun, sizeof(sun))) {
 		pr_perror("Can't reach the lazy-pages daemon at %s in the work directory "
@@ -189,26 +196,6 @@ static int make_uffd(void)
 	return syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 }
 
-/* Sends @fd over @sk with @len bytes of @data. */
-static int pass_fd(int sk, const void *data, size_t len, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { (void *)data, len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
-
-	if (fd >= 0) {
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	return sendmsg(sk, &mh, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
-}
-
 int mm_lazy_child(struct rst_ctx *rc, struct rtask *t)
 {
 	struct lazy_task *lt = find(t);
@@ -222,7 +209,7 @@ int mm_lazy_child(struct rst_ctx *rc, struct rtask *t)
 		pr_perror("Task %d: can't make its userfaultfd", t->pid);
 		return -1;
 	}
-	ret = pass_fd(ls.to_criu[0], &pid, sizeof(pid), fd);
+	ret = send_msg_fd(ls.to_criu[0], &pid, sizeof(pid), fd);
 	if (ret)
 		pr_perror("Task %d: can't hand its userfaultfd to criu", t->pid);
 	close(fd);
@@ -363,7 +350,7 @@ static int send_task(struct lazy_task *lt)
 		m->type = done + n == lt->nr ? LAZY_TASK : LAZY_RANGES;
 		m->nr = n;
 		memcpy(m->r, lt->r + done, n * sizeof(*m->r));
-		if (pass_fd(ls.daemon, m, lazy_msg_size(n),
+		if (send_msg_fd(ls.daemon, m, lazy_msg_size(n),
 			    m->type == LAZY_TASK ? lt->uffd : -1)) {
 			pr_perror("Task %d: can't hand its pages over to the lazy-pages daemon",
 				  lt->t->pid);
@@ -385,7 +372,7 @@ static int wait_ack(void)
 
 	ssize_t n;
 
-	if (pass_fd(ls.daemon, &m, lazy_msg_size(0), -1) ||
+	if (send_msg_fd(ls.daemon, &m, lazy_msg_size(0), -1) ||
 	    setsockopt(ls.daemon, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv))) {
 		pr_perror("Can't hand the tree to the lazy-pages daemon");
 		return -1;

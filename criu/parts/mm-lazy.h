@@ -17,6 +17,11 @@
 #include "parts/mm-pages.h"
 
 #define LAZY_SOCKET	"lazy-pages.socket"
+
+struct opts;
+struct sockaddr_un;
+/* LAZY_SOCKET in the work directory of @o, as both ends name it. */
+void lazy_socket_addr(const struct opts *o, struct sockaddr_un *sun);
 /* what the userfaultfd reports: the daemon follows the task's mm with them */
 #define LAZY_FEATURES	(UFFD_FEATURE_EVENT_FORK | UFFD_FEATURE_EVENT_REMAP | \
 			 UFFD_FEATURE_EVENT_REMOVE | UFFD_FEATURE_EVENT_UNMAP)
