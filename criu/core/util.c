@@ -168,6 +168,7 @@ int send_msg_fd(int sk, const void *data, size_t len, int fd)
 	struct iovec iov = { (void *)data, len };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct cmsghdr *c;
+	ssize_t ret;
 
 	if (fd >= 0) {
 		m.msg_control = cbuf;
@@ -178,7 +179,10 @@ int send_msg_fd(int sk, const void *data, size_t len, int fd)
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	}
-	return sendmsg(sk, &m, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
+	do
+		ret = sendmsg(sk, &m, MSG_NOSIGNAL);
+	while (ret < 0 && errno == EINTR);
+	return ret == (ssize_t)len ? 0 : -1;
 }
 
 int send_fd(int sk, int fd)

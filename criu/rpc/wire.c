@@ -70,36 +70,16 @@ ssize_t rpc_recv(int sk, uint8_t **buf)
 
 int rpc_send(int sk, const CriuResp *resp, int fd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
 	size_t len = criu_resp__get_packed_size(resp);
-	struct msghdr mh = { 0 };
-	struct cmsghdr *c;
-	struct iovec iov;
 	uint8_t *buf;
-	ssize_t ret;
+	int ret;
 
 	buf = xmalloc(len ? len : 1);
 	if (!buf)
 		return -1;
 	criu_resp__pack(resp, buf);
-	iov.iov_base = buf;
-	iov.iov_len = len;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (fd >= 0) {
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	/* a client that went away must not kill criu with SIGPIPE mid-restore */
-	do
-		ret = sendmsg(sk, &mh, MSG_NOSIGNAL);
-	while (ret < 0 && errno == EINTR);
+	/* no SIGPIPE there: a client that went away must not kill criu mid-restore */
+	ret = send_msg_fd(sk, buf, len, fd);
 	free(buf);
-	return ret == (ssize_t)len ? 0 : -1;
+	return ret;
 }
