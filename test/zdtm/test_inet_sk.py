@@ -119,19 +119,27 @@ def veth_once_unshared(r: zdtm.Run, h: Netns) -> None:
         time.sleep(0.01)
 
 
+def start_peer(r: zdtm.Run, script: str, ip: str, port: int, prefix: list[str] = [],
+               extra: list[str] = []) -> subprocess.Popen[str]:
+    """The peer @script listening on @ip:@port (run under @prefix), once it
+    says it is ready (10 s at most); the program's arguments name it."""
+    ready = r.dir / "peer.ready"
+    peer = subprocess.Popen(prefix + [sys.executable, "-c", script, ip, str(port), str(ready)] +
+                            extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while not ready.exists() and peer.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    r.args = [ip, str(port)]
+    return peer
+
+
 @pytest.mark.parametrize("where", ["loopback", "veth"])
 def test_peer_outside(host, where):
     ip = "127.0.0.1" if where == "loopback" else "10.55.0.1"
     with zdtm.Run("sk_inet_peer", f"peer-{where}") as r:
-        ready = r.dir / "peer.ready"
-        peer = subprocess.Popen([tool("nsenter") or "nsenter", f"--net={host.path}",
-                                 sys.executable, "-c", PEER, ip, "5601", str(ready)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        peer = start_peer(r, PEER, ip, 5601, [tool("nsenter") or "nsenter",
+                                              f"--net={host.path}"])
         try:
-            deadline = time.monotonic() + 10
-            while not ready.exists() and peer.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.01)
-            r.args = [ip, "5601"]
             t = threading.Thread(target=veth_once_unshared, args=(r, host))
             if where == "veth":
                 t.start()
@@ -250,15 +258,7 @@ print("peer ok")
 
 def half_peer(r: zdtm.Run, port: int, ip: str = "127.0.0.1",
               prefix: list[str] = []) -> subprocess.Popen[str]:
-    ready = r.dir / "peer.ready"
-    peer = subprocess.Popen(prefix + [sys.executable, "-c", HALF_PEER, ip, str(port), str(ready),
-                                      str(r.dir / "restored")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 10
-    while not ready.exists() and peer.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.01)
-    r.args = [ip, str(port)]
-    return peer
+    return start_peer(r, HALF_PEER, ip, port, prefix, [str(r.dir / "restored")])
 
 
 @pytest.mark.parametrize("where", ["loopback", "veth"])

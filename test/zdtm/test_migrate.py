@@ -25,7 +25,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -34,7 +33,7 @@ import pytest
 
 import buildpaths
 import zdtm
-from test_inet_sk import PEER, veth_once_unshared
+from test_inet_sk import PEER, start_peer, veth_once_unshared
 from test_net import Netns, tool
 from test_pagesrv_tls import make_ca, make_cert
 from test_rpc_runc import Container, running
@@ -307,15 +306,8 @@ def test_migrate_tcp_peer(lan: tuple[Hosts, Netns]) -> None:
     check every byte of both streams across the move."""
     h, peer_ns = lan
     with zdtm.Run("sk_inet_peer", "migrate-tcp", pidns=True) as r:
-        ready = r.dir / "peer.ready"
-        peer = subprocess.Popen(enter(peer_ns) + [sys.executable, "-c", PEER, "10.55.0.1",
-                                                  "5601", str(ready)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        peer = start_peer(r, PEER, "10.55.0.1", 5601, enter(peer_ns))
         try:
-            deadline = time.monotonic() + 10
-            while not ready.exists() and peer.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.01)
-            r.args = ["10.55.0.1", "5601"]
             r.start_prefix = enter(h.a) + [tool("unshare") or "unshare", "-n"]
             t = threading.Thread(target=veth_once_unshared, args=(r, h.a))
             t.start()
